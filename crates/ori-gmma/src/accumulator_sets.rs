@@ -1,0 +1,142 @@
+//! Accumulator collection and the interned register-set table.
+//!
+//! `collect_accumulators` is the seed's `sub_ADA740`: the register operands
+//! of an instruction that are not immediates and whose class is 6.
+//! `AccumSetTable` interns each distinct set once, keyed by its FNV-1a hash
+//! (collisions resolved by comparing members), so a wgmma's source and
+//! destination sets become 24-bit indices packed into tagged 32-bit words:
+//! `0x90000000 | idx` (source) and `0x10000000 | idx` (destination).
+
+use crate::fnv1a::fnv1a_regs;
+use cranelift_entity::EntityRef;
+use fxhash::FxHashMap;
+use ori_ir::consts::{ACCUM_DST_TAG, ACCUM_INDEX_MASK, ACCUM_SRC_TAG, OPERAND_TAG_IMMEDIATE};
+use ori_ir::{Function, InstData, Operand, RegClass, VReg};
+use smallvec::SmallVec;
+
+/// A register set, sorted by register id.
+pub type RegSet = SmallVec<[VReg; 8]>;
+
+/// Which operands to collect from.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Access {
+    /// Operands the instruction reads.
+    Read,
+    /// Operands the instruction writes.
+    Written,
+}
+
+/// The class-6 registers of `d` that it reads or writes (seed `sub_ADA740`).
+/// For a wgmma whose `scale-d` is the immediate 0, the accumulator is not read.
+pub fn collect_accumulators(f: &Function, d: &InstData, access: Access) -> RegSet {
+    let mut out = RegSet::new();
+    let scale_d_zero = d.opcode == ori_ir::Opcode::WgmmaMmaAsync
+        && matches!(d.slots.get(3).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(0));
+    for (k, s) in d.slots.iter().enumerate() {
+        if s.op.ori_tag() == OPERAND_TAG_IMMEDIATE {
+            continue;
+        }
+        let wanted = match access {
+            Access::Read => s.role.uses() && !(k == 0 && scale_d_zero),
+            Access::Written => s.role.defines(),
+        };
+        if wanted {
+            s.op.for_each_reg(&mut |r| {
+                if f.vregs[r].class == RegClass::Tensor {
+                    out.push(r)
+                }
+            });
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Interned accumulator register sets.
+#[derive(Default, Debug)]
+pub struct AccumSetTable {
+    by_hash: FxHashMap<u32, SmallVec<[u32; 1]>>,
+    sets: Vec<RegSet>,
+}
+
+impl AccumSetTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The index of `set`, inserting it if new.
+    pub fn intern(&mut self, set: &[VReg]) -> u32 {
+        let h = fnv1a_regs(set.iter().map(|r| r.index() as u32));
+        let bucket = self.by_hash.entry(h).or_default();
+        if let Some(&i) = bucket.iter().find(|&&i| self.sets[i as usize].as_slice() == set) {
+            return i;
+        }
+        let i = self.sets.len() as u32;
+        bucket.push(i);
+        self.sets.push(set.iter().copied().collect());
+        i
+    }
+
+    /// The set at an index.
+    pub fn get(&self, idx: u32) -> Option<&RegSet> {
+        self.sets.get(idx as usize)
+    }
+
+    /// Number of distinct sets.
+    pub fn len(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty()
+    }
+
+    /// Consume the table, giving the sets by index.
+    pub fn into_sets(self) -> Vec<RegSet> {
+        self.sets
+    }
+}
+
+/// Pack a source-set index: `0x90000000 | (idx & 0xFFFFFF)`.
+pub fn src_word(idx: u32) -> u32 {
+    ACCUM_SRC_TAG | (idx & ACCUM_INDEX_MASK)
+}
+
+/// Pack a destination-set index: `0x10000000 | (idx & 0xFFFFFF)`.
+pub fn dst_word(idx: u32) -> u32 {
+    ACCUM_DST_TAG | (idx & ACCUM_INDEX_MASK)
+}
+
+/// The set index inside a packed word.
+pub fn word_index(w: u32) -> u32 {
+    w & ACCUM_INDEX_MASK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(ids: &[usize]) -> Vec<VReg> {
+        ids.iter().map(|i| VReg::new(*i)).collect()
+    }
+
+    #[test]
+    fn equal_sets_share_an_index() {
+        let mut t = AccumSetTable::new();
+        let a = t.intern(&v(&[1, 2, 3]));
+        let b = t.intern(&v(&[4, 5]));
+        assert_eq!(t.intern(&v(&[1, 2, 3])), a);
+        assert_ne!(a, b);
+        assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn words_carry_the_seed_tags() {
+        assert_eq!(src_word(5), 0x9000_0005);
+        assert_eq!(dst_word(5), 0x1000_0005);
+        assert_eq!(word_index(src_word(0x0123_4567)), 0x0023_4567);
+    }
+}

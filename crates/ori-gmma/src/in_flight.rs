@@ -1,0 +1,147 @@
+//! Which accumulator sets are in flight, at every block entry and instruction.
+//!
+//! A wgmma puts its destination set in flight; `commit_group` closes the
+//! open sets into a group; `wait_group N` retires all but the N most recent
+//! groups (PTX ISA, seed 001). The state is a small lattice — the open sets
+//! plus the committed groups, newest last — joined by union (groups aligned
+//! from the newest), and solved by a worklist fixpoint in reverse postorder,
+//! loops included. Each round costs one visit per instruction.
+
+use crate::accumulator_sets::word_index;
+use cranelift_entity::SecondaryMap;
+use ori_ir::{Block, ControlFlowGraph, Function, Inst, InstData, Opcode};
+use smallvec::SmallVec;
+use std::collections::VecDeque;
+
+/// Most committed groups tracked; older ones are merged (a conservative join).
+const MAX_GROUPS: usize = 16;
+
+/// Sets issued and not yet retired.
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
+pub struct PipeState {
+    /// Destination sets of wgmmas issued since the last commit.
+    pub open: SmallVec<[u32; 4]>,
+    /// Committed groups, oldest first.
+    pub groups: SmallVec<[SmallVec<[u32; 4]>; 4]>,
+}
+
+fn union_into(dst: &mut SmallVec<[u32; 4]>, src: &[u32]) -> bool {
+    let mut changed = false;
+    for s in src {
+        if !dst.contains(s) {
+            dst.push(*s);
+            changed = true;
+        }
+    }
+    if changed {
+        dst.sort_unstable();
+    }
+    changed
+}
+
+impl PipeState {
+    /// Every set in flight (open or committed), sorted, without duplicates.
+    pub fn all(&self) -> SmallVec<[u32; 4]> {
+        let mut v = self.open.clone();
+        for g in &self.groups {
+            union_into(&mut v, g);
+        }
+        v.sort_unstable();
+        v
+    }
+
+    /// Whether nothing is in flight.
+    pub fn is_empty(&self) -> bool {
+        self.open.is_empty() && self.groups.iter().all(|g| g.is_empty())
+    }
+
+    /// Join another state into this one; returns whether it changed.
+    pub fn join(&mut self, other: &PipeState) -> bool {
+        let mut changed = union_into(&mut self.open, &other.open);
+        if other.groups.len() > self.groups.len() {
+            let extra = other.groups.len() - self.groups.len();
+            for _ in 0..extra {
+                self.groups.insert(0, SmallVec::new());
+            }
+            changed = true;
+        }
+        let off = self.groups.len() - other.groups.len();
+        for (k, g) in other.groups.iter().enumerate() {
+            changed |= union_into(&mut self.groups[off + k], g);
+        }
+        changed
+    }
+
+    /// Apply one instruction.
+    pub fn transfer(&mut self, d: &InstData) {
+        match d.opcode {
+            Opcode::WgmmaMmaAsync => {
+                if let Some(w) = d.accum {
+                    union_into(&mut self.open, &[word_index(w.dst)]);
+                }
+            }
+            op if op.is_commit() => {
+                let g = std::mem::take(&mut self.open);
+                self.groups.push(g);
+                if self.groups.len() > MAX_GROUPS {
+                    let oldest = self.groups.remove(0);
+                    union_into(&mut self.groups[0], &oldest);
+                }
+            }
+            op if op.is_wait() => {
+                let n = d.wait_count().unwrap_or(0).max(0) as usize;
+                if self.groups.len() > n {
+                    let drop = self.groups.len() - n;
+                    self.groups.drain(..drop);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The fixpoint solution: state at each block's entry.
+#[derive(Clone, Debug, Default)]
+pub struct InFlight {
+    /// State at block entry.
+    pub entry: SecondaryMap<Block, PipeState>,
+    /// Rounds the worklist needed (for the benchmark and tests).
+    pub visits: usize,
+}
+
+impl InFlight {
+    /// Solve the dataflow over `f` (its wgmmas must carry phase 85's words).
+    pub fn compute(f: &Function, cfg: &ControlFlowGraph) -> InFlight {
+        let mut r = InFlight::default();
+        let rpo = cfg.rpo();
+        let mut queued: SecondaryMap<Block, bool> = SecondaryMap::new();
+        let mut work: VecDeque<Block> = rpo.iter().copied().collect();
+        for b in rpo {
+            queued[*b] = true;
+        }
+        while let Some(b) = work.pop_front() {
+            queued[b] = false;
+            r.visits += 1;
+            let mut s = r.entry[b].clone();
+            for &i in f.layout.block_insts(b) {
+                s.transfer(&f.insts[i]);
+            }
+            for &succ in cfg.succs(b) {
+                if r.entry[succ].join(&s) && !queued[succ] {
+                    queued[succ] = true;
+                    work.push_back(succ);
+                }
+            }
+        }
+        r
+    }
+
+    /// Call `visit(inst, state_before)` for each instruction of `b` in order.
+    pub fn walk_block(&self, f: &Function, b: Block, mut visit: impl FnMut(Inst, &PipeState)) {
+        let mut s = self.entry[b].clone();
+        for &i in f.layout.block_insts(b) {
+            visit(i, &s);
+            s.transfer(&f.insts[i]);
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! `ori-gmma`: ptxas's two GMMA passes over the Ori IR.
+//!
+//! Phase 85 (`OriPropagateGmma`) finds each wgmma's accumulator register
+//! sets and which are in flight where; phase 87 (`FixupGmmaSequence`)
+//! legalizes the pipeline: it injects warpgroup arrives and waits where other
+//! instructions touch in-flight registers, or serializes the pipeline with
+//! ptxas's warnings. One file per concern, named for what it holds.
+
+pub mod accumulator_sets;
+pub mod fnv1a;
+pub mod in_flight;
+pub mod propagate_gmma;
+
+pub use propagate_gmma::OriPropagateGmma;
+
+/// The GMMA pipeline in ptxas's order.
+pub fn pipeline() -> ori_ir::PassManager {
+    let mut pm = ori_ir::PassManager::new();
+    pm.add(Box::new(OriPropagateGmma));
+    pm
+}

@@ -1,0 +1,79 @@
+//! Phase 85, OriPropagateGmma: accumulator sets, their words, in-flight facts.
+//!
+//! Seed 003 ("Phase 85"): behind an SM gate (only targets with wgmma), every
+//! `wgmma.mma_async` gets its source and destination accumulator sets
+//! interned (FNV-1a keyed) and packed into tagged words; a dataflow over the
+//! CFG finds which sets are in flight at each block entry (the facts phase
+//! 87 consumes); and the number of simultaneously active accumulator live
+//! ranges is checked against the architecture's limit (C7407).
+
+use crate::accumulator_sets::{collect_accumulators, dst_word, src_word, Access, AccumSetTable};
+use crate::in_flight::InFlight;
+use ori_ir::consts::{C7407_TOO_MANY_LIVE_RANGES, PHASE_ORI_PROPAGATE_GMMA};
+use ori_ir::{
+    AccumWords, ControlFlowGraph, Diagnostic, Function, GmmaFacts, Opcode, Pass, PassContext, Severity,
+};
+
+/// Most GMMA accumulator live ranges that may be active at once on sm_90a.
+///
+/// The seed keeps it at offset 56 of the pass object without a value; ori
+/// uses the count of distinct accumulator sets in flight at one point.
+pub const MAX_ACTIVE_GMMA_LIVE_RANGES: u32 = 64;
+
+/// The pass.
+pub struct OriPropagateGmma;
+
+impl Pass for OriPropagateGmma {
+    fn name(&self) -> &'static str {
+        "OriPropagateGmma"
+    }
+
+    fn phase(&self) -> u32 {
+        PHASE_ORI_PROPAGATE_GMMA
+    }
+
+    fn run(&self, f: &mut Function, cx: &mut PassContext<'_>) {
+        // SM gate (seed: `*(char*)(context + 1381) >= 0` means no wgmma).
+        if !cx.module.has_wgmma {
+            return;
+        }
+        let facts = propagate(f);
+        if facts.max_active > MAX_ACTIVE_GMMA_LIVE_RANGES {
+            let mut d = Diagnostic::new(
+                Severity::Warning,
+                Some(C7407_TOO_MANY_LIVE_RANGES),
+                format!(
+                    "GMMA sequence has too many active live ranges ({}), reduce it to bring it under ({})",
+                    facts.max_active, MAX_ACTIVE_GMMA_LIVE_RANGES
+                ),
+            );
+            d.function = Some(f.name.to_string());
+            cx.diags.push(d);
+        }
+        f.gmma = Some(facts);
+    }
+}
+
+/// Annotate every wgmma with its packed words and compute the in-flight facts.
+pub fn propagate(f: &mut Function) -> GmmaFacts {
+    let mut table = AccumSetTable::new();
+    let wgmmas: Vec<_> =
+        f.layout.all_insts().filter(|i| f.insts[*i].opcode == Opcode::WgmmaMmaAsync).collect();
+    for i in wgmmas {
+        let src = collect_accumulators(f, &f.insts[i], Access::Read);
+        let dst = collect_accumulators(f, &f.insts[i], Access::Written);
+        let (s, d) = (table.intern(&src), table.intern(&dst));
+        f.insts[i].accum = Some(AccumWords { src: src_word(s), dst: dst_word(d) });
+    }
+    let cfg = ControlFlowGraph::compute(f);
+    let flow = InFlight::compute(f, &cfg);
+    let mut facts = GmmaFacts::default();
+    for &b in f.layout.blocks() {
+        facts.in_flight_at_entry[b] = flow.entry[b].all();
+        flow.walk_block(f, b, |_, s| {
+            facts.max_active = facts.max_active.max(s.all().len() as u32);
+        });
+    }
+    facts.sets = table.into_sets();
+    facts
+}

@@ -1,0 +1,170 @@
+//! Control-flow graph, reverse postorder and dominators of a function.
+//!
+//! PTX blocks fall through to the next block unless they end in an
+//! unconditional branch or a return, so successors come from the layout as
+//! well as from branch targets. Phase 85's in-flight dataflow iterates in
+//! reverse postorder; the verifier and phase 87 use the dominator tree.
+
+use crate::entities::Block;
+use crate::function::Function;
+use crate::instructions::Opcode;
+use cranelift_entity::SecondaryMap;
+use smallvec::SmallVec;
+
+/// Successor and predecessor lists.
+#[derive(Clone, Debug, Default)]
+pub struct ControlFlowGraph {
+    succs: SecondaryMap<Block, SmallVec<[Block; 2]>>,
+    preds: SecondaryMap<Block, SmallVec<[Block; 2]>>,
+    rpo: Vec<Block>,
+    rpo_index: SecondaryMap<Block, u32>,
+}
+
+impl ControlFlowGraph {
+    /// Compute the CFG of `f`.
+    pub fn compute(f: &Function) -> Self {
+        let mut cfg = ControlFlowGraph::default();
+        for &b in f.layout.blocks() {
+            let mut succs: SmallVec<[Block; 2]> = SmallVec::new();
+            let mut falls_through = true;
+            if let Some(&last) = f.layout.block_insts(b).last() {
+                let d = &f.insts[last];
+                match d.opcode {
+                    Opcode::Branch => {
+                        if let Some(t) = d.branch_target() {
+                            succs.push(t);
+                        }
+                        falls_through = d.guard.is_some();
+                    }
+                    Opcode::Return => falls_through = d.guard.is_some(),
+                    _ => {}
+                }
+            }
+            if falls_through {
+                if let Some(n) = f.layout.next_block(b) {
+                    if !succs.contains(&n) {
+                        succs.push(n);
+                    }
+                }
+            }
+            for s in &succs {
+                cfg.preds[*s].push(b);
+            }
+            cfg.succs[b] = succs;
+        }
+        cfg.compute_rpo(f);
+        cfg
+    }
+
+    fn compute_rpo(&mut self, f: &Function) {
+        let Some(&entry) = f.layout.blocks().first() else { return };
+        let mut visited: SecondaryMap<Block, bool> = SecondaryMap::new();
+        let mut post = Vec::new();
+        let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+        visited[entry] = true;
+        while let Some((b, k)) = stack.pop() {
+            if let Some(&s) = self.succs[b].get(k) {
+                stack.push((b, k + 1));
+                if !visited[s] {
+                    visited[s] = true;
+                    stack.push((s, 0));
+                }
+            } else {
+                post.push(b);
+            }
+        }
+        post.reverse();
+        for (k, b) in post.iter().enumerate() {
+            self.rpo_index[*b] = k as u32;
+        }
+        self.rpo = post;
+    }
+
+    /// Successors of `b`.
+    pub fn succs(&self, b: Block) -> &[Block] {
+        &self.succs[b]
+    }
+    /// Predecessors of `b`.
+    pub fn preds(&self, b: Block) -> &[Block] {
+        &self.preds[b]
+    }
+    /// Blocks reachable from the entry, in reverse postorder.
+    pub fn rpo(&self) -> &[Block] {
+        &self.rpo
+    }
+    /// Whether `b` is reachable from the entry.
+    pub fn is_reachable(&self, b: Block) -> bool {
+        self.rpo.get(self.rpo_index[b] as usize) == Some(&b)
+    }
+}
+
+/// Immediate dominators (Cooper, Harvey and Kennedy's iterative algorithm).
+#[derive(Clone, Debug, Default)]
+pub struct DominatorTree {
+    idom: SecondaryMap<Block, Option<Block>>,
+    rpo_index: SecondaryMap<Block, u32>,
+}
+
+impl DominatorTree {
+    /// Compute the dominator tree from a CFG.
+    pub fn compute(cfg: &ControlFlowGraph) -> Self {
+        let mut dt = DominatorTree::default();
+        let rpo = cfg.rpo();
+        let Some(&entry) = rpo.first() else { return dt };
+        for (k, b) in rpo.iter().enumerate() {
+            dt.rpo_index[*b] = k as u32;
+        }
+        dt.idom[entry] = Some(entry);
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in &rpo[1..] {
+                let mut new_idom: Option<Block> = None;
+                for &p in cfg.preds(b) {
+                    if dt.idom[p].is_none() {
+                        continue;
+                    }
+                    new_idom = Some(match new_idom {
+                        None => p,
+                        Some(cur) => dt.intersect(p, cur),
+                    });
+                }
+                if new_idom.is_some() && dt.idom[b] != new_idom {
+                    dt.idom[b] = new_idom;
+                    changed = true;
+                }
+            }
+        }
+        dt
+    }
+
+    fn intersect(&self, mut a: Block, mut b: Block) -> Block {
+        while a != b {
+            while self.rpo_index[a] > self.rpo_index[b] {
+                a = self.idom[a].unwrap_or(a);
+            }
+            while self.rpo_index[b] > self.rpo_index[a] {
+                b = self.idom[b].unwrap_or(b);
+            }
+        }
+        a
+    }
+
+    /// Immediate dominator of `b` (the entry is its own).
+    pub fn idom(&self, b: Block) -> Option<Block> {
+        self.idom[b]
+    }
+
+    /// Whether `a` dominates `b`.
+    pub fn dominates(&self, a: Block, mut b: Block) -> bool {
+        loop {
+            if a == b {
+                return true;
+            }
+            match self.idom[b] {
+                Some(p) if p != b => b = p,
+                _ => return false,
+            }
+        }
+    }
+}

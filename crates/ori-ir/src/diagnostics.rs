@@ -1,0 +1,95 @@
+//! Diagnostics as data: what happened, where, and to which instruction.
+//!
+//! The passes never format output; they produce `Diagnostic` values carrying
+//! ptxas's exact message text plus what ptxas never says (the culprit
+//! instruction, the register involved, the wgmma it conflicts with, a
+//! suggested fix). Renderers for ptxas's layout, a human layout and JSON
+//! live in `render`, apart from the data.
+
+/// How serious a diagnostic is; ptxas prints `info`, `warning`, `error`.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Severity {
+    /// `ptxas info    :`
+    Info,
+    /// `ptxas warning :`
+    Warning,
+    /// `ptxas ... error   :`
+    Error,
+    /// `ptxas ... fatal   :` (ptxas stops; ori reports and goes on)
+    Fatal,
+}
+
+impl Severity {
+    /// The word ptxas prints.
+    pub fn word(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+            Severity::Fatal => "fatal",
+        }
+    }
+}
+
+/// A related source position with an explanation.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Note {
+    /// PTX line (0 when unknown).
+    pub line: u32,
+    /// The instruction's text, if any.
+    pub inst: Option<String>,
+    /// What this position has to do with the diagnostic.
+    pub text: String,
+}
+
+/// One diagnostic.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Diagnostic {
+    /// Severity.
+    pub severity: Severity,
+    /// The ptxas message code (`7517` for C7517), if it has one.
+    pub code: Option<u32>,
+    /// Message text exactly as ptxas words it (without prefix or code).
+    pub message: String,
+    /// Input file, when the diagnostic is tied to one.
+    pub file: Option<String>,
+    /// Line ptxas would name in its `FILE, line N;` prefix (errors only).
+    pub line: Option<u32>,
+    /// Column, where known (ptxas never prints it; ori's human form does).
+    pub col: Option<u32>,
+    /// Function the message is about.
+    pub function: Option<String>,
+    /// The instruction responsible (ori's addition).
+    pub culprit: Option<Note>,
+    /// Other positions involved (ori's addition).
+    pub related: Vec<Note>,
+    /// Suggested fix (ori's addition).
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with only severity, code and message set.
+    pub fn new(severity: Severity, code: Option<u32>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity,
+            code,
+            message: message.into(),
+            file: None,
+            line: None,
+            col: None,
+            function: None,
+            culprit: None,
+            related: Vec::new(),
+            help: None,
+        }
+    }
+
+    /// An input error at a file position.
+    pub fn error_at(file: &str, line: u32, col: u32, message: impl Into<String>) -> Self {
+        let mut d = Diagnostic::new(Severity::Error, None, message);
+        d.file = Some(file.to_string());
+        d.line = Some(line);
+        d.col = Some(col);
+        d
+    }
+}

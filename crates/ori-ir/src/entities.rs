@@ -1,0 +1,27 @@
+//! Entity references: small `u32` handles into a function's tables.
+//!
+//! As in Cranelift, an instruction, block or virtual register is named by an
+//! index, never by a pointer, so the IR can be cloned, compared and edited
+//! without lifetimes; data lives in `PrimaryMap` / `SecondaryMap` tables.
+
+use cranelift_entity::entity_impl;
+
+/// A basic block of a function.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Block(u32);
+entity_impl!(Block, "bb");
+
+/// An instruction of a function.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Inst(u32);
+entity_impl!(Inst, "inst");
+
+/// A virtual register (a PTX `.reg` variable).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VReg(u32);
+entity_impl!(VReg, "v");
+
+/// A function of a module.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FuncId(u32);
+entity_impl!(FuncId, "fn");

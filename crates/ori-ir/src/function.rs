@@ -1,0 +1,267 @@
+//! Functions, virtual registers, blocks and modules: the definition tables.
+//!
+//! A `Function` owns `PrimaryMap`s of blocks, instructions and virtual
+//! registers plus a `Layout` giving their order; analysis results that later
+//! passes consume (phase 85's accumulator sets) hang off the function so the
+//! text form can show them and the tests can snapshot them.
+
+use crate::consts::REG_CLASS_TENSOR;
+use crate::entities::{Block, FuncId, Inst, VReg};
+use crate::instructions::InstData;
+use crate::layout::Layout;
+use cranelift_entity::{PrimaryMap, SecondaryMap};
+use fxhash::FxHashMap;
+use indexmap::IndexMap;
+use smallvec::SmallVec;
+
+/// Register class of a virtual register. The numbers are ori's, except
+/// `Tensor = 6`, which is ptxas's accumulator class (seed 003, `vreg+64 == 6`).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+#[repr(u8)]
+pub enum RegClass {
+    /// `.pred`
+    Pred = 1,
+    /// 16-bit: `.b16`, `.u16`, `.s16`, `.f16`
+    R16 = 2,
+    /// 32-bit: `.b32`, `.u32`, `.s32`, `.f32`, `.f16x2`, `.bf16x2`
+    R32 = 3,
+    /// 64-bit: `.b64`, `.u64`, `.s64`, `.f64`
+    R64 = 4,
+    /// 128-bit: `.b128`
+    R128 = 5,
+    /// Tensor / accumulator registers of a wgmma (class 6 in ptxas).
+    Tensor = REG_CLASS_TENSOR,
+}
+
+impl RegClass {
+    /// Class of a PTX register type.
+    pub fn of_ptx_type(ty: &str) -> Option<RegClass> {
+        Some(match ty {
+            "pred" => RegClass::Pred,
+            "b8" | "u8" | "s8" | "b16" | "u16" | "s16" | "f16" | "bf16" => RegClass::R16,
+            "b32" | "u32" | "s32" | "f32" | "f16x2" | "bf16x2" | "e4m3x2" | "e5m2x2" => {
+                RegClass::R32
+            }
+            "b64" | "u64" | "s64" | "f64" => RegClass::R64,
+            "b128" => RegClass::R128,
+            _ => return None,
+        })
+    }
+    /// The class number.
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+    /// Class from its number.
+    pub fn from_number(n: u8) -> Option<RegClass> {
+        Some(match n {
+            1 => RegClass::Pred,
+            2 => RegClass::R16,
+            3 => RegClass::R32,
+            4 => RegClass::R64,
+            5 => RegClass::R128,
+            6 => RegClass::Tensor,
+            _ => return None,
+        })
+    }
+}
+
+/// A virtual register.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct VRegData {
+    /// The PTX name (`%r12`, `d0`).
+    pub name: Box<str>,
+    /// The PTX type without the dot (`f32`).
+    pub ty: Box<str>,
+    /// Register class; wgmma accumulators are `Tensor`.
+    pub class: RegClass,
+}
+
+/// A basic block.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct BlockData {
+    /// The PTX label that starts it, if any.
+    pub label: Option<Box<str>>,
+}
+
+/// A parameter of a function.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Param {
+    /// Name.
+    pub name: Box<str>,
+    /// Type and qualifiers as written (`.u64 .ptr .global .align 16`).
+    pub ty: Box<str>,
+}
+
+/// Entry point or device function.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum FuncKind {
+    /// `.entry`
+    Entry,
+    /// `.func`
+    Func,
+}
+
+/// Phase 85's results: the interned accumulator register sets and what is in
+/// flight at each block's entry (set indices).
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct GmmaFacts {
+    /// Accumulator register sets, by index (the index packed into the words).
+    pub sets: Vec<SmallVec<[VReg; 8]>>,
+    /// Sets in flight (issued, not yet covered by a wait) at block entry.
+    pub in_flight_at_entry: SecondaryMap<Block, SmallVec<[u32; 4]>>,
+    /// Maximum number of simultaneously active accumulator live ranges seen.
+    pub max_active: u32,
+}
+
+/// A function.
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// Name.
+    pub name: Box<str>,
+    /// `.entry` or `.func`.
+    pub kind: FuncKind,
+    /// Linkage (`visible`, `extern`, `weak`) if written.
+    pub linkage: Option<Box<str>>,
+    /// Return parameters.
+    pub ret_params: Vec<Param>,
+    /// Parameters.
+    pub params: Vec<Param>,
+    /// Whether a body was given (an `.extern .func` prototype has none).
+    pub has_body: bool,
+    /// Virtual registers.
+    pub vregs: PrimaryMap<VReg, VRegData>,
+    /// Blocks.
+    pub blocks: PrimaryMap<Block, BlockData>,
+    /// Instructions.
+    pub insts: PrimaryMap<Inst, InstData>,
+    /// Order of blocks and instructions.
+    pub layout: Layout,
+    /// PTX source line of the function header.
+    pub line: u32,
+    /// Phase 85's facts, once it ran.
+    pub gmma: Option<GmmaFacts>,
+    /// Set by phase 87 when it serialized the wgmma pipeline.
+    pub serialized: bool,
+    names: FxHashMap<Box<str>, VReg>,
+}
+
+impl Function {
+    /// An empty function.
+    pub fn new(name: &str, kind: FuncKind) -> Self {
+        Function {
+            name: name.into(),
+            kind,
+            linkage: None,
+            ret_params: Vec::new(),
+            params: Vec::new(),
+            has_body: true,
+            vregs: PrimaryMap::new(),
+            blocks: PrimaryMap::new(),
+            insts: PrimaryMap::new(),
+            layout: Layout::new(),
+            line: 0,
+            gmma: None,
+            serialized: false,
+            names: FxHashMap::default(),
+        }
+    }
+
+    /// Declare a register; returns the existing one if the name is taken.
+    pub fn declare_reg(&mut self, name: &str, ty: &str, class: RegClass) -> VReg {
+        if let Some(r) = self.names.get(name) {
+            return *r;
+        }
+        let r = self.vregs.push(VRegData { name: name.into(), ty: ty.into(), class });
+        self.names.insert(name.into(), r);
+        r
+    }
+
+    /// Look a register up by name.
+    pub fn reg(&self, name: &str) -> Option<VReg> {
+        self.names.get(name).copied()
+    }
+
+    /// Create a block and append it to the layout.
+    pub fn append_block(&mut self, label: Option<&str>) -> Block {
+        let b = self.blocks.push(BlockData { label: label.map(Into::into) });
+        self.layout.append_block(b);
+        b
+    }
+
+    /// Create an instruction and append it to a block.
+    pub fn append_inst(&mut self, b: Block, data: InstData) -> Inst {
+        let i = self.insts.push(data);
+        self.layout.append_inst(i, b);
+        i
+    }
+
+    /// Create an instruction and insert it before another.
+    pub fn insert_before(&mut self, before: Inst, data: InstData) -> Inst {
+        let i = self.insts.push(data);
+        self.layout.insert_before(i, before);
+        i
+    }
+
+    /// Create an instruction and insert it after another.
+    pub fn insert_after(&mut self, after: Inst, data: InstData) -> Inst {
+        let i = self.insts.push(data);
+        self.layout.insert_after(i, after);
+        i
+    }
+
+    /// The name used for a block in the text form: its label, else `bbN`.
+    pub fn block_name(&self, b: Block) -> String {
+        match &self.blocks[b].label {
+            Some(l) => l.to_string(),
+            None => format!("{b}"),
+        }
+    }
+
+    /// Number of laid-out instructions.
+    pub fn inst_count(&self) -> usize {
+        self.layout.blocks().iter().map(|b| self.layout.block_insts(*b).len()).sum()
+    }
+}
+
+/// A PTX module: header, module-scope declarations and functions.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    /// `.version` major, minor.
+    pub version: (u32, u32),
+    /// `.target` list (`sm_90a`, ...).
+    pub target: Vec<Box<str>>,
+    /// `.address_size`.
+    pub address_size: u32,
+    /// Module-scope declarations kept verbatim (one per line, without `;`).
+    pub globals: Vec<Box<str>>,
+    /// Functions in declaration order.
+    pub funcs: PrimaryMap<FuncId, Function>,
+    /// Function lookup by name, in declaration order.
+    pub by_name: IndexMap<Box<str>, FuncId>,
+}
+
+impl Module {
+    /// Add a function; a later definition of a declared name replaces the declaration.
+    pub fn add_function(&mut self, f: Function) -> FuncId {
+        if let Some(id) = self.by_name.get(&f.name).copied() {
+            if !self.funcs[id].has_body {
+                self.funcs[id] = f;
+                return id;
+            }
+        }
+        let name = f.name.clone();
+        let id = self.funcs.push(f);
+        self.by_name.insert(name, id);
+        id
+    }
+
+    /// Whether the target list names an architecture with wgmma (`sm_90a`).
+    pub fn has_wgmma(&self) -> bool {
+        self.target.iter().any(|t| &**t == "sm_90a")
+    }
+
+    /// The architecture named by `.target`.
+    pub fn arch(&self) -> &str {
+        self.target.iter().find(|t| t.starts_with("sm_")).map_or("", |t| t)
+    }
+}

@@ -1,0 +1,358 @@
+//! Instructions and operands.
+//!
+//! The GMMA family gets its own opcodes (with the Ori numbers the passes key
+//! on); every other PTX instruction is kept generically — mnemonic, dotted
+//! modifiers, and operands that each know whether they are defined, used or
+//! both — which is all phases 85 and 87 need to see of them.
+
+use crate::consts::*;
+use crate::entities::{Block, VReg};
+use smallvec::SmallVec;
+
+/// What kind of instruction this is, as far as the passes care.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Opcode {
+    /// `wgmma.mma_async` (Ori 309).
+    WgmmaMmaAsync,
+    /// `wgmma.fence` written by the programmer (lowers to `WARPGROUP.ARRIVE`).
+    WgmmaFence,
+    /// `wgmma.commit_group` written by the programmer.
+    WgmmaCommitGroup,
+    /// `wgmma.wait_group N` written by the programmer (lowers to `WARPGROUP.DEPBAR.LE`).
+    WgmmaWaitGroup,
+    /// `_warpgroup.arrive`, created by phase 87 (Ori 271 | arrive variant).
+    WarpgroupArrive,
+    /// `_warpgroup.wait`, created by phase 87 (Ori 271 | wait variant).
+    WarpgroupWait,
+    /// `_warpgroup.commit_batch`, created by phase 87 (Ori 323).
+    WarpgroupCommitBatch,
+    /// `call` (Ori 236).
+    Call,
+    /// `bra`: a jump, conditional when predicated.
+    Branch,
+    /// `ret` / `exit`.
+    Return,
+    /// Any other PTX instruction.
+    Generic,
+}
+
+impl Opcode {
+    /// The Ori opcode number, where the seed gives one.
+    pub fn ori_number(self) -> Option<u32> {
+        match self {
+            Opcode::WgmmaMmaAsync => Some(ORI_OP_WGMMA_MMA_ASYNC),
+            Opcode::WarpgroupCommitBatch | Opcode::WgmmaCommitGroup => {
+                Some(ORI_OP_WARPGROUP_COMMIT_BATCH)
+            }
+            Opcode::WarpgroupArrive | Opcode::WgmmaFence => {
+                Some(ORI_OP_WARPGROUP_SYNC | ORI_VARIANT_ARRIVE)
+            }
+            Opcode::WarpgroupWait | Opcode::WgmmaWaitGroup => {
+                Some(ORI_OP_WARPGROUP_SYNC | ORI_VARIANT_WAIT)
+            }
+            Opcode::Call => Some(ORI_OP_CALL),
+            _ => None,
+        }
+    }
+
+    /// True for an arrive-like instruction (fence or injected arrive).
+    pub fn is_arrive(self) -> bool {
+        matches!(self, Opcode::WgmmaFence | Opcode::WarpgroupArrive)
+    }
+
+    /// True for a wait-like instruction (wait_group or injected wait).
+    pub fn is_wait(self) -> bool {
+        matches!(self, Opcode::WgmmaWaitGroup | Opcode::WarpgroupWait)
+    }
+
+    /// True for a commit-like instruction.
+    pub fn is_commit(self) -> bool {
+        matches!(self, Opcode::WgmmaCommitGroup | Opcode::WarpgroupCommitBatch)
+    }
+
+    /// True for the GMMA family (the wgmma itself and its sync ops).
+    pub fn is_gmma_family(self) -> bool {
+        self == Opcode::WgmmaMmaAsync || self.is_arrive() || self.is_wait() || self.is_commit()
+    }
+
+    /// Classify a PTX base mnemonic (the part before the first dot).
+    pub fn classify(base: &str, first_modifier: Option<&str>) -> Opcode {
+        match (base, first_modifier) {
+            ("wgmma", Some("mma_async")) => Opcode::WgmmaMmaAsync,
+            ("wgmma", Some("fence")) => Opcode::WgmmaFence,
+            ("wgmma", Some("commit_group")) => Opcode::WgmmaCommitGroup,
+            ("wgmma", Some("wait_group")) => Opcode::WgmmaWaitGroup,
+            ("_warpgroup", Some("arrive")) => Opcode::WarpgroupArrive,
+            ("_warpgroup", Some("wait")) => Opcode::WarpgroupWait,
+            ("_warpgroup", Some("commit_batch")) => Opcode::WarpgroupCommitBatch,
+            ("call", _) => Opcode::Call,
+            ("bra", _) => Opcode::Branch,
+            ("ret", _) | ("exit", _) => Opcode::Return,
+            _ => Opcode::Generic,
+        }
+    }
+
+    /// Whether the instruction ends its block.
+    pub fn is_terminator(self) -> bool {
+        matches!(self, Opcode::Branch | Opcode::Return)
+    }
+}
+
+/// An immediate value, kept in the form PTX wrote it so printing is exact.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Imm {
+    /// A (signed) integer, decimal in the text.
+    Int(i64),
+    /// An unsigned integer written in hex (`0x...`).
+    Hex(u64),
+    /// A `0fXXXXXXXX` single-precision bit pattern.
+    F32(u32),
+    /// A `0dXXXXXXXXXXXXXXXX` double-precision bit pattern.
+    F64(u64),
+}
+
+impl Imm {
+    /// The integer value, if the immediate is an integer.
+    pub fn as_i64(self) -> Option<i64> {
+        match self {
+            Imm::Int(v) => Some(v),
+            Imm::Hex(v) => Some(v as i64),
+            _ => None,
+        }
+    }
+}
+
+/// Base of an address operand.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum AddrBase {
+    /// `[%rd1+8]`
+    Reg(VReg),
+    /// `[smem+8]`, `[param]`
+    Sym(Box<str>),
+    /// `[8]`: an absolute address.
+    None,
+}
+
+/// One operand.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Operand {
+    /// A virtual register.
+    Reg(VReg),
+    /// A predicate register used as a value, possibly negated (`!%p`).
+    NotReg(VReg),
+    /// A special register such as `%tid.x`, `%ctaid.y`, `%laneid`.
+    Special(Box<str>),
+    /// An immediate.
+    Imm(Imm),
+    /// `[base+offset]`; the state space is in the modifiers.
+    Addr { base: AddrBase, offset: i64 },
+    /// A block (label) target.
+    Block(Block),
+    /// A symbol: parameter, global variable, function name.
+    Sym(Box<str>),
+    /// `{a, b, ...}`: a register vector.
+    Vector(Vec<Operand>),
+    /// `(a, b, ...)`: a call argument list.
+    Args(Vec<Operand>),
+    /// `p|q`: the two predicate results of `setp`.
+    PredPair(VReg, VReg),
+    /// `_`: a sink.
+    Sink,
+}
+
+impl Operand {
+    /// Calls `f` on every register this operand names (vectors, addresses, pairs included).
+    pub fn for_each_reg(&self, f: &mut impl FnMut(VReg)) {
+        match self {
+            Operand::Reg(r) | Operand::NotReg(r) => f(*r),
+            Operand::Addr { base: AddrBase::Reg(r), .. } => f(*r),
+            Operand::Vector(v) | Operand::Args(v) => v.iter().for_each(|o| o.for_each_reg(f)),
+            Operand::PredPair(a, b) => {
+                f(*a);
+                f(*b)
+            }
+            _ => {}
+        }
+    }
+
+    /// The registers of this operand, in order.
+    pub fn regs(&self) -> SmallVec<[VReg; 4]> {
+        let mut out = SmallVec::new();
+        self.for_each_reg(&mut |r| out.push(r));
+        out
+    }
+
+    /// The Ori operand tag `(operand >> 28) & 7` this operand would carry.
+    pub fn ori_tag(&self) -> u32 {
+        match self {
+            Operand::Reg(_) | Operand::NotReg(_) | Operand::Vector(_) | Operand::PredPair(..) => {
+                OPERAND_TAG_REGISTER
+            }
+            Operand::Imm(_) => OPERAND_TAG_IMMEDIATE,
+            _ => 0,
+        }
+    }
+}
+
+/// How an instruction touches an operand.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Role {
+    /// Read only.
+    Use,
+    /// Written only.
+    Def,
+    /// Read and written (a wgmma accumulator).
+    DefUse,
+}
+
+impl Role {
+    /// Whether the operand is written.
+    pub fn defines(self) -> bool {
+        matches!(self, Role::Def | Role::DefUse)
+    }
+    /// Whether the operand is read.
+    pub fn uses(self) -> bool {
+        matches!(self, Role::Use | Role::DefUse)
+    }
+}
+
+/// An operand with its role and the seed's per-operand flag bits.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Slot {
+    /// The operand.
+    pub op: Operand,
+    /// Whether it is read, written or both.
+    pub role: Role,
+    /// `OPERAND_FLAG_*` bits (arrive processed, wait processed, needs a boundary).
+    pub flags: u8,
+}
+
+impl Slot {
+    /// A read operand.
+    pub fn use_(op: Operand) -> Slot {
+        Slot { op, role: Role::Use, flags: 0 }
+    }
+    /// A written operand.
+    pub fn def(op: Operand) -> Slot {
+        Slot { op, role: Role::Def, flags: 0 }
+    }
+    /// A read-and-written operand.
+    pub fn def_use(op: Operand) -> Slot {
+        Slot { op, role: Role::DefUse, flags: 0 }
+    }
+}
+
+/// A guard predicate `@p` / `@!p`.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Guard {
+    /// The predicate register.
+    pub reg: VReg,
+    /// `@!p`
+    pub negated: bool,
+}
+
+/// Packed accumulator-set words attached to a wgmma by phase 85.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct AccumWords {
+    /// `0x90000000 | idx`: the set the wgmma reads.
+    pub src: u32,
+    /// `0x10000000 | idx`: the set the wgmma writes.
+    pub dst: u32,
+}
+
+/// The data of one instruction.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct InstData {
+    /// Classification.
+    pub opcode: Opcode,
+    /// Base mnemonic as written (`add`, `wgmma`, `_warpgroup`).
+    pub name: Box<str>,
+    /// Dotted modifiers without the dots (`["mma_async", "sync", ...]`).
+    pub mods: SmallVec<[Box<str>; 4]>,
+    /// Guard predicate.
+    pub guard: Option<Guard>,
+    /// Operands in PTX order.
+    pub slots: SmallVec<[Slot; 4]>,
+    /// PTX source line (0 when unknown or compiler-created).
+    pub line: u32,
+    /// Phase 85's packed accumulator-set words (wgmma only).
+    pub accum: Option<AccumWords>,
+}
+
+impl InstData {
+    /// A new instruction; the opcode is derived from the mnemonic.
+    pub fn new(name: &str, mods: &[&str], slots: impl IntoIterator<Item = Slot>, line: u32) -> Self {
+        let opcode = Opcode::classify(name, mods.first().copied());
+        InstData {
+            opcode,
+            name: name.into(),
+            mods: mods.iter().map(|m| Box::<str>::from(*m)).collect(),
+            guard: None,
+            slots: slots.into_iter().collect(),
+            line,
+            accum: None,
+        }
+    }
+
+    /// `name.mod1.mod2...`
+    pub fn mnemonic(&self) -> String {
+        let mut s = String::from(&*self.name);
+        for m in &self.mods {
+            s.push('.');
+            s.push_str(m);
+        }
+        s
+    }
+
+    /// Whether a modifier is present.
+    pub fn has_mod(&self, m: &str) -> bool {
+        self.mods.iter().any(|x| &**x == m)
+    }
+
+    /// Registers this instruction reads (guard included).
+    pub fn uses(&self) -> SmallVec<[VReg; 8]> {
+        let mut out = SmallVec::new();
+        if let Some(g) = self.guard {
+            out.push(g.reg);
+        }
+        for s in &self.slots {
+            match (&s.op, s.role) {
+                // An address operand always *reads* its base, even in a defining slot.
+                (Operand::Addr { base: AddrBase::Reg(r), .. }, _) => out.push(*r),
+                (op, role) if role.uses() => op.for_each_reg(&mut |r| out.push(r)),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Registers this instruction writes.
+    pub fn defs(&self) -> SmallVec<[VReg; 8]> {
+        let mut out = SmallVec::new();
+        for s in &self.slots {
+            if s.role.defines() && !matches!(s.op, Operand::Addr { .. }) {
+                s.op.for_each_reg(&mut |r| out.push(r));
+            }
+        }
+        out
+    }
+
+    /// Branch target, if this is a branch.
+    pub fn branch_target(&self) -> Option<Block> {
+        if self.opcode != Opcode::Branch {
+            return None;
+        }
+        self.slots.iter().find_map(|s| match s.op {
+            Operand::Block(b) => Some(b),
+            _ => None,
+        })
+    }
+
+    /// The integer immediate of `wgmma.wait_group N` / `_warpgroup.wait N`.
+    pub fn wait_count(&self) -> Option<i64> {
+        self.slots.first().and_then(|s| match s.op {
+            Operand::Imm(i) => i.as_i64(),
+            _ => None,
+        })
+    }
+}

@@ -1,0 +1,34 @@
+//! `ori-ir`: an Ori-like IR for the GMMA passes, modelled on Cranelift.
+//!
+//! ptxas's phases 85 and 87 work on Ori, its internal IR: instructions with
+//! numbered opcodes, operands tagged with register classes, basic blocks.
+//! This crate is ori's version of it — entity handles into `PrimaryMap`
+//! tables, a `Layout` for order, a CFG with dominators, a text form that
+//! round-trips, a verifier, diagnostics as data and a pass manager — and the
+//! home of every constant shared with ptxas (`consts`).
+
+pub mod cfg;
+pub mod consts;
+pub mod diagnostics;
+pub mod entities;
+pub mod function;
+pub mod instructions;
+pub mod layout;
+pub mod parse;
+pub mod pass;
+pub mod render;
+pub mod verify;
+pub mod wgmma_form;
+pub mod write;
+
+pub use cfg::{ControlFlowGraph, DominatorTree};
+pub use diagnostics::{Diagnostic, Note, Severity};
+pub use entities::{Block, FuncId, Inst, VReg};
+pub use function::{BlockData, FuncKind, Function, GmmaFacts, Module, Param, RegClass, VRegData};
+pub use instructions::{AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot};
+pub use layout::Layout;
+pub use parse::{parse_module, TextError};
+pub use pass::{DumpOptions, ModuleInfo, Pass, PassContext, PassManager, PipelineError};
+pub use verify::{verify_function, VerifierError};
+pub use wgmma_form::{ElemType, Family, FormError, WgmmaForm};
+pub use write::{function_to_string, write_module};

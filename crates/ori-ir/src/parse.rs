@@ -1,0 +1,461 @@
+//! Reader of the IR text form written by `write`.
+//!
+//! `ori compile x.ori` starts from this text, and the round-trip property
+//! (`print(parse(print(f))) == print(f)`) keeps the printer honest: any fact
+//! the printer shows must be one the IR really holds. The format is line
+//! oriented; every error names its line and column.
+
+use crate::entities::Block;
+use crate::function::{BlockData, FuncKind, Function, GmmaFacts, Module, Param, RegClass};
+use crate::instructions::{AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot};
+use fxhash::FxHashMap;
+use smallvec::SmallVec;
+use std::fmt;
+
+/// A text-form syntax error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextError {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub col: u32,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for TextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}: {}", self.line, self.col, self.message)
+    }
+}
+
+impl std::error::Error for TextError {}
+
+type R<T> = Result<T, TextError>;
+
+struct Cx {
+    line: u32,
+}
+
+impl Cx {
+    fn err<T>(&self, col: usize, message: impl Into<String>) -> R<T> {
+        Err(TextError { line: self.line, col: col as u32 + 1, message: message.into() })
+    }
+}
+
+/// Special registers recognised as operands (`%tid.x` and friends).
+pub fn is_special_register(name: &str) -> bool {
+    let base = name.split('.').next().unwrap_or(name);
+    matches!(
+        base,
+        "%tid" | "%ntid" | "%ctaid" | "%nctaid" | "%laneid" | "%warpid" | "%nwarpid" | "%smid"
+            | "%nsmid" | "%gridid" | "%clock" | "%clock64" | "%globaltimer" | "%lanemask_eq"
+            | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" | "%dynamic_smem_size"
+            | "%total_smem_size" | "%cluster_ctaid" | "%cluster_nctaid" | "%cluster_ctarank"
+            | "%cluster_nctarank" | "%clusterid" | "%nclusterid" | "%is_explicit_cluster"
+            | "%aggr_smem_size" | "%envreg0" | "%pm0" | "%globaltimer_lo" | "%globaltimer_hi"
+    ) || name.starts_with("%envreg")
+        || name.starts_with("%pm")
+}
+
+/// Parse an immediate as PTX writes it.
+pub fn parse_imm(s: &str) -> Option<Imm> {
+    let t = s.trim();
+    if let Some(h) = t.strip_prefix("0f").or_else(|| t.strip_prefix("0F")) {
+        return u32::from_str_radix(h, 16).ok().map(Imm::F32);
+    }
+    if let Some(h) = t.strip_prefix("0d").or_else(|| t.strip_prefix("0D")) {
+        return u64::from_str_radix(h, 16).ok().map(Imm::F64);
+    }
+    let t2 = t.strip_suffix('U').unwrap_or(t);
+    if let Some(h) = t2.strip_prefix("0x").or_else(|| t2.strip_prefix("0X")) {
+        return u64::from_str_radix(h, 16).ok().map(Imm::Hex);
+    }
+    if t2.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+        return t2.parse::<i64>().ok().map(Imm::Int);
+    }
+    None
+}
+
+/// Split at top-level commas (outside `{}`, `()`, `[]`), with each piece's start column.
+fn split_top(s: &str, base_col: usize) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (k, c) in s.char_indices() {
+        match c {
+            '{' | '(' | '[' => depth += 1,
+            '}' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push((base_col + start, &s[start..k]));
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    if !s[start..].trim().is_empty() || !out.is_empty() {
+        out.push((base_col + start, &s[start..]));
+    }
+    out
+}
+
+struct FnCx<'a> {
+    f: &'a mut Function,
+    blocks: FxHashMap<String, Block>,
+}
+
+impl FnCx<'_> {
+    fn reg(&self, cx: &Cx, col: usize, name: &str) -> R<crate::entities::VReg> {
+        match self.f.reg(name) {
+            Some(r) => Ok(r),
+            None => cx.err(col, format!("unknown register '{name}'")),
+        }
+    }
+
+    fn operand(&self, cx: &Cx, col: usize, text: &str) -> R<Operand> {
+        let lead = text.len() - text.trim_start().len();
+        let col = col + lead;
+        let t = text.trim();
+        if t.is_empty() {
+            return cx.err(col, "empty operand");
+        }
+        if let Some(inner) = t.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
+            let parts = split_top(inner, col + 1);
+            let v = parts.iter().map(|(c, p)| self.operand(cx, *c, p)).collect::<R<Vec<_>>>()?;
+            return Ok(Operand::Vector(v));
+        }
+        if let Some(inner) = t.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+            let parts = split_top(inner, col + 1);
+            let v = parts.iter().map(|(c, p)| self.operand(cx, *c, p)).collect::<R<Vec<_>>>()?;
+            return Ok(Operand::Args(v));
+        }
+        if let Some(inner) = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
+            let (b, off) = match inner.find('+') {
+                Some(p) => (&inner[..p], &inner[p + 1..]),
+                None if parse_imm(inner).is_some() => ("", inner),
+                None => (inner, "0"),
+            };
+            let offset = match parse_imm(off).and_then(Imm::as_i64) {
+                Some(o) => o,
+                None => return cx.err(col, format!("bad address offset '{off}'")),
+            };
+            let base = if b.is_empty() {
+                AddrBase::None
+            } else if let Some(r) = self.f.reg(b) {
+                AddrBase::Reg(r)
+            } else {
+                AddrBase::Sym(b.into())
+            };
+            return Ok(Operand::Addr { base, offset });
+        }
+        if t == "_" {
+            return Ok(Operand::Sink);
+        }
+        if let Some((a, b)) = t.split_once('|') {
+            return Ok(Operand::PredPair(self.reg(cx, col, a)?, self.reg(cx, col, b)?));
+        }
+        if let Some(r) = t.strip_prefix('!') {
+            return Ok(Operand::NotReg(self.reg(cx, col + 1, r)?));
+        }
+        if let Some(i) = parse_imm(t) {
+            return Ok(Operand::Imm(i));
+        }
+        if let Some(r) = self.f.reg(t) {
+            return Ok(Operand::Reg(r));
+        }
+        if is_special_register(t) {
+            return Ok(Operand::Special(t.into()));
+        }
+        if let Some(b) = self.blocks.get(t) {
+            return Ok(Operand::Block(*b));
+        }
+        if t.starts_with('%') {
+            return cx.err(col, format!("unknown register '{t}'"));
+        }
+        Ok(Operand::Sym(t.into()))
+    }
+
+    fn inst(&self, cx: &Cx, line: &str, base_col: usize) -> R<InstData> {
+        let mut rest = line;
+        let mut col = base_col;
+        let advance = |rest: &mut &str, col: &mut usize, n: usize| {
+            *rest = &rest[n..];
+            let t = rest.trim_start();
+            *col += n + (rest.len() - t.len());
+            *rest = t;
+        };
+        // #LINE
+        let Some(r) = rest.strip_prefix('#') else { return cx.err(col, "expected '#LINE'") };
+        let end = r.find(' ').unwrap_or(r.len());
+        let src_line: u32 = match r[..end].parse() {
+            Ok(v) => v,
+            Err(_) => return cx.err(col + 1, "bad source line number"),
+        };
+        advance(&mut rest, &mut col, end + 1);
+        let mut guard = None;
+        if let Some(g) = rest.strip_prefix('@') {
+            let end = g.find(' ').unwrap_or(g.len());
+            let (negated, name) = match g[..end].strip_prefix('!') {
+                Some(n) => (true, n),
+                None => (false, &g[..end]),
+            };
+            guard = Some(Guard { reg: self.reg(cx, col + 1, name)?, negated });
+            advance(&mut rest, &mut col, end + 1);
+        }
+        // trailing !acc
+        let mut accum = None;
+        if let Some(p) = rest.find(" !acc ") {
+            let words: Vec<&str> = rest[p + 6..].split_whitespace().collect();
+            let parse = |w: &str| w.strip_prefix("0x").and_then(|h| u32::from_str_radix(h, 16).ok());
+            match (words.first().and_then(|w| parse(w)), words.get(1).and_then(|w| parse(w))) {
+                (Some(src), Some(dst)) if words.len() == 2 => accum = Some(AccumWords { src, dst }),
+                _ => return cx.err(col + p + 6, "expected '!acc 0xSRC 0xDST'"),
+            }
+            rest = &rest[..p];
+        }
+        let end = rest.find(' ').unwrap_or(rest.len());
+        let mnemonic = &rest[..end];
+        if mnemonic.is_empty() {
+            return cx.err(col, "expected a mnemonic");
+        }
+        let mut parts = mnemonic.split('.');
+        let name = parts.next().unwrap_or_default();
+        let mods: Vec<&str> = parts.collect();
+        let mut data = InstData::new(name, &mods, [], src_line);
+        data.guard = guard;
+        data.accum = accum;
+        let ops_col = col + end;
+        let ops = &rest[end..];
+        for (c, piece) in split_top(ops, ops_col) {
+            let lead = piece.len() - piece.trim_start().len();
+            let mut p = piece.trim();
+            let mut c = c + lead;
+            let mut role = Role::Use;
+            if let Some(x) = p.strip_prefix("out ") {
+                role = Role::Def;
+                p = x;
+                c += 4;
+            } else if let Some(x) = p.strip_prefix("inout ") {
+                role = Role::DefUse;
+                p = x;
+                c += 6;
+            }
+            let mut flags = 0u8;
+            if let Some(pos) = p.rfind(" !f") {
+                flags = match p[pos + 3..].parse() {
+                    Ok(v) => v,
+                    Err(_) => return cx.err(c + pos + 3, "bad operand flags"),
+                };
+                p = &p[..pos];
+            }
+            let op = self.operand(cx, c, p)?;
+            data.slots.push(Slot { op, role, flags });
+        }
+        if data.opcode == Opcode::Branch && data.branch_target().is_none() {
+            return cx.err(col, "branch without a known block target");
+        }
+        Ok(data)
+    }
+}
+
+fn unquote(cx: &Cx, col: usize, s: &str) -> R<String> {
+    let t = s.trim();
+    let Some(inner) = t.strip_prefix('"').and_then(|x| x.strip_suffix('"')) else {
+        return cx.err(col, "expected a quoted string");
+    };
+    Ok(inner.replace("\\\"", "\"").replace("\\\\", "\\"))
+}
+
+/// Parse a module written by `write_module`.
+pub fn parse_module(text: &str) -> Result<Module, TextError> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut m = Module::default();
+    let mut k = 0;
+    let mut saw_header = false;
+    while k < lines.len() {
+        let cx = Cx { line: k as u32 + 1 };
+        let raw = lines[k];
+        let l = raw.trim();
+        if l.is_empty() || l.starts_with(';') {
+            k += 1;
+            continue;
+        }
+        if let Some(rest) = l.strip_prefix("module ") {
+            let w: Vec<&str> = rest.split_whitespace().collect();
+            let mut j = 0;
+            while j < w.len() {
+                match w[j] {
+                    "version" => {
+                        let v = w.get(j + 1).copied().unwrap_or("");
+                        let (a, b) = v.split_once('.').unwrap_or((v, "0"));
+                        match (a.parse(), b.parse()) {
+                            (Ok(a), Ok(b)) => m.version = (a, b),
+                            _ => return cx.err(0, format!("bad version '{v}'")),
+                        }
+                        j += 2;
+                    }
+                    "target" => {
+                        j += 1;
+                        while j < w.len() && w[j] != "address_size" {
+                            m.target.push(w[j].into());
+                            j += 1;
+                        }
+                    }
+                    "address_size" => {
+                        m.address_size = match w.get(j + 1).and_then(|x| x.parse().ok()) {
+                            Some(v) => v,
+                            None => return cx.err(0, "bad address_size"),
+                        };
+                        j += 2;
+                    }
+                    other => return cx.err(0, format!("unexpected '{other}' in module header")),
+                }
+            }
+            saw_header = true;
+            k += 1;
+        } else if let Some(rest) = l.strip_prefix("global ") {
+            m.globals.push(unquote(&cx, 7, rest)?.into());
+            k += 1;
+        } else if l.starts_with("function ") {
+            let (f, next) = parse_function(&lines, k)?;
+            m.add_function(f);
+            k = next;
+        } else {
+            return cx.err(0, format!("unexpected line '{l}'"));
+        }
+    }
+    if !saw_header {
+        return Err(TextError { line: 1, col: 1, message: "missing 'module' header".into() });
+    }
+    Ok(m)
+}
+
+fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
+    let cx = Cx { line: start as u32 + 1 };
+    let head = lines[start].trim();
+    let Some(head) = head.strip_suffix('{') else { return cx.err(head.len(), "expected '{'") };
+    let w: Vec<&str> = head.split_whitespace().collect();
+    let (Some(name), Some(kind)) = (w.get(1), w.get(2)) else {
+        return cx.err(0, "expected 'function NAME entry|func'");
+    };
+    let kind = match *kind {
+        "entry" => FuncKind::Entry,
+        "func" => FuncKind::Func,
+        o => return cx.err(0, format!("unknown function kind '{o}'")),
+    };
+    let mut f = Function::new(name, kind);
+    let mut j = 3;
+    while j < w.len() {
+        match w[j] {
+            "linkage" => {
+                f.linkage = w.get(j + 1).map(|s| (*s).into());
+                j += 2;
+            }
+            "nobody" => {
+                f.has_body = false;
+                j += 1;
+            }
+            "serialized" => {
+                f.serialized = true;
+                j += 1;
+            }
+            "line" => {
+                f.line = w.get(j + 1).and_then(|x| x.parse().ok()).unwrap_or(0);
+                j += 2;
+            }
+            o => return cx.err(0, format!("unexpected '{o}' in function header")),
+        }
+    }
+    // Find the end and pre-declare blocks so branches can refer forward.
+    let mut end = start + 1;
+    let mut block_names = Vec::new();
+    while end < lines.len() && lines[end].trim() != "}" {
+        let t = lines[end];
+        if !t.starts_with(' ') && t.contains(':') {
+            let name = t.split(':').next().unwrap_or("").trim().to_string();
+            block_names.push(name);
+        }
+        end += 1;
+    }
+    if end >= lines.len() {
+        return Cx { line: start as u32 + 1 }.err(0, "function is not closed by '}'");
+    }
+    let mut fcx = FnCx { f: &mut f, blocks: FxHashMap::default() };
+    for n in &block_names {
+        let label = if n.starts_with("bb") && n[2..].parse::<u32>().is_ok() { None } else { Some(n.as_str()) };
+        let b = fcx.f.blocks.push(BlockData { label: label.map(Into::into) });
+        fcx.f.layout.append_block(b);
+        fcx.blocks.insert(n.clone(), b);
+    }
+    let mut facts: Option<GmmaFacts> = None;
+    let mut cur: Option<Block> = None;
+    let mut bi = 0;
+    for (k, raw) in lines.iter().enumerate().take(end).skip(start + 1) {
+        let cx = Cx { line: k as u32 + 1 };
+        let l = raw.trim();
+        if l.is_empty() {
+            continue;
+        }
+        let indent = raw.len() - raw.trim_start().len();
+        if indent == 0 {
+            let b = fcx.blocks[&block_names[bi]];
+            bi += 1;
+            cur = Some(b);
+            if let Some(p) = l.find("inflight {") {
+                let inner = l[p + 10..].trim_end_matches('}');
+                let mut v = SmallVec::new();
+                for s in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    match s.parse() {
+                        Ok(x) => v.push(x),
+                        Err(_) => return cx.err(p, format!("bad set index '{s}'")),
+                    }
+                }
+                facts.get_or_insert_with(GmmaFacts::default).in_flight_at_entry[b] = v;
+            }
+            continue;
+        }
+        let w: Vec<&str> = l.split_whitespace().collect();
+        match w[0] {
+            "param" | "retparam" if cur.is_none() => {
+                let name = w.get(1).copied().unwrap_or("");
+                let ty_start = l.find('"').unwrap_or(l.len());
+                let ty = unquote(&cx, indent + ty_start, &l[ty_start..])?;
+                let p = Param { name: name.into(), ty: ty.into() };
+                if w[0] == "param" {
+                    fcx.f.params.push(p)
+                } else {
+                    fcx.f.ret_params.push(p)
+                }
+            }
+            "reg" if cur.is_none() => {
+                if w.len() != 5 || w[3] != "class" {
+                    return cx.err(indent, "expected 'reg NAME TYPE class N'");
+                }
+                let class = match w[4].parse().ok().and_then(RegClass::from_number) {
+                    Some(c) => c,
+                    None => return cx.err(indent, format!("unknown register class '{}'", w[4])),
+                };
+                fcx.f.declare_reg(w[1], w[2], class);
+            }
+            "maxactive" if cur.is_none() => {
+                facts.get_or_insert_with(GmmaFacts::default).max_active =
+                    w.get(1).and_then(|x| x.parse().ok()).unwrap_or(0);
+            }
+            "accset" if cur.is_none() => {
+                let inner = l.split_once('{').map(|x| x.1.trim_end_matches('}')).unwrap_or("");
+                let mut set = SmallVec::new();
+                for n in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    set.push(fcx.reg(&cx, indent, n)?);
+                }
+                facts.get_or_insert_with(GmmaFacts::default).sets.push(set);
+            }
+            _ => {
+                let Some(b) = cur else { return cx.err(indent, "instruction outside a block") };
+                let data = fcx.inst(&cx, l, indent)?;
+                fcx.f.append_inst(b, data);
+            }
+        }
+    }
+    f.gmma = facts;
+    Ok((f, end + 1))
+}

@@ -1,0 +1,149 @@
+//! The pass trait and the pass manager.
+//!
+//! Like rustc's MIR passes, each pass is one type behind a small trait (name,
+//! Ori phase number, run); the manager runs a pipeline over every function
+//! with a body, dumps the IR before/after the passes asked for, and runs the
+//! verifier after each pass when asked to (always in tests and debug builds).
+
+use crate::diagnostics::Diagnostic;
+use crate::function::{Function, Module};
+use crate::verify::{format_errors, verify_function};
+use crate::write::function_to_string;
+use fxhash::FxHashMap;
+
+/// What a pass may know about the rest of the module.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleInfo {
+    /// Target architecture (`sm_90a`).
+    pub arch: String,
+    /// Whether the target has wgmma.
+    pub has_wgmma: bool,
+    /// Per function name: (has a body, contains a wgmma.mma_async).
+    pub funcs: FxHashMap<String, (bool, bool)>,
+}
+
+impl ModuleInfo {
+    /// Gather the module facts passes consult.
+    pub fn of(m: &Module) -> Self {
+        let funcs = m
+            .funcs
+            .values()
+            .map(|f| {
+                let wg = f.insts.values().any(|d| d.opcode == crate::instructions::Opcode::WgmmaMmaAsync);
+                (f.name.to_string(), (f.has_body, wg))
+            })
+            .collect();
+        ModuleInfo { arch: m.arch().to_string(), has_wgmma: m.has_wgmma(), funcs }
+    }
+}
+
+/// Context handed to a running pass.
+pub struct PassContext<'a> {
+    /// Module facts.
+    pub module: &'a ModuleInfo,
+    /// Diagnostics produced so far (passes append).
+    pub diags: Vec<Diagnostic>,
+}
+
+/// A transformation or analysis over one function.
+pub trait Pass {
+    /// The ptxas name of the pass (`OriPropagateGmma`).
+    fn name(&self) -> &'static str;
+    /// The ptxas phase number (85).
+    fn phase(&self) -> u32;
+    /// Run over one function.
+    fn run(&self, f: &mut Function, cx: &mut PassContext<'_>);
+}
+
+/// Which dumps to produce.
+#[derive(Clone, Debug, Default)]
+pub struct DumpOptions {
+    /// Pass names (or `all`) to dump before.
+    pub before: Vec<String>,
+    /// Pass names (or `all`) to dump after.
+    pub after: Vec<String>,
+}
+
+impl DumpOptions {
+    fn wants(list: &[String], name: &str) -> bool {
+        list.iter().any(|p| p == "all" || p.eq_ignore_ascii_case(name))
+    }
+}
+
+/// A pipeline failure: the verifier rejected a pass's output.
+#[derive(Clone, Debug)]
+pub struct PipelineError {
+    /// The pass after which verification failed.
+    pub pass: &'static str,
+    /// The verifier's report.
+    pub report: String,
+}
+
+/// Runs passes in order.
+#[derive(Default)]
+pub struct PassManager {
+    passes: Vec<Box<dyn Pass>>,
+    /// Verify after every pass.
+    pub verify: bool,
+    /// Dumps to produce.
+    pub dumps: DumpOptions,
+    /// Compile for this architecture instead of the module's `.target` (the SM gate reads it).
+    pub arch: Option<String>,
+}
+
+impl PassManager {
+    /// An empty pipeline; verification on in debug builds.
+    pub fn new() -> Self {
+        PassManager { passes: Vec::new(), verify: cfg!(debug_assertions), dumps: DumpOptions::default(), arch: None }
+    }
+
+    /// Append a pass.
+    pub fn add(&mut self, p: Box<dyn Pass>) -> &mut Self {
+        self.passes.push(p);
+        self
+    }
+
+    /// The pipeline as (phase, name).
+    pub fn pipeline(&self) -> Vec<(u32, &'static str)> {
+        self.passes.iter().map(|p| (p.phase(), p.name())).collect()
+    }
+
+    /// Whether a pass of this name is in the pipeline.
+    pub fn knows(&self, name: &str) -> bool {
+        name == "all" || self.passes.iter().any(|p| p.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Run the pipeline over every function with a body. Dumps go to `dump`.
+    pub fn run(
+        &self,
+        m: &mut Module,
+        diags: &mut Vec<Diagnostic>,
+        dump: &mut dyn FnMut(String),
+    ) -> Result<(), PipelineError> {
+        let mut info = ModuleInfo::of(m);
+        if let Some(a) = &self.arch {
+            info.has_wgmma = info.has_wgmma && a == "sm_90a";
+            info.arch = a.clone();
+        }
+        for f in m.funcs.values_mut().filter(|f| f.has_body) {
+            for p in &self.passes {
+                if DumpOptions::wants(&self.dumps.before, p.name()) {
+                    dump(format!("; IR before {} (phase {})\n{}", p.name(), p.phase(), function_to_string(f)));
+                }
+                let mut cx = PassContext { module: &info, diags: Vec::new() };
+                p.run(f, &mut cx);
+                diags.append(&mut cx.diags);
+                if self.verify {
+                    let errs = verify_function(f);
+                    if !errs.is_empty() {
+                        return Err(PipelineError { pass: p.name(), report: format_errors(f, &errs) });
+                    }
+                }
+                if DumpOptions::wants(&self.dumps.after, p.name()) {
+                    dump(format!("; IR after {} (phase {})\n{}", p.name(), p.phase(), function_to_string(f)));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,166 @@
+//! The verifier: structural rules every function must satisfy between passes.
+//!
+//! It checks CFG consistency (terminators last, branch targets laid out),
+//! operand kinds and counts against each GMMA opcode's signature, register
+//! classes (wgmma accumulators are class 6, guards are predicates) and that
+//! every register named is declared. It reports every violation, with the
+//! instruction, and never panics: the pass manager runs it after each pass.
+
+use crate::entities::Inst;
+use crate::function::{Function, RegClass};
+use crate::instructions::{Opcode, Operand, Role};
+use crate::wgmma_form::WgmmaForm;
+use crate::write::write_inst;
+use std::fmt;
+
+/// One violation.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct VerifierError {
+    /// The offending instruction, if the rule is about one.
+    pub inst: Option<Inst>,
+    /// Its PTX line.
+    pub line: u32,
+    /// The rule broken.
+    pub message: String,
+}
+
+impl fmt::Display for VerifierError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.inst {
+            Some(i) => write!(f, "{i} (line {}): {}", self.line, self.message),
+            None => write!(f, "{}", self.message),
+        }
+    }
+}
+
+fn regs_ok(f: &Function, op: &Operand) -> bool {
+    let mut ok = true;
+    op.for_each_reg(&mut |r| ok &= f.vregs.is_valid(r));
+    ok
+}
+
+/// Verify `f`; an empty vector means it is well formed.
+pub fn verify_function(f: &Function) -> Vec<VerifierError> {
+    let mut errs = Vec::new();
+    let mut seen = cranelift_entity::SecondaryMap::<Inst, bool>::new();
+    for &b in f.layout.blocks() {
+        if !f.blocks.is_valid(b) {
+            errs.push(VerifierError { inst: None, line: 0, message: format!("{b} is laid out but not defined") });
+            continue;
+        }
+        let insts = f.layout.block_insts(b);
+        for (k, &i) in insts.iter().enumerate() {
+            let mut err = |message: String| {
+                let line = f.insts.get(i).map_or(0, |d| d.line);
+                errs.push(VerifierError { inst: Some(i), line, message });
+            };
+            let Some(d) = f.insts.get(i) else {
+                err(format!("{i} is laid out but not defined"));
+                continue;
+            };
+            if seen[i] {
+                err(format!("{i} is laid out twice"));
+            }
+            seen[i] = true;
+            if f.layout.inst_block(i) != Some(b) {
+                err(format!("{i} is listed in {b} but the layout places it elsewhere"));
+            }
+            if d.opcode.is_terminator() && k + 1 != insts.len() {
+                err(format!("terminator '{}' is not the last instruction of its block", d.mnemonic()));
+            }
+            if d.opcode == Opcode::Branch {
+                match d.branch_target() {
+                    Some(t) if f.blocks.is_valid(t) && f.layout.blocks().contains(&t) => {}
+                    _ => err("branch target is not a laid-out block".into()),
+                }
+            }
+            if let Some(g) = d.guard {
+                if !f.vregs.is_valid(g.reg) {
+                    err("guard names an undeclared register".into());
+                } else if f.vregs[g.reg].class != RegClass::Pred {
+                    err(format!("guard '{}' is not a predicate", f.vregs[g.reg].name));
+                }
+            }
+            if d.slots.iter().any(|s| !regs_ok(f, &s.op)) {
+                err("operand names an undeclared register".into());
+                continue;
+            }
+            verify_signature(f, d, &mut err);
+        }
+    }
+    errs
+}
+
+fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut impl FnMut(String)) {
+    match d.opcode {
+        Opcode::WgmmaFence | Opcode::WgmmaCommitGroup | Opcode::WarpgroupArrive | Opcode::WarpgroupCommitBatch => {
+            if !d.slots.is_empty() {
+                err(format!("'{}' takes no operands, found {}", d.mnemonic(), d.slots.len()));
+            }
+        }
+        Opcode::WgmmaWaitGroup | Opcode::WarpgroupWait => {
+            if d.slots.len() != 1 || d.wait_count().is_none() {
+                err(format!("'{}' takes one integer constant", d.mnemonic()));
+            }
+        }
+        Opcode::WgmmaMmaAsync => {
+            let form = match WgmmaForm::decode(&d.mods[1..]) {
+                Ok(form) => form,
+                Err(e) => return err(format!("wgmma.mma_async: {e}")),
+            };
+            let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
+            let want = form.operand_count(a_regs);
+            if d.slots.len() != want {
+                return err(format!("wgmma.mma_async takes {want} operands here, found {}", d.slots.len()));
+            }
+            match &d.slots[0] {
+                s if s.role != Role::DefUse => err("wgmma accumulator operand must be 'inout'".into()),
+                s => match &s.op {
+                    Operand::Vector(v) if v.len() == form.accumulator_regs() => {
+                        for o in v {
+                            match o {
+                                Operand::Reg(r) if f.vregs[*r].class == RegClass::Tensor => {}
+                                Operand::Reg(r) => err(format!(
+                                    "wgmma accumulator '{}' is not in register class 6",
+                                    f.vregs[*r].name
+                                )),
+                                _ => err("wgmma accumulator vector holds a non-register".into()),
+                            }
+                        }
+                    }
+                    Operand::Vector(v) => err(format!(
+                        "wgmma accumulator vector has {} registers, the shape needs {}",
+                        v.len(),
+                        form.accumulator_regs()
+                    )),
+                    _ => err("wgmma accumulator must be a register vector".into()),
+                },
+            }
+            if let Some(Operand::Vector(v)) = d.slots.get(1).map(|s| &s.op) {
+                if v.len() != form.a_fragment_regs() {
+                    err(format!("wgmma A fragment has {} registers, needs {}", v.len(), form.a_fragment_regs()));
+                }
+            }
+            for s in d.slots.iter().skip(1) {
+                if s.role != Role::Use {
+                    err("wgmma inputs must be read-only operands".into());
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Render the errors with the instruction text, one per line.
+pub fn format_errors(f: &Function, errs: &[VerifierError]) -> String {
+    let mut s = String::new();
+    for e in errs {
+        s.push_str(&format!("function '{}': {e}", f.name));
+        if let Some(i) = e.inst.filter(|i| f.insts.is_valid(*i)) {
+            s.push_str("\n    ");
+            write_inst(&mut s, f, &f.insts[i]);
+        }
+        s.push('\n');
+    }
+    s
+}

@@ -1,0 +1,252 @@
+//! The decoded form of a `wgmma.mma_async`: shape, types and operand layout.
+//!
+//! Phases 85/87 need the accumulator and A-fragment register counts, and the
+//! lowering needs the SASS opcode family; all of it follows from the dotted
+//! modifiers, so it is decoded on demand here rather than stored twice.
+
+use std::fmt;
+
+/// An element type of a wgmma operand.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum ElemType {
+    F16,
+    Bf16,
+    Tf32,
+    E4m3,
+    E5m2,
+    S8,
+    U8,
+    B1,
+    F32,
+    S32,
+}
+
+impl ElemType {
+    /// Parse a PTX type modifier (`f16`, `e4m3`, ...).
+    pub fn from_ptx(s: &str) -> Option<ElemType> {
+        Some(match s {
+            "f16" => ElemType::F16,
+            "bf16" => ElemType::Bf16,
+            "tf32" => ElemType::Tf32,
+            "e4m3" => ElemType::E4m3,
+            "e5m2" => ElemType::E5m2,
+            "s8" => ElemType::S8,
+            "u8" => ElemType::U8,
+            "b1" => ElemType::B1,
+            "f32" => ElemType::F32,
+            "s32" => ElemType::S32,
+            _ => return None,
+        })
+    }
+    /// The PTX spelling.
+    pub fn ptx(self) -> &'static str {
+        match self {
+            ElemType::F16 => "f16",
+            ElemType::Bf16 => "bf16",
+            ElemType::Tf32 => "tf32",
+            ElemType::E4m3 => "e4m3",
+            ElemType::E5m2 => "e5m2",
+            ElemType::S8 => "s8",
+            ElemType::U8 => "u8",
+            ElemType::B1 => "b1",
+            ElemType::F32 => "f32",
+            ElemType::S32 => "s32",
+        }
+    }
+    /// Bits per element.
+    pub fn bits(self) -> u32 {
+        match self {
+            ElemType::B1 => 1,
+            ElemType::E4m3 | ElemType::E5m2 | ElemType::S8 | ElemType::U8 => 8,
+            ElemType::F16 | ElemType::Bf16 => 16,
+            ElemType::Tf32 | ElemType::F32 | ElemType::S32 => 32,
+        }
+    }
+}
+
+/// Which ISA table a wgmma belongs to.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Family {
+    /// `.f16` / `.bf16` inputs (transpose allowed).
+    Half,
+    /// `.tf32`
+    Tf32,
+    /// `.e4m3` / `.e5m2`
+    Fp8,
+    /// `.s8` / `.u8`
+    Int8,
+    /// `.b1` with `.and.popc`
+    Bit,
+}
+
+/// Everything the modifiers of a `wgmma.mma_async` say.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct WgmmaForm {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub dtype: ElemType,
+    pub atype: ElemType,
+    pub btype: ElemType,
+    pub satfinite: bool,
+    pub family: Family,
+}
+
+/// Why a modifier list is not a valid wgmma.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum FormError {
+    /// No `.mMnNkK` modifier.
+    MissingShape,
+    /// The shape is not in the ISA table of this type.
+    BadShape(String),
+    /// The type combination is not in the ISA.
+    BadTypes(String),
+    /// An unknown modifier.
+    UnknownModifier(String),
+}
+
+impl fmt::Display for FormError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FormError::MissingShape => write!(f, "missing shape"),
+            FormError::BadShape(s) => write!(f, "invalid shape '{s}'"),
+            FormError::BadTypes(s) => write!(f, "invalid type combination '{s}'"),
+            FormError::UnknownModifier(s) => write!(f, "unknown modifier '.{s}'"),
+        }
+    }
+}
+
+fn parse_shape(s: &str) -> Option<(u32, u32, u32)> {
+    let rest = s.strip_prefix('m')?;
+    let (m, rest) = rest.split_once('n')?;
+    let (n, k) = rest.split_once('k')?;
+    Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
+}
+
+/// The N values the ISA allows for the integer and b1 tables (seed 004).
+const INT_NS: [u32; 16] = [8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224];
+
+impl WgmmaForm {
+    /// Decode the modifiers after `wgmma` (starting with `mma_async`).
+    pub fn decode<S: AsRef<str>>(mods: &[S]) -> Result<WgmmaForm, FormError> {
+        let mut shape = None;
+        let mut types = Vec::new();
+        let mut satfinite = false;
+        let mut and = false;
+        let mut popc = false;
+        for m in mods {
+            let m = m.as_ref();
+            match m {
+                "mma_async" | "sync" | "aligned" => {}
+                "satfinite" => satfinite = true,
+                "and" => and = true,
+                "popc" => popc = true,
+                _ => {
+                    if let Some(t) = ElemType::from_ptx(m) {
+                        types.push(t);
+                    } else if let Some(s) = parse_shape(m) {
+                        shape = Some((s, m.to_string()));
+                    } else {
+                        return Err(FormError::UnknownModifier(m.to_string()));
+                    }
+                }
+            }
+        }
+        let ((mm, n, k), shape_text) = shape.ok_or(FormError::MissingShape)?;
+        let type_text = types.iter().map(|t| t.ptx()).collect::<Vec<_>>().join(".");
+        let [dtype, atype, btype] = <[ElemType; 3]>::try_from(types.as_slice())
+            .map_err(|_| FormError::BadTypes(type_text.clone()))?;
+        use ElemType::*;
+        let family = match (dtype, atype, btype) {
+            (F32 | F16, F16, F16) => Family::Half,
+            (F32, Bf16, Bf16) => Family::Half,
+            (F32, Tf32, Tf32) => Family::Tf32,
+            (F32 | F16, E4m3 | E5m2, E4m3 | E5m2) => Family::Fp8,
+            (S32, S8 | U8, S8 | U8) => Family::Int8,
+            (S32, B1, B1) => Family::Bit,
+            _ => return Err(FormError::BadTypes(type_text)),
+        };
+        if satfinite && family != Family::Int8 {
+            return Err(FormError::UnknownModifier("satfinite".into()));
+        }
+        if (and || popc) != (family == Family::Bit) || (family == Family::Bit && !(and && popc)) {
+            return Err(FormError::BadTypes(type_text));
+        }
+        let want_k = 256 / atype.bits().max(1);
+        let want_k = if atype == B1 { 256 } else { want_k };
+        let n_ok = match family {
+            Family::Int8 => INT_NS.contains(&n),
+            Family::Bit => INT_NS.contains(&n) || n == 240 || n == 256,
+            _ => n % 8 == 0 && (8..=256).contains(&n),
+        };
+        if mm != 64 || k != want_k || !n_ok {
+            return Err(FormError::BadShape(shape_text));
+        }
+        Ok(WgmmaForm { m: mm, n, k, dtype, atype, btype, satfinite, family })
+    }
+
+    /// Number of 32-bit accumulator registers per thread: N/2 for `.f32`/`.s32`, N/4 for `.f16`.
+    pub fn accumulator_regs(&self) -> usize {
+        if self.dtype == ElemType::F16 {
+            (self.n / 4) as usize
+        } else {
+            (self.n / 2) as usize
+        }
+    }
+
+    /// Number of 32-bit A-fragment registers per thread in the register-A form (64xK / 128 threads).
+    pub fn a_fragment_regs(&self) -> usize {
+        (self.m * self.k * self.atype.bits() / (128 * 32)) as usize
+    }
+
+    /// Operand count of the descriptor-A form (seed 004 syntax tables).
+    pub fn operand_count(&self, a_in_regs: bool) -> usize {
+        match self.family {
+            Family::Half if a_in_regs => 7,
+            Family::Half => 8,
+            Family::Tf32 | Family::Fp8 => 6,
+            Family::Int8 | Family::Bit => 4,
+        }
+    }
+
+    /// The SASS opcode family: HGMMA, QGMMA, IGMMA or BGMMA.
+    pub fn sass_opcode(&self) -> &'static str {
+        match self.family {
+            Family::Half | Family::Tf32 => "HGMMA",
+            Family::Fp8 => "QGMMA",
+            Family::Int8 => "IGMMA",
+            Family::Bit => "BGMMA",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Result<WgmmaForm, FormError> {
+        WgmmaForm::decode(&s.split('.').collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn register_counts_follow_the_isa() {
+        let f = d("mma_async.sync.aligned.m64n8k16.f32.f16.f16").unwrap();
+        assert_eq!((f.accumulator_regs(), f.a_fragment_regs()), (4, 4));
+        let f = d("mma_async.sync.aligned.m64n72k16.f16.f16.f16").unwrap();
+        assert_eq!(f.accumulator_regs(), 18);
+        let f = d("mma_async.sync.aligned.m64n16k8.f32.tf32.tf32").unwrap();
+        assert_eq!((f.accumulator_regs(), f.a_fragment_regs()), (8, 4));
+        let f = d("mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc").unwrap();
+        assert_eq!((f.family, f.a_fragment_regs()), (Family::Bit, 4));
+    }
+
+    #[test]
+    fn invalid_combinations_are_rejected() {
+        assert!(d("mma_async.sync.aligned.m64n8k16.f16.bf16.bf16").is_err());
+        assert!(d("mma_async.sync.aligned.m64n40k32.s32.s8.s8").is_err());
+        assert!(d("mma_async.sync.aligned.m64n8k32.f32.f16.f16").is_err());
+        assert!(d("mma_async.sync.aligned.m64n8k16.f32.f16.f16.satfinite").is_err());
+        assert!(d("mma_async.sync.aligned.m64n264k16.f32.f16.f16").is_err());
+        assert!(d("mma_async.sync.aligned.m64n8k32.s32.s8.u8.satfinite").is_ok());
+    }
+}

@@ -1,0 +1,9 @@
+//! `ori-lower`: ori's back ends.
+//!
+//! `sass` prints sm_90a SASS-like text in the layout of `cuobjdump -sass`
+//! (the GMMA family exactly as ptxas writes it, so sync skeletons can be
+//! compared with the real compiler's); `ptx` prints the input PTX back with
+//! every decision of phases 85/87 made explicit, a fix-it for kernel authors.
+
+pub mod ptx;
+pub mod sass;

@@ -1,0 +1,226 @@
+//! sm_90a SASS-like text in the layout of `cuobjdump -sass`.
+//!
+//! The GMMA family is written as ptxas 13.0.88 writes it (observed on the
+//! corpus): `HGMMA.64x128x16.F32.BF16` for f16/bf16/tf32 (no input suffix
+//! for f16), `QGMMA.64x64x32.F32.E4M3.E5M2` for fp8, `IGMMA.64x64x32.S8.U8`
+//! (`.SAT` with `.satfinite`) for integers, `BGMMA.64x64x256.AND.POPC` for
+//! b1; `RZ, !UPT` when scale-d is false; `gsb0` on the last wgmma before a
+//! commit or wait; `WARPGROUP.ARRIVE` for fences and injected arrives;
+//! `WARPGROUP.DEPBAR.LE gsb0, 0xN` for waits. Other instructions get the
+//! SASS mnemonic a reader expects. No register allocation or scheduling is
+//! done: virtual registers keep their PTX names.
+
+use ori_ir::{ElemType, Family, Function, InstData, Module, Opcode, Operand, WgmmaForm};
+use std::fmt::Write;
+
+/// Upper-case SASS spelling of a wgmma type.
+fn ty(t: ElemType) -> &'static str {
+    match t {
+        ElemType::F16 => "F16",
+        ElemType::Bf16 => "BF16",
+        ElemType::Tf32 => "TF32",
+        ElemType::E4m3 => "E4M3",
+        ElemType::E5m2 => "E5M2",
+        ElemType::S8 => "S8",
+        ElemType::U8 => "U8",
+        ElemType::B1 => "B1",
+        ElemType::F32 => "F32",
+        ElemType::S32 => "S32",
+    }
+}
+
+/// The opcode token of a wgmma: `HGMMA.64x8x16.F32.BF16` and friends.
+pub fn gmma_opcode(d: &InstData) -> Option<String> {
+    let form = WgmmaForm::decode(d.mods.get(1..)?).ok()?;
+    let mut s = format!("{}.{}x{}x{}", form.sass_opcode(), form.m, form.n, form.k);
+    match form.family {
+        Family::Half | Family::Tf32 => {
+            s.push('.');
+            s.push_str(ty(form.dtype));
+            if form.atype != ElemType::F16 {
+                s.push('.');
+                s.push_str(ty(form.atype));
+            }
+        }
+        Family::Fp8 => {
+            let _ = write!(s, ".{}.{}.{}", ty(form.dtype), ty(form.atype), ty(form.btype));
+        }
+        Family::Int8 => {
+            let _ = write!(s, ".{}.{}", ty(form.atype), ty(form.btype));
+            if form.satfinite {
+                s.push_str(".SAT");
+            }
+        }
+        Family::Bit => s.push_str(".AND.POPC"),
+    }
+    // Transposes: imm-trans-a / imm-trans-b (f16/bf16, descriptor form).
+    if form.family == Family::Half {
+        let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
+        let (ta, tb) = if a_regs { (None, d.slots.get(6)) } else { (d.slots.get(6), d.slots.get(7)) };
+        let is_one = |s: Option<&ori_ir::Slot>| matches!(s.map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(1));
+        if is_one(ta) {
+            s.push_str(".tnspA");
+        }
+        if is_one(tb) {
+            s.push_str(".tnspB");
+        }
+    }
+    Some(s)
+}
+
+fn reg_name(f: &Function, op: &Operand) -> String {
+    let mut s = String::new();
+    match op {
+        Operand::Vector(v) => match v.first() {
+            Some(first) => s.push_str(&reg_name(f, first)),
+            None => s.push_str("RZ"),
+        },
+        o => ori_ir::write::write_operand(&mut s, f, o),
+    }
+    s
+}
+
+/// Whether the wgmma at position `k` of `insts` is the last one before a commit or wait.
+fn carries_gsb0(f: &Function, insts: &[ori_ir::Inst], k: usize) -> bool {
+    for &i in &insts[k + 1..] {
+        let op = f.insts[i].opcode;
+        if op == Opcode::WgmmaMmaAsync {
+            return false;
+        }
+        if op.is_commit() || op.is_wait() {
+            return true;
+        }
+    }
+    false
+}
+
+fn wgmma_text(f: &Function, d: &InstData, gsb0: bool) -> String {
+    let Some(op) = gmma_opcode(d) else { return format!("{} ", d.mnemonic()) };
+    let dreg = d.slots.first().map_or("RZ".to_string(), |s| reg_name(f, &s.op));
+    let mut s = format!("{op} {dreg}, ");
+    if let Some(Operand::Vector(_)) = d.slots.get(1).map(|s| &s.op) {
+        let _ = write!(s, "{}, ", reg_name(f, &d.slots[1].op));
+    }
+    let desc = d.slots.get(if matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_))) { 2 } else { 1 });
+    let _ = write!(s, "gdesc[{}], ", desc.map_or("URZ".into(), |x| reg_name(f, &x.op)));
+    let scale_zero = matches!(d.slots.get(3).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(0));
+    if scale_zero {
+        s.push_str("RZ, !UPT");
+    } else {
+        s.push_str(&dreg);
+        if let Some(ori_ir::Slot { op: Operand::Reg(p) | Operand::NotReg(p), .. }) = d.slots.get(3) {
+            let neg = matches!(d.slots[3].op, Operand::NotReg(_));
+            let _ = write!(s, ", {}{}", if neg { "!" } else { "" }, f.vregs[*p].name);
+        }
+    }
+    if gsb0 {
+        s.push_str(", gsb0");
+    }
+    s
+}
+
+/// SASS mnemonic for a generic PTX instruction.
+fn generic_mnemonic(d: &InstData) -> String {
+    let has = |m: &str| d.has_mod(m);
+    let fty = has("f32") || has("f64") || has("f16") || has("f16x2") || has("bf16") || has("bf16x2");
+    let base = match &*d.name {
+        "add" | "sub" if fty => "FADD",
+        "add" | "sub" => "IADD3",
+        "mul" if fty => "FMUL",
+        "mul" | "mad" if has("wide") => "IMAD.WIDE",
+        "mul" | "mad" => "IMAD",
+        "fma" => "FFMA",
+        "mov" => "MOV",
+        "ld" if has("global") => "LDG.E",
+        "ld" if has("shared") || has("shared::cta") => "LDS",
+        "ld" if has("param") => "LDC",
+        "ld" if has("const") => "LDC",
+        "ld" if has("local") => "LDL",
+        "ld" => "LD.E",
+        "st" if has("global") => "STG.E",
+        "st" if has("shared") || has("shared::cta") => "STS",
+        "st" if has("local") => "STL",
+        "st" => "ST.E",
+        "setp" if fty => "FSETP",
+        "setp" => "ISETP",
+        "selp" => "SEL",
+        "and" | "or" | "xor" | "not" => "LOP3.LUT",
+        "shl" | "shr" => "SHF",
+        "cvt" => "F2F",
+        "cvta" => "MOV",
+        "bar" | "barrier" => "BAR.SYNC",
+        "bra" => "BRA",
+        "ret" => "RET.REL.NODEC",
+        "exit" => "EXIT",
+        "call" => "CALL.REL.NOINC",
+        "max" if fty => "FMNMX",
+        "min" if fty => "FMNMX",
+        "max" | "min" => "IMNMX",
+        "fence" if has("proxy") => "FENCE.VIEW.ASYNC.S",
+        "membar" | "fence" => "MEMBAR",
+        "cp" => "LDGSTS",
+        "shfl" => "SHFL",
+        "mbarrier" => "SYNCS",
+        "ex2" | "lg2" | "rcp" | "rsqrt" | "sqrt" | "sin" | "cos" | "tanh" => "MUFU",
+        "neg" | "abs" => "FADD",
+        other => return other.to_uppercase(),
+    };
+    base.to_string()
+}
+
+fn generic_text(f: &Function, d: &InstData) -> String {
+    let mut s = String::new();
+    if let Some(g) = d.guard {
+        let _ = write!(s, "@{}{} ", if g.negated { "!" } else { "" }, f.vregs[g.reg].name);
+    }
+    s.push_str(&generic_mnemonic(d));
+    for (k, slot) in d.slots.iter().enumerate() {
+        s.push_str(if k == 0 { " " } else { ", " });
+        ori_ir::write::write_operand(&mut s, f, &slot.op);
+    }
+    s
+}
+
+/// One function's SASS-like text.
+pub fn emit_function(out: &mut String, f: &Function) {
+    let _ = writeln!(out, "\t\tFunction : {}", f.name);
+    let _ = writeln!(
+        out,
+        "\t.headerflags\t@\"EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)\" // ori: no register allocation or scheduling; virtual registers keep their PTX names{}",
+        if f.serialized { "; wgmma pipeline serialized" } else { "" }
+    );
+    let mut addr = 0u32;
+    let mut line = |out: &mut String, text: String| {
+        let _ = writeln!(out, "        /*{addr:04x}*/                   {text} ;");
+        addr += 0x10;
+    };
+    for &b in f.layout.blocks() {
+        if let Some(l) = &f.blocks[b].label {
+            let _ = writeln!(out, ".{}:", l.trim_start_matches('$'));
+        }
+        let insts = f.layout.block_insts(b);
+        for (k, &i) in insts.iter().enumerate() {
+            let d = &f.insts[i];
+            match d.opcode {
+                Opcode::WgmmaMmaAsync => line(out, wgmma_text(f, d, carries_gsb0(f, insts, k))),
+                op if op.is_arrive() => line(out, "WARPGROUP.ARRIVE".into()),
+                op if op.is_wait() => {
+                    line(out, format!("WARPGROUP.DEPBAR.LE gsb0, 0x{:x}", d.wait_count().unwrap_or(0)))
+                }
+                op if op.is_commit() => {}
+                _ => line(out, generic_text(f, d)),
+            }
+        }
+    }
+    out.push('\n');
+}
+
+/// The whole module.
+pub fn emit_module(m: &Module) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\n\tcode for {}", m.arch());
+    for f in m.funcs.values().filter(|f| f.has_body) {
+        emit_function(&mut out, f);
+    }
+    out
+}

@@ -1,0 +1,275 @@
+//! The PTX abstract syntax tree produced by [`crate::parse`].
+//!
+//! This module exists so that the lowering (`crate::lower`, written
+//! separately) can consume a PTX module without re-doing any lexical work:
+//! every construct is already split into owned strings / numbers, every
+//! instruction and declaration carries a [`Span`] (1-based line and column)
+//! for diagnostics, and nothing in here refers back to the source text.
+//!
+//! Conventions used throughout:
+//! * Directive and modifier names are stored **without** their leading dot
+//!   (`.shared::cta` becomes `"shared::cta"`, `.u64` becomes `"u64"`).
+//! * Names (registers, symbols, labels) are stored verbatim, including a
+//!   leading `%` or `$` (`"%r12"`, `"$L__BB0_2"`, `"%tid.x"`).
+//! * Nothing here is semantically checked beyond what ptxas reports as a
+//!   parse-level error (see `crate::parser` for the list); type checking,
+//!   operand counts and modifier legality are the lowering's job.
+
+pub use crate::diag::Span;
+
+/// A whole `.ptx` file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Module {
+    /// `.version MAJOR.MINOR`; `(0, 0)` if the directive was missing (an error
+    /// is reported in that case).
+    pub version: (u32, u32),
+    /// `.target` list, verbatim, e.g. `["sm_90a"]` or `["sm_90a", "debug"]`.
+    pub target: Vec<String>,
+    /// `.address_size N` (32 or 64) if present.
+    pub address_size: Option<u32>,
+    /// Functions, module-scope variables and other directives, in source order.
+    pub items: Vec<Item>,
+    /// `.file N "name"` table (timestamps / sizes are dropped).
+    pub files: Vec<(u32, String)>,
+}
+
+/// A module-scope item.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// `.entry` / `.func` definition or prototype (`body == None`).
+    Function(Function),
+    /// Module-scope `.global` / `.shared` / `.const` / `.local` variable.
+    /// A declaration listing several names yields one `Item::Var` per name.
+    Var(VarDecl),
+    /// Anything kept verbatim: `.pragma`, `.section` blocks, `.alias`, ...
+    Directive(Directive),
+}
+
+/// A directive the parser recognises but does not model (kept verbatim).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Directive {
+    /// Directive name without the dot (`"section"`, `"pragma"`, `"callprototype"`).
+    pub name: String,
+    /// The exact source text of the whole directive (including a `.section`
+    /// block's braces, or the string of a `.pragma`).
+    pub text: String,
+    pub span: Span,
+}
+
+/// A kernel (`.entry`) or device function (`.func`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    /// `true` for `.entry`, `false` for `.func`.
+    pub is_entry: bool,
+    /// `"visible"`, `"extern"`, `"weak"` or `"common"` when given.
+    pub linkage: Option<String>,
+    /// Input parameters, in order.
+    pub params: Vec<Param>,
+    /// Return parameters of a `.func (.param .b32 r) f(...)`.
+    pub ret_params: Vec<Param>,
+    /// Performance / attribute directives between the signature and the body,
+    /// e.g. `("maxntid", [128, 1, 1])`, `("minnctapersm", [1])`,
+    /// `("noreturn", [])`.
+    pub perf: Vec<(String, Vec<u64>)>,
+    /// `None` for a prototype ending in `;`.
+    pub body: Option<Vec<Stmt>>,
+    pub span: Span,
+}
+
+/// One parameter of an `.entry` / `.func` (or a return parameter).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    /// State space without the dot: `"param"` (or `"reg"` for `.func` register params).
+    pub space: String,
+    /// Element type without the dot: `"u64"`, `"b8"`, `"pred"`, ...
+    pub ty: String,
+    pub name: String,
+    /// `.align N` (either position: before the type or after `.ptr`).
+    pub align: Option<u32>,
+    /// `Some("global")` for `.ptr .global`; `Some("")` for a bare `.ptr`.
+    pub ptr_space: Option<String>,
+    /// `name[16]` -> `Some(16)`; `name[]` -> `Some(0)`.
+    pub array: Option<u64>,
+    pub span: Span,
+}
+
+/// A variable declaration in a state space (module scope or function scope).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarDecl {
+    /// `"extern"`, `"visible"`, `"weak"`, `"common"` when given.
+    pub linkage: Option<String>,
+    /// `"global"`, `"shared"`, `"const"`, `"local"` or `"param"` (no dot).
+    pub space: String,
+    pub align: Option<u32>,
+    /// `.v2` / `.v4` vector width if given.
+    pub vector: Option<u32>,
+    /// Element type without the dot (`"b8"`, `"f32"`, ...).
+    pub ty: String,
+    pub name: String,
+    /// Array dimensions, outermost first; `None` for an unsized `[]`.
+    pub dims: Vec<Option<u64>>,
+    /// `= 5` or `= {1, 2, {3}}`.
+    pub init: Option<Init>,
+    pub span: Span,
+}
+
+/// An initializer of a [`VarDecl`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Init {
+    /// A single value: an immediate, a symbol, `sym+off`, `generic(sym)`.
+    Expr(Operand),
+    /// A braced list (possibly nested for multi-dimensional arrays).
+    List(Vec<Init>),
+}
+
+/// A statement inside a function body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `.reg .b32 %r<10>, %x;` (`vector` holds `.v2`/`.v4` if given).
+    Reg {
+        ty: String,
+        vector: Option<u32>,
+        align: Option<u32>,
+        names: Vec<RegName>,
+        span: Span,
+    },
+    /// Function-scope `.shared` / `.local` / `.param` / `.global` / `.const`.
+    Var(VarDecl),
+    /// `name:`
+    Label {
+        name: String,
+        span: Span,
+    },
+    Inst(Instruction),
+    /// A nested `{ ... }` block (its own register scope).
+    Scope {
+        body: Vec<Stmt>,
+        span: Span,
+    },
+    /// `.pragma "nounroll";` (the string contents, unquoted).
+    Pragma {
+        text: String,
+        span: Span,
+    },
+    /// `.loc file line col [, function_name sym, inlined_at f l c]`.
+    Loc {
+        file: u32,
+        line: u32,
+        col: u32,
+        function_name: Option<String>,
+        inlined_at: Option<(u32, u32, u32)>,
+        span: Span,
+    },
+    /// Other directives kept verbatim (e.g. `proto: .callprototype ...;`).
+    Directive(Directive),
+}
+
+/// One name in a `.reg` declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegName {
+    /// The prefix, e.g. `"%r"` for `%r<10>` or `"%x"` for `%x`.
+    pub name: String,
+    /// `%r<10>` -> `Some(10)`, declaring `%r0` .. `%r9`.
+    pub range: Option<u32>,
+}
+
+/// A guard predicate `@p` / `@!p`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pred {
+    pub negated: bool,
+    pub reg: String,
+    pub span: Span,
+}
+
+/// One PTX instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instruction {
+    pub pred: Option<Pred>,
+    /// The base opcode, e.g. `"wgmma"`, `"ld"`, `"bra"`.
+    pub opcode: String,
+    /// Dotted modifiers in order, without dots, e.g.
+    /// `["mma_async", "sync", "aligned", "m64n8k16", "f32", "f16", "f16"]`.
+    pub modifiers: Vec<String>,
+    pub operands: Vec<Operand>,
+    pub span: Span,
+}
+
+impl Instruction {
+    /// The full dotted mnemonic, e.g. `"ld.global.v4.u32"`.
+    pub fn mnemonic(&self) -> String {
+        let mut s = self.opcode.clone();
+        for m in &self.modifiers {
+            s.push('.');
+            s.push_str(m);
+        }
+        s
+    }
+
+    /// `true` if `m` (without dot) is one of the modifiers.
+    pub fn has_modifier(&self, m: &str) -> bool {
+        self.modifiers.iter().any(|x| x == m)
+    }
+}
+
+/// An immediate value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Imm {
+    /// Signed decimal/hex/octal/binary literal (fits in `i64`), after folding
+    /// unary minus and `+`/`-` of constants.
+    Int(i64),
+    /// A literal with a `U` suffix, or too large for `i64` (e.g. `0xFFFFFFFFFFFFFFFF`).
+    UInt(u64),
+    /// `0fXXXXXXXX`: the raw IEEE single bits.
+    F32(u32),
+    /// `0dXXXXXXXXXXXXXXXX` or a decimal float such as `1.5`: raw IEEE double bits.
+    F64(u64),
+}
+
+/// Base of an `[...]` address operand.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AddrBase {
+    /// A register (`%rd1`, or a plain name declared with `.reg`).
+    Reg(String),
+    /// A variable, parameter or other symbol (`smem`, `k_param_0`).
+    Symbol(String),
+}
+
+/// An instruction operand (or initializer value) with its span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Operand {
+    pub kind: OperandKind,
+    pub span: Span,
+}
+
+/// The operand forms.
+///
+/// `Reg` vs `Symbol`: names starting with `%` are always `Reg` (this covers
+/// special registers like `%tid.x`, `%laneid`); other names are `Reg` when they
+/// were declared with `.reg` in an enclosing scope of the current function,
+/// `Symbol` otherwise (labels, functions, params, variables).
+#[derive(Clone, Debug, PartialEq)]
+pub enum OperandKind {
+    Reg(String),
+    Symbol(String),
+    /// `sym+8` / `sym-4` outside brackets (address-of plus offset).
+    SymOffset(String, i64),
+    Imm(Imm),
+    /// `{a, b, _}` (elements are `Reg`, `Imm` or `Sink`).
+    Vector(Vec<Operand>),
+    /// `[base]`, `[base+off]`, `[base+-4]`, `[off]` (base `None`).
+    Address {
+        base: Option<AddrBase>,
+        offset: i64,
+    },
+    /// `[tmap, {c0, c1}]`: bracketed list used by tex / tensor (TMA) ops.
+    AddressList(Vec<Operand>),
+    /// `!p` as a source operand.
+    NegPred(String),
+    /// `p|q` (setp / set dual destinations).
+    PredPair(String, String),
+    /// `(a, b)` parenthesised argument list of `call`.
+    CallArgs(Vec<Operand>),
+    /// `_`
+    Sink,
+}

@@ -1,0 +1,534 @@
+//! The PTX lexer: turns source text into a flat list of [`Token`]s.
+//!
+//! It exists separately from the parser so that number syntax, comments and
+//! dotted names are decided in one place. Token choices that matter:
+//!
+//! * `.name` (with optional `::seg` parts, e.g. `.shared::cta`,
+//!   `.L2::cache_hint`, `.L2::256B`) is one [`TokKind::Dotted`] token; both
+//!   directives (`.reg`) and instruction modifiers (`.u32`) use it.
+//! * Identifiers start with a letter, `_`, `$` or `%` and go on with letters,
+//!   digits, `_` and `$`. `%tid.x` is therefore `%tid` + `.x`; the parser joins
+//!   them using [`Token::ws_before`].
+//! * Numbers mirror ptxas's lexer, verified with ptxas 13.0.88: `0x1F`, `0x1FU`,
+//!   `0b101`, octal `017`, decimal `42`/`42U`, `0f3F800000` (exactly 8 hex
+//!   digits), `0d3FF0000000000000` (exactly 16), decimal floats `1.5`, `2e3`.
+//!   Malformed forms are split the way ptxas splits them: `0x;` is `0` then
+//!   `x` (ptxas: "Parsing error near 'x'"), `08` is `0` then `8`, `0f3F80`
+//!   is `0` then identifier `f3F80`.
+//! * Unknown characters become [`TokKind::Punct`] so the parser reports
+//!   "Parsing error near '#': syntax error" like ptxas; an unterminated
+//!   string yields a lone `"` punct (ptxas: near '"'); an unterminated block
+//!   comment is reported here as "Parsing error near '': unexpected EOF while
+//!   scanning" (ptxas's wording, at the line where the comment opens).
+//!
+//! The lexer never panics: all indexing goes through `get`.
+
+use crate::diag::Span;
+
+/// A token kind; the token's text is `&src[span.lo..span.hi]`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TokKind {
+    Ident,
+    /// `.name` / `.name::seg`.
+    Dotted,
+    /// Integer literal; `overflow` if it does not fit in 64 bits.
+    Int {
+        value: u64,
+        unsigned: bool,
+        overflow: bool,
+    },
+    /// `0fXXXXXXXX`
+    F32(u32),
+    /// `0dXXXXXXXXXXXXXXXX`
+    F64(u64),
+    /// Decimal float such as `1.5` (also used for `.version 8.5`).
+    DecFloat(f64),
+    /// String literal (contents without quotes; no escapes are interpreted).
+    Str(String),
+    /// Any other single character (`,;:(){}[]<>+-!@|=` and junk).
+    Punct(char),
+    Eof,
+}
+
+/// One token with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Token {
+    pub kind: TokKind,
+    pub span: Span,
+    /// Whitespace or a comment precedes this token.
+    pub ws_before: bool,
+}
+
+/// A lexical error detected by the lexer itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LexError {
+    pub span: Span,
+    pub message: String,
+}
+
+/// Result of [`lex`]: tokens (always ending with [`TokKind::Eof`]) and errors.
+#[derive(Clone, Debug, Default)]
+pub struct Lexed {
+    pub tokens: Vec<Token>,
+    pub errors: Vec<LexError>,
+}
+
+fn is_ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_' || c == b'$' || c == b'%'
+}
+
+fn is_ident_cont(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$'
+}
+
+struct Cursor<'a> {
+    src: &'a str,
+    b: &'a [u8],
+    pos: usize,
+    line: u32,
+    col: u32,
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&self, k: usize) -> u8 {
+        self.b.get(self.pos + k).copied().unwrap_or(0)
+    }
+
+    /// Advance one character (UTF-8 aware for line/column bookkeeping).
+    fn bump(&mut self) {
+        let c = self.peek(0);
+        if c == 0 && self.pos >= self.b.len() {
+            return;
+        }
+        let len = self
+            .src
+            .get(self.pos..)
+            .and_then(|s| s.chars().next())
+            .map(char::len_utf8)
+            .unwrap_or(1);
+        self.pos += len;
+        if c == b'\n' {
+            self.line += 1;
+            self.col = 1;
+        } else {
+            self.col += 1;
+        }
+    }
+
+    fn bump_n(&mut self, n: usize) {
+        for _ in 0..n {
+            self.bump();
+        }
+    }
+
+    fn at_end(&self) -> bool {
+        self.pos >= self.b.len()
+    }
+
+    fn here(&self) -> Span {
+        Span {
+            lo: self.pos as u32,
+            hi: self.pos as u32,
+            line: self.line,
+            col: self.col,
+        }
+    }
+}
+
+fn count_hex(b: &[u8], from: usize) -> usize {
+    b.get(from..)
+        .map(|s| s.iter().take_while(|c| c.is_ascii_hexdigit()).count())
+        .unwrap_or(0)
+}
+
+fn parse_radix(text: &[u8], radix: u32) -> (u64, bool) {
+    let mut v: u64 = 0;
+    let mut overflow = false;
+    for &c in text {
+        let d = (c as char).to_digit(radix).unwrap_or(0) as u64;
+        match v.checked_mul(radix as u64).and_then(|x| x.checked_add(d)) {
+            Some(n) => v = n,
+            None => overflow = true,
+        }
+    }
+    (v, overflow)
+}
+
+/// Lex a whole source file.
+pub fn lex(src: &str) -> Lexed {
+    let mut cur = Cursor {
+        src,
+        b: src.as_bytes(),
+        pos: 0,
+        line: 1,
+        col: 1,
+    };
+    let mut out = Lexed::default();
+    let mut ws = false;
+    loop {
+        // Skip whitespace and comments.
+        let c = cur.peek(0);
+        if cur.at_end() {
+            break;
+        }
+        if c.is_ascii_whitespace() {
+            cur.bump();
+            ws = true;
+            continue;
+        }
+        if c == b'/' && cur.peek(1) == b'/' {
+            while !cur.at_end() && cur.peek(0) != b'\n' {
+                cur.bump();
+            }
+            ws = true;
+            continue;
+        }
+        if c == b'/' && cur.peek(1) == b'*' {
+            // ptxas reports an unterminated comment at the line it starts on.
+            let open = cur.here();
+            cur.bump_n(2);
+            let mut closed = false;
+            while !cur.at_end() {
+                if cur.peek(0) == b'*' && cur.peek(1) == b'/' {
+                    cur.bump_n(2);
+                    closed = true;
+                    break;
+                }
+                cur.bump();
+            }
+            if !closed {
+                out.errors.push(LexError {
+                    span: open,
+                    message: "Parsing error near '': unexpected EOF while scanning".into(),
+                });
+            }
+            ws = true;
+            continue;
+        }
+
+        let start = cur.here();
+        let kind = lex_one(&mut cur);
+        let mut span = start;
+        span.hi = cur.pos as u32;
+        out.tokens.push(Token {
+            kind,
+            span,
+            ws_before: ws,
+        });
+        ws = false;
+    }
+    out.tokens.push(Token {
+        kind: TokKind::Eof,
+        span: cur.here(),
+        ws_before: ws,
+    });
+    out
+}
+
+fn lex_one(cur: &mut Cursor<'_>) -> TokKind {
+    let c = cur.peek(0);
+    if is_ident_start(c) {
+        // `%` must be followed by an identifier character to be a name.
+        if c == b'%' && !is_ident_cont(cur.peek(1)) {
+            cur.bump();
+            return TokKind::Punct('%');
+        }
+        cur.bump();
+        while is_ident_cont(cur.peek(0)) {
+            cur.bump();
+        }
+        return TokKind::Ident;
+    }
+    if c == b'.' && is_ident_cont(cur.peek(1)) {
+        cur.bump();
+        while is_ident_cont(cur.peek(0)) {
+            cur.bump();
+        }
+        while cur.peek(0) == b':' && cur.peek(1) == b':' && is_ident_cont(cur.peek(2)) {
+            cur.bump_n(2);
+            while is_ident_cont(cur.peek(0)) {
+                cur.bump();
+            }
+        }
+        return TokKind::Dotted;
+    }
+    if c.is_ascii_digit() {
+        return lex_number(cur);
+    }
+    if c == b'"' {
+        // Strings end on the same line.
+        let mut k = 1;
+        loop {
+            match cur.peek(k) {
+                b'"' => break,
+                0 if cur.pos + k >= cur.b.len() => {
+                    cur.bump();
+                    return TokKind::Punct('"');
+                }
+                b'\n' => {
+                    cur.bump();
+                    return TokKind::Punct('"');
+                }
+                b'\\' => k += 2,
+                _ => k += 1,
+            }
+        }
+        let text = cur
+            .src
+            .get(cur.pos + 1..cur.pos + k)
+            .unwrap_or("")
+            .to_string();
+        // k bytes + closing quote; bump per char keeps columns right.
+        let end = cur.pos + k + 1;
+        while cur.pos < end && !cur.at_end() {
+            cur.bump();
+        }
+        return TokKind::Str(text);
+    }
+    // Any other character (possibly multi-byte) is a punct.
+    let ch = cur
+        .src
+        .get(cur.pos..)
+        .and_then(|s| s.chars().next())
+        .unwrap_or('\0');
+    cur.bump();
+    TokKind::Punct(ch)
+}
+
+fn lex_number(cur: &mut Cursor<'_>) -> TokKind {
+    let b = cur.b;
+    let p = cur.pos;
+    let c1 = cur.peek(1);
+    if cur.peek(0) == b'0' {
+        match c1 {
+            b'x' | b'X' => {
+                let n = count_hex(b, p + 2);
+                if n > 0 {
+                    let (v, o) = parse_radix(b.get(p + 2..p + 2 + n).unwrap_or(&[]), 16);
+                    cur.bump_n(2 + n);
+                    return int_suffix(cur, v, o);
+                }
+                cur.bump();
+                return int_tok(0, false, false);
+            }
+            b'b' | b'B' => {
+                let n = b
+                    .get(p + 2..)
+                    .map(|s| s.iter().take_while(|c| **c == b'0' || **c == b'1').count())
+                    .unwrap_or(0);
+                if n > 0 {
+                    let (v, o) = parse_radix(b.get(p + 2..p + 2 + n).unwrap_or(&[]), 2);
+                    cur.bump_n(2 + n);
+                    return int_suffix(cur, v, o);
+                }
+                cur.bump();
+                return int_tok(0, false, false);
+            }
+            b'f' | b'F' | b'd' | b'D' => {
+                let want = if c1 == b'f' || c1 == b'F' { 8 } else { 16 };
+                let n = count_hex(b, p + 2);
+                if n == want && !is_ident_cont(cur.peek(2 + n)) {
+                    let (v, _) = parse_radix(b.get(p + 2..p + 2 + n).unwrap_or(&[]), 16);
+                    cur.bump_n(2 + n);
+                    return if want == 8 {
+                        TokKind::F32(v as u32)
+                    } else {
+                        TokKind::F64(v)
+                    };
+                }
+                cur.bump();
+                return int_tok(0, false, false);
+            }
+            _ => {}
+        }
+    }
+    // Decimal digits run.
+    let n = b
+        .get(p..)
+        .map(|s| s.iter().take_while(|c| c.is_ascii_digit()).count())
+        .unwrap_or(0);
+    let after = cur.peek(n);
+    let exp_follows = |k: usize| -> bool {
+        let e = cur.peek(k);
+        if e != b'e' && e != b'E' {
+            return false;
+        }
+        let s = cur.peek(k + 1);
+        s.is_ascii_digit() || ((s == b'+' || s == b'-') && cur.peek(k + 2).is_ascii_digit())
+    };
+    if after == b'.' && !is_ident_start(cur.peek(n + 1)) || exp_follows(n) {
+        // Decimal float: digits [. digits] [e[+-]digits]
+        let mut k = n;
+        if cur.peek(k) == b'.' {
+            k += 1;
+            while cur.peek(k).is_ascii_digit() {
+                k += 1;
+            }
+        }
+        if exp_follows(k) {
+            k += 2;
+            while cur.peek(k).is_ascii_digit() {
+                k += 1;
+            }
+        }
+        let text = cur.src.get(p..p + k).unwrap_or("0");
+        let v: f64 = text.parse().unwrap_or(0.0);
+        cur.bump_n(k);
+        return TokKind::DecFloat(v);
+    }
+    if cur.peek(0) == b'0' && n > 1 {
+        // Octal: only the leading octal digits belong to this token.
+        let m = b
+            .get(p..p + n)
+            .map(|s| s.iter().take_while(|c| (b'0'..=b'7').contains(c)).count())
+            .unwrap_or(1);
+        let (v, o) = parse_radix(b.get(p + 1..p + m).unwrap_or(&[]), 8);
+        cur.bump_n(m);
+        if m < n {
+            return int_tok(v, false, o);
+        }
+        return int_suffix(cur, v, o);
+    }
+    let (v, o) = parse_radix(b.get(p..p + n).unwrap_or(&[]), 10);
+    cur.bump_n(n);
+    int_suffix(cur, v, o)
+}
+
+fn int_tok(value: u64, unsigned: bool, overflow: bool) -> TokKind {
+    TokKind::Int {
+        value,
+        unsigned,
+        overflow,
+    }
+}
+
+fn int_suffix(cur: &mut Cursor<'_>, v: u64, o: bool) -> TokKind {
+    if cur.peek(0) == b'U' && !is_ident_cont(cur.peek(1)) {
+        cur.bump();
+        return int_tok(v, true, o);
+    }
+    int_tok(v, false, o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(s: &str) -> Vec<TokKind> {
+        lex(s).tokens.into_iter().map(|t| t.kind).collect()
+    }
+
+    fn texts(s: &str) -> Vec<String> {
+        lex(s)
+            .tokens
+            .iter()
+            .map(|t| s[t.span.lo as usize..t.span.hi as usize].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn idents_and_dotted() {
+        assert_eq!(
+            texts("wgmma.mma_async.sync.aligned.m64n8k16.f32 %r1, $L__BB0_2"),
+            vec![
+                "wgmma",
+                ".mma_async",
+                ".sync",
+                ".aligned",
+                ".m64n8k16",
+                ".f32",
+                "%r1",
+                ",",
+                "$L__BB0_2",
+                ""
+            ]
+        );
+        assert_eq!(
+            texts("ld.global.L2::cache_hint.shared::cta.L2::256B"),
+            vec![
+                "ld",
+                ".global",
+                ".L2::cache_hint",
+                ".shared::cta",
+                ".L2::256B",
+                ""
+            ]
+        );
+        let t = lex("%tid.x %r<10>").tokens;
+        assert_eq!(t[0].kind, TokKind::Ident);
+        assert_eq!(t[1].kind, TokKind::Dotted);
+        assert!(!t[1].ws_before);
+        assert!(t[2].ws_before);
+        assert_eq!(t[3].kind, TokKind::Punct('<'));
+    }
+
+    #[test]
+    fn numbers() {
+        let i = |v, u| TokKind::Int {
+            value: v,
+            unsigned: u,
+            overflow: false,
+        };
+        assert_eq!(kinds("42")[0], i(42, false));
+        assert_eq!(kinds("42U")[0], i(42, true));
+        assert_eq!(kinds("0x1F")[0], i(31, false));
+        assert_eq!(kinds("0xFFFFFFFFU")[0], i(0xFFFF_FFFF, true));
+        assert_eq!(kinds("0b101")[0], i(5, false));
+        assert_eq!(kinds("017")[0], i(15, false));
+        assert_eq!(kinds("0")[0], i(0, false));
+        assert_eq!(kinds("0f3F800000")[0], TokKind::F32(0x3F80_0000));
+        assert_eq!(
+            kinds("0d3FF0000000000000")[0],
+            TokKind::F64(0x3FF0_0000_0000_0000)
+        );
+        assert_eq!(kinds("1.5")[0], TokKind::DecFloat(1.5));
+        assert_eq!(kinds("2e3")[0], TokKind::DecFloat(2000.0));
+        assert_eq!(kinds("8.5")[0], TokKind::DecFloat(8.5));
+        match &kinds("99999999999999999999999")[0] {
+            TokKind::Int { overflow, .. } => assert!(overflow),
+            k => panic!("{k:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_numbers_split_like_ptxas() {
+        assert_eq!(texts("0x;"), vec!["0", "x", ";", ""]);
+        assert_eq!(texts("08"), vec!["0", "8", ""]);
+        assert_eq!(texts("0f3F80"), vec!["0", "f3F80", ""]);
+    }
+
+    #[test]
+    fn comments_strings_positions() {
+        let l = lex("// c\n  /* x\n y */ a \"s t\" #");
+        let t = &l.tokens;
+        assert_eq!(t[0].kind, TokKind::Ident);
+        assert_eq!((t[0].span.line, t[0].span.col), (3, 7));
+        assert_eq!(t[1].kind, TokKind::Str("s t".into()));
+        assert_eq!(t[2].kind, TokKind::Punct('#'));
+        assert_eq!((t[2].span.line, t[2].span.col), (3, 15));
+        assert!(l.errors.is_empty());
+    }
+
+    #[test]
+    fn unterminated() {
+        let l = lex("a /* x\n");
+        assert_eq!(l.errors.len(), 1);
+        assert_eq!((l.errors[0].span.line, l.errors[0].span.col), (1, 3));
+        assert!(l.errors[0]
+            .message
+            .contains("unexpected EOF while scanning"));
+        let t = lex("\"abc\nx");
+        assert_eq!(t.tokens[0].kind, TokKind::Punct('"'));
+        assert_eq!(t.tokens[1].kind, TokKind::Ident);
+    }
+
+    #[test]
+    fn never_panics_on_odd_bytes() {
+        for s in [
+            "", "%", ".", "0x", "0f", "0d1", "\"", "/*", "é.é", "1e", "1e+", "0b", "%é",
+        ] {
+            let l = lex(s);
+            assert_eq!(l.tokens.last().map(|t| &t.kind), Some(&TokKind::Eof));
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Handlers for ordinary PTX instructions: exact def/use sets.
+//!
+//! Phase 87 decides conflicts from which registers an instruction reads and
+//! writes, so these handlers get that right: the destination comes first;
+//! `st`, `red`, `bar`, `prefetch` and friends define nothing; `setp` may
+//! define `p|q`; vector loads define every register of the vector; `call`
+//! defines its return parameters and uses its arguments.
+
+use super::{dest_first, LowerCx};
+use crate::ast;
+use ori_ir::{InstData, Operand, Slot};
+
+/// Base mnemonics (or `base.first_modifier`) that define no register.
+fn defines_nothing(i: &ast::Instruction) -> bool {
+    let first = i.modifiers.first().map(String::as_str).unwrap_or("");
+    match i.opcode.as_str() {
+        "st" | "red" | "bar" | "barrier" | "membar" | "fence" | "prefetch" | "prefetchu"
+        | "trap" | "brkpt" | "pmevent" | "nanosleep" | "griddepcontrol" | "stmatrix" | "sust"
+        | "sured" | "discard" | "applypriority" | "setmaxnreg" | "stackrestore" | "tensormap" => {
+            true
+        }
+        "cp" => !matches!(first, "reduce"),
+        "mbarrier" => {
+            matches!(first, "init" | "inval" | "expect_tx" | "complete_tx")
+                || (first == "arrive"
+                    && matches!(
+                        i.operands.first().map(|o| &o.kind),
+                        Some(ast::OperandKind::Sink)
+                    ))
+        }
+        "multimem" => first != "ld_reduce",
+        _ => false,
+    }
+}
+
+fn lower_operands(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Vec<Operand>> {
+    let mut ops = Vec::with_capacity(i.operands.len());
+    let mut ok = true;
+    for o in &i.operands {
+        match cx.operand(o) {
+            Some(x) => ops.push(x),
+            None => ok = false,
+        }
+    }
+    ok.then_some(ops)
+}
+
+fn mods(i: &ast::Instruction) -> Vec<&str> {
+    i.modifiers.iter().map(String::as_str).collect()
+}
+
+/// Any instruction without a handler of its own.
+pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
+    let ops = lower_operands(cx, i)?;
+    let slots: Vec<Slot> = if defines_nothing(i) {
+        ops.into_iter().map(Slot::use_).collect()
+    } else {
+        dest_first(ops)
+    };
+    Some(InstData::new(&i.opcode, &mods(i), slots, i.span.line))
+}
+
+/// `bra LABEL`.
+pub fn lower_branch(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
+    if i.operands.len() != 1 {
+        cx.error(i.span, "Arguments mismatch for instruction 'bra'");
+        return None;
+    }
+    let t = cx.label_target(&i.operands[0])?;
+    Some(InstData::new("bra", &mods(i), [Slot::use_(t)], i.span.line))
+}
+
+/// `ret` / `exit`.
+pub fn lower_return(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
+    if !i.operands.is_empty() {
+        cx.error(
+            i.span,
+            format!("Arguments mismatch for instruction '{}'", i.opcode),
+        );
+        return None;
+    }
+    Some(InstData::new(&i.opcode, &mods(i), [], i.span.line))
+}
+
+/// `call (ret), f, (args)` / `call f, (args)` / `call f`.
+pub fn lower_call(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
+    let ops = lower_operands(cx, i)?;
+    let mut slots = Vec::with_capacity(ops.len());
+    let mut seen_callee = false;
+    for o in ops {
+        match o {
+            Operand::Args(_) if !seen_callee => slots.push(Slot::def(o)),
+            Operand::Sym(_) if !seen_callee => {
+                seen_callee = true;
+                slots.push(Slot::use_(o));
+            }
+            _ => slots.push(Slot::use_(o)),
+        }
+    }
+    if !seen_callee {
+        cx.error(i.span, "Arguments mismatch for instruction 'call'");
+        return None;
+    }
+    Some(InstData::new("call", &mods(i), slots, i.span.line))
+}

@@ -1,0 +1,202 @@
+//! The mnemonic-keyed handler table.
+//!
+//! As in ptxas (seed 003: `sub_5D4190` registers `wgmma.mma_async` →
+//! `sub_50AC70`, `wgmma.fence` → `sub_4DA380`, ...), each PTX mnemonic
+//! family maps to one handler that checks the instruction and builds its Ori
+//! form. The wgmma family and the internal `_warpgroup.*` ops have their own
+//! handlers (`wgmma.rs`); everything else goes through the generic
+//! def/use handlers (`generic.rs`).
+
+use super::LowerCx;
+use crate::ast;
+use fxhash::FxHashMap;
+use ori_ir::InstData;
+
+/// A handler: check one instruction and build its IR form (None after reporting an error).
+pub type Handler = fn(&mut LowerCx<'_>, &ast::Instruction) -> Option<InstData>;
+
+/// Table from mnemonic key (`wgmma.mma_async`, `add`, ...) to handler.
+pub type HandlerTable = FxHashMap<&'static str, Handler>;
+
+/// Every PTX base mnemonic ori accepts through the generic handler.
+const GENERIC: &[&str] = &[
+    "abs",
+    "activemask",
+    "add",
+    "addc",
+    "and",
+    "applypriority",
+    "atom",
+    "bar",
+    "barrier",
+    "bfe",
+    "bfi",
+    "bfind",
+    "bmsk",
+    "brev",
+    "brkpt",
+    "clz",
+    "cnot",
+    "copysign",
+    "cos",
+    "cp",
+    "createpolicy",
+    "cvt",
+    "cvta",
+    "discard",
+    "div",
+    "dp2a",
+    "dp4a",
+    "elect",
+    "ex2",
+    "fence",
+    "fma",
+    "fns",
+    "getctarank",
+    "griddepcontrol",
+    "isspacep",
+    "istypeof",
+    "ld",
+    "ldmatrix",
+    "ldu",
+    "lg2",
+    "lop3",
+    "mad",
+    "mad24",
+    "madc",
+    "mapa",
+    "match",
+    "max",
+    "mbarrier",
+    "membar",
+    "min",
+    "mma",
+    "mov",
+    "movmatrix",
+    "mul",
+    "mul24",
+    "multimem",
+    "nanosleep",
+    "neg",
+    "not",
+    "or",
+    "pmevent",
+    "popc",
+    "prefetch",
+    "prefetchu",
+    "prmt",
+    "rcp",
+    "red",
+    "redux",
+    "rem",
+    "rsqrt",
+    "sad",
+    "selp",
+    "set",
+    "setmaxnreg",
+    "setp",
+    "shf",
+    "shfl",
+    "shl",
+    "shr",
+    "sin",
+    "slct",
+    "sqrt",
+    "st",
+    "stackrestore",
+    "stacksave",
+    "stmatrix",
+    "sub",
+    "subc",
+    "suld",
+    "suq",
+    "sured",
+    "sust",
+    "szext",
+    "tanh",
+    "tensormap",
+    "testp",
+    "tex",
+    "tld4",
+    "trap",
+    "txq",
+    "vabsdiff",
+    "vadd",
+    "vmax",
+    "vmin",
+    "vote",
+    "vset",
+    "vshl",
+    "vshr",
+    "vsub",
+    "wmma",
+    "xor",
+    "alloca",
+    "clusterlaunchcontrol",
+    "tcgen05",
+    "cp.async",
+    "st.async",
+    "red.async",
+    "ld.global.nc",
+];
+
+/// Build the table.
+pub fn handler_table() -> HandlerTable {
+    let mut t: HandlerTable = FxHashMap::default();
+    t.insert("wgmma.mma_async", super::wgmma::lower_mma_async as Handler);
+    t.insert("wgmma.fence", super::wgmma::lower_fence as Handler);
+    t.insert(
+        "wgmma.commit_group",
+        super::wgmma::lower_commit_group as Handler,
+    );
+    t.insert(
+        "wgmma.wait_group",
+        super::wgmma::lower_wait_group as Handler,
+    );
+    t.insert("_warpgroup.arrive", super::wgmma::lower_internal as Handler);
+    t.insert("_warpgroup.wait", super::wgmma::lower_internal as Handler);
+    t.insert(
+        "_warpgroup.commit_batch",
+        super::wgmma::lower_internal as Handler,
+    );
+    t.insert("bra", super::generic::lower_branch as Handler);
+    t.insert("ret", super::generic::lower_return as Handler);
+    t.insert("exit", super::generic::lower_return as Handler);
+    t.insert("call", super::generic::lower_call as Handler);
+    for g in GENERIC {
+        t.insert(g, super::generic::lower_generic as Handler);
+    }
+    t
+}
+
+/// Look the instruction up (most specific key first) and run its handler.
+pub fn lower_inst(
+    cx: &mut LowerCx<'_>,
+    i: &ast::Instruction,
+    table: &HandlerTable,
+) -> Option<InstData> {
+    let key2 = i.modifiers.first().map(|m| format!("{}.{}", i.opcode, m));
+    let handler = key2
+        .as_deref()
+        .and_then(|k| table.get(k))
+        .or_else(|| table.get(i.opcode.as_str()));
+    let Some(handler) = handler else {
+        if i.opcode == "wgmma" || i.opcode == "_warpgroup" {
+            let m = i.modifiers.first().map(String::as_str).unwrap_or("");
+            cx.error(i.span, format!("Unknown modifier '.{m}'"));
+        } else {
+            cx.error(
+                i.span,
+                format!("Not a name of any known instruction: '{}'", i.opcode),
+            );
+        }
+        return None;
+    };
+    let guard = match &i.pred {
+        Some(p) => Some(cx.guard(p)?),
+        None => None,
+    };
+    let mut data = handler(cx, i)?;
+    data.guard = guard;
+    Some(data)
+}

@@ -1,0 +1,432 @@
+//! Lowering of the PTX AST to Ori IR.
+//!
+//! ptxas lowers PTX through a table that maps each mnemonic to a handler
+//! (seed 003, "PTX Instruction Handlers"); ori does the same (`handlers`).
+//! This module walks functions and statements — declarations become virtual
+//! registers with register classes, labels and branches become blocks —
+//! and calls the handler of each instruction. Every problem becomes a `Diag`
+//! in ptxas's wording and layout, and lowering goes on to find the next one.
+
+mod generic;
+mod handlers;
+mod wgmma;
+
+pub use handlers::{handler_table, Handler, HandlerTable};
+
+use crate::ast;
+use crate::diag::{Diag, Severity, Span};
+use fxhash::FxHashMap;
+use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot};
+
+/// State shared by the handlers while one function is lowered.
+pub struct LowerCx<'a> {
+    /// Input file name, for diagnostics.
+    pub file: &'a str,
+    /// The function being built.
+    pub func: Function,
+    /// The module's target list.
+    pub target: &'a [String],
+    /// `.version` of the module.
+    pub version: (u32, u32),
+    /// Labels seen or referenced, with their blocks.
+    labels: FxHashMap<String, Block>,
+    /// Labels that were defined (placed).
+    placed: FxHashMap<String, Span>,
+    /// Labels referenced, with the first reference's span.
+    referenced: Vec<(String, Span)>,
+    /// Names of module-scope and function-scope symbols (params, variables, functions).
+    symbols: &'a FxHashMap<String, ()>,
+    /// Local (function-scope) variable names.
+    locals: FxHashMap<String, ()>,
+    /// Diagnostics.
+    pub diags: Vec<Diag>,
+    cur: Block,
+    /// Set after a terminator: the next instruction starts a new block.
+    need_block: bool,
+}
+
+impl LowerCx<'_> {
+    /// Record an error at a span.
+    pub fn error(&mut self, span: Span, message: impl Into<String>) {
+        self.diags
+            .push(Diag::new(self.file, span, Severity::Error, message));
+    }
+
+    /// Whether the target list names sm_90a.
+    pub fn is_sm90a(&self) -> bool {
+        self.target.iter().any(|t| t == "sm_90a")
+    }
+
+    /// The architecture named in `.target`.
+    pub fn arch(&self) -> &str {
+        self.target
+            .iter()
+            .find(|t| t.starts_with("sm_"))
+            .map_or("", |t| t.as_str())
+    }
+
+    fn label_block(&mut self, name: &str) -> Block {
+        if let Some(b) = self.labels.get(name) {
+            return *b;
+        }
+        let b = self.func.blocks.push(ori_ir::BlockData {
+            label: Some(name.into()),
+        });
+        self.labels.insert(name.to_string(), b);
+        b
+    }
+
+    /// Resolve an AST operand to an IR operand; unknown names are reported.
+    pub fn operand(&mut self, op: &ast::Operand) -> Option<Operand> {
+        use ast::OperandKind as K;
+        Some(match &op.kind {
+            K::Reg(n) | K::Symbol(n) => self.name(n, op.span)?,
+            K::SymOffset(n, off) => {
+                // `sym+8` outside brackets: an address-of expression.
+                if !self.is_symbol(n) {
+                    self.error(op.span, format!("Unknown symbol '{n}'"));
+                    return None;
+                }
+                Operand::Addr {
+                    base: ori_ir::AddrBase::Sym(n.as_str().into()),
+                    offset: *off,
+                }
+            }
+            K::Imm(i) => Operand::Imm(match *i {
+                ast::Imm::Int(v) => ori_ir::Imm::Int(v),
+                ast::Imm::UInt(v) => ori_ir::Imm::Hex(v),
+                ast::Imm::F32(v) => ori_ir::Imm::F32(v),
+                ast::Imm::F64(v) => ori_ir::Imm::F64(v),
+            }),
+            K::Vector(v) => {
+                let mut out = Vec::with_capacity(v.len());
+                for o in v {
+                    out.push(self.operand(o)?);
+                }
+                Operand::Vector(out)
+            }
+            K::CallArgs(v) => {
+                let mut out = Vec::with_capacity(v.len());
+                for o in v {
+                    out.push(self.operand(o)?);
+                }
+                Operand::Args(out)
+            }
+            K::AddressList(v) => {
+                // `[a, b]` (e.g. tensor coordinates): keep as a vector of operands.
+                let mut out = Vec::with_capacity(v.len());
+                for o in v {
+                    out.push(self.operand(o)?);
+                }
+                Operand::Vector(out)
+            }
+            K::Address { base, offset } => {
+                let base = match base {
+                    None => ori_ir::AddrBase::None,
+                    Some(ast::AddrBase::Reg(n)) | Some(ast::AddrBase::Symbol(n)) => {
+                        if let Some(r) = self.func.reg(n) {
+                            ori_ir::AddrBase::Reg(r)
+                        } else if self.is_symbol(n) {
+                            ori_ir::AddrBase::Sym(n.as_str().into())
+                        } else {
+                            self.error(op.span, format!("Unknown symbol '{n}'"));
+                            return None;
+                        }
+                    }
+                };
+                Operand::Addr {
+                    base,
+                    offset: *offset,
+                }
+            }
+            K::NegPred(n) => match self.func.reg(n) {
+                Some(r) => Operand::NotReg(r),
+                None => {
+                    self.error(op.span, format!("Unknown symbol '{n}'"));
+                    return None;
+                }
+            },
+            K::PredPair(a, b) => {
+                let (ra, rb) = (self.func.reg(a), self.func.reg(b));
+                match (ra, rb) {
+                    (Some(ra), Some(rb)) => Operand::PredPair(ra, rb),
+                    _ => {
+                        let bad = if ra.is_none() { a } else { b };
+                        self.error(op.span, format!("Unknown symbol '{bad}'"));
+                        return None;
+                    }
+                }
+            }
+            K::Sink => Operand::Sink,
+        })
+    }
+
+    fn is_symbol(&self, n: &str) -> bool {
+        self.symbols.contains_key(n)
+            || self.locals.contains_key(n)
+            || self.func.params.iter().any(|p| &*p.name == n)
+            || self.func.ret_params.iter().any(|p| &*p.name == n)
+    }
+
+    fn name(&mut self, n: &str, span: Span) -> Option<Operand> {
+        if let Some(r) = self.func.reg(n) {
+            return Some(Operand::Reg(r));
+        }
+        if ori_ir::parse::is_special_register(n) {
+            return Some(Operand::Special(n.into()));
+        }
+        if self.is_symbol(n) {
+            return Some(Operand::Sym(n.into()));
+        }
+        if self.labels.contains_key(n) || n.starts_with('$') || self.placed.contains_key(n) {
+            self.referenced.push((n.to_string(), span));
+            return Some(Operand::Block(self.label_block(n)));
+        }
+        self.error(span, format!("Unknown symbol '{n}'"));
+        None
+    }
+
+    /// Resolve a branch target label.
+    pub fn label_target(&mut self, op: &ast::Operand) -> Option<Operand> {
+        match &op.kind {
+            ast::OperandKind::Reg(n) | ast::OperandKind::Symbol(n) => {
+                self.referenced.push((n.clone(), op.span));
+                Some(Operand::Block(self.label_block(n)))
+            }
+            _ => {
+                self.error(op.span, "Arguments mismatch for instruction 'bra'");
+                None
+            }
+        }
+    }
+
+    /// Resolve a guard predicate.
+    pub fn guard(&mut self, p: &ast::Pred) -> Option<Guard> {
+        match self.func.reg(&p.reg) {
+            Some(r) => Some(Guard {
+                reg: r,
+                negated: p.negated,
+            }),
+            None => {
+                self.error(p.span, format!("Unknown symbol '{}'", p.reg));
+                None
+            }
+        }
+    }
+
+    /// Mark a register as a tensor/accumulator register (class 6).
+    pub fn make_tensor(&mut self, op: &Operand) {
+        let func = &mut self.func;
+        op.for_each_reg(&mut |r| func.vregs[r].class = RegClass::Tensor);
+    }
+
+    fn push(&mut self, data: ori_ir::InstData) {
+        if self.need_block {
+            self.cur = self.func.append_block(None);
+            self.need_block = false;
+        }
+        let term = data.opcode.is_terminator();
+        self.func.append_inst(self.cur, data);
+        if term {
+            self.need_block = true;
+        }
+    }
+}
+
+/// Make a slot list where the first operand is defined and the rest used.
+pub(crate) fn dest_first(ops: Vec<Operand>) -> Vec<Slot> {
+    ops.into_iter()
+        .enumerate()
+        .map(|(k, o)| {
+            if k == 0 && !matches!(o, Operand::Addr { .. }) {
+                Slot::def(o)
+            } else {
+                Slot::use_(o)
+            }
+        })
+        .collect()
+}
+
+fn param(p: &ast::Param) -> Param {
+    let mut ty = format!(".{}", p.ty);
+    if let Some(s) = &p.ptr_space {
+        ty.push_str(&format!(" .ptr .{s}"));
+    }
+    if let Some(a) = p.align {
+        ty.push_str(&format!(" .align {a}"));
+    }
+    if let Some(n) = p.array {
+        ty.push_str(&format!(" [{n}]"));
+    }
+    Param {
+        name: p.name.as_str().into(),
+        ty: ty.into(),
+    }
+}
+
+/// Render a module-scope variable declaration back to PTX text (without `;`).
+pub fn var_decl_text(v: &ast::VarDecl) -> String {
+    let mut s = String::new();
+    if let Some(l) = &v.linkage {
+        s.push_str(&format!(".{l} "));
+    }
+    s.push_str(&format!(".{}", v.space));
+    if let Some(a) = v.align {
+        s.push_str(&format!(" .align {a}"));
+    }
+    if let Some(n) = v.vector {
+        s.push_str(&format!(" .v{n}"));
+    }
+    s.push_str(&format!(" .{} {}", v.ty, v.name));
+    for d in &v.dims {
+        match d {
+            Some(n) => s.push_str(&format!("[{n}]")),
+            None => s.push_str("[]"),
+        }
+    }
+    if v.init.is_some() {
+        s.push_str(" = ...");
+    }
+    s
+}
+
+/// Lower a parsed module. Returns the module and every diagnostic found.
+pub fn lower_module(file: &str, m: &ast::Module) -> (Module, Vec<Diag>) {
+    let mut out = Module {
+        version: m.version,
+        target: m.target.iter().map(|t| t.as_str().into()).collect(),
+        address_size: m.address_size.unwrap_or(64),
+        ..Module::default()
+    };
+    let mut diags = Vec::new();
+    let mut symbols: FxHashMap<String, ()> = FxHashMap::default();
+    for item in &m.items {
+        match item {
+            ast::Item::Function(f) => {
+                symbols.insert(f.name.clone(), ());
+            }
+            ast::Item::Var(v) => {
+                symbols.insert(v.name.clone(), ());
+                out.globals.push(var_decl_text(v).into());
+            }
+            ast::Item::Directive(_) => {}
+        }
+    }
+    let table = handler_table();
+    for item in &m.items {
+        let ast::Item::Function(f) = item else {
+            continue;
+        };
+        let (func, mut d) = lower_function(file, m, f, &symbols, &table);
+        diags.append(&mut d);
+        out.add_function(func);
+    }
+    (out, diags)
+}
+
+fn collect_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
+    for s in stmts {
+        match s {
+            ast::Stmt::Reg { ty, names, .. } => {
+                let class = RegClass::of_ptx_type(ty).unwrap_or(RegClass::R32);
+                for n in names {
+                    match n.range {
+                        Some(k) => {
+                            for i in 0..k {
+                                cx.func.declare_reg(&format!("{}{i}", n.name), ty, class);
+                            }
+                        }
+                        None => {
+                            cx.func.declare_reg(&n.name, ty, class);
+                        }
+                    }
+                }
+            }
+            ast::Stmt::Var(v) => {
+                cx.locals.insert(v.name.clone(), ());
+            }
+            ast::Stmt::Scope { body, .. } => collect_regs(cx, body),
+            ast::Stmt::Label { name, span } => {
+                if cx.placed.insert(name.clone(), *span).is_some() {
+                    cx.error(*span, format!("Duplicate definition of label '{name}'"));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt], table: &HandlerTable) {
+    for s in stmts {
+        match s {
+            ast::Stmt::Label { name, .. } => {
+                let b = cx.label_block(name);
+                if !cx.func.layout.blocks().contains(&b) {
+                    cx.func.layout.append_block(b);
+                }
+                cx.cur = b;
+                cx.need_block = false;
+            }
+            ast::Stmt::Inst(i) => {
+                if let Some(data) = handlers::lower_inst(cx, i, table) {
+                    cx.push(data);
+                }
+            }
+            ast::Stmt::Scope { body, .. } => lower_stmts(cx, body, table),
+            _ => {}
+        }
+    }
+}
+
+fn lower_function(
+    file: &str,
+    m: &ast::Module,
+    f: &ast::Function,
+    symbols: &FxHashMap<String, ()>,
+    table: &HandlerTable,
+) -> (Function, Vec<Diag>) {
+    let kind = if f.is_entry {
+        FuncKind::Entry
+    } else {
+        FuncKind::Func
+    };
+    let mut func = Function::new(&f.name, kind);
+    func.linkage = f.linkage.as_deref().map(Into::into);
+    func.params = f.params.iter().map(param).collect();
+    func.ret_params = f.ret_params.iter().map(param).collect();
+    func.line = f.span.line;
+    func.has_body = f.body.is_some();
+    let entry = if func.has_body {
+        Some(func.append_block(None))
+    } else {
+        None
+    };
+    let mut cx = LowerCx {
+        file,
+        func,
+        target: &m.target,
+        version: m.version,
+        labels: FxHashMap::default(),
+        placed: FxHashMap::default(),
+        referenced: Vec::new(),
+        symbols,
+        locals: FxHashMap::default(),
+        diags: Vec::new(),
+        cur: entry.unwrap_or_else(|| Block::from_u32(0)),
+        need_block: false,
+    };
+    if let Some(body) = &f.body {
+        collect_regs(&mut cx, body);
+        lower_stmts(&mut cx, body, table);
+        let undefined: Vec<(String, Span)> = cx
+            .referenced
+            .iter()
+            .filter(|(n, _)| !cx.placed.contains_key(n))
+            .cloned()
+            .collect();
+        for (n, span) in undefined {
+            cx.error(span, format!("Unknown symbol '{n}'"));
+        }
+    }
+    (cx.func, cx.diags)
+}

@@ -1,0 +1,1532 @@
+//! Hand-written recursive-descent parser from [`crate::lexer`] tokens to the
+//! [`crate::ast`] tree.
+//!
+//! It exists to give the lowering a fully structured module plus ptxas-style
+//! diagnostics, with error recovery so one run reports several problems.
+//!
+//! # Diagnostics (wording verified against ptxas 13.0.88, `-arch=sm_90a`)
+//!
+//! | input | ptxas says | severity |
+//! |---|---|---|
+//! | any unexpected token (missing `;`, unknown directive `.foo`, junk char `#`, `.reg .b33`) | `Parsing error near 'TOKEN': syntax error` (TOKEN is the offending token, e.g. the `ret` after a missing `;`; `''` at end of file) | fatal |
+//! | unterminated `/* ...` | `Parsing error near '': unexpected EOF while scanning` (at the line the comment opens) | fatal |
+//! | unknown opcode `frob.u32` | `Not a name of any known instruction: 'frob'` | error |
+//! | `bra` to a label not defined in the function | `Unknown symbol '$L__BB0_9'` | error |
+//! | label defined twice | `Duplicate definition of label 'L1'` | error |
+//! | integer literal beyond 64 bits | `Constant overflow` | error |
+//! | no `.version` / `.target` before the first item | `Missing .version directive at start of file 'F'` / `Missing .target directive at start of file 'F'` (line of the first item) | fatal |
+//! | `.version 9.9` | `Unsupported .version 9.9; current version is '9.0'` | fatal |
+//! | `.target sm_99z` | `Unsupported .target 'sm_99z'` | fatal |
+//! | `.address_size 48` | `Illegal value for .address_size directive (must be 32 or 64)` | error |
+//!
+//! ptxas stops at the first fatal error; we recover and keep going: inside a
+//! body we skip to the next `;` (or stop before a `}` that closes the body),
+//! at module scope we skip to the next `;` or past a balanced `{ ... }`.
+//! Other things ptxas rejects (unknown modifiers such as `.u33` — "Unknown
+//! modifier '.u33'", operand mismatches — "Arguments mismatch for instruction
+//! 'mov'", undeclared registers — "Unknown symbol '%r5'") are semantic and
+//! left to the lowering.
+//!
+//! Robustness: no input may panic. Token access goes through `get`, nesting of
+//! `{}` scopes is bounded by [`MAX_DEPTH`], initializer nesting likewise, and
+//! every recovery path consumes at least one token.
+
+use std::collections::HashSet;
+
+use crate::ast::*;
+use crate::diag::{Diag, Severity, Span};
+use crate::lexer::{lex, TokKind, Token};
+
+/// Maximum nesting of `{ }` scopes / initializer lists.
+pub const MAX_DEPTH: usize = 128;
+
+/// The newest `.version` ptxas 13.0.88 accepts.
+pub const MAX_VERSION: (u32, u32) = (9, 0);
+
+/// Base opcodes accepted (a superset of what ptxas 13.0.88 knows; ptxas keys
+/// some entries by opcode + modifier, e.g. `wgmma.mma_async`, `cp.async`).
+pub const OPCODES: &[&str] = &[
+    "abs",
+    "activemask",
+    "add",
+    "addc",
+    "alloca",
+    "and",
+    "applypriority",
+    "atom",
+    "bar",
+    "barrier",
+    "bfe",
+    "bfi",
+    "bfind",
+    "bmsk",
+    "bra",
+    "brev",
+    "brkpt",
+    "brx",
+    "call",
+    "clusterlaunchcontrol",
+    "clz",
+    "cnot",
+    "copysign",
+    "cos",
+    "cp",
+    "createpolicy",
+    "cvt",
+    "cvta",
+    "discard",
+    "div",
+    "dp2a",
+    "dp4a",
+    "elect",
+    "ex2",
+    "exit",
+    "fence",
+    "fma",
+    "fns",
+    "getctarank",
+    "griddepcontrol",
+    "isspacep",
+    "istypep",
+    "ld",
+    "ldmatrix",
+    "ldu",
+    "lg2",
+    "lop3",
+    "mad",
+    "mad24",
+    "madc",
+    "mapa",
+    "match",
+    "max",
+    "mbarrier",
+    "membar",
+    "min",
+    "mma",
+    "mov",
+    "movmatrix",
+    "mul",
+    "mul24",
+    "multimem",
+    "nanosleep",
+    "neg",
+    "not",
+    "or",
+    "pmevent",
+    "popc",
+    "prefetch",
+    "prefetchu",
+    "prmt",
+    "rcp",
+    "red",
+    "redux",
+    "rem",
+    "ret",
+    "rsqrt",
+    "sad",
+    "selp",
+    "set",
+    "setmaxnreg",
+    "setp",
+    "shf",
+    "shfl",
+    "shl",
+    "shr",
+    "sin",
+    "slct",
+    "sqrt",
+    "st",
+    "stackrestore",
+    "stacksave",
+    "stmatrix",
+    "sub",
+    "subc",
+    "suld",
+    "suq",
+    "sured",
+    "sust",
+    "szext",
+    "tanh",
+    "tcgen05",
+    "tensormap",
+    "testp",
+    "tex",
+    "tld4",
+    "trap",
+    "txq",
+    "vabsdiff",
+    "vabsdiff2",
+    "vabsdiff4",
+    "vadd",
+    "vadd2",
+    "vadd4",
+    "vavrg2",
+    "vavrg4",
+    "vmad",
+    "vmax",
+    "vmax2",
+    "vmax4",
+    "vmin",
+    "vmin2",
+    "vmin4",
+    "vote",
+    "vset",
+    "vset2",
+    "vset4",
+    "vshl",
+    "vshr",
+    "vsub",
+    "vsub2",
+    "vsub4",
+    "wgmma",
+    "wmma",
+    "xor",
+];
+
+type PResult<T> = Result<T, ()>;
+
+/// Parse a module, returning it together with every diagnostic found.
+/// The module is best-effort when diagnostics contain errors.
+pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
+    let lexed = lex(src);
+    let mut p = Parser {
+        file,
+        src,
+        eof: lexed.tokens.last().cloned().unwrap_or(Token {
+            kind: TokKind::Eof,
+            span: Span::default(),
+            ws_before: false,
+        }),
+        toks: lexed.tokens,
+        pos: 0,
+        diags: Vec::new(),
+        eof_reported: false,
+        header_checked: false,
+        have_version: false,
+        have_target: false,
+        scopes: Vec::new(),
+        labels: HashSet::new(),
+        targets: Vec::new(),
+        depth: 0,
+    };
+    let lex_errors = lexed.errors;
+    p.eof_reported = !lex_errors.is_empty();
+    let m = p.module();
+    let mut diags = p.diags;
+    // An unterminated comment runs to EOF, so its error comes last.
+    for e in lex_errors {
+        diags.push(Diag::new(file, e.span, Severity::Fatal, e.message));
+    }
+    // Diagnostics stay in emission order, like ptxas: per function, the
+    // "Unknown symbol" errors for branch targets come after the body's others.
+    (m, diags)
+}
+
+/// Parse a module; `Err` carries all diagnostics if any of them is an error.
+pub fn parse(file: &str, src: &str) -> Result<Module, Vec<Diag>> {
+    let (m, diags) = parse_with_diags(file, src);
+    if diags.iter().any(Diag::is_error) {
+        Err(diags)
+    } else {
+        Ok(m)
+    }
+}
+
+#[derive(Default)]
+struct RegScope {
+    names: HashSet<String>,
+    ranges: Vec<(String, u32)>,
+}
+
+struct Parser<'a> {
+    file: &'a str,
+    src: &'a str,
+    toks: Vec<Token>,
+    eof: Token,
+    pos: usize,
+    diags: Vec<Diag>,
+    /// An error at end-of-file was already reported (suppress repeats).
+    eof_reported: bool,
+    header_checked: bool,
+    have_version: bool,
+    have_target: bool,
+    /// Register scopes of the current function (innermost last).
+    scopes: Vec<RegScope>,
+    /// Labels defined in the current function.
+    labels: HashSet<String>,
+    /// `bra` targets used in the current function.
+    targets: Vec<(String, Span)>,
+    depth: usize,
+}
+
+fn is_known_target(t: &str) -> bool {
+    let arch = t.strip_prefix("sm_").or_else(|| t.strip_prefix("compute_"));
+    if let Some(rest) = arch {
+        let rest = rest
+            .strip_suffix('a')
+            .or_else(|| rest.strip_suffix('f'))
+            .unwrap_or(rest);
+        return !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit());
+    }
+    matches!(
+        t,
+        "debug" | "texmode_unified" | "texmode_independent" | "map_f64_to_f32"
+    )
+}
+
+fn is_space(s: &str) -> bool {
+    matches!(
+        s,
+        ".global" | ".shared" | ".const" | ".local" | ".param" | ".tex"
+    ) || s.starts_with(".shared::")
+}
+
+fn fold_int(v: i128, unsigned: bool) -> Imm {
+    if unsigned || v < i128::from(i64::MIN) {
+        Imm::UInt(v as u64)
+    } else if let Ok(x) = i64::try_from(v) {
+        Imm::Int(x)
+    } else if let Ok(x) = u64::try_from(v) {
+        Imm::UInt(x)
+    } else {
+        Imm::Int(v as i64)
+    }
+}
+
+impl<'a> Parser<'a> {
+    // ---------------------------------------------------------------- tokens
+
+    fn tok(&self) -> &Token {
+        self.toks.get(self.pos).unwrap_or(&self.eof)
+    }
+
+    fn nth(&self, k: usize) -> &Token {
+        self.toks.get(self.pos + k).unwrap_or(&self.eof)
+    }
+
+    fn text_of(&self, t: &Token) -> &'a str {
+        self.src
+            .get(t.span.lo as usize..t.span.hi as usize)
+            .unwrap_or("")
+    }
+
+    fn text(&self) -> &'a str {
+        self.text_of(self.tok())
+    }
+
+    fn span(&self) -> Span {
+        self.tok().span
+    }
+
+    /// Span of the previously consumed token.
+    fn prev_span(&self) -> Span {
+        self.pos
+            .checked_sub(1)
+            .and_then(|i| self.toks.get(i))
+            .map(|t| t.span)
+            .unwrap_or_default()
+    }
+
+    fn at_eof(&self) -> bool {
+        self.tok().kind == TokKind::Eof
+    }
+
+    fn bump(&mut self) {
+        if !self.at_eof() {
+            self.pos += 1;
+        }
+    }
+
+    fn is_punct(&self, c: char) -> bool {
+        self.tok().kind == TokKind::Punct(c)
+    }
+
+    fn eat_punct(&mut self, c: char) -> bool {
+        if self.is_punct(c) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_punct(&mut self, c: char) -> PResult<Span> {
+        if self.is_punct(c) {
+            let s = self.span();
+            self.bump();
+            Ok(s)
+        } else {
+            self.syntax_error()
+        }
+    }
+
+    fn is_dotted(&self, name: &str) -> bool {
+        self.tok().kind == TokKind::Dotted && self.text() == name
+    }
+
+    fn is_ident(&self) -> bool {
+        self.tok().kind == TokKind::Ident
+    }
+
+    fn expect_ident(&mut self) -> PResult<(String, Span)> {
+        if self.is_ident() {
+            let r = (self.text().to_string(), self.span());
+            self.bump();
+            Ok(r)
+        } else {
+            self.syntax_error()
+        }
+    }
+
+    /// Consume a Dotted token and return its name without the dot.
+    fn expect_dotted(&mut self) -> PResult<(String, Span)> {
+        if self.tok().kind == TokKind::Dotted {
+            let s = self.text();
+            let r = (s.get(1..).unwrap_or("").to_string(), self.span());
+            self.bump();
+            Ok(r)
+        } else {
+            self.syntax_error()
+        }
+    }
+
+    fn expect_uint(&mut self) -> PResult<u64> {
+        match self.tok().kind {
+            TokKind::Int {
+                value, overflow, ..
+            } => {
+                if overflow {
+                    self.error(self.span(), "Constant overflow");
+                }
+                self.bump();
+                Ok(value)
+            }
+            _ => self.syntax_error(),
+        }
+    }
+
+    fn expect_u32(&mut self) -> PResult<u32> {
+        let s = self.span();
+        let v = self.expect_uint()?;
+        match u32::try_from(v) {
+            Ok(x) => Ok(x),
+            Err(_) => {
+                self.error(s, "Constant overflow");
+                Ok(u32::MAX)
+            }
+        }
+    }
+
+    // ----------------------------------------------------------- diagnostics
+
+    fn error(&mut self, span: Span, msg: impl Into<String>) {
+        self.diags
+            .push(Diag::new(self.file, span, Severity::Error, msg));
+    }
+
+    fn fatal(&mut self, span: Span, msg: impl Into<String>) {
+        self.diags
+            .push(Diag::new(self.file, span, Severity::Fatal, msg));
+    }
+
+    /// Report ptxas's generic "Parsing error near 'TOK': syntax error" at the
+    /// current token.
+    fn syntax_error<T>(&mut self) -> PResult<T> {
+        if self.at_eof() {
+            if self.eof_reported {
+                return Err(());
+            }
+            self.eof_reported = true;
+        }
+        let near = self.text().to_string();
+        let span = self.span();
+        self.fatal(span, format!("Parsing error near '{near}': syntax error"));
+        Err(())
+    }
+
+    // -------------------------------------------------------------- recovery
+
+    /// Skip to just after the next `;` at the statement's brace level, or to
+    /// (not past) a `}` that would close the enclosing body.
+    fn recover_stmt(&mut self, start: usize) {
+        let mut depth: i64 = 0;
+        for t in self.toks.get(start..self.pos).unwrap_or(&[]) {
+            match t.kind {
+                TokKind::Punct('{') => depth += 1,
+                TokKind::Punct('}') => depth -= 1,
+                _ => {}
+            }
+        }
+        depth = depth.max(0);
+        let before = self.pos;
+        loop {
+            match self.tok().kind {
+                TokKind::Eof => break,
+                TokKind::Punct(';') if depth == 0 => {
+                    self.bump();
+                    break;
+                }
+                TokKind::Punct('{') => depth += 1,
+                TokKind::Punct('}') => {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+        if self.pos == before && !self.at_eof() && !self.is_punct('}') {
+            self.bump();
+        }
+    }
+
+    /// Module-level recovery: skip to after `;` or after a balanced `{...}`.
+    fn recover_module(&mut self, start: usize) {
+        let mut depth: i64 = 0;
+        for t in self.toks.get(start..self.pos).unwrap_or(&[]) {
+            match t.kind {
+                TokKind::Punct('{') => depth += 1,
+                TokKind::Punct('}') => depth -= 1,
+                _ => {}
+            }
+        }
+        depth = depth.max(0);
+        let before = self.pos;
+        loop {
+            match self.tok().kind {
+                TokKind::Eof => break,
+                TokKind::Punct(';') if depth == 0 => {
+                    self.bump();
+                    break;
+                }
+                TokKind::Punct('{') => depth += 1,
+                TokKind::Punct('}') => {
+                    depth -= 1;
+                    if depth <= 0 {
+                        self.bump();
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+        if self.pos == before {
+            self.bump();
+        }
+    }
+
+    // ---------------------------------------------------------------- module
+
+    fn module(&mut self) -> Module {
+        let mut m = Module::default();
+        while !self.at_eof() {
+            let start = self.pos;
+            if self.module_item(&mut m).is_err() {
+                self.recover_module(start);
+            }
+        }
+        if !self.header_checked {
+            // ptxas: an empty file (or one with only comments) is reported
+            // as missing .version at its end-of-file line.
+            self.check_header();
+        }
+        m
+    }
+
+    fn check_header(&mut self) {
+        self.header_checked = true;
+        let span = self.span();
+        if !self.have_version {
+            let f = self.file;
+            self.fatal(
+                span,
+                format!("Missing .version directive at start of file '{f}'"),
+            );
+        } else if !self.have_target {
+            let f = self.file;
+            self.fatal(
+                span,
+                format!("Missing .target directive at start of file '{f}'"),
+            );
+        }
+    }
+
+    fn module_item(&mut self, m: &mut Module) -> PResult<()> {
+        if self.tok().kind != TokKind::Dotted {
+            return self.syntax_error();
+        }
+        let d = self.text();
+        match d {
+            ".version" => return self.version(m),
+            ".target" => return self.target(m),
+            ".address_size" => return self.address_size(m),
+            _ => {}
+        }
+        if !self.header_checked {
+            self.check_header();
+        }
+        match d {
+            ".file" => self.file_dir(m),
+            ".section" => {
+                let dir = self.section()?;
+                m.items.push(Item::Directive(dir));
+                Ok(())
+            }
+            ".pragma" => {
+                let start = self.span();
+                self.bump();
+                loop {
+                    match self.tok().kind {
+                        TokKind::Str(_) => self.bump(),
+                        _ => return self.syntax_error(),
+                    }
+                    if !self.eat_punct(',') {
+                        break;
+                    }
+                }
+                self.expect_punct(';')?;
+                m.items
+                    .push(Item::Directive(self.directive_from(start, "pragma".into())));
+                Ok(())
+            }
+            ".alias" => {
+                let dir = self.verbatim_to_semi()?;
+                m.items.push(Item::Directive(dir));
+                Ok(())
+            }
+            _ => {
+                let mut linkage = None;
+                let lspan = self.span();
+                if matches!(d, ".visible" | ".extern" | ".weak" | ".common") {
+                    linkage = Some(d.get(1..).unwrap_or("").to_string());
+                    self.bump();
+                }
+                if self.is_dotted(".entry") || self.is_dotted(".func") {
+                    let f = self.function(linkage, lspan)?;
+                    m.items.push(Item::Function(f));
+                    Ok(())
+                } else if self.tok().kind == TokKind::Dotted && is_space(self.text()) {
+                    let vars = self.var_decl(linkage, lspan)?;
+                    m.items.extend(vars.into_iter().map(Item::Var));
+                    Ok(())
+                } else {
+                    self.syntax_error()
+                }
+            }
+        }
+    }
+
+    fn version(&mut self, m: &mut Module) -> PResult<()> {
+        let dspan = self.span();
+        self.bump();
+        let t = self.tok().clone();
+        let txt = self.text_of(&t);
+        let v = match t.kind {
+            TokKind::DecFloat(_) => {
+                let mut it = txt.splitn(2, '.');
+                let a = it.next().and_then(|s| s.parse::<u32>().ok());
+                let b = it.next().and_then(|s| s.parse::<u32>().ok());
+                match (a, b) {
+                    (Some(a), Some(b)) => (a, b),
+                    _ => return self.syntax_error(),
+                }
+            }
+            _ => return self.syntax_error(),
+        };
+        self.bump();
+        if v > MAX_VERSION {
+            self.fatal(
+                dspan,
+                format!(
+                    "Unsupported .version {}.{}; current version is '{}.{}'",
+                    v.0, v.1, MAX_VERSION.0, MAX_VERSION.1
+                ),
+            );
+        }
+        m.version = v;
+        self.have_version = true;
+        Ok(())
+    }
+
+    fn target(&mut self, m: &mut Module) -> PResult<()> {
+        self.bump();
+        loop {
+            let (name, span) = self.expect_ident()?;
+            if !is_known_target(&name) {
+                self.fatal(span, format!("Unsupported .target '{name}'"));
+            }
+            m.target.push(name);
+            if !self.eat_punct(',') {
+                break;
+            }
+        }
+        self.have_target = true;
+        Ok(())
+    }
+
+    fn address_size(&mut self, m: &mut Module) -> PResult<()> {
+        let dspan = self.span();
+        self.bump();
+        let v = self.expect_u32()?;
+        if v != 32 && v != 64 {
+            self.error(
+                dspan,
+                "Illegal value for .address_size directive (must be 32 or 64)",
+            );
+        }
+        m.address_size = Some(v);
+        Ok(())
+    }
+
+    /// `.file N "name" [, timestamp, size]`
+    fn file_dir(&mut self, m: &mut Module) -> PResult<()> {
+        self.bump();
+        let n = self.expect_u32()?;
+        let name = match &self.tok().kind {
+            TokKind::Str(s) => s.clone(),
+            _ => return self.syntax_error(),
+        };
+        self.bump();
+        let mut extra = 0;
+        while self.eat_punct(',') && extra < 2 {
+            self.expect_uint()?;
+            extra += 1;
+        }
+        m.files.push((n, name));
+        Ok(())
+    }
+
+    /// `.section NAME { ... }` kept verbatim.
+    fn section(&mut self) -> PResult<Directive> {
+        let start = self.span();
+        self.bump();
+        let name = match self.tok().kind {
+            TokKind::Dotted | TokKind::Ident => self.text().to_string(),
+            _ => return self.syntax_error(),
+        };
+        self.bump();
+        self.expect_punct('{')?;
+        let mut depth = 1usize;
+        while depth > 0 {
+            match self.tok().kind {
+                TokKind::Eof => return self.syntax_error(),
+                TokKind::Punct('{') => depth += 1,
+                TokKind::Punct('}') => depth -= 1,
+                _ => {}
+            }
+            self.bump();
+        }
+        Ok(self.directive_from(start, format!("section {name}")))
+    }
+
+    fn directive_from(&self, start: Span, name: String) -> Directive {
+        let end = self.prev_span();
+        let span = start.to(end);
+        Directive {
+            name,
+            text: self
+                .src
+                .get(span.lo as usize..span.hi as usize)
+                .unwrap_or("")
+                .to_string(),
+            span,
+        }
+    }
+
+    /// A directive kept verbatim up to and including the next `;`.
+    fn verbatim_to_semi(&mut self) -> PResult<Directive> {
+        let start = self.span();
+        let name = self.text().get(1..).unwrap_or("").to_string();
+        self.bump();
+        while !self.is_punct(';') {
+            if self.at_eof() || self.is_punct('{') || self.is_punct('}') {
+                return self.syntax_error();
+            }
+            self.bump();
+        }
+        self.bump();
+        Ok(self.directive_from(start, name))
+    }
+
+    // ------------------------------------------------------------- functions
+
+    fn function(&mut self, linkage: Option<String>, start: Span) -> PResult<Function> {
+        let is_entry = self.is_dotted(".entry");
+        self.bump();
+        let mut ret_params = Vec::new();
+        if !is_entry && self.is_punct('(') {
+            ret_params = self.param_list()?;
+        }
+        let (name, _) = self.expect_ident()?;
+        let mut params = Vec::new();
+        if self.is_punct('(') {
+            params = self.param_list()?;
+        }
+        let mut perf = Vec::new();
+        while self.tok().kind == TokKind::Dotted {
+            let (d, _) = self.expect_dotted()?;
+            let mut vals = Vec::new();
+            if matches!(self.tok().kind, TokKind::Int { .. }) {
+                vals.push(self.expect_uint()?);
+                while self.eat_punct(',') {
+                    vals.push(self.expect_uint()?);
+                }
+            }
+            perf.push((d, vals));
+        }
+        let mut f = Function {
+            name,
+            is_entry,
+            linkage,
+            params,
+            ret_params,
+            perf,
+            body: None,
+            span: start,
+        };
+        if self.eat_punct(';') {
+            f.span = start.to(self.prev_span());
+            return Ok(f);
+        }
+        if !self.is_punct('{') {
+            return self.syntax_error();
+        }
+        // New function: fresh label / register tables.
+        self.labels.clear();
+        self.targets.clear();
+        self.scopes.clear();
+        let mut top = RegScope::default();
+        for p in f.params.iter().chain(f.ret_params.iter()) {
+            if p.space == "reg" {
+                top.names.insert(p.name.clone());
+            }
+        }
+        self.scopes.push(top);
+        self.bump();
+        let body = self.block_body();
+        self.scopes.clear();
+        // Undefined branch targets.
+        let targets = std::mem::take(&mut self.targets);
+        for (t, s) in targets {
+            if !self.labels.contains(&t) {
+                self.error(s, format!("Unknown symbol '{t}'"));
+            }
+        }
+        self.labels.clear();
+        f.body = Some(body);
+        f.span = start.to(self.prev_span());
+        Ok(f)
+    }
+
+    fn param_list(&mut self) -> PResult<Vec<Param>> {
+        self.expect_punct('(')?;
+        let mut v = Vec::new();
+        if self.eat_punct(')') {
+            return Ok(v);
+        }
+        loop {
+            v.push(self.param()?);
+            if self.eat_punct(')') {
+                return Ok(v);
+            }
+            self.expect_punct(',')?;
+        }
+    }
+
+    fn param(&mut self) -> PResult<Param> {
+        let start = self.span();
+        let space = if self.is_dotted(".param") || self.is_dotted(".reg") {
+            self.expect_dotted()?.0
+        } else {
+            return self.syntax_error();
+        };
+        let mut align = None;
+        let mut ptr_space = None;
+        let mut ty = None;
+        while self.tok().kind == TokKind::Dotted {
+            let t = self.text();
+            if t == ".align" {
+                self.bump();
+                align = Some(self.expect_u32()?);
+            } else if t == ".ptr" {
+                self.bump();
+                ptr_space = Some(String::new());
+                if self.tok().kind == TokKind::Dotted && is_space(self.text()) {
+                    ptr_space = Some(self.expect_dotted()?.0);
+                }
+            } else if ty.is_none() {
+                ty = Some(self.expect_dotted()?.0);
+            } else {
+                return self.syntax_error();
+            }
+        }
+        let Some(ty) = ty else {
+            return self.syntax_error();
+        };
+        let (name, _) = self.expect_ident()?;
+        let mut array = None;
+        if self.eat_punct('[') {
+            if self.eat_punct(']') {
+                array = Some(0);
+            } else {
+                array = Some(self.expect_uint()?);
+                self.expect_punct(']')?;
+            }
+        }
+        Ok(Param {
+            space,
+            ty,
+            name,
+            align,
+            ptr_space,
+            array,
+            span: start.to(self.prev_span()),
+        })
+    }
+
+    // ---------------------------------------------------------- declarations
+
+    /// `[.align N] [.vN] .ty name[dims] [= init] (, name ...)* ;`
+    /// The current token is the state space.
+    fn var_decl(&mut self, linkage: Option<String>, start: Span) -> PResult<Vec<VarDecl>> {
+        let (space, _) = self.expect_dotted()?;
+        let mut align = None;
+        let mut vector = None;
+        let mut ty = None;
+        while self.tok().kind == TokKind::Dotted {
+            let t = self.text();
+            if t == ".align" {
+                self.bump();
+                align = Some(self.expect_u32()?);
+            } else if let Some(n) = t.strip_prefix(".v").and_then(|n| n.parse::<u32>().ok()) {
+                self.bump();
+                vector = Some(n);
+            } else if ty.is_none() {
+                ty = Some(self.expect_dotted()?.0);
+            } else {
+                return self.syntax_error();
+            }
+        }
+        let Some(ty) = ty else {
+            return self.syntax_error();
+        };
+        let mut out = Vec::new();
+        loop {
+            let nspan = self.span();
+            let (name, _) = self.expect_ident()?;
+            let mut dims = Vec::new();
+            while self.eat_punct('[') {
+                if self.eat_punct(']') {
+                    dims.push(None);
+                } else {
+                    dims.push(Some(self.expect_uint()?));
+                    self.expect_punct(']')?;
+                }
+            }
+            let mut init = None;
+            if self.eat_punct('=') {
+                init = Some(self.init(0)?);
+            }
+            let span = if out.is_empty() { start } else { nspan };
+            out.push(VarDecl {
+                linkage: linkage.clone(),
+                space: space.clone(),
+                align,
+                vector,
+                ty: ty.clone(),
+                name,
+                dims,
+                init,
+                span: span.to(self.prev_span()),
+            });
+            if !self.eat_punct(',') {
+                break;
+            }
+        }
+        self.expect_punct(';')?;
+        Ok(out)
+    }
+
+    fn init(&mut self, depth: usize) -> PResult<Init> {
+        if self.is_punct('{') {
+            if depth >= MAX_DEPTH {
+                return self.syntax_error();
+            }
+            self.bump();
+            let mut v = Vec::new();
+            if self.eat_punct('}') {
+                return Ok(Init::List(v));
+            }
+            loop {
+                v.push(self.init(depth + 1)?);
+                if self.eat_punct('}') {
+                    return Ok(Init::List(v));
+                }
+                self.expect_punct(',')?;
+            }
+        }
+        Ok(Init::Expr(self.operand(false)?))
+    }
+
+    // ------------------------------------------------------------ statements
+
+    /// Statements up to and including the closing `}` (the `{` is consumed).
+    fn block_body(&mut self) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        loop {
+            if self.eat_punct('}') {
+                return out;
+            }
+            if self.at_eof() {
+                let _ = self.syntax_error::<()>();
+                return out;
+            }
+            let start = self.pos;
+            match self.stmt(&mut out) {
+                Ok(()) => {}
+                Err(()) => self.recover_stmt(start),
+            }
+        }
+    }
+
+    fn stmt(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
+        let t = self.tok().clone();
+        match t.kind {
+            TokKind::Punct('{') => {
+                if self.depth >= MAX_DEPTH {
+                    self.fatal(
+                        t.span,
+                        "Parsing error near '{': scopes nested too deeply".to_string(),
+                    );
+                    // Skip the whole over-deep block.
+                    let mut d = 0usize;
+                    loop {
+                        match self.tok().kind {
+                            TokKind::Eof => return Err(()),
+                            TokKind::Punct('{') => d += 1,
+                            TokKind::Punct('}') => {
+                                d = d.saturating_sub(1);
+                                if d == 0 {
+                                    self.bump();
+                                    return Ok(());
+                                }
+                            }
+                            _ => {}
+                        }
+                        self.bump();
+                    }
+                }
+                self.bump();
+                self.depth += 1;
+                self.scopes.push(RegScope::default());
+                let body = self.block_body();
+                self.scopes.pop();
+                self.depth -= 1;
+                out.push(Stmt::Scope {
+                    body,
+                    span: t.span.to(self.prev_span()),
+                });
+                Ok(())
+            }
+            TokKind::Dotted => {
+                let d = self.text_of(&t);
+                match d {
+                    ".reg" => {
+                        let s = self.reg_decl()?;
+                        out.push(s);
+                    }
+                    ".pragma" => {
+                        self.bump();
+                        let text = match &self.tok().kind {
+                            TokKind::Str(s) => s.clone(),
+                            _ => return self.syntax_error(),
+                        };
+                        self.bump();
+                        self.expect_punct(';')?;
+                        out.push(Stmt::Pragma {
+                            text,
+                            span: t.span.to(self.prev_span()),
+                        });
+                    }
+                    ".loc" => {
+                        let s = self.loc()?;
+                        out.push(s);
+                    }
+                    _ if is_space(d) => {
+                        let vars = self.var_decl(None, t.span)?;
+                        out.extend(vars.into_iter().map(Stmt::Var));
+                    }
+                    _ => return self.syntax_error(),
+                }
+                Ok(())
+            }
+            TokKind::Punct('@') => {
+                let i = self.instruction()?;
+                out.push(Stmt::Inst(i));
+                Ok(())
+            }
+            TokKind::Ident if self.nth(1).kind == TokKind::Punct(':') => {
+                let name = self.text_of(&t).to_string();
+                self.bump();
+                self.bump();
+                // `proto: .callprototype ...;` / `tbl: .branchtargets ...;`
+                if self.is_dotted(".callprototype") || self.is_dotted(".branchtargets") {
+                    let mut dir = self.verbatim_to_semi()?;
+                    dir.span = t.span.to(dir.span);
+                    dir.name = format!("{} {}", dir.name, name);
+                    out.push(Stmt::Directive(dir));
+                    return Ok(());
+                }
+                if !self.labels.insert(name.clone()) {
+                    self.error(t.span, format!("Duplicate definition of label '{name}'"));
+                }
+                out.push(Stmt::Label { name, span: t.span });
+                Ok(())
+            }
+            TokKind::Ident => {
+                let i = self.instruction()?;
+                out.push(Stmt::Inst(i));
+                Ok(())
+            }
+            _ => self.syntax_error(),
+        }
+    }
+
+    /// `.reg [.align N] [.vN] .ty name[<N>] (, name[<N>])* ;`
+    fn reg_decl(&mut self) -> PResult<Stmt> {
+        let start = self.span();
+        self.bump();
+        let mut align = None;
+        let mut vector = None;
+        let mut ty = None;
+        while self.tok().kind == TokKind::Dotted {
+            let t = self.text();
+            if t == ".align" {
+                self.bump();
+                align = Some(self.expect_u32()?);
+            } else if let Some(n) = t.strip_prefix(".v").and_then(|n| n.parse::<u32>().ok()) {
+                self.bump();
+                vector = Some(n);
+            } else if ty.is_none() && is_reg_type(t) {
+                ty = Some(self.expect_dotted()?.0);
+            } else {
+                return self.syntax_error();
+            }
+        }
+        let Some(ty) = ty else {
+            return self.syntax_error();
+        };
+        let mut names = Vec::new();
+        loop {
+            let (name, _) = self.expect_ident()?;
+            let mut range = None;
+            if self.eat_punct('<') {
+                range = Some(self.expect_u32()?);
+                self.expect_punct('>')?;
+            }
+            if let Some(sc) = self.scopes.last_mut() {
+                match range {
+                    Some(n) => sc.ranges.push((name.clone(), n)),
+                    None => {
+                        sc.names.insert(name.clone());
+                    }
+                }
+            }
+            names.push(RegName { name, range });
+            if !self.eat_punct(',') {
+                break;
+            }
+        }
+        self.expect_punct(';')?;
+        Ok(Stmt::Reg {
+            ty,
+            vector,
+            align,
+            names,
+            span: start.to(self.prev_span()),
+        })
+    }
+
+    /// `.loc F L C [, function_name SYM[+N]] [, inlined_at F L C]` (no `;`).
+    fn loc(&mut self) -> PResult<Stmt> {
+        let start = self.span();
+        self.bump();
+        let file = self.expect_u32()?;
+        let line = self.expect_u32()?;
+        let col = self.expect_u32()?;
+        let mut function_name = None;
+        let mut inlined_at = None;
+        while self.eat_punct(',') {
+            let (kw, _) = self.expect_ident()?;
+            match kw.as_str() {
+                "function_name" => {
+                    let (sym, _) = self.expect_ident()?;
+                    if self.eat_punct('+') {
+                        self.expect_uint()?;
+                    }
+                    function_name = Some(sym);
+                }
+                "inlined_at" => {
+                    let f = self.expect_u32()?;
+                    let l = self.expect_u32()?;
+                    let c = self.expect_u32()?;
+                    inlined_at = Some((f, l, c));
+                }
+                _ => {
+                    self.pos = self.pos.saturating_sub(1);
+                    return self.syntax_error();
+                }
+            }
+        }
+        Ok(Stmt::Loc {
+            file,
+            line,
+            col,
+            function_name,
+            inlined_at,
+            span: start.to(self.prev_span()),
+        })
+    }
+
+    // ---------------------------------------------------------- instructions
+
+    fn instruction(&mut self) -> PResult<Instruction> {
+        let start = self.span();
+        let mut pred = None;
+        if self.eat_punct('@') {
+            let negated = self.eat_punct('!');
+            let (reg, span) = self.expect_ident()?;
+            pred = Some(Pred {
+                negated,
+                reg,
+                span: start.to(span),
+            });
+        }
+        let (opcode, ospan) = self.expect_ident()?;
+        if !OPCODES.contains(&opcode.as_str()) {
+            self.error(
+                ospan,
+                format!("Not a name of any known instruction: '{opcode}'"),
+            );
+        }
+        let mut modifiers = Vec::new();
+        while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
+            modifiers.push(self.expect_dotted()?.0);
+        }
+        let mut operands = Vec::new();
+        if !self.is_punct(';') {
+            loop {
+                operands.push(self.operand(true)?);
+                if !self.eat_punct(',') {
+                    break;
+                }
+            }
+        }
+        self.expect_punct(';')?;
+        if opcode == "bra" {
+            if let Some(Operand {
+                kind: OperandKind::Symbol(s),
+                span,
+            }) = operands.first()
+            {
+                self.targets.push((s.clone(), *span));
+            }
+        }
+        Ok(Instruction {
+            pred,
+            opcode,
+            modifiers,
+            operands,
+            span: start.to(self.prev_span()),
+        })
+    }
+
+    fn is_reg_name(&self, name: &str) -> bool {
+        if name.starts_with('%') {
+            return true;
+        }
+        self.scopes.iter().any(|sc| {
+            sc.names.contains(name)
+                || sc.ranges.iter().any(|(p, n)| {
+                    name.strip_prefix(p.as_str())
+                        .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                        .and_then(|d| d.parse::<u64>().ok())
+                        .is_some_and(|i| i < u64::from(*n))
+                })
+        })
+    }
+
+    /// One operand. `compound` allows vectors, addresses and call lists.
+    fn operand(&mut self, compound: bool) -> PResult<Operand> {
+        let start = self.span();
+        let t = self.tok().clone();
+        let kind = match t.kind {
+            TokKind::Punct('{') if compound => {
+                self.bump();
+                let mut v = Vec::new();
+                if !self.is_punct('}') {
+                    loop {
+                        v.push(self.operand(false)?);
+                        if !self.eat_punct(',') {
+                            break;
+                        }
+                    }
+                }
+                self.expect_punct('}')?;
+                OperandKind::Vector(v)
+            }
+            TokKind::Punct('(') if compound => {
+                self.bump();
+                let mut v = Vec::new();
+                if !self.is_punct(')') {
+                    loop {
+                        v.push(self.operand(false)?);
+                        if !self.eat_punct(',') {
+                            break;
+                        }
+                    }
+                }
+                self.expect_punct(')')?;
+                OperandKind::CallArgs(v)
+            }
+            TokKind::Punct('[') if compound => self.address()?,
+            TokKind::Punct('!') => {
+                self.bump();
+                let (r, _) = self.expect_ident()?;
+                OperandKind::NegPred(r)
+            }
+            TokKind::Punct('-' | '~')
+            | TokKind::Int { .. }
+            | TokKind::F32(_)
+            | TokKind::F64(_)
+            | TokKind::DecFloat(_) => OperandKind::Imm(self.const_expr()?),
+            TokKind::Ident => {
+                let mut name = self.text_of(&t).to_string();
+                self.bump();
+                if name == "_" {
+                    OperandKind::Sink
+                } else if name.starts_with('%') {
+                    // Special-register components: %tid.x, %ctaid.y, ...
+                    while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
+                        name.push_str(self.text());
+                        self.bump();
+                    }
+                    self.reg_or_pair(name)?
+                } else if name == "generic" && self.is_punct('(') {
+                    self.bump();
+                    let (inner, _) = self.expect_ident()?;
+                    self.expect_punct(')')?;
+                    OperandKind::Symbol(format!("generic({inner})"))
+                } else if self.is_reg_name(&name) {
+                    self.reg_or_pair(name)?
+                } else if (self.is_punct('+') || self.is_punct('-'))
+                    && matches!(self.nth(1).kind, TokKind::Int { .. } | TokKind::Punct('-'))
+                {
+                    let neg = self.is_punct('-');
+                    self.bump();
+                    let off = self.int_term()?;
+                    OperandKind::SymOffset(name, if neg { off.wrapping_neg() } else { off })
+                } else {
+                    OperandKind::Symbol(name)
+                }
+            }
+            _ => return self.syntax_error(),
+        };
+        Ok(Operand {
+            kind,
+            span: start.to(self.prev_span()),
+        })
+    }
+
+    fn reg_or_pair(&mut self, name: String) -> PResult<OperandKind> {
+        if self.eat_punct('|') {
+            let (q, _) = self.expect_ident()?;
+            return Ok(OperandKind::PredPair(name, q));
+        }
+        Ok(OperandKind::Reg(name))
+    }
+
+    /// `[base]`, `[base+off]`, `[base+-off]`, `[off]`, `[a, {b, c}]`.
+    fn address(&mut self) -> PResult<OperandKind> {
+        self.bump();
+        let mut base = None;
+        let mut offset: i64 = 0;
+        if self.is_ident() {
+            let name = self.text().to_string();
+            self.bump();
+            let b = if self.is_reg_name(&name) {
+                AddrBase::Reg(name)
+            } else {
+                AddrBase::Symbol(name)
+            };
+            if self.is_punct(',') {
+                // Tensor / texture form: [tmap, {c0, c1}] or [tex, smp, {..}].
+                let first_span = self.prev_span();
+                let first = match &b {
+                    AddrBase::Reg(n) => OperandKind::Reg(n.clone()),
+                    AddrBase::Symbol(n) => OperandKind::Symbol(n.clone()),
+                };
+                let mut v = vec![Operand {
+                    kind: first,
+                    span: first_span,
+                }];
+                while self.eat_punct(',') {
+                    // No nested brackets: keeps recursion bounded.
+                    if self.is_punct('[') {
+                        return self.syntax_error();
+                    }
+                    v.push(self.operand(true)?);
+                }
+                self.expect_punct(']')?;
+                return Ok(OperandKind::AddressList(v));
+            }
+            base = Some(b);
+        } else {
+            offset = self.int_term()?;
+        }
+        while self.is_punct('+') || self.is_punct('-') {
+            let neg = self.is_punct('-');
+            self.bump();
+            let v = self.int_term()?;
+            let v = if neg { v.checked_neg() } else { Some(v) };
+            match v.and_then(|v| offset.checked_add(v)) {
+                Some(o) => offset = o,
+                None => {
+                    self.error(self.prev_span(), "Constant overflow");
+                }
+            }
+        }
+        self.expect_punct(']')?;
+        Ok(OperandKind::Address { base, offset })
+    }
+
+    /// `[-]* INT` as an i64 (used for address offsets and `sym+N`).
+    fn int_term(&mut self) -> PResult<i64> {
+        let span = self.span();
+        match self.const_expr()? {
+            Imm::Int(v) => Ok(v),
+            Imm::UInt(v) => Ok(v as i64),
+            _ => {
+                // Floats are not valid offsets.
+                self.fatal(span, "Parsing error near '.': syntax error");
+                Err(())
+            }
+        }
+    }
+
+    /// Constant expression: unary `-`/`~` chains on a literal, then a sequence
+    /// of `+`/`-` integer terms, folded (in 128-bit, then narrowed by
+    /// [`fold_int`]; a `U` suffix anywhere makes the result unsigned).
+    fn const_expr(&mut self) -> PResult<Imm> {
+        let (mut acc, mut unsigned) = match self.unary_const()? {
+            CVal::Int(v, u) => (v, u),
+            CVal::Imm(f) => return Ok(f),
+        };
+        while (self.is_punct('+') || self.is_punct('-'))
+            && matches!(
+                self.nth(1).kind,
+                TokKind::Int { .. } | TokKind::Punct('-' | '~')
+            )
+        {
+            let neg = self.is_punct('-');
+            self.bump();
+            let (v, u) = match self.unary_const()? {
+                CVal::Int(v, u) => (v, u),
+                CVal::Imm(_) => return self.syntax_error(),
+            };
+            unsigned |= u;
+            acc = if neg {
+                acc.wrapping_sub(v)
+            } else {
+                acc.wrapping_add(v)
+            };
+            acc = acc.clamp(-(1i128 << 64), 1i128 << 64);
+        }
+        Ok(fold_int(acc, unsigned))
+    }
+
+    fn unary_const(&mut self) -> PResult<CVal> {
+        // Collect prefix operators iteratively (no recursion).
+        let mut ops = Vec::new();
+        while self.is_punct('-') || self.is_punct('~') {
+            ops.push(self.is_punct('-'));
+            self.bump();
+        }
+        let span = self.span();
+        let mut v = match self.tok().kind {
+            TokKind::Int {
+                value,
+                unsigned,
+                overflow,
+            } => {
+                if overflow {
+                    self.error(span, "Constant overflow");
+                }
+                CVal::Int(value as i128, unsigned)
+            }
+            TokKind::F32(b) => CVal::Imm(Imm::F32(b)),
+            TokKind::F64(b) => CVal::Imm(Imm::F64(b)),
+            TokKind::DecFloat(f) => CVal::Imm(Imm::F64(f.to_bits())),
+            _ => return self.syntax_error(),
+        };
+        self.bump();
+        for neg in ops.into_iter().rev() {
+            v = match (v, neg) {
+                (CVal::Int(x, u), true) => CVal::Int(-x, u),
+                (CVal::Int(x, u), false) => CVal::Int(!x, u),
+                (CVal::Imm(Imm::F32(b)), true) => CVal::Imm(Imm::F32(b ^ 0x8000_0000)),
+                (CVal::Imm(Imm::F64(b)), true) => CVal::Imm(Imm::F64(b ^ (1 << 63))),
+                _ => {
+                    self.fatal(span, "Parsing error near '~': syntax error");
+                    return Err(());
+                }
+            };
+        }
+        Ok(v)
+    }
+}
+
+/// Intermediate constant value while folding.
+#[derive(Clone, Copy)]
+enum CVal {
+    /// Integer (value, has `U` suffix).
+    Int(i128, bool),
+    /// A float immediate (only unary minus applies).
+    Imm(Imm),
+}
+
+fn is_reg_type(t: &str) -> bool {
+    matches!(
+        t,
+        ".pred"
+            | ".b8"
+            | ".b16"
+            | ".b32"
+            | ".b64"
+            | ".b128"
+            | ".u8"
+            | ".u16"
+            | ".u32"
+            | ".u64"
+            | ".s8"
+            | ".s16"
+            | ".s32"
+            | ".s64"
+            | ".f16"
+            | ".f16x2"
+            | ".bf16"
+            | ".bf16x2"
+            | ".f32"
+            | ".f64"
+            | ".tf32"
+            | ".e4m3"
+            | ".e5m2"
+            | ".e4m3x2"
+            | ".e5m2x2"
+            | ".u128"
+            | ".s128"
+    )
+}

@@ -1,0 +1,131 @@
+//! `ori`: the embedding facade.
+//!
+//! One call takes PTX (or ori's IR text) through the front end, phases 85
+//! and 87, and the back ends, and hands back the module, the diagnostics (as
+//! data) and any requested IR dumps. The CLI is a thin shell over this; a
+//! toy compiler embeds the same calls.
+
+pub use ori_gmma as gmma;
+pub use ori_ir as ir;
+pub use ori_lower as lower;
+pub use ori_ptx as ptx;
+
+use ori_ir::{Diagnostic, Module, Severity};
+
+/// What to run and what to dump.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Target architecture (default: the module's `.target`).
+    pub arch: Option<String>,
+    /// Pass names (or `all`) whose input IR to dump.
+    pub print_before: Vec<String>,
+    /// Pass names (or `all`) whose output IR to dump.
+    pub print_after: Vec<String>,
+    /// Run the verifier after every pass.
+    pub verify: bool,
+}
+
+/// The result of a compilation.
+#[derive(Debug, Default)]
+pub struct Compilation {
+    /// The module after the passes, when the input was well formed.
+    pub module: Option<Module>,
+    /// Diagnostics in the order ptxas would print them.
+    pub diags: Vec<Diagnostic>,
+    /// IR dumps requested by `print_before` / `print_after`.
+    pub dumps: Vec<String>,
+}
+
+impl Compilation {
+    /// Whether any error was reported.
+    pub fn failed(&self) -> bool {
+        self.module.is_none() || self.diags.iter().any(|d| matches!(d.severity, Severity::Error | Severity::Fatal))
+    }
+}
+
+/// Convert a front-end diagnostic into the shared data type.
+fn from_ptx_diag(d: &ori_ptx::Diag) -> Diagnostic {
+    let mut out = Diagnostic::error_at(&d.file, d.line, d.col, d.message.clone());
+    out.severity = match d.severity {
+        ori_ptx::Severity::Warning => Severity::Warning,
+        ori_ptx::Severity::Error => Severity::Error,
+        ori_ptx::Severity::Fatal => Severity::Fatal,
+    };
+    out
+}
+
+/// ptxas's closing line after input errors.
+fn aborted() -> Diagnostic {
+    Diagnostic::new(Severity::Fatal, None, "Ptx assembly aborted due to errors")
+}
+
+/// Parse and lower PTX to IR, without running passes.
+pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
+    let (ast, diags) = ori_ptx::parse_with_diags(file, src);
+    let mut out: Vec<Diagnostic> = diags.iter().map(from_ptx_diag).collect();
+    if !out.is_empty() {
+        out.push(aborted());
+        return Err(out);
+    }
+    let (m, ldiags) = ori_ptx::lower::lower_module(file, &ast);
+    out.extend(ldiags.iter().map(from_ptx_diag));
+    if out.iter().any(|d| matches!(d.severity, Severity::Error | Severity::Fatal)) {
+        out.push(aborted());
+        return Err(out);
+    }
+    Ok(m)
+}
+
+/// The pass pipeline with the given options.
+pub fn pipeline(opts: &Options) -> ori_ir::PassManager {
+    let mut pm = ori_gmma::pipeline();
+    pm.dumps.before = opts.print_before.clone();
+    pm.dumps.after = opts.print_after.clone();
+    pm.verify |= opts.verify;
+    pm.arch = opts.arch.clone();
+    pm
+}
+
+/// Run the pipeline over a module.
+pub fn run_passes(mut m: Module, opts: &Options) -> Compilation {
+    let pm = pipeline(opts);
+    let mut c = Compilation::default();
+    let mut dumps = Vec::new();
+    match pm.run(&mut m, &mut c.diags, &mut |s| dumps.push(s)) {
+        Ok(()) => c.module = Some(m),
+        Err(e) => {
+            let msg = format!("internal error: IR invalid after {}:\n{}", e.pass, e.report);
+            c.diags.push(Diagnostic::new(Severity::Fatal, None, msg));
+        }
+    }
+    c.dumps = dumps;
+    c
+}
+
+/// Compile PTX source.
+pub fn compile_ptx(file: &str, src: &str, opts: &Options) -> Compilation {
+    match ptx_to_ir(file, src) {
+        Ok(m) => run_passes(m, opts),
+        Err(diags) => Compilation { diags, ..Compilation::default() },
+    }
+}
+
+/// Compile ori IR text.
+pub fn compile_ir(file: &str, src: &str, opts: &Options) -> Compilation {
+    match ori_ir::parse_module(src) {
+        Ok(m) => run_passes(m, opts),
+        Err(e) => {
+            let d = Diagnostic::error_at(file, e.line, e.col, e.message);
+            Compilation { diags: vec![d], ..Compilation::default() }
+        }
+    }
+}
+
+/// Compile a file by its extension: `.ori` is IR text, anything else PTX.
+pub fn compile_source(file: &str, src: &str, opts: &Options) -> Compilation {
+    if file.ends_with(".ori") {
+        compile_ir(file, src, opts)
+    } else {
+        compile_ptx(file, src, opts)
+    }
+}

@@ -1,0 +1,59 @@
+//! `cargo xtask` — developer tasks for the ori workspace.
+//!
+//! ```text
+//! cargo xtask oracle install            pip-install ptxas/cuobjdump/nvdisasm into target/oracle-tools
+//! cargo xtask oracle record [CASE...]   run ptxas + cuobjdump on tests/corpus/*.ptx, write NAME.expected
+//! cargo xtask oracle check [OPTIONS] [CASE...]
+//!                                       run ori on the corpus and print the agreement table
+//! ```
+
+mod oracle;
+mod process;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  oracle install               pip-install ptxas 13.0.88, cuobjdump 13.2.51 and nvdisasm 13.2.51
+                               into target/oracle-tools (skipped when already there)
+  oracle record [CASE...]      run ptxas (+ cuobjdump -sass) on tests/corpus/*.ptx (or the named
+                               cases) and write tests/corpus/NAME.expected
+  oracle check [OPTIONS] [CASE...]
+                               build ori (cargo build --release -p ori-cli), run it on the corpus and
+                               print the agreement table
+      --verbose, -v            print the diff of every disagreeing case
+      --ori PATH               use this ori binary instead of building target/release/ori
+      --strict                 exit nonzero unless every case fully agrees
+      --ptx-roundtrip          (reserved; not implemented yet)
+
+environment:
+  ORI_ORACLE_TOOLS             directory holding nvidia/cu13/bin/{ptxas,cuobjdump}
+                               (default: target/oracle-tools)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let strs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match strs.as_slice() {
+        ["oracle", "install"] => oracle::install(),
+        ["oracle", "record", cases @ ..] => oracle::record(cases),
+        ["oracle", "check", rest @ ..] => oracle::check(rest),
+        ["help"] | ["--help"] | ["-h"] => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,407 @@
+//! `cargo xtask oracle ...`: install the NVIDIA tools, record expectations,
+//! check ori against them.
+
+use crate::process::{self, lines};
+use ori_oracle::{compare, skeleton_from_sass, AgreementTable, Expectation, Observed};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+pub const PTXAS_VERSION: &str = "13.0.88";
+pub const CUOBJDUMP_VERSION: &str = "13.2.51";
+const WHEELS: [&str; 3] = [
+    "nvidia-cuda-nvcc==13.0.88",
+    "nvidia-cuda-cuobjdump==13.2.51",
+    "nvidia-cuda-nvdisasm==13.2.51",
+];
+const TOOL_LIMIT: Duration = Duration::from_secs(120);
+const ORI_LIMIT: Duration = Duration::from_secs(60);
+
+/// The workspace root (parent of `xtask/`).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask has a parent directory")
+        .to_path_buf()
+}
+
+pub fn corpus_dir() -> PathBuf {
+    root().join("tests").join("corpus")
+}
+
+fn tools_dir() -> PathBuf {
+    match std::env::var_os("ORI_ORACLE_TOOLS") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => root().join("target").join("oracle-tools"),
+    }
+}
+
+fn tool(name: &str) -> PathBuf {
+    tools_dir().join("nvidia").join("cu13").join("bin").join(name)
+}
+
+/// `Cuda compilation tools, release 13.0, V13.0.88` -> `13.0.88`.
+fn tool_version(path: &Path) -> Option<String> {
+    let out = Command::new(path).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .find_map(|l| l.rsplit_once(", V").map(|(_, v)| v.trim().to_string()))
+}
+
+pub fn install() -> Result<ExitCode, String> {
+    let dir = tools_dir();
+    let have = tool_version(&tool("ptxas"));
+    if have.as_deref() == Some(PTXAS_VERSION)
+        && tool_version(&tool("cuobjdump")).as_deref() == Some(CUOBJDUMP_VERSION)
+    {
+        println!(
+            "oracle tools already installed in {} (ptxas {PTXAS_VERSION}, cuobjdump {CUOBJDUMP_VERSION})",
+            dir.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    println!("installing {} into {}", WHEELS.join(" "), dir.display());
+    let status = Command::new(&python)
+        .args(["-m", "pip", "install", "--upgrade", "--target"])
+        .arg(&dir)
+        .args(WHEELS)
+        .status()
+        .map_err(|e| {
+            format!("cannot run `{python} -m pip`: {e}; install Python 3 with pip (or set PYTHON), or point ORI_ORACLE_TOOLS at an existing install")
+        })?;
+    if !status.success() {
+        return Err(format!(
+            "`{python} -m pip install --target {} {}` failed ({status}); pip or the network may be missing. \
+             Alternatively set ORI_ORACLE_TOOLS to a directory that already holds nvidia/cu13/bin/ptxas",
+            dir.display(),
+            WHEELS.join(" ")
+        ));
+    }
+    match tool_version(&tool("ptxas")) {
+        Some(v) if v == PTXAS_VERSION => {
+            println!("installed ptxas {v} in {}", tool("ptxas").display());
+            Ok(ExitCode::SUCCESS)
+        }
+        other => Err(format!(
+            "pip succeeded but {} reports version {:?}, expected {PTXAS_VERSION}",
+            tool("ptxas").display(),
+            other
+        )),
+    }
+}
+
+/// Per-case directives from the leading `//` comment lines of a `.ptx` file.
+#[derive(Debug, Default, Clone)]
+pub struct CaseHeader {
+    /// Extra ptxas flags (`// oracle-flags: -c`).
+    pub flags: Vec<String>,
+    /// `// skeleton: not-comparable: REASON`.
+    pub not_comparable: Option<String>,
+}
+
+pub fn case_header(text: &str) -> CaseHeader {
+    let mut h = CaseHeader::default();
+    for line in text.lines().take(30) {
+        let l = line.trim();
+        if l.is_empty() {
+            continue;
+        }
+        let Some(c) = l.strip_prefix("//") else {
+            break;
+        };
+        let c = c.trim();
+        if let Some(f) = c.strip_prefix("oracle-flags:") {
+            h.flags.extend(f.split_whitespace().map(String::from));
+        } else if let Some(r) = c.strip_prefix("skeleton: not-comparable:") {
+            h.not_comparable = Some(r.trim().to_string());
+        }
+    }
+    h
+}
+
+/// Case names (file stems) of the corpus, or the named ones (a name may be
+/// given with or without `.ptx`, with or without the directory).
+fn cases(named: &[&str]) -> Result<Vec<String>, String> {
+    let dir = corpus_dir();
+    if !named.is_empty() {
+        return named
+            .iter()
+            .map(|n| {
+                let base = Path::new(n)
+                    .file_name()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let stem = base.strip_suffix(".ptx").unwrap_or(&base).to_string();
+                if dir.join(format!("{stem}.ptx")).is_file() {
+                    Ok(stem)
+                } else {
+                    Err(format!("no such case: {}", dir.join(format!("{stem}.ptx")).display()))
+                }
+            })
+            .collect();
+    }
+    let mut v: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("reading {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.strip_suffix(".ptx").map(String::from)
+        })
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// ptxas arguments for a case: `-arch=sm_90a` unless the flags name an
+/// architecture, then the flags, the bare file name and `-o cubin`.
+pub fn ptxas_args(name: &str, header: &CaseHeader, cubin: &Path) -> Vec<String> {
+    let mut args = Vec::new();
+    if !header.flags.iter().any(|f| f.starts_with("-arch") || f == "--gpu-name") {
+        args.push("-arch=sm_90a".to_string());
+    }
+    args.extend(header.flags.iter().cloned());
+    args.push(format!("{name}.ptx"));
+    args.push("-o".into());
+    args.push(cubin.display().to_string());
+    args
+}
+
+pub fn record(named: &[&str]) -> Result<ExitCode, String> {
+    let ptxas = tool("ptxas");
+    let cuobjdump = tool("cuobjdump");
+    let pv = tool_version(&ptxas).ok_or_else(|| {
+        format!(
+            "{} not found or not runnable; run `cargo xtask oracle install` or set ORI_ORACLE_TOOLS",
+            ptxas.display()
+        )
+    })?;
+    let cv = tool_version(&cuobjdump)
+        .ok_or_else(|| format!("{} not found or not runnable", cuobjdump.display()))?;
+    if pv != PTXAS_VERSION {
+        eprintln!("warning: ptxas is {pv}, the corpus is meant for {PTXAS_VERSION}");
+    }
+    let dir = corpus_dir();
+    let list = cases(named)?;
+    let tmp = std::env::temp_dir().join(format!("ori-oracle-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
+    let mut failures = 0;
+    for name in &list {
+        match record_one(&dir, name, &ptxas, &cuobjdump, &pv, &cv, &tmp) {
+            Ok(e) => println!(
+                "{name}: exit {} messages {} functions {}{}",
+                e.exit_code,
+                e.messages.len(),
+                e.functions.len(),
+                if e.skeleton_comparable { "" } else { " (skeleton not comparable)" }
+            ),
+            Err(err) => {
+                failures += 1;
+                eprintln!("{name}: {err}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    println!("recorded {} case(s), {failures} failure(s)", list.len() - failures);
+    Ok(if failures == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn record_one(
+    dir: &Path,
+    name: &str,
+    ptxas: &Path,
+    cuobjdump: &Path,
+    pv: &str,
+    cv: &str,
+    tmp: &Path,
+) -> Result<Expectation, String> {
+    let ptx = dir.join(format!("{name}.ptx"));
+    let text = std::fs::read_to_string(&ptx).map_err(|e| format!("reading {}: {e}", ptx.display()))?;
+    let header = case_header(&text);
+    let cubin = tmp.join(format!("{name}.cubin"));
+    let _ = std::fs::remove_file(&cubin);
+    let out = process::run(ptxas, &ptxas_args(name, &header, &cubin), dir, TOOL_LIMIT)?;
+    if out.timed_out {
+        return Err("ptxas timed out".into());
+    }
+    // stdout (info lines) first, then stderr (warnings, errors, fatal).
+    let mut messages = lines(&out.stdout);
+    messages.extend(lines(&out.stderr));
+    let mut functions = Vec::new();
+    if out.code == 0 && cubin.is_file() {
+        let d = process::run(cuobjdump, &["-sass".into(), cubin.display().to_string()], dir, TOOL_LIMIT)?;
+        if d.code != 0 {
+            return Err(format!("cuobjdump failed ({}): {}", d.code, d.stderr.trim()));
+        }
+        functions = skeleton_from_sass(&d.stdout);
+    }
+    let _ = std::fs::remove_file(&cubin);
+    let e = Expectation {
+        header: Expectation::header_for(pv, cv),
+        exit_code: out.code,
+        messages,
+        functions,
+        skeleton_comparable: header.not_comparable.is_none(),
+        notes: header.not_comparable.into_iter().collect(),
+    };
+    let path = dir.join(format!("{name}.expected"));
+    std::fs::write(&path, e.render()).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(e)
+}
+
+/// What `check` compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CheckMode {
+    /// `ori compile NAME.ptx --message-format ptxas --emit sass`.
+    Compile,
+}
+
+struct CheckOptions {
+    mode: CheckMode,
+    verbose: bool,
+    strict: bool,
+    ori: Option<PathBuf>,
+    cases: Vec<String>,
+}
+
+fn parse_check_options(args: &[&str]) -> Result<CheckOptions, String> {
+    let mut o = CheckOptions {
+        mode: CheckMode::Compile,
+        verbose: false,
+        strict: false,
+        ori: None,
+        cases: Vec::new(),
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "-v" | "--verbose" => o.verbose = true,
+            "--strict" => o.strict = true,
+            "--ori" => {
+                let p = it.next().ok_or("--ori needs a path")?;
+                o.ori = Some(PathBuf::from(p));
+            }
+            "--ptx-roundtrip" => {
+                return Err("--ptx-roundtrip is not implemented yet".into());
+            }
+            s if s.starts_with('-') => return Err(format!("unknown option {s}")),
+            s => o.cases.push(s.to_string()),
+        }
+    }
+    Ok(o)
+}
+
+fn build_ori() -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    eprintln!("building ori: cargo build --release -p ori-cli");
+    let status = Command::new(&cargo)
+        .args(["build", "--release", "-p", "ori-cli"])
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("ori is unavailable: cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "ori is unavailable: `cargo build --release -p ori-cli` failed ({status})"
+        ));
+    }
+    let bin = root().join("target").join("release").join("ori");
+    if !bin.is_file() {
+        return Err(format!("ori is unavailable: {} was not built", bin.display()));
+    }
+    Ok(bin)
+}
+
+/// The ori command line for a case (run with cwd = tests/corpus).
+fn ori_args(mode: CheckMode, name: &str, header: &CaseHeader) -> Vec<String> {
+    match mode {
+        CheckMode::Compile => {
+            let mut v = vec![
+                "compile".to_string(),
+                format!("{name}.ptx"),
+                "--message-format".into(),
+                "ptxas".into(),
+                "--emit".into(),
+                "sass".into(),
+            ];
+            // Same extra flags ptxas got (e.g. `-c`), verbatim.
+            v.extend(header.flags.iter().cloned());
+            v
+        }
+    }
+}
+
+pub fn check(args: &[&str]) -> Result<ExitCode, String> {
+    let opts = parse_check_options(args)?;
+    let ori = match &opts.ori {
+        Some(p) => p.clone(),
+        None => build_ori()?,
+    };
+    let dir = corpus_dir();
+    let names: Vec<&str> = opts.cases.iter().map(String::as_str).collect();
+    let list = cases(&names)?;
+    let mut table = AgreementTable::default();
+    let mut missing = 0;
+    for name in &list {
+        let exp_path = dir.join(format!("{name}.expected"));
+        let Ok(exp_text) = std::fs::read_to_string(&exp_path) else {
+            missing += 1;
+            eprintln!("{name}: no {name}.expected (run `cargo xtask oracle record {name}`)");
+            continue;
+        };
+        let expected = Expectation::parse(&exp_text).map_err(|e| format!("{}: {e}", exp_path.display()))?;
+        let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap_or_default();
+        let header = case_header(&text);
+        let out = process::run(&ori, &ori_args(opts.mode, name, &header), &dir, ORI_LIMIT)?;
+        let observed = Observed {
+            exit_code: out.code,
+            messages: lines(&out.stderr),
+            sass: if out.stdout.trim().is_empty() { None } else { Some(out.stdout) },
+        };
+        table.push(name.clone(), compare(&expected, &observed));
+    }
+    print!("{}", table.render());
+    if missing > 0 {
+        println!("{missing} case(s) without .expected were skipped");
+    }
+    if opts.verbose {
+        for (name, a) in &table.rows {
+            if !a.diff.is_empty() {
+                println!("\n== {name}\n{}", a.diff.trim_end());
+            }
+        }
+    }
+    let all = table.totals().all;
+    Ok(if opts.strict && all.agree != all.applicable {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_directives() {
+        let h = case_header(
+            "// probes x\n// oracle-flags: -c -O0\n// skeleton: not-comparable: unrolled\n.version 8.0\n// oracle-flags: -late\n",
+        );
+        assert_eq!(h.flags, vec!["-c", "-O0"]);
+        assert_eq!(h.not_comparable.as_deref(), Some("unrolled"));
+        let args = ptxas_args("k", &h, Path::new("/tmp/k.cubin"));
+        assert_eq!(args, vec!["-arch=sm_90a", "-c", "-O0", "k.ptx", "-o", "/tmp/k.cubin"]);
+        let h2 = case_header("// oracle-flags: -arch=sm_90\n");
+        assert_eq!(ptxas_args("k", &h2, Path::new("o"))[0], "-arch=sm_90");
+    }
+
+    #[test]
+    fn check_options() {
+        let o = parse_check_options(&["-v", "--ori", "/x/ori", "a", "b"]).unwrap();
+        assert!(o.verbose);
+        assert_eq!(o.ori.as_deref(), Some(Path::new("/x/ori")));
+        assert_eq!(o.cases, vec!["a", "b"]);
+        assert!(parse_check_options(&["--bogus"]).is_err());
+    }
+}
