@@ -7,15 +7,20 @@
 //! ptxas's warnings. One file per concern, named for what it holds.
 
 pub mod accumulator_sets;
+pub mod fixup_gmma_sequence;
 pub mod fnv1a;
 pub mod in_flight;
+pub mod messages;
 pub mod propagate_gmma;
+pub mod uniformity;
 
+pub use fixup_gmma_sequence::FixupGmmaSequence;
 pub use propagate_gmma::OriPropagateGmma;
 
 /// The GMMA pipeline in ptxas's order.
 pub fn pipeline() -> ori_ir::PassManager {
     let mut pm = ori_ir::PassManager::new();
     pm.add(Box::new(OriPropagateGmma));
+    pm.add(Box::new(FixupGmmaSequence));
     pm
 }

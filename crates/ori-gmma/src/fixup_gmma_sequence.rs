@@ -1,0 +1,345 @@
+//! Phase 87, FixupGmmaSequence: make the wgmma pipeline legal, or serialize it.
+//!
+//! The orchestrator (seed 003: `sub_AE4F70`) runs the steps in ptxas's order:
+//! [1] primary fixup (`sub_ADEB40`): walk the code with the in-flight state
+//! of phase 85 and decide where a `_warpgroup.wait` (before a non-wgmma
+//! instruction reading an in-flight accumulator) or a `_warpgroup.arrive`
+//! (before a wgmma whose registers were touched since the last arrive) is
+//! needed; [2] pipeline consistency (`sub_ADA7E0`): the accumulator
+//! registers in flight must fit (C7511); [3..6] structural and late checks:
+//! reads of accumulators still in an open stage (C7514), definitions of
+//! in-flight accumulators (C7515) or wgmma inputs (C7513), injections in
+//! divergent code (C7518 / C7520), calls (C7509 / C7510). A failure
+//! serializes the pipeline (`sub_AE47B0`): every wgmma gets its own arrive,
+//! commit and wait. Advisories (C7519 arrives, then C7517 waits, each in
+//! program order) come before the serialization warning, as ptxas prints them.
+//!
+//! Rules that differ from the seed were found on ptxas 13.0.88 (see
+//! `tests/corpus/README.md`): e.g. a non-wgmma *read* of a committed,
+//! in-flight accumulator gets a wait injected (C7517), not C7514.
+
+use crate::accumulator_sets::word_index;
+use crate::in_flight::PipeState;
+use crate::messages;
+use crate::uniformity::Uniformity;
+use cranelift_entity::SecondaryMap;
+use fxhash::FxHashSet;
+use ori_ir::consts::*;
+use ori_ir::{
+    Block, ControlFlowGraph, Diagnostic, Function, Inst, InstData, Note, Opcode, Operand, Pass, PassContext,
+    Severity, Slot, VReg,
+};
+use smallvec::SmallVec;
+
+/// Most accumulator registers that may be in flight at once before ptxas
+/// gives up with C7511. Bounds observed on ptxas 13.0.88: 128 in flight
+/// compile clean (one `m64n256k16.f32`, or 32 `n8` sets), 256 serialize.
+pub const MAX_IN_FLIGHT_ACCUMULATOR_REGS: usize = 240;
+
+/// The pass.
+pub struct FixupGmmaSequence;
+
+/// Why the pipeline was serialized, and where.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// Serialization code (C75xx).
+    pub code: u32,
+    /// The culprit instruction.
+    pub inst: Option<Inst>,
+    /// The register involved.
+    pub reg: Option<VReg>,
+    /// The wgmma it conflicts with.
+    pub wgmma: Option<Inst>,
+}
+
+/// Walk state at a program point.
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
+struct State {
+    pipe: PipeState,
+    /// Registers accessed by non-wgmma instructions since the last arrive.
+    touched: FxHashSet<VReg>,
+    /// No arrive (fence) seen yet on some path.
+    no_arrive: bool,
+    /// The wgmma that last wrote each in-flight set (for messages).
+    last_wgmma: Option<Inst>,
+}
+
+impl State {
+    fn join(&mut self, o: &State) -> bool {
+        let mut ch = self.pipe.join(&o.pipe);
+        for r in &o.touched {
+            ch |= self.touched.insert(*r);
+        }
+        if o.no_arrive && !self.no_arrive {
+            self.no_arrive = true;
+            ch = true;
+        }
+        if self.last_wgmma.is_none() && o.last_wgmma.is_some() {
+            self.last_wgmma = o.last_wgmma;
+        }
+        ch
+    }
+}
+
+/// Decisions of the primary fixup.
+#[derive(Default, Debug)]
+struct Plan {
+    /// Arrives to inject before these wgmmas.
+    arrives: Vec<Inst>,
+    /// Waits to inject before these instructions (with a commit first when open wgmmas remain).
+    waits: Vec<(Inst, bool)>,
+    failure: Option<Failure>,
+}
+
+struct Walker<'a> {
+    f: &'a Function,
+    sets: &'a [SmallVec<[VReg; 8]>],
+    /// For each register, the accumulator sets containing it.
+    reg_sets: SecondaryMap<VReg, SmallVec<[u32; 2]>>,
+    uni: Uniformity,
+    cfg: ControlFlowGraph,
+    module: &'a ori_ir::ModuleInfo,
+}
+
+fn a_fragment_regs(d: &InstData) -> SmallVec<[VReg; 4]> {
+    match d.slots.get(1).map(|s| &s.op) {
+        Some(op @ Operand::Vector(_)) => op.regs(),
+        _ => SmallVec::new(),
+    }
+}
+
+fn accumulator_regs(d: &InstData) -> SmallVec<[VReg; 4]> {
+    d.slots.first().map(|s| s.op.regs()).unwrap_or_default()
+}
+
+impl Walker<'_> {
+    /// Sets in `ids` that contain `r`.
+    fn hits(&self, r: VReg, ids: &[u32]) -> bool {
+        self.reg_sets[r].iter().any(|s| ids.contains(s))
+    }
+
+    fn in_flight_regs(&self, s: &State) -> usize {
+        let mut regs: FxHashSet<VReg> = FxHashSet::default();
+        for id in s.pipe.all() {
+            if let Some(set) = self.sets.get(id as usize) {
+                regs.extend(set.iter().copied());
+            }
+        }
+        regs.len()
+    }
+
+    fn fail(plan: &mut Plan, code: u32, inst: Option<Inst>, reg: Option<VReg>, wgmma: Option<Inst>) {
+        if plan.failure.is_none() {
+            plan.failure = Some(Failure { code, inst, reg, wgmma });
+        }
+    }
+
+    /// One walk over block `b` from `st`; records decisions in `plan`.
+    fn walk_block(&self, b: Block, mut st: State, plan: &mut Plan) -> State {
+        let f = self.f;
+        for &i in f.layout.block_insts(b) {
+            let d = &f.insts[i];
+            match d.opcode {
+                op if op.is_arrive() => {
+                    st.touched.clear();
+                    st.no_arrive = false;
+                }
+                Opcode::WgmmaMmaAsync => {
+                    let mut regs = accumulator_regs(d);
+                    regs.extend(a_fragment_regs(d));
+                    let touched = regs.iter().any(|r| st.touched.contains(r));
+                    if st.no_arrive || touched {
+                        if self.uni.inst_is_divergent(b, d) {
+                            Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
+                        } else if !plan.arrives.contains(&i) {
+                            plan.arrives.push(i);
+                        }
+                        st.touched.clear();
+                        st.no_arrive = false;
+                    }
+                    st.pipe.transfer(d);
+                    st.last_wgmma = Some(i);
+                    if self.in_flight_regs(&st) > MAX_IN_FLIGHT_ACCUMULATOR_REGS {
+                        Self::fail(plan, C7511_PIPELINE_REGISTERS, Some(i), None, None);
+                    }
+                }
+                op if op.is_commit() || op.is_wait() => st.pipe.transfer(d),
+                Opcode::Call => {
+                    let callee = d.slots.iter().find_map(|s| match &s.op {
+                        Operand::Sym(n) => Some(n.to_string()),
+                        _ => None,
+                    });
+                    match callee.and_then(|n| self.module.funcs.get(&n).copied()) {
+                        Some((true, _)) => {
+                            if !st.pipe.is_empty() {
+                                Self::fail(plan, C7510_CROSSES_CALL, Some(i), None, st.last_wgmma);
+                            }
+                        }
+                        _ => Self::fail(plan, C7509_EXTERN_CALLS, Some(i), None, None),
+                    }
+                    st.touched.clear();
+                    st.no_arrive = true;
+                }
+                _ => {
+                    let all = st.pipe.all();
+                    let uses = d.uses();
+                    let defs = d.defs();
+                    let open = &st.pipe.open;
+                    let read_open = uses.iter().copied().find(|r| self.hits(*r, open));
+                    let read_any = uses.iter().copied().find(|r| self.hits(*r, &all));
+                    let def_any = defs.iter().copied().find(|r| self.hits(*r, &all));
+                    if let Some(r) = read_open {
+                        Self::fail(plan, C7514_READS_ACCUMULATORS, Some(i), Some(r), st.last_wgmma);
+                    } else if let Some(r) = read_any {
+                        if self.uni.inst_is_divergent(b, d) {
+                            Self::fail(plan, C7518_WGDP_DIVERGENT, Some(i), Some(r), st.last_wgmma);
+                        } else if !plan.waits.iter().any(|(x, _)| *x == i) {
+                            plan.waits.push((i, !st.pipe.open.is_empty()));
+                        }
+                        st.pipe = PipeState::default();
+                    } else if let Some(r) = def_any {
+                        Self::fail(plan, C7515_DEFINES_ACCUMULATORS, Some(i), Some(r), st.last_wgmma);
+                        st.pipe = PipeState::default();
+                    }
+                    st.touched.extend(uses.iter().copied());
+                    st.touched.extend(defs.iter().copied());
+                }
+            }
+        }
+        st
+    }
+
+    fn plan(&self) -> Plan {
+        let mut plan = Plan::default();
+        let mut entry: SecondaryMap<Block, State> = SecondaryMap::new();
+        let Some(&first) = self.cfg.rpo().first() else { return plan };
+        entry[first].no_arrive = true;
+        // Fixpoint over the CFG (loops included): states only grow.
+        let mut changed = true;
+        let mut rounds = 0;
+        while changed && rounds < 64 {
+            changed = false;
+            rounds += 1;
+            for &b in self.cfg.rpo() {
+                let out = self.walk_block(b, entry[b].clone(), &mut plan);
+                for &s in self.cfg.succs(b) {
+                    changed |= entry[s].join(&out);
+                }
+            }
+        }
+        plan
+    }
+}
+
+fn internal(name: &str, slots: Vec<Slot>, line: u32) -> InstData {
+    InstData::new("_warpgroup", &[name], slots, line)
+}
+
+fn wait0(line: u32) -> InstData {
+    internal("wait", vec![Slot::use_(Operand::Imm(ori_ir::Imm::Int(0)))], line)
+}
+
+/// Serialization fallback (seed `sub_AE47B0`): drop injected ops, then give
+/// every wgmma its own arrive before and commit + wait 0 after.
+pub fn serialize(f: &mut Function) {
+    let injected: Vec<Inst> = f
+        .layout
+        .all_insts()
+        .filter(|i| {
+            matches!(f.insts[*i].opcode, Opcode::WarpgroupArrive | Opcode::WarpgroupWait | Opcode::WarpgroupCommitBatch)
+        })
+        .collect();
+    for i in injected {
+        f.layout.remove_inst(i);
+    }
+    let wgmmas: Vec<Inst> = f.layout.all_insts().filter(|i| f.insts[*i].opcode == Opcode::WgmmaMmaAsync).collect();
+    for w in wgmmas {
+        let line = f.insts[w].line;
+        f.insert_before(w, internal("arrive", vec![], line));
+        let c = f.insert_after(w, internal("commit_batch", vec![], line));
+        f.insert_after(c, wait0(line));
+    }
+    f.serialized = true;
+}
+
+fn describe(f: &Function, i: Inst) -> String {
+    let mut s = String::new();
+    ori_ir::write::write_inst(&mut s, f, &f.insts[i]);
+    s
+}
+
+impl Pass for FixupGmmaSequence {
+    fn name(&self) -> &'static str {
+        "FixupGmmaSequence"
+    }
+
+    fn phase(&self) -> u32 {
+        PHASE_FIXUP_GMMA_SEQUENCE
+    }
+
+    fn run(&self, f: &mut Function, cx: &mut PassContext<'_>) {
+        let Some(facts) = f.gmma.clone() else { return };
+        if !f.insts.values().any(|d| d.opcode == Opcode::WgmmaMmaAsync) {
+            return;
+        }
+        let cfg = ControlFlowGraph::compute(f);
+        let uni = Uniformity::compute(f, &cfg);
+        let mut reg_sets: SecondaryMap<VReg, SmallVec<[u32; 2]>> = SecondaryMap::new();
+        for (k, set) in facts.sets.iter().enumerate() {
+            for r in set {
+                reg_sets[*r].push(k as u32);
+            }
+        }
+        let walker = Walker { f, sets: &facts.sets, reg_sets, uni, cfg, module: cx.module };
+        let mut plan = walker.plan();
+        let _ = word_index;
+        let fname = f.name.to_string();
+        let mut diags = Vec::new();
+        // Advisories: arrives then waits, each in program order (as ptxas prints them).
+        plan.arrives.sort_by_key(|i| f.layout.order_key(*i));
+        plan.waits.sort_by_key(|(i, _)| f.layout.order_key(*i));
+        for &i in &plan.arrives {
+            let line = f.insts[i].line;
+            let mut d = Diagnostic::new(Severity::Info, Some(C7519_ARRIVE_INJECTED), messages::arrive_injected(line, &fname));
+            d.function = Some(fname.clone());
+            d.culprit = Some(Note { line, inst: Some(describe(f, i)), text: "this wgmma uses registers accessed since the last warpgroup arrive".into() });
+            d.help = Some("put wgmma.fence between the last access of these registers and this wgmma".into());
+            diags.push(d);
+        }
+        for &(i, _) in &plan.waits {
+            let line = f.insts[i].line;
+            let mut d = Diagnostic::new(Severity::Info, Some(C7517_WAIT_INJECTED), messages::wait_injected(line, &fname));
+            d.function = Some(fname.clone());
+            d.culprit = Some(Note { line, inst: Some(describe(f, i)), text: "this instruction reads an accumulator of a wgmma still in flight".into() });
+            d.help = Some("put wgmma.commit_group + wgmma.wait_group before this instruction".into());
+            diags.push(d);
+        }
+        // Apply the injections.
+        for &i in &plan.arrives {
+            let line = f.insts[i].line;
+            f.insert_before(i, internal("arrive", vec![], line));
+        }
+        for &(i, commit) in &plan.waits {
+            let line = f.insts[i].line;
+            if commit {
+                f.insert_before(i, internal("commit_batch", vec![], line));
+            }
+            f.insert_before(i, wait0(line));
+        }
+        if let Some(fail) = plan.failure {
+            let mut d = Diagnostic::new(Severity::Info, Some(fail.code), messages::serialization_message(fail.code, &fname));
+            d.function = Some(fname.clone());
+            if let Some(i) = fail.inst {
+                let reg = fail.reg.map(|r| format!(" (register {})", f.vregs[r].name)).unwrap_or_default();
+                d.culprit = Some(Note { line: f.insts[i].line, inst: Some(describe(f, i)), text: format!("culprit{reg}") });
+            }
+            if let Some(w) = fail.wgmma {
+                d.related.push(Note { line: f.insts[w].line, inst: Some(describe(f, w)), text: "in flight from this wgmma".into() });
+            }
+            d.help = Some(messages::help(fail.code).to_string());
+            diags.push(d);
+            serialize(f);
+        }
+        cx.diags.extend(diags);
+    }
+}

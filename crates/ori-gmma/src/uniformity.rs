@@ -1,0 +1,194 @@
+//! Uniformity: which registers may differ across the threads of a warpgroup,
+//! and which blocks run under a divergent branch.
+//!
+//! Phase 87 may only put a warpgroup arrive or wait where every thread of the
+//! warpgroup gets to it (ptxas: C7518 / C7520 otherwise). A register is
+//! divergent when it is derived from `%tid`, `%laneid` and the like, or
+//! loaded from a divergent address, or produced by an atomic; parameters,
+//! `%ctaid`, `%ntid` and constants are uniform. A block is divergent when it
+//! is control dependent on a branch whose predicate is divergent: reachable
+//! from one of the branch's successors before the branch's immediate
+//! post-dominator.
+
+use cranelift_entity::SecondaryMap;
+use ori_ir::{Block, ControlFlowGraph, Function, InstData, Opcode, Operand, VReg};
+
+/// Whether a special register differs across a warpgroup's threads.
+pub fn special_is_divergent(name: &str) -> bool {
+    let base = name.split('.').next().unwrap_or(name);
+    matches!(
+        base,
+        "%tid" | "%laneid" | "%warpid" | "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt"
+            | "%lanemask_ge" | "%lanemask_gt" | "%clock" | "%clock64" | "%globaltimer"
+            | "%globaltimer_lo" | "%globaltimer_hi" | "%smid"
+    )
+}
+
+/// Divergent registers and blocks of one function.
+#[derive(Clone, Debug, Default)]
+pub struct Uniformity {
+    /// Registers that may differ across threads.
+    pub divergent_reg: SecondaryMap<VReg, bool>,
+    /// Blocks executed under a divergent branch.
+    pub divergent_block: SecondaryMap<Block, bool>,
+}
+
+fn inst_sources_divergent(d: &InstData, div: &SecondaryMap<VReg, bool>) -> bool {
+    if matches!(&*d.name, "atom" | "shfl" | "vote" | "redux" | "activemask" | "elect" | "match") {
+        // Results that depend on the thread (or on other threads' values).
+        return !matches!(&*d.name, "redux" | "vote") || d.has_mod("ballot");
+    }
+    let mut any = false;
+    for s in &d.slots {
+        if s.role.uses() || matches!(s.op, Operand::Addr { .. }) {
+            let mut specials = false;
+            if let Operand::Special(n) = &s.op {
+                specials |= special_is_divergent(n);
+            }
+            if let Operand::Vector(v) = &s.op {
+                for o in v {
+                    if let Operand::Special(n) = o {
+                        specials |= special_is_divergent(n);
+                    }
+                }
+            }
+            any |= specials;
+            s.op.for_each_reg(&mut |r: VReg| any |= div[r]);
+        }
+    }
+    if let Some(g) = d.guard {
+        any |= div[g.reg];
+    }
+    any
+}
+
+/// Immediate post-dominators, from the dominator algorithm on the reversed CFG.
+fn post_dominators(f: &Function, cfg: &ControlFlowGraph) -> SecondaryMap<Block, Option<Block>> {
+    // Reverse postorder of the reversed graph, from a virtual exit joining every exit block.
+    let blocks = cfg.rpo();
+    let exits: Vec<Block> = blocks.iter().copied().filter(|b| cfg.succs(*b).is_empty()).collect();
+    let mut order: Vec<Block> = Vec::new();
+    let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
+    for &e in &exits {
+        if seen[e] {
+            continue;
+        }
+        seen[e] = true;
+        let mut stack = vec![(e, 0usize)];
+        while let Some((b, k)) = stack.pop() {
+            if let Some(&p) = cfg.preds(b).get(k) {
+                stack.push((b, k + 1));
+                if !seen[p] {
+                    seen[p] = true;
+                    stack.push((p, 0));
+                }
+            } else {
+                order.push(b);
+            }
+        }
+    }
+    order.reverse();
+    let mut index: SecondaryMap<Block, u32> = SecondaryMap::with_default(u32::MAX);
+    for (k, b) in order.iter().enumerate() {
+        index[*b] = k as u32 + 1; // 0 is the virtual exit
+    }
+    // ipdom as index into `order` (+1), 0 = virtual exit.
+    let mut ipdom: SecondaryMap<Block, Option<u32>> = SecondaryMap::new();
+    for &e in &exits {
+        ipdom[e] = Some(0);
+    }
+    let node = |i: u32| if i == 0 { None } else { order.get(i as usize - 1).copied() };
+    let intersect = |ipdom: &SecondaryMap<Block, Option<u32>>, mut a: u32, mut b: u32| {
+        while a != b {
+            while a > b {
+                a = node(a).and_then(|n| ipdom[n]).unwrap_or(0);
+            }
+            while b > a {
+                b = node(b).and_then(|n| ipdom[n]).unwrap_or(0);
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    let mut rounds = 0;
+    while changed && rounds < 1000 {
+        changed = false;
+        rounds += 1;
+        for &b in &order {
+            if cfg.succs(b).is_empty() {
+                continue;
+            }
+            let mut new: Option<u32> = None;
+            for &s in cfg.succs(b) {
+                if index[s] == u32::MAX || ipdom[s].is_none() {
+                    continue;
+                }
+                new = Some(match new {
+                    None => index[s],
+                    Some(c) => intersect(&ipdom, index[s], c),
+                });
+            }
+            if new.is_some() && ipdom[b] != new {
+                ipdom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    let mut out: SecondaryMap<Block, Option<Block>> = SecondaryMap::new();
+    for &b in f.layout.blocks() {
+        out[b] = ipdom[b].and_then(node);
+    }
+    out
+}
+
+impl Uniformity {
+    /// Analyse `f`.
+    pub fn compute(f: &Function, cfg: &ControlFlowGraph) -> Uniformity {
+        let mut u = Uniformity::default();
+        // Registers: flow-insensitive fixpoint (a register defined divergently anywhere is divergent).
+        let insts: Vec<_> = f.layout.all_insts().collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &i in &insts {
+                let d = &f.insts[i];
+                if d.opcode == Opcode::WgmmaMmaAsync || !inst_sources_divergent(d, &u.divergent_reg) {
+                    continue;
+                }
+                for r in d.defs() {
+                    if !u.divergent_reg[r] {
+                        u.divergent_reg[r] = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        // Blocks: control dependence on divergent branches.
+        let ipdom = post_dominators(f, cfg);
+        for &b in cfg.rpo() {
+            let Some(&last) = f.layout.block_insts(b).last() else { continue };
+            let d = &f.insts[last];
+            let divergent_branch = d.opcode == Opcode::Branch && d.guard.is_some_and(|g| u.divergent_reg[g.reg]);
+            if !divergent_branch || cfg.succs(b).len() < 2 {
+                continue;
+            }
+            let stop = ipdom[b];
+            let mut stack: Vec<Block> = cfg.succs(b).to_vec();
+            let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
+            while let Some(x) = stack.pop() {
+                if Some(x) == stop || seen[x] {
+                    continue;
+                }
+                seen[x] = true;
+                u.divergent_block[x] = true;
+                stack.extend_from_slice(cfg.succs(x));
+            }
+        }
+        u
+    }
+
+    /// Whether the instruction at a block runs under divergent control or a divergent guard.
+    pub fn inst_is_divergent(&self, b: Block, d: &InstData) -> bool {
+        self.divergent_block[b] || d.guard.is_some_and(|g| self.divergent_reg[g.reg])
+    }
+}
