@@ -23,6 +23,8 @@ pub struct Options {
     pub print_after: Vec<String>,
     /// Run the verifier after every pass.
     pub verify: bool,
+    /// `ptxas -c`: compile without linking; every callee counts as external.
+    pub compile_only: bool,
 }
 
 /// The result of a compilation.
@@ -83,6 +85,7 @@ pub fn pipeline(opts: &Options) -> ori_ir::PassManager {
     pm.dumps.after = opts.print_after.clone();
     pm.verify |= opts.verify;
     pm.arch = opts.arch.clone();
+    pm.compile_only = opts.compile_only;
     pm
 }
 

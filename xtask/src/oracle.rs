@@ -37,7 +37,11 @@ fn tools_dir() -> PathBuf {
 }
 
 fn tool(name: &str) -> PathBuf {
-    tools_dir().join("nvidia").join("cu13").join("bin").join(name)
+    tools_dir()
+        .join("nvidia")
+        .join("cu13")
+        .join("bin")
+        .join(name)
 }
 
 /// `Cuda compilation tools, release 13.0, V13.0.88` -> `13.0.88`.
@@ -137,7 +141,10 @@ fn cases(named: &[&str]) -> Result<Vec<String>, String> {
                 if dir.join(format!("{stem}.ptx")).is_file() {
                     Ok(stem)
                 } else {
-                    Err(format!("no such case: {}", dir.join(format!("{stem}.ptx")).display()))
+                    Err(format!(
+                        "no such case: {}",
+                        dir.join(format!("{stem}.ptx")).display()
+                    ))
                 }
             })
             .collect();
@@ -158,7 +165,11 @@ fn cases(named: &[&str]) -> Result<Vec<String>, String> {
 /// architecture, then the flags, the bare file name and `-o cubin`.
 pub fn ptxas_args(name: &str, header: &CaseHeader, cubin: &Path) -> Vec<String> {
     let mut args = Vec::new();
-    if !header.flags.iter().any(|f| f.starts_with("-arch") || f == "--gpu-name") {
+    if !header
+        .flags
+        .iter()
+        .any(|f| f.starts_with("-arch") || f == "--gpu-name")
+    {
         args.push("-arch=sm_90a".to_string());
     }
     args.extend(header.flags.iter().cloned());
@@ -194,7 +205,11 @@ pub fn record(named: &[&str]) -> Result<ExitCode, String> {
                 e.exit_code,
                 e.messages.len(),
                 e.functions.len(),
-                if e.skeleton_comparable { "" } else { " (skeleton not comparable)" }
+                if e.skeleton_comparable {
+                    ""
+                } else {
+                    " (skeleton not comparable)"
+                }
             ),
             Err(err) => {
                 failures += 1;
@@ -203,8 +218,15 @@ pub fn record(named: &[&str]) -> Result<ExitCode, String> {
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    println!("recorded {} case(s), {failures} failure(s)", list.len() - failures);
-    Ok(if failures == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    println!(
+        "recorded {} case(s), {failures} failure(s)",
+        list.len() - failures
+    );
+    Ok(if failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn record_one(
@@ -217,7 +239,8 @@ fn record_one(
     tmp: &Path,
 ) -> Result<Expectation, String> {
     let ptx = dir.join(format!("{name}.ptx"));
-    let text = std::fs::read_to_string(&ptx).map_err(|e| format!("reading {}: {e}", ptx.display()))?;
+    let text =
+        std::fs::read_to_string(&ptx).map_err(|e| format!("reading {}: {e}", ptx.display()))?;
     let header = case_header(&text);
     let cubin = tmp.join(format!("{name}.cubin"));
     let _ = std::fs::remove_file(&cubin);
@@ -230,9 +253,18 @@ fn record_one(
     messages.extend(lines(&out.stderr));
     let mut functions = Vec::new();
     if out.code == 0 && cubin.is_file() {
-        let d = process::run(cuobjdump, &["-sass".into(), cubin.display().to_string()], dir, TOOL_LIMIT)?;
+        let d = process::run(
+            cuobjdump,
+            &["-sass".into(), cubin.display().to_string()],
+            dir,
+            TOOL_LIMIT,
+        )?;
         if d.code != 0 {
-            return Err(format!("cuobjdump failed ({}): {}", d.code, d.stderr.trim()));
+            return Err(format!(
+                "cuobjdump failed ({}): {}",
+                d.code,
+                d.stderr.trim()
+            ));
         }
         functions = skeleton_from_sass(&d.stdout);
     }
@@ -307,7 +339,10 @@ fn build_ori() -> Result<PathBuf, String> {
     }
     let bin = root().join("target").join("release").join("ori");
     if !bin.is_file() {
-        return Err(format!("ori is unavailable: {} was not built", bin.display()));
+        return Err(format!(
+            "ori is unavailable: {} was not built",
+            bin.display()
+        ));
     }
     Ok(bin)
 }
@@ -349,14 +384,19 @@ pub fn check(args: &[&str]) -> Result<ExitCode, String> {
             eprintln!("{name}: no {name}.expected (run `cargo xtask oracle record {name}`)");
             continue;
         };
-        let expected = Expectation::parse(&exp_text).map_err(|e| format!("{}: {e}", exp_path.display()))?;
+        let expected =
+            Expectation::parse(&exp_text).map_err(|e| format!("{}: {e}", exp_path.display()))?;
         let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap_or_default();
         let header = case_header(&text);
         let out = process::run(&ori, &ori_args(opts.mode, name, &header), &dir, ORI_LIMIT)?;
         let observed = Observed {
             exit_code: out.code,
             messages: lines(&out.stderr),
-            sass: if out.stdout.trim().is_empty() { None } else { Some(out.stdout) },
+            sass: if out.stdout.trim().is_empty() {
+                None
+            } else {
+                Some(out.stdout)
+            },
         };
         table.push(name.clone(), compare(&expected, &observed));
     }
@@ -391,7 +431,10 @@ mod tests {
         assert_eq!(h.flags, vec!["-c", "-O0"]);
         assert_eq!(h.not_comparable.as_deref(), Some("unrolled"));
         let args = ptxas_args("k", &h, Path::new("/tmp/k.cubin"));
-        assert_eq!(args, vec!["-arch=sm_90a", "-c", "-O0", "k.ptx", "-o", "/tmp/k.cubin"]);
+        assert_eq!(
+            args,
+            vec!["-arch=sm_90a", "-c", "-O0", "k.ptx", "-o", "/tmp/k.cubin"]
+        );
         let h2 = case_header("// oracle-flags: -arch=sm_90\n");
         assert_eq!(ptxas_args("k", &h2, Path::new("o"))[0], "-arch=sm_90");
     }

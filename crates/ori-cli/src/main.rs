@@ -52,6 +52,12 @@ enum Cmd {
         /// Layout of diagnostics on stderr.
         #[arg(long = "message-format", value_enum, default_value = "human")]
         message_format: MessageFormat,
+        /// Compile only (ptxas `-c`): every callee counts as external.
+        #[arg(short = 'c', long = "compile-only")]
+        compile_only: bool,
+        /// Register limit (ptxas `-maxrregcount`); accepted for compatibility, ori does no allocation.
+        #[arg(long = "maxrregcount", value_name = "N")]
+        maxrregcount: Option<u32>,
         /// Write the emitted output here instead of stdout.
         #[arg(short = 'o', value_name = "FILE")]
         output: Option<String>,
@@ -61,7 +67,13 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // ptxas spells long options with one dash (`-arch=sm_90`, `-maxrregcount=64`); accept both.
+    let args = std::env::args().map(|a| match a.split_once('=') {
+        Some((k @ ("-arch" | "-maxrregcount"), v)) => format!("-{k}={v}"),
+        _ if a == "-arch" || a == "-maxrregcount" => format!("-{a}"),
+        _ => a,
+    });
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -75,7 +87,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Cmd::Compile { file, arch, emit, print_before, print_after, message_format, output } => {
+        Cmd::Compile { file, arch, emit, print_before, print_after, message_format, compile_only, maxrregcount: _, output } => {
             let pm = ori::pipeline(&ori::Options::default());
             for p in print_before.iter().chain(&print_after) {
                 if !pm.knows(p) {
@@ -91,7 +103,7 @@ fn main() -> ExitCode {
                 }
             };
             let name = std::path::Path::new(&file).file_name().map_or(file.clone(), |n| n.to_string_lossy().into_owned());
-            let opts = ori::Options { arch: Some(arch), print_before, print_after, verify: true };
+            let opts = ori::Options { arch: Some(arch), print_before, print_after, verify: true, compile_only };
             let c = ori::compile_source(&name, &src, &opts);
             for d in &c.dumps {
                 print!("{d}");

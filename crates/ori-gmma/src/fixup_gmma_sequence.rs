@@ -62,6 +62,8 @@ struct State {
     no_arrive: bool,
     /// The wgmma that last wrote each in-flight set (for messages).
     last_wgmma: Option<Inst>,
+    /// A partial `wait_group N > 0` left committed groups in flight.
+    partial_wait: bool,
 }
 
 impl State {
@@ -72,6 +74,10 @@ impl State {
         }
         if o.no_arrive && !self.no_arrive {
             self.no_arrive = true;
+            ch = true;
+        }
+        if o.partial_wait && !self.partial_wait {
+            self.partial_wait = true;
             ch = true;
         }
         if self.last_wgmma.is_none() && o.last_wgmma.is_some() {
@@ -118,6 +124,22 @@ impl Walker<'_> {
         self.reg_sets[r].iter().any(|s| ids.contains(s))
     }
 
+    /// Whether another wgmma follows `at` in block `b` before the next commit or wait.
+    fn wgmma_later(&self, b: Block, at: Inst) -> bool {
+        let insts = self.f.layout.block_insts(b);
+        let Some(pos) = insts.iter().position(|x| *x == at) else { return false };
+        for &i in &insts[pos + 1..] {
+            let d = &self.f.insts[i];
+            if d.opcode.is_commit() || d.opcode.is_wait() {
+                return false;
+            }
+            if d.opcode == Opcode::WgmmaMmaAsync {
+                return true;
+            }
+        }
+        false
+    }
+
     fn in_flight_regs(&self, s: &State) -> usize {
         let mut regs: FxHashSet<VReg> = FxHashSet::default();
         for id in s.pipe.all() {
@@ -141,6 +163,9 @@ impl Walker<'_> {
             let d = &f.insts[i];
             match d.opcode {
                 op if op.is_arrive() => {
+                    if self.uni.inst_is_divergent(b, d) {
+                        Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
+                    }
                     st.touched.clear();
                     st.no_arrive = false;
                 }
@@ -163,19 +188,32 @@ impl Walker<'_> {
                         Self::fail(plan, C7511_PIPELINE_REGISTERS, Some(i), None, None);
                     }
                 }
-                op if op.is_commit() || op.is_wait() => st.pipe.transfer(d),
+                op if op.is_commit() || op.is_wait() => {
+                    if self.uni.inst_is_divergent(b, d) {
+                        let code = if op.is_wait() { C7518_WGDP_DIVERGENT } else { C7520_WGAR_DIVERGENT };
+                        Self::fail(plan, code, Some(i), None, None);
+                    }
+                    st.pipe.transfer(d);
+                    if op.is_wait() {
+                        st.partial_wait = d.wait_count().unwrap_or(0) > 0 && !st.pipe.is_empty();
+                    }
+                }
                 Opcode::Call => {
                     let callee = d.slots.iter().find_map(|s| match &s.op {
                         Operand::Sym(n) => Some(n.to_string()),
                         _ => None,
                     });
-                    match callee.and_then(|n| self.module.funcs.get(&n).copied()) {
-                        Some((true, _)) => {
-                            if !st.pipe.is_empty() {
-                                Self::fail(plan, C7510_CROSSES_CALL, Some(i), None, st.last_wgmma);
-                            }
+                    let info = callee.and_then(|n| self.module.funcs.get(&n).copied());
+                    match info {
+                        // ptxas -c, or no body in the module: an extern call. Inside an
+                        // open stage ptxas 13.0.88 answers C7520, elsewhere C7509.
+                        _ if self.module.compile_only || !matches!(info, Some((true, _))) => {
+                            let code = if st.pipe.open.is_empty() { C7509_EXTERN_CALLS } else { C7520_WGAR_DIVERGENT };
+                            Self::fail(plan, code, Some(i), None, None);
                         }
-                        _ => Self::fail(plan, C7509_EXTERN_CALLS, Some(i), None, None),
+                        // A callee with a pipeline of its own: the pipeline crosses the call.
+                        Some((true, true)) => Self::fail(plan, C7510_CROSSES_CALL, Some(i), None, st.last_wgmma),
+                        _ => {}
                     }
                     st.touched.clear();
                     st.no_arrive = true;
@@ -188,18 +226,32 @@ impl Walker<'_> {
                     let read_open = uses.iter().copied().find(|r| self.hits(*r, open));
                     let read_any = uses.iter().copied().find(|r| self.hits(*r, &all));
                     let def_any = defs.iter().copied().find(|r| self.hits(*r, &all));
-                    if let Some(r) = read_open {
+                    let committed: SmallVec<[u32; 4]> = all.iter().copied().filter(|s| !open.contains(s)).collect();
+                    let def_committed = defs.iter().copied().find(|r| self.hits(*r, &committed));
+                    let defines_acc = defs.iter().any(|r| self.hits(*r, &all));
+                    let _ = def_any;
+                    let def_open = defs.iter().copied().find(|r| self.hits(*r, open));
+                    let _ = def_committed;
+                    if let Some(r) = read_open.filter(|_| !defines_acc && self.wgmma_later(b, i)) {
+                        // A pure read of an open set with more wgmma to come in the stage:
+                        // no wait can split it (C7514).
                         Self::fail(plan, C7514_READS_ACCUMULATORS, Some(i), Some(r), st.last_wgmma);
-                    } else if let Some(r) = read_any {
-                        if self.uni.inst_is_divergent(b, d) {
-                            Self::fail(plan, C7518_WGDP_DIVERGENT, Some(i), Some(r), st.last_wgmma);
-                        } else if !plan.waits.iter().any(|(x, _)| *x == i) {
+                    } else if let Some(r) = read_any.filter(|_| st.partial_wait && read_open.is_none()) {
+                        // A read of a group a partial wait left in flight: ptxas does not
+                        // strengthen the user's wait (C7514).
+                        Self::fail(plan, C7514_READS_ACCUMULATORS, Some(i), Some(r), st.last_wgmma);
+                    } else if read_any.is_some() {
+                        // A wait before the reader; in divergent code ptxas hoists it to
+                        // uniform code but still names the reader's line.
+                        if !plan.waits.iter().any(|(x, _)| *x == i) {
                             plan.waits.push((i, !st.pipe.open.is_empty()));
                         }
                         st.pipe = PipeState::default();
-                    } else if let Some(r) = def_any {
-                        Self::fail(plan, C7515_DEFINES_ACCUMULATORS, Some(i), Some(r), st.last_wgmma);
-                        st.pipe = PipeState::default();
+                        st.partial_wait = false;
+                    } else if let Some(r) = def_open.filter(|_| d.guard.is_none() && self.wgmma_later(b, i)) {
+                        // A plain write into an open set between two wgmma of one block:
+                        // ptxas injects the arrive, then runs out of pipeline registers (C7511).
+                        Self::fail(plan, C7511_PIPELINE_REGISTERS, Some(i), Some(r), st.last_wgmma);
                     }
                     st.touched.extend(uses.iter().copied());
                     st.touched.extend(defs.iter().copied());
@@ -239,14 +291,16 @@ fn wait0(line: u32) -> InstData {
     internal("wait", vec![Slot::use_(Operand::Imm(ori_ir::Imm::Int(0)))], line)
 }
 
-/// Serialization fallback (seed `sub_AE47B0`): drop injected ops, then give
+/// Serialization fallback (seed `sub_AE47B0`): drop every arrive, commit and
+/// wait (injected or written), then give
 /// every wgmma its own arrive before and commit + wait 0 after.
 pub fn serialize(f: &mut Function) {
     let injected: Vec<Inst> = f
         .layout
         .all_insts()
         .filter(|i| {
-            matches!(f.insts[*i].opcode, Opcode::WarpgroupArrive | Opcode::WarpgroupWait | Opcode::WarpgroupCommitBatch)
+            let op = f.insts[*i].opcode;
+            op.is_arrive() || op.is_wait() || op.is_commit()
         })
         .collect();
     for i in injected {
@@ -260,6 +314,22 @@ pub fn serialize(f: &mut Function) {
         f.insert_after(c, wait0(line));
     }
     f.serialized = true;
+}
+
+/// Where a wait for instruction `i` goes: before `i` in uniform code, else
+/// before the terminator of the nearest dominating uniform block.
+fn hoist_to_uniform(f: &Function, uni: &Uniformity, dt: &ori_ir::DominatorTree, i: Inst) -> Inst {
+    let Some(mut b) = f.layout.inst_block(i) else { return i };
+    if !uni.divergent_block[b] {
+        return i;
+    }
+    while uni.divergent_block[b] {
+        match dt.idom(b) {
+            Some(p) if p != b => b = p,
+            _ => return i,
+        }
+    }
+    f.layout.block_insts(b).last().copied().unwrap_or(i)
 }
 
 fn describe(f: &Function, i: Inst) -> String {
@@ -279,7 +349,11 @@ impl Pass for FixupGmmaSequence {
 
     fn run(&self, f: &mut Function, cx: &mut PassContext<'_>) {
         let Some(facts) = f.gmma.clone() else { return };
-        if !f.insts.values().any(|d| d.opcode == Opcode::WgmmaMmaAsync) {
+        let calls_pipeline = f.insts.values().any(|d| {
+            d.opcode == Opcode::Call
+                && d.slots.iter().any(|s| matches!(&s.op, Operand::Sym(n) if cx.module.funcs.get(&**n).is_some_and(|x| x.1)))
+        });
+        if !calls_pipeline && !f.insts.values().any(|d| d.opcode == Opcode::WgmmaMmaAsync) {
             return;
         }
         let cfg = ControlFlowGraph::compute(f);
@@ -292,6 +366,7 @@ impl Pass for FixupGmmaSequence {
         }
         let walker = Walker { f, sets: &facts.sets, reg_sets, uni, cfg, module: cx.module };
         let mut plan = walker.plan();
+        let (walker_cfg, walker_uni) = (walker.cfg, walker.uni);
         let _ = word_index;
         let fname = f.name.to_string();
         let mut diags = Vec::new();
@@ -319,12 +394,14 @@ impl Pass for FixupGmmaSequence {
             let line = f.insts[i].line;
             f.insert_before(i, internal("arrive", vec![], line));
         }
+        let dt = ori_ir::DominatorTree::compute(&walker_cfg);
         for &(i, commit) in &plan.waits {
             let line = f.insts[i].line;
+            let at = hoist_to_uniform(f, &walker_uni, &dt, i);
             if commit {
-                f.insert_before(i, internal("commit_batch", vec![], line));
+                f.insert_before(at, internal("commit_batch", vec![], line));
             }
-            f.insert_before(i, wait0(line));
+            f.insert_before(at, wait0(line));
         }
         if let Some(fail) = plan.failure {
             let mut d = Diagnostic::new(Severity::Info, Some(fail.code), messages::serialization_message(fail.code, &fname));

@@ -20,6 +20,8 @@ pub struct ModuleInfo {
     pub has_wgmma: bool,
     /// Per function name: (has a body, contains a wgmma.mma_async).
     pub funcs: FxHashMap<String, (bool, bool)>,
+    /// `ptxas -c`: every callee is treated as external.
+    pub compile_only: bool,
 }
 
 impl ModuleInfo {
@@ -33,7 +35,7 @@ impl ModuleInfo {
                 (f.name.to_string(), (f.has_body, wg))
             })
             .collect();
-        ModuleInfo { arch: m.arch().to_string(), has_wgmma: m.has_wgmma(), funcs }
+        ModuleInfo { arch: m.arch().to_string(), has_wgmma: m.has_wgmma(), funcs, compile_only: false }
     }
 }
 
@@ -89,12 +91,14 @@ pub struct PassManager {
     pub dumps: DumpOptions,
     /// Compile for this architecture instead of the module's `.target` (the SM gate reads it).
     pub arch: Option<String>,
+    /// `ptxas -c`: treat every callee as external.
+    pub compile_only: bool,
 }
 
 impl PassManager {
     /// An empty pipeline; verification on in debug builds.
     pub fn new() -> Self {
-        PassManager { passes: Vec::new(), verify: cfg!(debug_assertions), dumps: DumpOptions::default(), arch: None }
+        PassManager { passes: Vec::new(), verify: cfg!(debug_assertions), dumps: DumpOptions::default(), arch: None, compile_only: false }
     }
 
     /// Append a pass.
@@ -121,6 +125,7 @@ impl PassManager {
         dump: &mut dyn FnMut(String),
     ) -> Result<(), PipelineError> {
         let mut info = ModuleInfo::of(m);
+        info.compile_only = self.compile_only;
         if let Some(a) = &self.arch {
             info.has_wgmma = info.has_wgmma && a == "sm_90a";
             info.arch = a.clone();

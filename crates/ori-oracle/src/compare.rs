@@ -379,8 +379,20 @@ mod tests {
             ),
         );
         let tot = t.totals();
-        assert_eq!(tot.messages, ColumnTotal { agree: 1, applicable: 2 });
-        assert_eq!(tot.skeleton, ColumnTotal { agree: 1, applicable: 1 });
+        assert_eq!(
+            tot.messages,
+            ColumnTotal {
+                agree: 1,
+                applicable: 2
+            }
+        );
+        assert_eq!(
+            tot.skeleton,
+            ColumnTotal {
+                agree: 1,
+                applicable: 1
+            }
+        );
         assert_eq!(tot.all.agree, 1);
         let r = t.render();
         assert!(r.contains("TOTAL"));

@@ -18,7 +18,8 @@ pub const C7407_TOO_MANY_LIVE_RANGES: u32 = 7407;
 /// The advisory (injection) codes.
 pub const ADVISORY_CODES: [u32; 2] = [C7517_WAIT_INJECTED, C7519_ARRIVE_INJECTED];
 /// The serialization codes ("wgmma.mma_async instructions are serialized due to ...").
-pub const SERIALIZATION_CODES: [u32; 10] = [7509, 7510, 7511, 7512, 7513, 7514, 7515, 7516, 7518, 7520];
+pub const SERIALIZATION_CODES: [u32; 10] =
+    [7509, 7510, 7511, 7512, 7513, 7514, 7515, 7516, 7518, 7520];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
@@ -80,7 +81,10 @@ impl Msg {
 /// diagnostic and is parsed).
 pub fn parse_message(line: &str) -> Option<Msg> {
     let line = line.trim();
-    let rest = line.strip_prefix("ptxas").map(str::trim_start).unwrap_or(line);
+    let rest = line
+        .strip_prefix("ptxas")
+        .map(str::trim_start)
+        .unwrap_or(line);
     // Optional location `FILE, line N;`
     let (file, loc_line, rest) = match split_location(rest) {
         Some((f, n, r)) => (Some(f.to_string()), Some(n), r),
@@ -161,7 +165,8 @@ mod tests {
 
     #[test]
     fn error_with_location() {
-        let m = parse_message("ptxas e.ptx, line 15; error   : Unknown modifier '.m64n9k16'").unwrap();
+        let m =
+            parse_message("ptxas e.ptx, line 15; error   : Unknown modifier '.m64n9k16'").unwrap();
         assert_eq!(m.severity, Severity::Error);
         assert_eq!(m.file.as_deref(), Some("e.ptx"));
         assert_eq!(m.line, Some(15));

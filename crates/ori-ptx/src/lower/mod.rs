@@ -415,6 +415,13 @@ fn lower_function(
         cur: entry.unwrap_or_else(|| Block::from_u32(0)),
         need_block: false,
     };
+    // `.reg` parameters are registers inside the body.
+    for p in f.params.iter().chain(&f.ret_params) {
+        if p.space == "reg" {
+            let class = RegClass::of_ptx_type(&p.ty).unwrap_or(RegClass::R32);
+            cx.func.declare_reg(&p.name, &p.ty, class);
+        }
+    }
     if let Some(body) = &f.body {
         collect_regs(&mut cx, body);
         lower_stmts(&mut cx, body, table);
