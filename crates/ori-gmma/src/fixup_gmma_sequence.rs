@@ -176,7 +176,7 @@ impl Walker<'_> {
                     if st.no_arrive || touched {
                         if self.uni.inst_is_divergent(b, d) {
                             Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
-                        } else if !plan.arrives.contains(&i) {
+                        } else if !plan.arrives.contains(&i) && plan.failure.is_none() {
                             plan.arrives.push(i);
                         }
                         st.touched.clear();
@@ -243,7 +243,7 @@ impl Walker<'_> {
                     } else if read_any.is_some() {
                         // A wait before the reader; in divergent code ptxas hoists it to
                         // uniform code but still names the reader's line.
-                        if !plan.waits.iter().any(|(x, _)| *x == i) {
+                        if !plan.waits.iter().any(|(x, _)| *x == i) && plan.failure.is_none() {
                             plan.waits.push((i, !st.pipe.open.is_empty()));
                         }
                         st.pipe = PipeState::default();
@@ -253,7 +253,11 @@ impl Walker<'_> {
                         // ptxas injects the arrive, then runs out of pipeline registers (C7511).
                         Self::fail(plan, C7511_PIPELINE_REGISTERS, Some(i), Some(r), st.last_wgmma);
                     }
-                    st.touched.extend(uses.iter().copied());
+                    // A later wgmma needs an arrive after writes to its registers; plain
+                    // reads of A fragments do not count (ptxas 13.0.88), reads of
+                    // accumulators do.
+                    let f = self.f;
+                    st.touched.extend(uses.iter().copied().filter(|r| f.vregs[*r].class == ori_ir::RegClass::Tensor));
                     st.touched.extend(defs.iter().copied());
                 }
             }

@@ -80,14 +80,14 @@ fn reg_name(f: &Function, op: &Operand) -> String {
     s
 }
 
-/// Whether the wgmma at position `k` of `insts` is the last one before a commit or wait.
+/// Whether the wgmma at position `k` of `insts` is the last one before a commit, wait or arrive.
 fn carries_gsb0(f: &Function, insts: &[ori_ir::Inst], k: usize) -> bool {
     for &i in &insts[k + 1..] {
         let op = f.insts[i].opcode;
         if op == Opcode::WgmmaMmaAsync {
             return false;
         }
-        if op.is_commit() || op.is_wait() {
+        if op.is_commit() || op.is_wait() || op.is_arrive() {
             return true;
         }
     }
