@@ -41,7 +41,11 @@ pub struct Compilation {
 impl Compilation {
     /// Whether any error was reported.
     pub fn failed(&self) -> bool {
-        self.module.is_none() || self.diags.iter().any(|d| matches!(d.severity, Severity::Error | Severity::Fatal))
+        self.module.is_none()
+            || self
+                .diags
+                .iter()
+                .any(|d| matches!(d.severity, Severity::Error | Severity::Fatal))
     }
 }
 
@@ -71,7 +75,10 @@ pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
     }
     let (m, ldiags) = ori_ptx::lower::lower_module(file, &ast);
     out.extend(ldiags.iter().map(from_ptx_diag));
-    if out.iter().any(|d| matches!(d.severity, Severity::Error | Severity::Fatal)) {
+    if out
+        .iter()
+        .any(|d| matches!(d.severity, Severity::Error | Severity::Fatal))
+    {
         out.push(aborted());
         return Err(out);
     }
@@ -109,7 +116,10 @@ pub fn run_passes(mut m: Module, opts: &Options) -> Compilation {
 pub fn compile_ptx(file: &str, src: &str, opts: &Options) -> Compilation {
     match ptx_to_ir(file, src) {
         Ok(m) => run_passes(m, opts),
-        Err(diags) => Compilation { diags, ..Compilation::default() },
+        Err(diags) => Compilation {
+            diags,
+            ..Compilation::default()
+        },
     }
 }
 
@@ -119,7 +129,10 @@ pub fn compile_ir(file: &str, src: &str, opts: &Options) -> Compilation {
         Ok(m) => run_passes(m, opts),
         Err(e) => {
             let d = Diagnostic::error_at(file, e.line, e.col, e.message);
-            Compilation { diags: vec![d], ..Compilation::default() }
+            Compilation {
+                diags: vec![d],
+                ..Compilation::default()
+            }
         }
     }
 }

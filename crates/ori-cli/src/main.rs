@@ -10,7 +10,11 @@ use ori::ir::render::{render_human, render_json, render_ptxas};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "ori", version, about = "ptxas's GMMA passes (phases 85 and 87), in the open")]
+#[command(
+    name = "ori",
+    version,
+    about = "ptxas's GMMA passes (phases 85 and 87), in the open"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -87,7 +91,17 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Cmd::Compile { file, arch, emit, print_before, print_after, message_format, compile_only, maxrregcount: _, output } => {
+        Cmd::Compile {
+            file,
+            arch,
+            emit,
+            print_before,
+            print_after,
+            message_format,
+            compile_only,
+            maxrregcount: _,
+            output,
+        } => {
             let pm = ori::pipeline(&ori::Options::default());
             for p in print_before.iter().chain(&print_after) {
                 if !pm.knows(p) {
@@ -102,8 +116,16 @@ fn main() -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            let name = std::path::Path::new(&file).file_name().map_or(file.clone(), |n| n.to_string_lossy().into_owned());
-            let opts = ori::Options { arch: Some(arch), print_before, print_after, verify: true, compile_only };
+            let name = std::path::Path::new(&file)
+                .file_name()
+                .map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+            let opts = ori::Options {
+                arch: Some(arch),
+                print_before,
+                print_after,
+                verify: true,
+                compile_only,
+            };
             let c = ori::compile_source(&name, &src, &opts);
             for d in &c.dumps {
                 print!("{d}");
@@ -119,7 +141,9 @@ fn main() -> ExitCode {
             if c.failed() {
                 return ExitCode::from(1);
             }
-            let Some(m) = c.module else { return ExitCode::from(1) };
+            let Some(m) = c.module else {
+                return ExitCode::from(1);
+            };
             let text = match emit {
                 Emit::None => return ExitCode::SUCCESS,
                 Emit::Ir => ori::ir::write_module(&m),

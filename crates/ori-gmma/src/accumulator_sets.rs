@@ -70,7 +70,10 @@ impl AccumSetTable {
     pub fn intern(&mut self, set: &[VReg]) -> u32 {
         let h = fnv1a_regs(set.iter().map(|r| r.index() as u32));
         let bucket = self.by_hash.entry(h).or_default();
-        if let Some(&i) = bucket.iter().find(|&&i| self.sets[i as usize].as_slice() == set) {
+        if let Some(&i) = bucket
+            .iter()
+            .find(|&&i| self.sets[i as usize].as_slice() == set)
+        {
             return i;
         }
         let i = self.sets.len() as u32;

@@ -26,8 +26,8 @@ use cranelift_entity::SecondaryMap;
 use fxhash::FxHashSet;
 use ori_ir::consts::*;
 use ori_ir::{
-    Block, ControlFlowGraph, Diagnostic, Function, Inst, InstData, Note, Opcode, Operand, Pass, PassContext,
-    Severity, Slot, VReg,
+    Block, ControlFlowGraph, Diagnostic, Function, Inst, InstData, Note, Opcode, Operand, Pass,
+    PassContext, Severity, Slot, VReg,
 };
 use smallvec::SmallVec;
 
@@ -127,7 +127,9 @@ impl Walker<'_> {
     /// Whether another wgmma follows `at` in block `b` before the next commit or wait.
     fn wgmma_later(&self, b: Block, at: Inst) -> bool {
         let insts = self.f.layout.block_insts(b);
-        let Some(pos) = insts.iter().position(|x| *x == at) else { return false };
+        let Some(pos) = insts.iter().position(|x| *x == at) else {
+            return false;
+        };
         for &i in &insts[pos + 1..] {
             let d = &self.f.insts[i];
             if d.opcode.is_commit() || d.opcode.is_wait() {
@@ -150,9 +152,20 @@ impl Walker<'_> {
         regs.len()
     }
 
-    fn fail(plan: &mut Plan, code: u32, inst: Option<Inst>, reg: Option<VReg>, wgmma: Option<Inst>) {
+    fn fail(
+        plan: &mut Plan,
+        code: u32,
+        inst: Option<Inst>,
+        reg: Option<VReg>,
+        wgmma: Option<Inst>,
+    ) {
         if plan.failure.is_none() {
-            plan.failure = Some(Failure { code, inst, reg, wgmma });
+            plan.failure = Some(Failure {
+                code,
+                inst,
+                reg,
+                wgmma,
+            });
         }
     }
 
@@ -190,7 +203,11 @@ impl Walker<'_> {
                 }
                 op if op.is_commit() || op.is_wait() => {
                     if self.uni.inst_is_divergent(b, d) {
-                        let code = if op.is_wait() { C7518_WGDP_DIVERGENT } else { C7520_WGAR_DIVERGENT };
+                        let code = if op.is_wait() {
+                            C7518_WGDP_DIVERGENT
+                        } else {
+                            C7520_WGAR_DIVERGENT
+                        };
                         Self::fail(plan, code, Some(i), None, None);
                     }
                     st.pipe.transfer(d);
@@ -208,11 +225,17 @@ impl Walker<'_> {
                         // ptxas -c, or no body in the module: an extern call. Inside an
                         // open stage ptxas 13.0.88 answers C7520, elsewhere C7509.
                         _ if self.module.compile_only || !matches!(info, Some((true, _))) => {
-                            let code = if st.pipe.open.is_empty() { C7509_EXTERN_CALLS } else { C7520_WGAR_DIVERGENT };
+                            let code = if st.pipe.open.is_empty() {
+                                C7509_EXTERN_CALLS
+                            } else {
+                                C7520_WGAR_DIVERGENT
+                            };
                             Self::fail(plan, code, Some(i), None, None);
                         }
                         // A callee with a pipeline of its own: the pipeline crosses the call.
-                        Some((true, true)) => Self::fail(plan, C7510_CROSSES_CALL, Some(i), None, st.last_wgmma),
+                        Some((true, true)) => {
+                            Self::fail(plan, C7510_CROSSES_CALL, Some(i), None, st.last_wgmma)
+                        }
                         _ => {}
                     }
                     st.touched.clear();
@@ -226,7 +249,8 @@ impl Walker<'_> {
                     let read_open = uses.iter().copied().find(|r| self.hits(*r, open));
                     let read_any = uses.iter().copied().find(|r| self.hits(*r, &all));
                     let def_any = defs.iter().copied().find(|r| self.hits(*r, &all));
-                    let committed: SmallVec<[u32; 4]> = all.iter().copied().filter(|s| !open.contains(s)).collect();
+                    let committed: SmallVec<[u32; 4]> =
+                        all.iter().copied().filter(|s| !open.contains(s)).collect();
                     let def_committed = defs.iter().copied().find(|r| self.hits(*r, &committed));
                     let defines_acc = defs.iter().any(|r| self.hits(*r, &all));
                     let _ = def_any;
@@ -235,11 +259,25 @@ impl Walker<'_> {
                     if let Some(r) = read_open.filter(|_| !defines_acc && self.wgmma_later(b, i)) {
                         // A pure read of an open set with more wgmma to come in the stage:
                         // no wait can split it (C7514).
-                        Self::fail(plan, C7514_READS_ACCUMULATORS, Some(i), Some(r), st.last_wgmma);
-                    } else if let Some(r) = read_any.filter(|_| st.partial_wait && read_open.is_none()) {
+                        Self::fail(
+                            plan,
+                            C7514_READS_ACCUMULATORS,
+                            Some(i),
+                            Some(r),
+                            st.last_wgmma,
+                        );
+                    } else if let Some(r) =
+                        read_any.filter(|_| st.partial_wait && read_open.is_none())
+                    {
                         // A read of a group a partial wait left in flight: ptxas does not
                         // strengthen the user's wait (C7514).
-                        Self::fail(plan, C7514_READS_ACCUMULATORS, Some(i), Some(r), st.last_wgmma);
+                        Self::fail(
+                            plan,
+                            C7514_READS_ACCUMULATORS,
+                            Some(i),
+                            Some(r),
+                            st.last_wgmma,
+                        );
                     } else if read_any.is_some() {
                         // A wait before the reader; in divergent code ptxas hoists it to
                         // uniform code but still names the reader's line.
@@ -248,16 +286,28 @@ impl Walker<'_> {
                         }
                         st.pipe = PipeState::default();
                         st.partial_wait = false;
-                    } else if let Some(r) = def_open.filter(|_| d.guard.is_none() && self.wgmma_later(b, i)) {
+                    } else if let Some(r) =
+                        def_open.filter(|_| d.guard.is_none() && self.wgmma_later(b, i))
+                    {
                         // A plain write into an open set between two wgmma of one block:
                         // ptxas injects the arrive, then runs out of pipeline registers (C7511).
-                        Self::fail(plan, C7511_PIPELINE_REGISTERS, Some(i), Some(r), st.last_wgmma);
+                        Self::fail(
+                            plan,
+                            C7511_PIPELINE_REGISTERS,
+                            Some(i),
+                            Some(r),
+                            st.last_wgmma,
+                        );
                     }
                     // A later wgmma needs an arrive after writes to its registers; plain
                     // reads of A fragments do not count (ptxas 13.0.88), reads of
                     // accumulators do.
                     let f = self.f;
-                    st.touched.extend(uses.iter().copied().filter(|r| f.vregs[*r].class == ori_ir::RegClass::Tensor));
+                    st.touched.extend(
+                        uses.iter()
+                            .copied()
+                            .filter(|r| f.vregs[*r].class == ori_ir::RegClass::Tensor),
+                    );
                     st.touched.extend(defs.iter().copied());
                 }
             }
@@ -268,7 +318,9 @@ impl Walker<'_> {
     fn plan(&self) -> Plan {
         let mut plan = Plan::default();
         let mut entry: SecondaryMap<Block, State> = SecondaryMap::new();
-        let Some(&first) = self.cfg.rpo().first() else { return plan };
+        let Some(&first) = self.cfg.rpo().first() else {
+            return plan;
+        };
         entry[first].no_arrive = true;
         // Fixpoint over the CFG (loops included): states only grow.
         let mut changed = true;
@@ -292,7 +344,11 @@ fn internal(name: &str, slots: Vec<Slot>, line: u32) -> InstData {
 }
 
 fn wait0(line: u32) -> InstData {
-    internal("wait", vec![Slot::use_(Operand::Imm(ori_ir::Imm::Int(0)))], line)
+    internal(
+        "wait",
+        vec![Slot::use_(Operand::Imm(ori_ir::Imm::Int(0)))],
+        line,
+    )
 }
 
 /// Serialization fallback (seed `sub_AE47B0`): drop every arrive, commit and
@@ -310,7 +366,11 @@ pub fn serialize(f: &mut Function) {
     for i in injected {
         f.layout.remove_inst(i);
     }
-    let wgmmas: Vec<Inst> = f.layout.all_insts().filter(|i| f.insts[*i].opcode == Opcode::WgmmaMmaAsync).collect();
+    let wgmmas: Vec<Inst> = f
+        .layout
+        .all_insts()
+        .filter(|i| f.insts[*i].opcode == Opcode::WgmmaMmaAsync)
+        .collect();
     for w in wgmmas {
         let line = f.insts[w].line;
         f.insert_before(w, internal("arrive", vec![], line));
@@ -323,7 +383,9 @@ pub fn serialize(f: &mut Function) {
 /// Where a wait for instruction `i` goes: before `i` in uniform code, else
 /// before the terminator of the nearest dominating uniform block.
 fn hoist_to_uniform(f: &Function, uni: &Uniformity, dt: &ori_ir::DominatorTree, i: Inst) -> Inst {
-    let Some(mut b) = f.layout.inst_block(i) else { return i };
+    let Some(mut b) = f.layout.inst_block(i) else {
+        return i;
+    };
     if !uni.divergent_block[b] {
         return i;
     }
@@ -368,7 +430,14 @@ impl Pass for FixupGmmaSequence {
                 reg_sets[*r].push(k as u32);
             }
         }
-        let walker = Walker { f, sets: &facts.sets, reg_sets, uni, cfg, module: cx.module };
+        let walker = Walker {
+            f,
+            sets: &facts.sets,
+            reg_sets,
+            uni,
+            cfg,
+            module: cx.module,
+        };
         let mut plan = walker.plan();
         let (walker_cfg, walker_uni) = (walker.cfg, walker.uni);
         let _ = word_index;
@@ -379,18 +448,37 @@ impl Pass for FixupGmmaSequence {
         plan.waits.sort_by_key(|(i, _)| f.layout.order_key(*i));
         for &i in &plan.arrives {
             let line = f.insts[i].line;
-            let mut d = Diagnostic::new(Severity::Info, Some(C7519_ARRIVE_INJECTED), messages::arrive_injected(line, &fname));
+            let mut d = Diagnostic::new(
+                Severity::Info,
+                Some(C7519_ARRIVE_INJECTED),
+                messages::arrive_injected(line, &fname),
+            );
             d.function = Some(fname.clone());
-            d.culprit = Some(Note { line, inst: Some(describe(f, i)), text: "this wgmma uses registers accessed since the last warpgroup arrive".into() });
-            d.help = Some("put wgmma.fence between the last access of these registers and this wgmma".into());
+            d.culprit = Some(Note {
+                line,
+                inst: Some(describe(f, i)),
+                text: "this wgmma uses registers accessed since the last warpgroup arrive".into(),
+            });
+            d.help = Some(
+                "put wgmma.fence between the last access of these registers and this wgmma".into(),
+            );
             diags.push(d);
         }
         for &(i, _) in &plan.waits {
             let line = f.insts[i].line;
-            let mut d = Diagnostic::new(Severity::Info, Some(C7517_WAIT_INJECTED), messages::wait_injected(line, &fname));
+            let mut d = Diagnostic::new(
+                Severity::Info,
+                Some(C7517_WAIT_INJECTED),
+                messages::wait_injected(line, &fname),
+            );
             d.function = Some(fname.clone());
-            d.culprit = Some(Note { line, inst: Some(describe(f, i)), text: "this instruction reads an accumulator of a wgmma still in flight".into() });
-            d.help = Some("put wgmma.commit_group + wgmma.wait_group before this instruction".into());
+            d.culprit = Some(Note {
+                line,
+                inst: Some(describe(f, i)),
+                text: "this instruction reads an accumulator of a wgmma still in flight".into(),
+            });
+            d.help =
+                Some("put wgmma.commit_group + wgmma.wait_group before this instruction".into());
             diags.push(d);
         }
         // Apply the injections.
@@ -408,14 +496,29 @@ impl Pass for FixupGmmaSequence {
             f.insert_before(at, wait0(line));
         }
         if let Some(fail) = plan.failure {
-            let mut d = Diagnostic::new(Severity::Info, Some(fail.code), messages::serialization_message(fail.code, &fname));
+            let mut d = Diagnostic::new(
+                Severity::Info,
+                Some(fail.code),
+                messages::serialization_message(fail.code, &fname),
+            );
             d.function = Some(fname.clone());
             if let Some(i) = fail.inst {
-                let reg = fail.reg.map(|r| format!(" (register {})", f.vregs[r].name)).unwrap_or_default();
-                d.culprit = Some(Note { line: f.insts[i].line, inst: Some(describe(f, i)), text: format!("culprit{reg}") });
+                let reg = fail
+                    .reg
+                    .map(|r| format!(" (register {})", f.vregs[r].name))
+                    .unwrap_or_default();
+                d.culprit = Some(Note {
+                    line: f.insts[i].line,
+                    inst: Some(describe(f, i)),
+                    text: format!("culprit{reg}"),
+                });
             }
             if let Some(w) = fail.wgmma {
-                d.related.push(Note { line: f.insts[w].line, inst: Some(describe(f, w)), text: "in flight from this wgmma".into() });
+                d.related.push(Note {
+                    line: f.insts[w].line,
+                    inst: Some(describe(f, w)),
+                    text: "in flight from this wgmma".into(),
+                });
             }
             d.help = Some(messages::help(fail.code).to_string());
             diags.push(d);

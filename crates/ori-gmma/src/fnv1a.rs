@@ -9,7 +9,9 @@ use ori_ir::consts::{FNV1A_OFFSET_BASIS, FNV1A_PRIME};
 
 /// FNV-1a over raw bytes.
 pub fn fnv1a_bytes(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(FNV1A_OFFSET_BASIS, |h, b| (h ^ u32::from(*b)).wrapping_mul(FNV1A_PRIME))
+    bytes.iter().fold(FNV1A_OFFSET_BASIS, |h, b| {
+        (h ^ u32::from(*b)).wrapping_mul(FNV1A_PRIME)
+    })
 }
 
 /// Fold one register id into a running hash exactly as the seed writes it:

@@ -6,7 +6,8 @@
 
 use ori_ir::consts::*;
 
-const SERIALIZED: &str = "Potential Performance Loss: wgmma.mma_async instructions are serialized due to";
+const SERIALIZED: &str =
+    "Potential Performance Loss: wgmma.mma_async instructions are serialized due to";
 
 /// The serialization message of a code, for function `f`.
 pub fn serialization_message(code: u32, f: &str) -> String {

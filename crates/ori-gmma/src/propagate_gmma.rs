@@ -11,7 +11,8 @@ use crate::accumulator_sets::{collect_accumulators, dst_word, src_word, Access, 
 use crate::in_flight::InFlight;
 use ori_ir::consts::{C7407_TOO_MANY_LIVE_RANGES, PHASE_ORI_PROPAGATE_GMMA};
 use ori_ir::{
-    AccumWords, ControlFlowGraph, Diagnostic, Function, GmmaFacts, Opcode, Pass, PassContext, Severity,
+    AccumWords, ControlFlowGraph, Diagnostic, Function, GmmaFacts, Opcode, Pass, PassContext,
+    Severity,
 };
 
 /// Most GMMA accumulator live ranges that may be active at once on sm_90a.
@@ -57,13 +58,19 @@ impl Pass for OriPropagateGmma {
 /// Annotate every wgmma with its packed words and compute the in-flight facts.
 pub fn propagate(f: &mut Function) -> GmmaFacts {
     let mut table = AccumSetTable::new();
-    let wgmmas: Vec<_> =
-        f.layout.all_insts().filter(|i| f.insts[*i].opcode == Opcode::WgmmaMmaAsync).collect();
+    let wgmmas: Vec<_> = f
+        .layout
+        .all_insts()
+        .filter(|i| f.insts[*i].opcode == Opcode::WgmmaMmaAsync)
+        .collect();
     for i in wgmmas {
         let src = collect_accumulators(f, &f.insts[i], Access::Read);
         let dst = collect_accumulators(f, &f.insts[i], Access::Written);
         let (s, d) = (table.intern(&src), table.intern(&dst));
-        f.insts[i].accum = Some(AccumWords { src: src_word(s), dst: dst_word(d) });
+        f.insts[i].accum = Some(AccumWords {
+            src: src_word(s),
+            dst: dst_word(d),
+        });
     }
     let cfg = ControlFlowGraph::compute(f);
     let flow = InFlight::compute(f, &cfg);

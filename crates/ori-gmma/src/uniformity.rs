@@ -18,9 +18,20 @@ pub fn special_is_divergent(name: &str) -> bool {
     let base = name.split('.').next().unwrap_or(name);
     matches!(
         base,
-        "%tid" | "%laneid" | "%warpid" | "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt"
-            | "%lanemask_ge" | "%lanemask_gt" | "%clock" | "%clock64" | "%globaltimer"
-            | "%globaltimer_lo" | "%globaltimer_hi" | "%smid"
+        "%tid"
+            | "%laneid"
+            | "%warpid"
+            | "%lanemask_eq"
+            | "%lanemask_le"
+            | "%lanemask_lt"
+            | "%lanemask_ge"
+            | "%lanemask_gt"
+            | "%clock"
+            | "%clock64"
+            | "%globaltimer"
+            | "%globaltimer_lo"
+            | "%globaltimer_hi"
+            | "%smid"
     )
 }
 
@@ -34,7 +45,10 @@ pub struct Uniformity {
 }
 
 fn inst_sources_divergent(d: &InstData, div: &SecondaryMap<VReg, bool>) -> bool {
-    if matches!(&*d.name, "atom" | "shfl" | "vote" | "redux" | "activemask" | "elect" | "match") {
+    if matches!(
+        &*d.name,
+        "atom" | "shfl" | "vote" | "redux" | "activemask" | "elect" | "match"
+    ) {
         // Results that depend on the thread (or on other threads' values).
         return !matches!(&*d.name, "redux" | "vote") || d.has_mod("ballot");
     }
@@ -66,7 +80,11 @@ fn inst_sources_divergent(d: &InstData, div: &SecondaryMap<VReg, bool>) -> bool 
 fn post_dominators(f: &Function, cfg: &ControlFlowGraph) -> SecondaryMap<Block, Option<Block>> {
     // Reverse postorder of the reversed graph, from a virtual exit joining every exit block.
     let blocks = cfg.rpo();
-    let exits: Vec<Block> = blocks.iter().copied().filter(|b| cfg.succs(*b).is_empty()).collect();
+    let exits: Vec<Block> = blocks
+        .iter()
+        .copied()
+        .filter(|b| cfg.succs(*b).is_empty())
+        .collect();
     let mut order: Vec<Block> = Vec::new();
     let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
     for &e in &exits {
@@ -97,7 +115,13 @@ fn post_dominators(f: &Function, cfg: &ControlFlowGraph) -> SecondaryMap<Block, 
     for &e in &exits {
         ipdom[e] = Some(0);
     }
-    let node = |i: u32| if i == 0 { None } else { order.get(i as usize - 1).copied() };
+    let node = |i: u32| {
+        if i == 0 {
+            None
+        } else {
+            order.get(i as usize - 1).copied()
+        }
+    };
     let intersect = |ipdom: &SecondaryMap<Block, Option<u32>>, mut a: u32, mut b: u32| {
         while a != b {
             while a > b {
@@ -152,7 +176,8 @@ impl Uniformity {
             changed = false;
             for &i in &insts {
                 let d = &f.insts[i];
-                if d.opcode == Opcode::WgmmaMmaAsync || !inst_sources_divergent(d, &u.divergent_reg) {
+                if d.opcode == Opcode::WgmmaMmaAsync || !inst_sources_divergent(d, &u.divergent_reg)
+                {
                     continue;
                 }
                 for r in d.defs() {
@@ -166,9 +191,12 @@ impl Uniformity {
         // Blocks: control dependence on divergent branches.
         let ipdom = post_dominators(f, cfg);
         for &b in cfg.rpo() {
-            let Some(&last) = f.layout.block_insts(b).last() else { continue };
+            let Some(&last) = f.layout.block_insts(b).last() else {
+                continue;
+            };
             let d = &f.insts[last];
-            let divergent_branch = d.opcode == Opcode::Branch && d.guard.is_some_and(|g| u.divergent_reg[g.reg]);
+            let divergent_branch =
+                d.opcode == Opcode::Branch && d.guard.is_some_and(|g| u.divergent_reg[g.reg]);
             if !divergent_branch || cfg.succs(b).len() < 2 {
                 continue;
             }

@@ -57,7 +57,9 @@ impl ControlFlowGraph {
     }
 
     fn compute_rpo(&mut self, f: &Function) {
-        let Some(&entry) = f.layout.blocks().first() else { return };
+        let Some(&entry) = f.layout.blocks().first() else {
+            return;
+        };
         let mut visited: SecondaryMap<Block, bool> = SecondaryMap::new();
         let mut post = Vec::new();
         let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];

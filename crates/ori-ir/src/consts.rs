@@ -94,7 +94,10 @@ mod tests {
     #[test]
     fn variant_bits_vanish_under_the_mask() {
         for v in [ORI_VARIANT_ARRIVE, ORI_VARIANT_WAIT] {
-            assert_eq!((ORI_OP_WARPGROUP_SYNC | v) & ORI_OPCODE_VARIANT_MASK, ORI_OP_WARPGROUP_SYNC);
+            assert_eq!(
+                (ORI_OP_WARPGROUP_SYNC | v) & ORI_OPCODE_VARIANT_MASK,
+                ORI_OP_WARPGROUP_SYNC
+            );
         }
     }
 }

@@ -171,7 +171,11 @@ impl Function {
         if let Some(r) = self.names.get(name) {
             return *r;
         }
-        let r = self.vregs.push(VRegData { name: name.into(), ty: ty.into(), class });
+        let r = self.vregs.push(VRegData {
+            name: name.into(),
+            ty: ty.into(),
+            class,
+        });
         self.names.insert(name.into(), r);
         r
     }
@@ -183,7 +187,9 @@ impl Function {
 
     /// Create a block and append it to the layout.
     pub fn append_block(&mut self, label: Option<&str>) -> Block {
-        let b = self.blocks.push(BlockData { label: label.map(Into::into) });
+        let b = self.blocks.push(BlockData {
+            label: label.map(Into::into),
+        });
         self.layout.append_block(b);
         b
     }
@@ -209,17 +215,22 @@ impl Function {
         i
     }
 
-    /// The name used for a block in the text form: its label, else `bbN`.
+    /// The name used for a block in the text form: its label, else `bbN`
+    /// with N its position in the layout (stable across a print/parse round trip).
     pub fn block_name(&self, b: Block) -> String {
         match &self.blocks[b].label {
             Some(l) => l.to_string(),
-            None => format!("{b}"),
+            None => format!("bb{}", self.layout.block_position(b)),
         }
     }
 
     /// Number of laid-out instructions.
     pub fn inst_count(&self) -> usize {
-        self.layout.blocks().iter().map(|b| self.layout.block_insts(*b).len()).sum()
+        self.layout
+            .blocks()
+            .iter()
+            .map(|b| self.layout.block_insts(*b).len())
+            .sum()
     }
 }
 
@@ -262,6 +273,9 @@ impl Module {
 
     /// The architecture named by `.target`.
     pub fn arch(&self) -> &str {
-        self.target.iter().find(|t| t.starts_with("sm_")).map_or("", |t| t)
+        self.target
+            .iter()
+            .find(|t| t.starts_with("sm_"))
+            .map_or("", |t| t)
     }
 }

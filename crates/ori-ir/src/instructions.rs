@@ -67,7 +67,10 @@ impl Opcode {
 
     /// True for a commit-like instruction.
     pub fn is_commit(self) -> bool {
-        matches!(self, Opcode::WgmmaCommitGroup | Opcode::WarpgroupCommitBatch)
+        matches!(
+            self,
+            Opcode::WgmmaCommitGroup | Opcode::WarpgroupCommitBatch
+        )
     }
 
     /// True for the GMMA family (the wgmma itself and its sync ops).
@@ -165,7 +168,10 @@ impl Operand {
     pub fn for_each_reg(&self, f: &mut impl FnMut(VReg)) {
         match self {
             Operand::Reg(r) | Operand::NotReg(r) => f(*r),
-            Operand::Addr { base: AddrBase::Reg(r), .. } => f(*r),
+            Operand::Addr {
+                base: AddrBase::Reg(r),
+                ..
+            } => f(*r),
             Operand::Vector(v) | Operand::Args(v) => v.iter().for_each(|o| o.for_each_reg(f)),
             Operand::PredPair(a, b) => {
                 f(*a);
@@ -230,15 +236,27 @@ pub struct Slot {
 impl Slot {
     /// A read operand.
     pub fn use_(op: Operand) -> Slot {
-        Slot { op, role: Role::Use, flags: 0 }
+        Slot {
+            op,
+            role: Role::Use,
+            flags: 0,
+        }
     }
     /// A written operand.
     pub fn def(op: Operand) -> Slot {
-        Slot { op, role: Role::Def, flags: 0 }
+        Slot {
+            op,
+            role: Role::Def,
+            flags: 0,
+        }
     }
     /// A read-and-written operand.
     pub fn def_use(op: Operand) -> Slot {
-        Slot { op, role: Role::DefUse, flags: 0 }
+        Slot {
+            op,
+            role: Role::DefUse,
+            flags: 0,
+        }
     }
 }
 
@@ -281,7 +299,12 @@ pub struct InstData {
 
 impl InstData {
     /// A new instruction; the opcode is derived from the mnemonic.
-    pub fn new(name: &str, mods: &[&str], slots: impl IntoIterator<Item = Slot>, line: u32) -> Self {
+    pub fn new(
+        name: &str,
+        mods: &[&str],
+        slots: impl IntoIterator<Item = Slot>,
+        line: u32,
+    ) -> Self {
         let opcode = Opcode::classify(name, mods.first().copied());
         InstData {
             opcode,
@@ -318,7 +341,13 @@ impl InstData {
         for s in &self.slots {
             match (&s.op, s.role) {
                 // An address operand always *reads* its base, even in a defining slot.
-                (Operand::Addr { base: AddrBase::Reg(r), .. }, _) => out.push(*r),
+                (
+                    Operand::Addr {
+                        base: AddrBase::Reg(r),
+                        ..
+                    },
+                    _,
+                ) => out.push(*r),
                 (op, role) if role.uses() => op.for_each_reg(&mut |r| out.push(r)),
                 _ => {}
             }

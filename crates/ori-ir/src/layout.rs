@@ -62,7 +62,9 @@ impl Layout {
 
     /// Append an instruction at the end of a block.
     pub fn append_inst(&mut self, i: Inst, b: Block) {
-        let seq = self.insts[b].last().map_or(SEQ_STRIDE, |l| self.seq[*l] + SEQ_STRIDE);
+        let seq = self.insts[b]
+            .last()
+            .map_or(SEQ_STRIDE, |l| self.seq[*l] + SEQ_STRIDE);
         self.insts[b].push(i);
         self.inst_block[i] = b.into();
         self.seq[i] = seq;
@@ -78,7 +80,10 @@ impl Layout {
     /// Insert `i` immediately after `after` (which must be laid out).
     pub fn insert_after(&mut self, i: Inst, after: Inst) {
         let b = self.inst_block[after].expect("insert_after: instruction not laid out");
-        let pos = self.insts[b].iter().position(|x| *x == after).map_or(0, |p| p + 1);
+        let pos = self.insts[b]
+            .iter()
+            .position(|x| *x == after)
+            .map_or(0, |p| p + 1);
         self.insert_at(i, b, pos);
     }
 
@@ -87,7 +92,11 @@ impl Layout {
         let pos = pos.min(self.insts[b].len());
         self.insts[b].insert(pos, i);
         self.inst_block[i] = b.into();
-        let prev = if pos == 0 { 0 } else { self.seq[self.insts[b][pos - 1]] };
+        let prev = if pos == 0 {
+            0
+        } else {
+            self.seq[self.insts[b][pos - 1]]
+        };
         let next = self.insts[b].get(pos + 1).map(|n| self.seq[*n]);
         match next {
             Some(n) if n - prev >= 2 => self.seq[i] = prev + (n - prev) / 2,
@@ -111,7 +120,9 @@ impl Layout {
 
     /// Program-order key of an instruction: (block position, sequence number).
     pub fn order_key(&self, i: Inst) -> (u32, u32) {
-        let b = self.inst_block[i].expand().map_or(u32::MAX, |b| self.block_pos[b]);
+        let b = self.inst_block[i]
+            .expand()
+            .map_or(u32::MAX, |b| self.block_pos[b]);
         (b, self.seq[i])
     }
 
@@ -122,7 +133,9 @@ impl Layout {
 
     /// All instructions in layout order.
     pub fn all_insts(&self) -> impl Iterator<Item = Inst> + '_ {
-        self.blocks.iter().flat_map(move |b| self.insts[*b].iter().copied())
+        self.blocks
+            .iter()
+            .flat_map(move |b| self.insts[*b].iter().copied())
     }
 }
 

@@ -7,7 +7,9 @@
 
 use crate::entities::Block;
 use crate::function::{BlockData, FuncKind, Function, GmmaFacts, Module, Param, RegClass};
-use crate::instructions::{AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot};
+use crate::instructions::{
+    AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot,
+};
 use fxhash::FxHashMap;
 use smallvec::SmallVec;
 use std::fmt;
@@ -25,7 +27,11 @@ pub struct TextError {
 
 impl fmt::Display for TextError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}: {}", self.line, self.col, self.message)
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.col, self.message
+        )
     }
 }
 
@@ -39,7 +45,11 @@ struct Cx {
 
 impl Cx {
     fn err<T>(&self, col: usize, message: impl Into<String>) -> R<T> {
-        Err(TextError { line: self.line, col: col as u32 + 1, message: message.into() })
+        Err(TextError {
+            line: self.line,
+            col: col as u32 + 1,
+            message: message.into(),
+        })
     }
 }
 
@@ -48,12 +58,38 @@ pub fn is_special_register(name: &str) -> bool {
     let base = name.split('.').next().unwrap_or(name);
     matches!(
         base,
-        "%tid" | "%ntid" | "%ctaid" | "%nctaid" | "%laneid" | "%warpid" | "%nwarpid" | "%smid"
-            | "%nsmid" | "%gridid" | "%clock" | "%clock64" | "%globaltimer" | "%lanemask_eq"
-            | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" | "%dynamic_smem_size"
-            | "%total_smem_size" | "%cluster_ctaid" | "%cluster_nctaid" | "%cluster_ctarank"
-            | "%cluster_nctarank" | "%clusterid" | "%nclusterid" | "%is_explicit_cluster"
-            | "%aggr_smem_size" | "%envreg0" | "%pm0" | "%globaltimer_lo" | "%globaltimer_hi"
+        "%tid"
+            | "%ntid"
+            | "%ctaid"
+            | "%nctaid"
+            | "%laneid"
+            | "%warpid"
+            | "%nwarpid"
+            | "%smid"
+            | "%nsmid"
+            | "%gridid"
+            | "%clock"
+            | "%clock64"
+            | "%globaltimer"
+            | "%lanemask_eq"
+            | "%lanemask_le"
+            | "%lanemask_lt"
+            | "%lanemask_ge"
+            | "%lanemask_gt"
+            | "%dynamic_smem_size"
+            | "%total_smem_size"
+            | "%cluster_ctaid"
+            | "%cluster_nctaid"
+            | "%cluster_ctarank"
+            | "%cluster_nctarank"
+            | "%clusterid"
+            | "%nclusterid"
+            | "%is_explicit_cluster"
+            | "%aggr_smem_size"
+            | "%envreg0"
+            | "%pm0"
+            | "%globaltimer_lo"
+            | "%globaltimer_hi"
     ) || name.starts_with("%envreg")
         || name.starts_with("%pm")
 }
@@ -121,12 +157,18 @@ impl FnCx<'_> {
         }
         if let Some(inner) = t.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
             let parts = split_top(inner, col + 1);
-            let v = parts.iter().map(|(c, p)| self.operand(cx, *c, p)).collect::<R<Vec<_>>>()?;
+            let v = parts
+                .iter()
+                .map(|(c, p)| self.operand(cx, *c, p))
+                .collect::<R<Vec<_>>>()?;
             return Ok(Operand::Vector(v));
         }
         if let Some(inner) = t.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
             let parts = split_top(inner, col + 1);
-            let v = parts.iter().map(|(c, p)| self.operand(cx, *c, p)).collect::<R<Vec<_>>>()?;
+            let v = parts
+                .iter()
+                .map(|(c, p)| self.operand(cx, *c, p))
+                .collect::<R<Vec<_>>>()?;
             return Ok(Operand::Args(v));
         }
         if let Some(inner) = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
@@ -152,7 +194,10 @@ impl FnCx<'_> {
             return Ok(Operand::Sink);
         }
         if let Some((a, b)) = t.split_once('|') {
-            return Ok(Operand::PredPair(self.reg(cx, col, a)?, self.reg(cx, col, b)?));
+            return Ok(Operand::PredPair(
+                self.reg(cx, col, a)?,
+                self.reg(cx, col, b)?,
+            ));
         }
         if let Some(r) = t.strip_prefix('!') {
             return Ok(Operand::NotReg(self.reg(cx, col + 1, r)?));
@@ -185,7 +230,9 @@ impl FnCx<'_> {
             *rest = t;
         };
         // #LINE
-        let Some(r) = rest.strip_prefix('#') else { return cx.err(col, "expected '#LINE'") };
+        let Some(r) = rest.strip_prefix('#') else {
+            return cx.err(col, "expected '#LINE'");
+        };
         let end = r.find(' ').unwrap_or(r.len());
         let src_line: u32 = match r[..end].parse() {
             Ok(v) => v,
@@ -199,15 +246,24 @@ impl FnCx<'_> {
                 Some(n) => (true, n),
                 None => (false, &g[..end]),
             };
-            guard = Some(Guard { reg: self.reg(cx, col + 1, name)?, negated });
+            guard = Some(Guard {
+                reg: self.reg(cx, col + 1, name)?,
+                negated,
+            });
             advance(&mut rest, &mut col, end + 1);
         }
         // trailing !acc
         let mut accum = None;
         if let Some(p) = rest.find(" !acc ") {
             let words: Vec<&str> = rest[p + 6..].split_whitespace().collect();
-            let parse = |w: &str| w.strip_prefix("0x").and_then(|h| u32::from_str_radix(h, 16).ok());
-            match (words.first().and_then(|w| parse(w)), words.get(1).and_then(|w| parse(w))) {
+            let parse = |w: &str| {
+                w.strip_prefix("0x")
+                    .and_then(|h| u32::from_str_radix(h, 16).ok())
+            };
+            match (
+                words.first().and_then(|w| parse(w)),
+                words.get(1).and_then(|w| parse(w)),
+            ) {
                 (Some(src), Some(dst)) if words.len() == 2 => accum = Some(AccumWords { src, dst }),
                 _ => return cx.err(col + p + 6, "expected '!acc 0xSRC 0xDST'"),
             }
@@ -325,15 +381,23 @@ pub fn parse_module(text: &str) -> Result<Module, TextError> {
         }
     }
     if !saw_header {
-        return Err(TextError { line: 1, col: 1, message: "missing 'module' header".into() });
+        return Err(TextError {
+            line: 1,
+            col: 1,
+            message: "missing 'module' header".into(),
+        });
     }
     Ok(m)
 }
 
 fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
-    let cx = Cx { line: start as u32 + 1 };
+    let cx = Cx {
+        line: start as u32 + 1,
+    };
     let head = lines[start].trim();
-    let Some(head) = head.strip_suffix('{') else { return cx.err(head.len(), "expected '{'") };
+    let Some(head) = head.strip_suffix('{') else {
+        return cx.err(head.len(), "expected '{'");
+    };
     let w: Vec<&str> = head.split_whitespace().collect();
     let (Some(name), Some(kind)) = (w.get(1), w.get(2)) else {
         return cx.err(0, "expected 'function NAME entry|func'");
@@ -378,12 +442,24 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
         end += 1;
     }
     if end >= lines.len() {
-        return Cx { line: start as u32 + 1 }.err(0, "function is not closed by '}'");
+        return Cx {
+            line: start as u32 + 1,
+        }
+        .err(0, "function is not closed by '}'");
     }
-    let mut fcx = FnCx { f: &mut f, blocks: FxHashMap::default() };
+    let mut fcx = FnCx {
+        f: &mut f,
+        blocks: FxHashMap::default(),
+    };
     for n in &block_names {
-        let label = if n.starts_with("bb") && n[2..].parse::<u32>().is_ok() { None } else { Some(n.as_str()) };
-        let b = fcx.f.blocks.push(BlockData { label: label.map(Into::into) });
+        let label = if n.starts_with("bb") && n[2..].parse::<u32>().is_ok() {
+            None
+        } else {
+            Some(n.as_str())
+        };
+        let b = fcx.f.blocks.push(BlockData {
+            label: label.map(Into::into),
+        });
         fcx.f.layout.append_block(b);
         fcx.blocks.insert(n.clone(), b);
     }
@@ -410,7 +486,9 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
                         Err(_) => return cx.err(p, format!("bad set index '{s}'")),
                     }
                 }
-                facts.get_or_insert_with(GmmaFacts::default).in_flight_at_entry[b] = v;
+                facts
+                    .get_or_insert_with(GmmaFacts::default)
+                    .in_flight_at_entry[b] = v;
             }
             continue;
         }
@@ -420,7 +498,10 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
                 let name = w.get(1).copied().unwrap_or("");
                 let ty_start = l.find('"').unwrap_or(l.len());
                 let ty = unquote(&cx, indent + ty_start, &l[ty_start..])?;
-                let p = Param { name: name.into(), ty: ty.into() };
+                let p = Param {
+                    name: name.into(),
+                    ty: ty.into(),
+                };
                 if w[0] == "param" {
                     fcx.f.params.push(p)
                 } else {
@@ -442,7 +523,10 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
                     w.get(1).and_then(|x| x.parse().ok()).unwrap_or(0);
             }
             "accset" if cur.is_none() => {
-                let inner = l.split_once('{').map(|x| x.1.trim_end_matches('}')).unwrap_or("");
+                let inner = l
+                    .split_once('{')
+                    .map(|x| x.1.trim_end_matches('}'))
+                    .unwrap_or("");
                 let mut set = SmallVec::new();
                 for n in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                     set.push(fcx.reg(&cx, indent, n)?);
@@ -450,7 +534,9 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
                 facts.get_or_insert_with(GmmaFacts::default).sets.push(set);
             }
             _ => {
-                let Some(b) = cur else { return cx.err(indent, "instruction outside a block") };
+                let Some(b) = cur else {
+                    return cx.err(indent, "instruction outside a block");
+                };
                 let data = fcx.inst(&cx, l, indent)?;
                 fcx.f.append_inst(b, data);
             }

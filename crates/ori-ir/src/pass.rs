@@ -31,11 +31,19 @@ impl ModuleInfo {
             .funcs
             .values()
             .map(|f| {
-                let wg = f.insts.values().any(|d| d.opcode == crate::instructions::Opcode::WgmmaMmaAsync);
+                let wg = f
+                    .insts
+                    .values()
+                    .any(|d| d.opcode == crate::instructions::Opcode::WgmmaMmaAsync);
                 (f.name.to_string(), (f.has_body, wg))
             })
             .collect();
-        ModuleInfo { arch: m.arch().to_string(), has_wgmma: m.has_wgmma(), funcs, compile_only: false }
+        ModuleInfo {
+            arch: m.arch().to_string(),
+            has_wgmma: m.has_wgmma(),
+            funcs,
+            compile_only: false,
+        }
     }
 }
 
@@ -68,7 +76,8 @@ pub struct DumpOptions {
 
 impl DumpOptions {
     fn wants(list: &[String], name: &str) -> bool {
-        list.iter().any(|p| p == "all" || p.eq_ignore_ascii_case(name))
+        list.iter()
+            .any(|p| p == "all" || p.eq_ignore_ascii_case(name))
     }
 }
 
@@ -98,7 +107,13 @@ pub struct PassManager {
 impl PassManager {
     /// An empty pipeline; verification on in debug builds.
     pub fn new() -> Self {
-        PassManager { passes: Vec::new(), verify: cfg!(debug_assertions), dumps: DumpOptions::default(), arch: None, compile_only: false }
+        PassManager {
+            passes: Vec::new(),
+            verify: cfg!(debug_assertions),
+            dumps: DumpOptions::default(),
+            arch: None,
+            compile_only: false,
+        }
     }
 
     /// Append a pass.
@@ -114,7 +129,11 @@ impl PassManager {
 
     /// Whether a pass of this name is in the pipeline.
     pub fn knows(&self, name: &str) -> bool {
-        name == "all" || self.passes.iter().any(|p| p.name().eq_ignore_ascii_case(name))
+        name == "all"
+            || self
+                .passes
+                .iter()
+                .any(|p| p.name().eq_ignore_ascii_case(name))
     }
 
     /// Run the pipeline over every function with a body. Dumps go to `dump`.
@@ -133,19 +152,35 @@ impl PassManager {
         for f in m.funcs.values_mut().filter(|f| f.has_body) {
             for p in &self.passes {
                 if DumpOptions::wants(&self.dumps.before, p.name()) {
-                    dump(format!("; IR before {} (phase {})\n{}", p.name(), p.phase(), function_to_string(f)));
+                    dump(format!(
+                        "; IR before {} (phase {})\n{}",
+                        p.name(),
+                        p.phase(),
+                        function_to_string(f)
+                    ));
                 }
-                let mut cx = PassContext { module: &info, diags: Vec::new() };
+                let mut cx = PassContext {
+                    module: &info,
+                    diags: Vec::new(),
+                };
                 p.run(f, &mut cx);
                 diags.append(&mut cx.diags);
                 if self.verify {
                     let errs = verify_function(f);
                     if !errs.is_empty() {
-                        return Err(PipelineError { pass: p.name(), report: format_errors(f, &errs) });
+                        return Err(PipelineError {
+                            pass: p.name(),
+                            report: format_errors(f, &errs),
+                        });
                     }
                 }
                 if DumpOptions::wants(&self.dumps.after, p.name()) {
-                    dump(format!("; IR after {} (phase {})\n{}", p.name(), p.phase(), function_to_string(f)));
+                    dump(format!(
+                        "; IR after {} (phase {})\n{}",
+                        p.name(),
+                        p.phase(),
+                        function_to_string(f)
+                    ));
                 }
             }
         }

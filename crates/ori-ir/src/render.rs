@@ -18,7 +18,9 @@ pub fn render_ptxas(d: &Diagnostic) -> String {
         Severity::Fatal => "fatal   ",
     };
     match (&d.file, d.line) {
-        (Some(file), Some(line)) => format!("ptxas {file}, line {line}; {word}: {code}{}", d.message),
+        (Some(file), Some(line)) => {
+            format!("ptxas {file}, line {line}; {word}: {code}{}", d.message)
+        }
         _ => format!("ptxas {word}: {code}{}", d.message),
     }
 }
@@ -154,7 +156,10 @@ mod tests {
             "ptxas info    : (C7517) warpgroup.wait is injected in around line 17 by compiler to allow use of registers defined by GMMA in function 'k'"
         );
         let e = Diagnostic::error_at("k.ptx", 3, 5, "Unknown symbol 'x'");
-        assert_eq!(render_ptxas(&e), "ptxas k.ptx, line 3; error   : Unknown symbol 'x'");
+        assert_eq!(
+            render_ptxas(&e),
+            "ptxas k.ptx, line 3; error   : Unknown symbol 'x'"
+        );
     }
 
     #[test]

@@ -45,14 +45,22 @@ pub fn verify_function(f: &Function) -> Vec<VerifierError> {
     let mut seen = cranelift_entity::SecondaryMap::<Inst, bool>::new();
     for &b in f.layout.blocks() {
         if !f.blocks.is_valid(b) {
-            errs.push(VerifierError { inst: None, line: 0, message: format!("{b} is laid out but not defined") });
+            errs.push(VerifierError {
+                inst: None,
+                line: 0,
+                message: format!("{b} is laid out but not defined"),
+            });
             continue;
         }
         let insts = f.layout.block_insts(b);
         for (k, &i) in insts.iter().enumerate() {
             let mut err = |message: String| {
                 let line = f.insts.get(i).map_or(0, |d| d.line);
-                errs.push(VerifierError { inst: Some(i), line, message });
+                errs.push(VerifierError {
+                    inst: Some(i),
+                    line,
+                    message,
+                });
             };
             let Some(d) = f.insts.get(i) else {
                 err(format!("{i} is laid out but not defined"));
@@ -63,10 +71,15 @@ pub fn verify_function(f: &Function) -> Vec<VerifierError> {
             }
             seen[i] = true;
             if f.layout.inst_block(i) != Some(b) {
-                err(format!("{i} is listed in {b} but the layout places it elsewhere"));
+                err(format!(
+                    "{i} is listed in {b} but the layout places it elsewhere"
+                ));
             }
             if d.opcode.is_terminator() && k + 1 != insts.len() {
-                err(format!("terminator '{}' is not the last instruction of its block", d.mnemonic()));
+                err(format!(
+                    "terminator '{}' is not the last instruction of its block",
+                    d.mnemonic()
+                ));
             }
             if d.opcode == Opcode::Branch {
                 match d.branch_target() {
@@ -78,7 +91,10 @@ pub fn verify_function(f: &Function) -> Vec<VerifierError> {
                 if !f.vregs.is_valid(g.reg) {
                     err("guard names an undeclared register".into());
                 } else if f.vregs[g.reg].class != RegClass::Pred {
-                    err(format!("guard '{}' is not a predicate", f.vregs[g.reg].name));
+                    err(format!(
+                        "guard '{}' is not a predicate",
+                        f.vregs[g.reg].name
+                    ));
                 }
             }
             if d.slots.iter().any(|s| !regs_ok(f, &s.op)) {
@@ -93,15 +109,22 @@ pub fn verify_function(f: &Function) -> Vec<VerifierError> {
 
 fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut impl FnMut(String)) {
     match d.opcode {
-        Opcode::WgmmaFence | Opcode::WgmmaCommitGroup | Opcode::WarpgroupArrive | Opcode::WarpgroupCommitBatch => {
-            if !d.slots.is_empty() {
-                err(format!("'{}' takes no operands, found {}", d.mnemonic(), d.slots.len()));
-            }
+        Opcode::WgmmaFence
+        | Opcode::WgmmaCommitGroup
+        | Opcode::WarpgroupArrive
+        | Opcode::WarpgroupCommitBatch
+            if !d.slots.is_empty() =>
+        {
+            err(format!(
+                "'{}' takes no operands, found {}",
+                d.mnemonic(),
+                d.slots.len()
+            ));
         }
-        Opcode::WgmmaWaitGroup | Opcode::WarpgroupWait => {
-            if d.slots.len() != 1 || d.wait_count().is_none() {
-                err(format!("'{}' takes one integer constant", d.mnemonic()));
-            }
+        Opcode::WgmmaWaitGroup | Opcode::WarpgroupWait
+            if d.slots.len() != 1 || d.wait_count().is_none() =>
+        {
+            err(format!("'{}' takes one integer constant", d.mnemonic()));
         }
         Opcode::WgmmaMmaAsync => {
             let form = match WgmmaForm::decode(&d.mods[1..]) {
@@ -111,10 +134,15 @@ fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut i
             let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
             let want = form.operand_count(a_regs);
             if d.slots.len() != want {
-                return err(format!("wgmma.mma_async takes {want} operands here, found {}", d.slots.len()));
+                return err(format!(
+                    "wgmma.mma_async takes {want} operands here, found {}",
+                    d.slots.len()
+                ));
             }
             match &d.slots[0] {
-                s if s.role != Role::DefUse => err("wgmma accumulator operand must be 'inout'".into()),
+                s if s.role != Role::DefUse => {
+                    err("wgmma accumulator operand must be 'inout'".into())
+                }
                 s => match &s.op {
                     Operand::Vector(v) if v.len() == form.accumulator_regs() => {
                         for o in v {
@@ -138,7 +166,11 @@ fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut i
             }
             if let Some(Operand::Vector(v)) = d.slots.get(1).map(|s| &s.op) {
                 if v.len() != form.a_fragment_regs() {
-                    err(format!("wgmma A fragment has {} registers, needs {}", v.len(), form.a_fragment_regs()));
+                    err(format!(
+                        "wgmma A fragment has {} registers, needs {}",
+                        v.len(),
+                        form.a_fragment_regs()
+                    ));
                 }
             }
             for s in d.slots.iter().skip(1) {

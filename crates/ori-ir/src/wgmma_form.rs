@@ -124,7 +124,9 @@ fn parse_shape(s: &str) -> Option<(u32, u32, u32)> {
 }
 
 /// The N values the ISA allows for the integer and b1 tables (seed 004).
-const INT_NS: [u32; 16] = [8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224];
+const INT_NS: [u32; 16] = [
+    8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224,
+];
 
 impl WgmmaForm {
     /// Decode the modifiers after `wgmma` (starting with `mma_async`).
@@ -182,7 +184,16 @@ impl WgmmaForm {
         if mm != 64 || k != want_k || !n_ok {
             return Err(FormError::BadShape(shape_text));
         }
-        Ok(WgmmaForm { m: mm, n, k, dtype, atype, btype, satfinite, family })
+        Ok(WgmmaForm {
+            m: mm,
+            n,
+            k,
+            dtype,
+            atype,
+            btype,
+            satfinite,
+            family,
+        })
     }
 
     /// Number of 32-bit accumulator registers per thread: N/2 for `.f32`/`.s32`, N/4 for `.f16`.

@@ -55,7 +55,11 @@ pub fn write_operand(out: &mut String, f: &Function, op: &Operand) {
         }
         Operand::Block(b) => out.push_str(&f.block_name(*b)),
         Operand::Vector(v) | Operand::Args(v) => {
-            let (open, close) = if matches!(op, Operand::Vector(_)) { ('{', '}') } else { ('(', ')') };
+            let (open, close) = if matches!(op, Operand::Vector(_)) {
+                ('{', '}')
+            } else {
+                ('(', ')')
+            };
             out.push(open);
             for (k, o) in v.iter().enumerate() {
                 if k > 0 {
@@ -173,7 +177,11 @@ pub fn write_module(m: &Module) -> String {
     }
     let _ = writeln!(out, " address_size {}", m.address_size);
     for g in &m.globals {
-        let _ = writeln!(out, "global \"{}\"", g.replace('\\', "\\\\").replace('"', "\\\""));
+        let _ = writeln!(
+            out,
+            "global \"{}\"",
+            g.replace('\\', "\\\\").replace('"', "\\\"")
+        );
     }
     for (_, f) in m.funcs.iter() {
         out.push('\n');

@@ -16,7 +16,10 @@ fn injected_text(f: &Function, i: ori_ir::Inst) -> Option<String> {
     Some(match d.opcode {
         Opcode::WarpgroupArrive => "wgmma.fence.sync.aligned;".to_string(),
         Opcode::WarpgroupCommitBatch => "wgmma.commit_group.sync.aligned;".to_string(),
-        Opcode::WarpgroupWait => format!("wgmma.wait_group.sync.aligned {};", d.wait_count().unwrap_or(0)),
+        Opcode::WarpgroupWait => format!(
+            "wgmma.wait_group.sync.aligned {};",
+            d.wait_count().unwrap_or(0)
+        ),
         _ => return None,
     })
 }
@@ -49,14 +52,22 @@ pub fn emit_module(m: &Module, src: &str) -> String {
         }
         if !tail.is_empty() {
             // Nothing follows in this function: put them before its last instruction's line's successor.
-            let last = f.layout.all_insts().map(|i| f.insts[i].line).max().unwrap_or(0);
+            let last = f
+                .layout
+                .all_insts()
+                .map(|i| f.insts[i].line)
+                .max()
+                .unwrap_or(0);
             before.entry(last + 1).or_default().extend(tail);
         }
     }
     let mut out = String::with_capacity(src.len() + 64 * before.len());
     for (k, line) in src.split_inclusive('\n').enumerate() {
         if let Some(v) = before.get(&(k as u32 + 1)) {
-            let indent: String = line.chars().take_while(|c| c.is_whitespace() && *c != '\n').collect();
+            let indent: String = line
+                .chars()
+                .take_while(|c| c.is_whitespace() && *c != '\n')
+                .collect();
             for t in v {
                 out.push_str(&indent);
                 out.push_str(t);

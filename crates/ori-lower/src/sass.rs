@@ -43,7 +43,13 @@ pub fn gmma_opcode(d: &InstData) -> Option<String> {
             }
         }
         Family::Fp8 => {
-            let _ = write!(s, ".{}.{}.{}", ty(form.dtype), ty(form.atype), ty(form.btype));
+            let _ = write!(
+                s,
+                ".{}.{}.{}",
+                ty(form.dtype),
+                ty(form.atype),
+                ty(form.btype)
+            );
         }
         Family::Int8 => {
             let _ = write!(s, ".{}.{}", ty(form.atype), ty(form.btype));
@@ -56,7 +62,11 @@ pub fn gmma_opcode(d: &InstData) -> Option<String> {
     // Transposes: imm-trans-a / imm-trans-b (f16/bf16, descriptor form).
     if form.family == Family::Half {
         let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
-        let (ta, tb) = if a_regs { (None, d.slots.get(6)) } else { (d.slots.get(6), d.slots.get(7)) };
+        let (ta, tb) = if a_regs {
+            (None, d.slots.get(6))
+        } else {
+            (d.slots.get(6), d.slots.get(7))
+        };
         let is_one = |s: Option<&ori_ir::Slot>| matches!(s.map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(1));
         if is_one(ta) {
             s.push_str(".tnspA");
@@ -95,20 +105,40 @@ fn carries_gsb0(f: &Function, insts: &[ori_ir::Inst], k: usize) -> bool {
 }
 
 fn wgmma_text(f: &Function, d: &InstData, gsb0: bool) -> String {
-    let Some(op) = gmma_opcode(d) else { return format!("{} ", d.mnemonic()) };
-    let dreg = d.slots.first().map_or("RZ".to_string(), |s| reg_name(f, &s.op));
+    let Some(op) = gmma_opcode(d) else {
+        return format!("{} ", d.mnemonic());
+    };
+    let dreg = d
+        .slots
+        .first()
+        .map_or("RZ".to_string(), |s| reg_name(f, &s.op));
     let mut s = format!("{op} {dreg}, ");
     if let Some(Operand::Vector(_)) = d.slots.get(1).map(|s| &s.op) {
         let _ = write!(s, "{}, ", reg_name(f, &d.slots[1].op));
     }
-    let desc = d.slots.get(if matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_))) { 2 } else { 1 });
-    let _ = write!(s, "gdesc[{}], ", desc.map_or("URZ".into(), |x| reg_name(f, &x.op)));
-    let scale_zero = matches!(d.slots.get(3).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(0));
+    let desc = d.slots.get(
+        if matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_))) {
+            2
+        } else {
+            1
+        },
+    );
+    let _ = write!(
+        s,
+        "gdesc[{}], ",
+        desc.map_or("URZ".into(), |x| reg_name(f, &x.op))
+    );
+    let scale_zero =
+        matches!(d.slots.get(3).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(0));
     if scale_zero {
         s.push_str("RZ, !UPT");
     } else {
         s.push_str(&dreg);
-        if let Some(ori_ir::Slot { op: Operand::Reg(p) | Operand::NotReg(p), .. }) = d.slots.get(3) {
+        if let Some(ori_ir::Slot {
+            op: Operand::Reg(p) | Operand::NotReg(p),
+            ..
+        }) = d.slots.get(3)
+        {
             let neg = matches!(d.slots[3].op, Operand::NotReg(_));
             let _ = write!(s, ", {}{}", if neg { "!" } else { "" }, f.vregs[*p].name);
         }
@@ -122,7 +152,8 @@ fn wgmma_text(f: &Function, d: &InstData, gsb0: bool) -> String {
 /// SASS mnemonic for a generic PTX instruction.
 fn generic_mnemonic(d: &InstData) -> String {
     let has = |m: &str| d.has_mod(m);
-    let fty = has("f32") || has("f64") || has("f16") || has("f16x2") || has("bf16") || has("bf16x2");
+    let fty =
+        has("f32") || has("f64") || has("f16") || has("f16x2") || has("bf16") || has("bf16x2");
     let base = match &*d.name {
         "add" | "sub" if fty => "FADD",
         "add" | "sub" => "IADD3",
@@ -171,7 +202,12 @@ fn generic_mnemonic(d: &InstData) -> String {
 fn generic_text(f: &Function, d: &InstData) -> String {
     let mut s = String::new();
     if let Some(g) = d.guard {
-        let _ = write!(s, "@{}{} ", if g.negated { "!" } else { "" }, f.vregs[g.reg].name);
+        let _ = write!(
+            s,
+            "@{}{} ",
+            if g.negated { "!" } else { "" },
+            f.vregs[g.reg].name
+        );
     }
     s.push_str(&generic_mnemonic(d));
     for (k, slot) in d.slots.iter().enumerate() {
@@ -204,9 +240,13 @@ pub fn emit_function(out: &mut String, f: &Function) {
             match d.opcode {
                 Opcode::WgmmaMmaAsync => line(out, wgmma_text(f, d, carries_gsb0(f, insts, k))),
                 op if op.is_arrive() => line(out, "WARPGROUP.ARRIVE".into()),
-                op if op.is_wait() => {
-                    line(out, format!("WARPGROUP.DEPBAR.LE gsb0, 0x{:x}", d.wait_count().unwrap_or(0)))
-                }
+                op if op.is_wait() => line(
+                    out,
+                    format!(
+                        "WARPGROUP.DEPBAR.LE gsb0, 0x{:x}",
+                        d.wait_count().unwrap_or(0)
+                    ),
+                ),
                 op if op.is_commit() => {}
                 _ => line(out, generic_text(f, d)),
             }

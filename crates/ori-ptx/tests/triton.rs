@@ -127,12 +127,18 @@ fn triton_matmul_parses() {
 fn nvcc_output_parses() {
     for (name, src) in [
         ("nvcc_sm90.ptx", include_str!("data/nvcc_sm90.ptx")),
-        ("nvcc_sm90_debug.ptx", include_str!("data/nvcc_sm90_debug.ptx")),
+        (
+            "nvcc_sm90_debug.ptx",
+            include_str!("data/nvcc_sm90_debug.ptx"),
+        ),
     ] {
         let m = parse(name, src).unwrap_or_else(|d| {
             panic!(
                 "{}",
-                d.iter().map(Diag::render_ptxas).collect::<Vec<_>>().join("\n")
+                d.iter()
+                    .map(Diag::render_ptxas)
+                    .collect::<Vec<_>>()
+                    .join("\n")
             )
         });
         let funcs: Vec<&Function> = m

@@ -346,10 +346,8 @@ fn collect_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
                 cx.locals.insert(v.name.clone(), ());
             }
             ast::Stmt::Scope { body, .. } => collect_regs(cx, body),
-            ast::Stmt::Label { name, span } => {
-                if cx.placed.insert(name.clone(), *span).is_some() {
-                    cx.error(*span, format!("Duplicate definition of label '{name}'"));
-                }
+            ast::Stmt::Label { name, span } if cx.placed.insert(name.clone(), *span).is_some() => {
+                cx.error(*span, format!("Duplicate definition of label '{name}'"));
             }
             _ => {}
         }

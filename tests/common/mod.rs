@@ -1,0 +1,72 @@
+//! Shared helpers of the integration tests: corpus discovery and running ori
+//! the way `cargo xtask oracle check` does, in-process.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// Every `tests/corpus/*.ptx`, sorted.
+pub fn corpus_cases() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/corpus")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every Triton-generated kernel under `tests/triton/`.
+pub fn triton_kernels() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/triton");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/triton")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The ptxas flags a case's header asks for (`// oracle-flags: ...`).
+pub fn case_options(src: &str) -> ori::Options {
+    let mut o = ori::Options {
+        verify: true,
+        ..ori::Options::default()
+    };
+    for line in src.lines().take(30) {
+        let Some(c) = line.trim().strip_prefix("//") else {
+            break;
+        };
+        if let Some(flags) = c.trim().strip_prefix("oracle-flags:") {
+            for f in flags.split_whitespace() {
+                if f == "-c" {
+                    o.compile_only = true;
+                } else if let Some(a) = f.strip_prefix("-arch=") {
+                    o.arch = Some(a.to_string());
+                }
+            }
+        }
+    }
+    o
+}
+
+/// Run ori on a case as `ori compile NAME --message-format ptxas --emit sass` would.
+pub fn observe(path: &Path) -> ori_oracle::Observed {
+    let src = std::fs::read_to_string(path).expect("read case");
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let c = ori::compile_source(&name, &src, &case_options(&src));
+    let messages = c.diags.iter().map(ori::ir::render::render_ptxas).collect();
+    let failed = c.failed();
+    let sass = c
+        .module
+        .as_ref()
+        .filter(|_| !failed)
+        .map(ori::lower::sass::emit_module);
+    ori_oracle::Observed {
+        exit_code: i32::from(failed),
+        messages,
+        sass,
+    }
+}

@@ -1,0 +1,37 @@
+//! insta snapshots of the IR before and after phases 85 and 87 for the
+//! corpus cases that reach a ptxas code, plus the SASS-like text and the
+//! fix-it PTX. Snapshots live in `snapshots/`; the expected ptxas messages
+//! of the same cases are checked against the oracle in `corpus_agreement`.
+
+mod common;
+
+#[test]
+fn ir_before_and_after_each_pass() {
+    for path in common::corpus_cases() {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with('c') || name.starts_with("clean") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).unwrap();
+        if src.len() > 6000 {
+            continue; // keep the snapshots readable: the large-N cases are covered by corpus_agreement
+        }
+        let mut opts = common::case_options(&src);
+        opts.print_before = vec!["OriPropagateGmma".into()];
+        opts.print_after = vec!["all".into()];
+        let c = ori::compile_ptx(&format!("{name}.ptx"), &src, &opts);
+        let mut out = c.dumps.join("\n");
+        out.push_str("\n; diagnostics\n");
+        for d in &c.diags {
+            out.push_str(&ori::ir::render::render_ptxas(d));
+            out.push('\n');
+        }
+        if let Some(m) = &c.module {
+            out.push_str("\n; --emit sass\n");
+            out.push_str(&ori::lower::sass::emit_module(m));
+        }
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!(name, out);
+        });
+    }
+}
