@@ -1,0 +1,107 @@
+//! The `ori` binary end to end: pipeline listing, IR input, dumps, message
+//! formats and exit statuses (0 compiled, 1 input error, 2 usage error).
+
+use std::process::Command;
+
+fn ori(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ori"))
+        .args(args)
+        .output()
+        .expect("run ori");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn corpus(name: &str) -> String {
+    format!("{}/../../tests/corpus/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn passes_lists_the_pipeline() {
+    let (rc, out, _) = ori(&["passes"]);
+    assert_eq!(rc, 0);
+    assert_eq!(out, "85 OriPropagateGmma\n87 FixupGmmaSequence\n");
+}
+
+#[test]
+fn ir_text_compiles_with_dumps_after_all_passes() {
+    let dir = std::env::temp_dir().join(format!("ori-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ir = dir.join("x.ori");
+    let (rc, text, _) = ori(&[
+        "compile",
+        &corpus("c7517_read_acc_before_commit.ptx"),
+        "--emit",
+        "ir",
+        "-o",
+        ir.to_str().unwrap(),
+    ]);
+    assert_eq!((rc, text.as_str()), (0, ""));
+    let (rc, out, err) = ori(&["compile", ir.to_str().unwrap(), "--print-after", "all"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("; IR after OriPropagateGmma (phase 85)"));
+    assert!(out.contains("; IR after FixupGmmaSequence (phase 87)"));
+    assert!(out.contains("!acc 0x9"));
+}
+
+#[test]
+fn ptxas_format_matches_the_recorded_oracle_line() {
+    let (rc, _, err) = ori(&[
+        "compile",
+        &corpus("c7517_read_acc_before_commit.ptx"),
+        "--message-format",
+        "ptxas",
+    ]);
+    assert_eq!(rc, 0);
+    let expected =
+        std::fs::read_to_string(corpus("c7517_read_acc_before_commit.expected")).unwrap();
+    let line = err.lines().next().unwrap();
+    assert!(expected.lines().any(|l| l == line), "{line}");
+}
+
+#[test]
+fn human_and_json_formats_name_the_culprit() {
+    let (_, _, human) = ori(&["compile", &corpus("c7514_mov_read_d0_between_mma.ptx")]);
+    assert!(
+        human.contains("[C7514]") && human.contains("-->") && human.contains("help:"),
+        "{human}"
+    );
+    let (_, _, json) = ori(&[
+        "compile",
+        &corpus("c7514_mov_read_d0_between_mma.ptx"),
+        "--message-format",
+        "json",
+    ]);
+    assert!(
+        json.starts_with("{\"severity\":\"info\",\"code\":\"C7514\""),
+        "{json}"
+    );
+}
+
+#[test]
+fn bad_input_is_an_error_with_position_and_status_1() {
+    let dir = std::env::temp_dir().join(format!("ori-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.ptx");
+    std::fs::write(&bad, ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n  foo.f32 x;\n  ret;\n}\n").unwrap();
+    let (rc, _, err) = ori(&[
+        "compile",
+        bad.to_str().unwrap(),
+        "--message-format",
+        "ptxas",
+    ]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("bad.ptx, line 6; error"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(ori(&["compile"]).0, 2);
+    assert_eq!(
+        ori(&["compile", "x.ptx", "--print-after", "NoSuchPass"]).0,
+        2
+    );
+}
