@@ -18,7 +18,6 @@
 //! `tests/corpus/README.md`): e.g. a non-wgmma *read* of a committed,
 //! in-flight accumulator gets a wait injected (C7517), not C7514.
 
-use crate::accumulator_sets::word_index;
 use crate::in_flight::PipeState;
 use crate::messages;
 use crate::uniformity::Uniformity;
@@ -248,14 +247,8 @@ impl Walker<'_> {
                     let open = &st.pipe.open;
                     let read_open = uses.iter().copied().find(|r| self.hits(*r, open));
                     let read_any = uses.iter().copied().find(|r| self.hits(*r, &all));
-                    let def_any = defs.iter().copied().find(|r| self.hits(*r, &all));
-                    let committed: SmallVec<[u32; 4]> =
-                        all.iter().copied().filter(|s| !open.contains(s)).collect();
-                    let def_committed = defs.iter().copied().find(|r| self.hits(*r, &committed));
                     let defines_acc = defs.iter().any(|r| self.hits(*r, &all));
-                    let _ = def_any;
                     let def_open = defs.iter().copied().find(|r| self.hits(*r, open));
-                    let _ = def_committed;
                     if let Some(r) = read_open.filter(|_| !defines_acc && self.wgmma_later(b, i)) {
                         // A pure read of an open set with more wgmma to come in the stage:
                         // no wait can split it (C7514).
@@ -440,7 +433,6 @@ impl Pass for FixupGmmaSequence {
         };
         let mut plan = walker.plan();
         let (walker_cfg, walker_uni) = (walker.cfg, walker.uni);
-        let _ = word_index;
         let fname = f.name.to_string();
         let mut diags = Vec::new();
         // Advisories: arrives then waits, each in program order (as ptxas prints them).
