@@ -5,11 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-/// Every `tests/corpus/*.ptx`, sorted.
-pub fn corpus_cases() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+/// Every `*.ptx` under `tests/SUBDIR`, sorted.
+fn ptx_files(subdir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(subdir);
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/corpus")
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
         .collect();
@@ -17,16 +19,14 @@ pub fn corpus_cases() -> Vec<PathBuf> {
     v
 }
 
+/// Every `tests/corpus/*.ptx`, sorted.
+pub fn corpus_cases() -> Vec<PathBuf> {
+    ptx_files("corpus")
+}
+
 /// Every Triton-generated kernel under `tests/triton/`.
 pub fn triton_kernels() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/triton");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/triton")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
-        .collect();
-    v.sort();
-    v
+    ptx_files("triton")
 }
 
 /// The ptxas flags a case's header asks for (`// oracle-flags: ...`).

@@ -438,40 +438,35 @@ impl Pass for FixupGmmaSequence {
         // Advisories: arrives then waits, each in program order (as ptxas prints them).
         plan.arrives.sort_by_key(|i| f.layout.order_key(*i));
         plan.waits.sort_by_key(|(i, _)| f.layout.order_key(*i));
-        for &i in &plan.arrives {
+        let advisory = |code: u32, i: Inst, message: String, why: &str, help: &str| {
             let line = f.insts[i].line;
-            let mut d = Diagnostic::new(
-                Severity::Info,
-                Some(C7519_ARRIVE_INJECTED),
-                messages::arrive_injected(line, &fname),
-            );
+            let mut d = Diagnostic::new(Severity::Info, Some(code), message);
             d.function = Some(fname.clone());
             d.culprit = Some(Note {
                 line,
                 inst: Some(describe(f, i)),
-                text: "this wgmma uses registers accessed since the last warpgroup arrive".into(),
+                text: why.into(),
             });
-            d.help = Some(
-                "put wgmma.fence between the last access of these registers and this wgmma".into(),
-            );
-            diags.push(d);
+            d.help = Some(help.into());
+            d
+        };
+        for &i in &plan.arrives {
+            diags.push(advisory(
+                C7519_ARRIVE_INJECTED,
+                i,
+                messages::arrive_injected(f.insts[i].line, &fname),
+                "this wgmma uses registers accessed since the last warpgroup arrive",
+                "put wgmma.fence between the last access of these registers and this wgmma",
+            ));
         }
         for &(i, _) in &plan.waits {
-            let line = f.insts[i].line;
-            let mut d = Diagnostic::new(
-                Severity::Info,
-                Some(C7517_WAIT_INJECTED),
-                messages::wait_injected(line, &fname),
-            );
-            d.function = Some(fname.clone());
-            d.culprit = Some(Note {
-                line,
-                inst: Some(describe(f, i)),
-                text: "this instruction reads an accumulator of a wgmma still in flight".into(),
-            });
-            d.help =
-                Some("put wgmma.commit_group + wgmma.wait_group before this instruction".into());
-            diags.push(d);
+            diags.push(advisory(
+                C7517_WAIT_INJECTED,
+                i,
+                messages::wait_injected(f.insts[i].line, &fname),
+                "this instruction reads an accumulator of a wgmma still in flight",
+                "put wgmma.commit_group + wgmma.wait_group before this instruction",
+            ));
         }
         // Apply the injections.
         for &i in &plan.arrives {
