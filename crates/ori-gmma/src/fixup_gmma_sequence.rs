@@ -63,11 +63,34 @@ struct State {
     last_wgmma: Option<Inst>,
     /// A partial `wait_group N > 0` left committed groups in flight.
     partial_wait: bool,
+    /// Sets in flight on some incoming paths and retired on others.
+    mixed: SmallVec<[u32; 4]>,
+}
+
+/// Add `src` to `dst`; returns whether `dst` grew.
+fn add_all(dst: &mut SmallVec<[u32; 4]>, src: impl IntoIterator<Item = u32>) -> bool {
+    let mut ch = false;
+    for s in src {
+        if !dst.contains(&s) {
+            dst.push(s);
+            ch = true;
+        }
+    }
+    ch
 }
 
 impl State {
     fn join(&mut self, o: &State) -> bool {
-        let mut ch = self.pipe.join(&o.pipe);
+        let (mine, theirs) = (self.pipe.all(), o.pipe.all());
+        let differ = mine
+            .iter()
+            .filter(|s| !theirs.contains(s))
+            .chain(theirs.iter().filter(|s| !mine.contains(s)))
+            .copied()
+            .collect::<SmallVec<[u32; 4]>>();
+        let mut ch = add_all(&mut self.mixed, differ);
+        ch |= add_all(&mut self.mixed, o.mixed.iter().copied());
+        ch |= self.pipe.join(&o.pipe);
         for r in &o.touched {
             ch |= self.touched.insert(*r);
         }
@@ -94,6 +117,19 @@ struct Plan {
     /// Waits to inject before these instructions (with a commit first when open wgmmas remain).
     waits: Vec<(Inst, bool)>,
     failure: Option<Failure>,
+}
+
+impl Plan {
+    /// Whether the primary walk still records injections. A failure the primary
+    /// fixup detects itself (calls, divergence) ends its walk, so ptxas 13.0.88
+    /// prints no advisory for later points; the register-resource and
+    /// accumulator-read failures (C7511, C7514) come from the later validation
+    /// steps, after every injection of the walk was made and announced.
+    fn injecting(&self) -> bool {
+        self.failure
+            .as_ref()
+            .is_none_or(|f| matches!(f.code, C7511_PIPELINE_REGISTERS | C7514_READS_ACCUMULATORS))
+    }
 }
 
 struct Walker<'a> {
@@ -141,6 +177,30 @@ impl Walker<'_> {
         false
     }
 
+    /// Whether an instruction after `at` in block `b`, before the next wgmma,
+    /// reads and redefines a register of the open sets (a read-modify-write,
+    /// which gets a wait).
+    fn rmw_later(&self, b: Block, at: Inst, open: &[u32]) -> bool {
+        let insts = self.f.layout.block_insts(b);
+        let Some(pos) = insts.iter().position(|x| *x == at) else {
+            return false;
+        };
+        for &i in &insts[pos + 1..] {
+            let d = &self.f.insts[i];
+            if d.opcode.is_gmma_family() {
+                return false;
+            }
+            let uses = d.uses();
+            if d.defs()
+                .iter()
+                .any(|r| self.hits(*r, open) && uses.contains(r))
+            {
+                return true;
+            }
+        }
+        false
+    }
+
     fn in_flight_regs(&self, s: &State) -> usize {
         let mut regs: FxHashSet<VReg> = FxHashSet::default();
         for id in s.pipe.all() {
@@ -171,10 +231,17 @@ impl Walker<'_> {
     /// One walk over block `b` from `st`; records decisions in `plan`.
     fn walk_block(&self, b: Block, mut st: State, plan: &mut Plan) -> State {
         let f = self.f;
+        // ptxas looks at commits block by block: a commit with no wgmma before it
+        // in its own block closes an empty group, which gets a dummy
+        // `HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT` (seen in SASS) and, without
+        // an arrive earlier in the block, an injected arrive (C7519 at the commit).
+        let mut block_wgmma = false;
+        let mut block_arrive = false;
         for &i in f.layout.block_insts(b) {
             let d = &f.insts[i];
             match d.opcode {
                 op if op.is_arrive() => {
+                    block_arrive = true;
                     if self.uni.inst_is_divergent(b, d) {
                         Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
                     }
@@ -188,13 +255,19 @@ impl Walker<'_> {
                     if st.no_arrive || touched {
                         if self.uni.inst_is_divergent(b, d) {
                             Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
-                        } else if !plan.arrives.contains(&i) && plan.failure.is_none() {
+                        } else if !plan.arrives.contains(&i) && plan.injecting() {
                             plan.arrives.push(i);
                         }
                         st.touched.clear();
                         st.no_arrive = false;
                     }
+                    block_arrive = true;
+                    block_wgmma = true;
                     st.pipe.transfer(d);
+                    if let Some(w) = d.accum {
+                        let set = crate::accumulator_sets::word_index(w.dst);
+                        st.mixed.retain(|s| *s != set);
+                    }
                     st.last_wgmma = Some(i);
                     if self.in_flight_regs(&st) > MAX_IN_FLIGHT_ACCUMULATOR_REGS {
                         Self::fail(plan, C7511_PIPELINE_REGISTERS, Some(i), None, None);
@@ -209,9 +282,32 @@ impl Walker<'_> {
                         };
                         Self::fail(plan, code, Some(i), None, None);
                     }
+                    if op.is_commit() && !block_wgmma && !block_arrive {
+                        if !plan.arrives.contains(&i) && plan.injecting() {
+                            plan.arrives.push(i);
+                        }
+                        block_arrive = true;
+                        st.touched.clear();
+                        st.no_arrive = false;
+                    }
+                    block_wgmma = false;
                     st.pipe.transfer(d);
                     if op.is_wait() {
                         st.partial_wait = d.wait_count().unwrap_or(0) > 0 && !st.pipe.is_empty();
+                        let all = st.pipe.all();
+                        st.mixed.retain(|s| all.contains(s));
+                    }
+                }
+                Opcode::Return => {
+                    // Nothing may stay in flight past the exit: ptxas waits before it
+                    // (C7517 naming the `ret` line).
+                    if !st.pipe.is_empty() {
+                        if !plan.waits.iter().any(|(x, _)| *x == i) && plan.injecting() {
+                            plan.waits.push((i, !st.pipe.open.is_empty()));
+                        }
+                        st.pipe = PipeState::default();
+                        st.mixed.clear();
+                        st.partial_wait = false;
                     }
                 }
                 Opcode::Call => {
@@ -242,48 +338,26 @@ impl Walker<'_> {
                 }
                 _ => {
                     let all = st.pipe.all();
-                    let uses = d.uses();
                     let defs = d.defs();
+                    // A predicated write keeps the old value where the guard is false:
+                    // it reads the register as well (ptxas 13.0.88 waits before it).
+                    let mut uses = d.uses();
+                    if d.guard.is_some() {
+                        uses.extend(defs.iter().copied());
+                    }
                     let open = &st.pipe.open;
                     let read_open = uses.iter().copied().find(|r| self.hits(*r, open));
                     let read_any = uses.iter().copied().find(|r| self.hits(*r, &all));
                     let defines_acc = defs.iter().any(|r| self.hits(*r, &all));
-                    let def_open = defs.iter().copied().find(|r| self.hits(*r, open));
-                    if let Some(r) = read_open.filter(|_| !defines_acc && self.wgmma_later(b, i)) {
-                        // A pure read of an open set with more wgmma to come in the stage:
-                        // no wait can split it (C7514).
-                        Self::fail(
-                            plan,
-                            C7514_READS_ACCUMULATORS,
-                            Some(i),
-                            Some(r),
-                            st.last_wgmma,
-                        );
-                    } else if let Some(r) =
-                        read_any.filter(|_| st.partial_wait && read_open.is_none())
-                    {
-                        // A read of a group a partial wait left in flight: ptxas does not
-                        // strengthen the user's wait (C7514).
-                        Self::fail(
-                            plan,
-                            C7514_READS_ACCUMULATORS,
-                            Some(i),
-                            Some(r),
-                            st.last_wgmma,
-                        );
-                    } else if read_any.is_some() {
-                        // A wait before the reader; in divergent code ptxas hoists it to
-                        // uniform code but still names the reader's line.
-                        if !plan.waits.iter().any(|(x, _)| *x == i) && plan.failure.is_none() {
-                            plan.waits.push((i, !st.pipe.open.is_empty()));
-                        }
-                        st.pipe = PipeState::default();
-                        st.partial_wait = false;
-                    } else if let Some(r) =
-                        def_open.filter(|_| d.guard.is_none() && self.wgmma_later(b, i))
-                    {
-                        // A plain write into an open set between two wgmma of one block:
-                        // ptxas injects the arrive, then runs out of pipeline registers (C7511).
+                    // A write that kills an open accumulator (its old value unread)
+                    // between two wgmma of one stage: ptxas makes its injections, then
+                    // runs out of pipeline registers (C7511), the killed value needing
+                    // a register of its own while the stage is in flight.
+                    let kill_open = defs
+                        .iter()
+                        .copied()
+                        .find(|r| self.hits(*r, open) && !uses.contains(r));
+                    if let Some(r) = kill_open.filter(|_| self.wgmma_later(b, i)) {
                         Self::fail(
                             plan,
                             C7511_PIPELINE_REGISTERS,
@@ -292,15 +366,51 @@ impl Walker<'_> {
                             st.last_wgmma,
                         );
                     }
-                    // A later wgmma needs an arrive after writes to its registers; plain
-                    // reads of A fragments do not count (ptxas 13.0.88), reads of
-                    // accumulators do.
-                    let f = self.f;
-                    st.touched.extend(
-                        uses.iter()
-                            .copied()
-                            .filter(|r| f.vregs[*r].class == ori_ir::RegClass::Tensor),
-                    );
+                    if let Some(r) = read_open.filter(|_| {
+                        !defines_acc && self.wgmma_later(b, i) && !self.rmw_later(b, i, open)
+                    }) {
+                        // A pure read of an open set with more wgmma to come in the stage:
+                        // no wait can split it (C7514). When a read-modify-write of the
+                        // set follows before the next wgmma, ptxas's scheduler puts the
+                        // pure read after it, under the wait the RMW gets (seen in SASS).
+                        Self::fail(
+                            plan,
+                            C7514_READS_ACCUMULATORS,
+                            Some(i),
+                            Some(r),
+                            st.last_wgmma,
+                        );
+                    } else if let Some(r) = read_any.filter(|r| {
+                        read_open.is_none()
+                            && (st.partial_wait
+                                || self.reg_sets[*r].iter().any(|s| st.mixed.contains(s)))
+                    }) {
+                        // A read of a group a partial wait left in flight, or one in
+                        // flight on some paths only (a wait in one arm of a branch):
+                        // ptxas does not strengthen the user's wait (C7514).
+                        Self::fail(
+                            plan,
+                            C7514_READS_ACCUMULATORS,
+                            Some(i),
+                            Some(r),
+                            st.last_wgmma,
+                        );
+                    } else if read_any.is_some()
+                        && !(read_open.is_some() && !defines_acc && self.wgmma_later(b, i))
+                    {
+                        // A wait before the reader; in divergent code ptxas hoists it to
+                        // uniform code but still names the reader's line.
+                        if !plan.waits.iter().any(|(x, _)| *x == i) && plan.injecting() {
+                            plan.waits.push((i, !st.pipe.open.is_empty()));
+                        }
+                        st.pipe = PipeState::default();
+                        st.partial_wait = false;
+                        st.mixed.clear();
+                    }
+                    // A later wgmma needs an arrive after writes to its registers. Plain
+                    // reads do not count, of A fragments or of accumulators: on ptxas
+                    // 13.0.88 `commit; add f0, d0, d1; wgmma {d..}` gets a wait before
+                    // the add and no arrive before the wgmma.
                     st.touched.extend(defs.iter().copied());
                 }
             }
@@ -310,11 +420,16 @@ impl Walker<'_> {
 
     fn plan(&self) -> Plan {
         let mut plan = Plan::default();
-        let mut entry: SecondaryMap<Block, State> = SecondaryMap::new();
+        // `None`: not reached yet (the bottom of the lattice), so that the first
+        // path into a block does not count as differing from an empty state.
+        let mut entry: SecondaryMap<Block, Option<State>> = SecondaryMap::new();
         let Some(&first) = self.cfg.rpo().first() else {
             return plan;
         };
-        entry[first].no_arrive = true;
+        entry[first] = Some(State {
+            no_arrive: true,
+            ..State::default()
+        });
         // Fixpoint over the CFG (loops included): states only grow.
         let mut changed = true;
         let mut rounds = 0;
@@ -322,9 +437,18 @@ impl Walker<'_> {
             changed = false;
             rounds += 1;
             for &b in self.cfg.rpo() {
-                let out = self.walk_block(b, entry[b].clone(), &mut plan);
+                let Some(start) = entry[b].clone() else {
+                    continue;
+                };
+                let out = self.walk_block(b, start, &mut plan);
                 for &s in self.cfg.succs(b) {
-                    changed |= entry[s].join(&out);
+                    match &mut entry[s] {
+                        Some(e) => changed |= e.join(&out),
+                        slot @ None => {
+                            *slot = Some(out.clone());
+                            changed = true;
+                        }
+                    }
                 }
             }
         }

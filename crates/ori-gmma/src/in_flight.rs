@@ -89,6 +89,14 @@ impl PipeState {
                 }
             }
             op if op.is_wait() => {
+                // ptxas 13.0.88 closes an open stage at a wait as if committed
+                // (`fence; wgmma; wait_group 0; read` compiles clean, the HGMMA
+                // carrying gsb0), although the ISA leaves uncommitted wgmma
+                // outside every group.
+                if !self.open.is_empty() {
+                    let g = std::mem::take(&mut self.open);
+                    self.groups.push(g);
+                }
                 let n = d.wait_count().unwrap_or(0).max(0) as usize;
                 if self.groups.len() > n {
                     let drop = self.groups.len() - n;

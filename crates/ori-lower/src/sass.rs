@@ -90,7 +90,9 @@ fn reg_name(f: &Function, op: &Operand) -> String {
     s
 }
 
-/// Whether the wgmma at position `k` of `insts` is the last one before a commit, wait or arrive.
+/// Whether the wgmma at position `k` of `insts` is the last one before a
+/// commit, wait or arrive, or the last one of its block (ptxas 13.0.88 closes
+/// the scoreboard at the block's end too: `c7519_commit_in_uniform_branch`).
 fn carries_gsb0(f: &Function, insts: &[ori_ir::Inst], k: usize) -> bool {
     for &i in &insts[k + 1..] {
         let op = f.insts[i].opcode;
@@ -101,7 +103,7 @@ fn carries_gsb0(f: &Function, insts: &[ori_ir::Inst], k: usize) -> bool {
             return true;
         }
     }
-    false
+    true
 }
 
 fn wgmma_text(f: &Function, d: &InstData, gsb0: bool) -> String {
@@ -217,6 +219,25 @@ fn generic_text(f: &Function, d: &InstData) -> String {
     s
 }
 
+/// The wgmma ptxas issues for a commit of an empty group.
+pub const EMPTY_GROUP_HGMMA: &str = "HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT, gsb0";
+
+/// Whether a wgmma precedes `insts[k]` in its block since the last commit or
+/// wait written in the source (waits phase 87 injects do not count: ptxas
+/// issues no dummy for `wgmma; add f0, d0; commit` where it waits before the add).
+fn wgmma_since_commit(f: &Function, insts: &[ori_ir::Inst], k: usize) -> bool {
+    for &i in insts[..k].iter().rev() {
+        let op = f.insts[i].opcode;
+        if op == Opcode::WgmmaMmaAsync {
+            return true;
+        }
+        if matches!(op, Opcode::WgmmaCommitGroup | Opcode::WgmmaWaitGroup) {
+            return false;
+        }
+    }
+    false
+}
+
 /// One function's SASS-like text.
 pub fn emit_function(out: &mut String, f: &Function) {
     let _ = writeln!(out, "\t\tFunction : {}", f.name);
@@ -247,6 +268,12 @@ pub fn emit_function(out: &mut String, f: &Function) {
                         d.wait_count().unwrap_or(0)
                     ),
                 ),
+                // A commit closing a group with no wgmma of its own block: ptxas
+                // 13.0.88 issues a dummy HGMMA so that the group exists (seen in
+                // `cuobjdump -sass` of the corpus case `c7519_empty_commit`).
+                op if op.is_commit() && !wgmma_since_commit(f, insts, k) => {
+                    line(out, EMPTY_GROUP_HGMMA.into())
+                }
                 op if op.is_commit() => {}
                 _ => line(out, generic_text(f, d)),
             }
