@@ -18,6 +18,7 @@
 //! `tests/corpus/README.md`): e.g. a non-wgmma *read* of a committed,
 //! in-flight accumulator gets a wait injected (C7517), not C7514.
 
+use crate::block_merging::PtxasBlocks;
 use crate::in_flight::PipeState;
 use crate::messages;
 use crate::uniformity::Uniformity;
@@ -65,6 +66,13 @@ struct State {
     partial_wait: bool,
     /// Sets in flight on some incoming paths and retired on others.
     mixed: SmallVec<[u32; 4]>,
+    /// A wgmma since the last commit or wait, in this ptxas block.
+    block_wgmma: bool,
+    /// An arrive after the last plain instruction, in this ptxas block.
+    fresh_arrive: bool,
+    /// Destination sets of the wgmma of the open stage, one entry per wgmma,
+    /// in this ptxas block.
+    block_issues: SmallVec<[u32; 8]>,
 }
 
 /// Add `src` to `dst`; returns whether `dst` grew.
@@ -105,17 +113,60 @@ impl State {
         if self.last_wgmma.is_none() && o.last_wgmma.is_some() {
             self.last_wgmma = o.last_wgmma;
         }
+        if self.block_wgmma && !o.block_wgmma {
+            self.block_wgmma = false;
+            ch = true;
+        }
+        if self.fresh_arrive && !o.fresh_arrive {
+            self.fresh_arrive = false;
+            ch = true;
+        }
+        for s in &o.block_issues {
+            let (mine, theirs) = (
+                self.block_issues.iter().filter(|x| *x == s).count(),
+                o.block_issues.iter().filter(|x| *x == s).count(),
+            );
+            if theirs > mine {
+                self.block_issues.push(*s);
+                ch = true;
+            }
+        }
         ch
     }
+}
+
+/// How an injected wait closes the wgmmas still open (uncommitted) before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Close {
+    /// Nothing is open.
+    Nothing,
+    /// Insert a `_warpgroup.commit_batch` before the wait.
+    CommitBatch,
+    /// Move the user's `wgmma.commit_group` that follows (past plain reads
+    /// only) up to the wait: a commit carries the open accumulators, so ptxas's
+    /// scheduler may move accumulator reads below it but not writes.
+    Hoist(Inst),
+}
+
+/// One injected wait: before `at`, whose line the advisory names.
+#[derive(Clone, Copy, Debug)]
+struct WaitAt {
+    at: Inst,
+    close: Close,
 }
 
 /// Decisions of the primary fixup.
 #[derive(Default, Debug)]
 struct Plan {
-    /// Arrives to inject before these wgmmas.
+    /// Arrives to inject before these wgmmas (or empty commits).
     arrives: Vec<Inst>,
-    /// Waits to inject before these instructions (with a commit first when open wgmmas remain).
-    waits: Vec<(Inst, bool)>,
+    /// Waits to inject.
+    waits: Vec<WaitAt>,
+    /// Blocks holding only a `ret`, reached with accumulators in flight: ptxas
+    /// turns a branch to such a block into a predicated exit at the branch, so
+    /// the wait goes before the branches of the in-flight predecessors
+    /// (resolved after the fixpoint, from the predecessors' exit states).
+    bare_exits: Vec<Block>,
     failure: Option<Failure>,
 }
 
@@ -126,9 +177,18 @@ impl Plan {
     /// accumulator-read failures (C7511, C7514) come from the later validation
     /// steps, after every injection of the walk was made and announced.
     fn injecting(&self) -> bool {
-        self.failure
-            .as_ref()
-            .is_none_or(|f| matches!(f.code, C7511_PIPELINE_REGISTERS | C7514_READS_ACCUMULATORS))
+        self.failure.as_ref().is_none_or(|f| {
+            matches!(
+                f.code,
+                C7511_PIPELINE_REGISTERS | C7514_READS_ACCUMULATORS | C7515_DEFINES_ACCUMULATORS
+            )
+        })
+    }
+
+    fn wait(&mut self, at: Inst, close: Close) {
+        if !self.waits.iter().any(|w| w.at == at) && self.injecting() {
+            self.waits.push(WaitAt { at, close });
+        }
     }
 }
 
@@ -139,6 +199,7 @@ struct Walker<'a> {
     reg_sets: SecondaryMap<VReg, SmallVec<[u32; 2]>>,
     uni: Uniformity,
     cfg: ControlFlowGraph,
+    blocks: PtxasBlocks,
     module: &'a ori_ir::ModuleInfo,
 }
 
@@ -201,6 +262,45 @@ impl Walker<'_> {
         false
     }
 
+    /// Whether a wgmma later in block `b`, before the next commit or wait,
+    /// takes `r` as an accumulator.
+    fn wgmma_later_using(&self, b: Block, at: Inst, r: VReg) -> bool {
+        let insts = self.f.layout.block_insts(b);
+        let Some(pos) = insts.iter().position(|x| *x == at) else {
+            return false;
+        };
+        for &i in &insts[pos + 1..] {
+            let d = &self.f.insts[i];
+            if d.opcode.is_commit() || d.opcode.is_wait() {
+                return false;
+            }
+            if d.opcode == Opcode::WgmmaMmaAsync && accumulator_regs(d).contains(&r) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The user's commit that follows `at` in its block with only instructions
+    /// between that write no accumulator register (and no other GMMA op).
+    fn commit_after_reads(&self, b: Block, at: Inst) -> Option<Inst> {
+        let insts = self.f.layout.block_insts(b);
+        let pos = insts.iter().position(|x| *x == at)?;
+        for &i in &insts[pos + 1..] {
+            let d = &self.f.insts[i];
+            if d.opcode == Opcode::WgmmaCommitGroup {
+                return Some(i);
+            }
+            if d.opcode.is_gmma_family()
+                || d.opcode == Opcode::Call
+                || d.defs().iter().any(|r| !self.reg_sets[*r].is_empty())
+            {
+                return None;
+            }
+        }
+        None
+    }
+
     fn in_flight_regs(&self, s: &State) -> usize {
         let mut regs: FxHashSet<VReg> = FxHashSet::default();
         for id in s.pipe.all() {
@@ -233,15 +333,29 @@ impl Walker<'_> {
         let f = self.f;
         // ptxas looks at commits block by block: a commit with no wgmma before it
         // in its own block closes an empty group, which gets a dummy
-        // `HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT` (seen in SASS) and, without
-        // an arrive earlier in the block, an injected arrive (C7519 at the commit).
-        let mut block_wgmma = false;
-        let mut block_arrive = false;
+        // `HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT` (seen in SASS) and, unless
+        // an arrive comes after the last other instruction of the block, an
+        // injected arrive (C7519 at the commit; probes n4, n10).
+        if self.blocks.starts_block(b) {
+            // ptxas forgets the arrive at a block boundary (see `block_merging`).
+            st.no_arrive = true;
+            st.block_wgmma = false;
+            st.fresh_arrive = false;
+            st.block_issues.clear();
+        }
+        let State {
+            block_wgmma,
+            fresh_arrive,
+            block_issues,
+            ..
+        } = &mut st;
+        let (mut block_wgmma, mut fresh_arrive) = (*block_wgmma, *fresh_arrive);
+        let mut block_issues = std::mem::take(block_issues);
         for &i in f.layout.block_insts(b) {
             let d = &f.insts[i];
             match d.opcode {
                 op if op.is_arrive() => {
-                    block_arrive = true;
+                    fresh_arrive = true;
                     if self.uni.inst_is_divergent(b, d) {
                         Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
                     }
@@ -260,13 +374,14 @@ impl Walker<'_> {
                         }
                         st.touched.clear();
                         st.no_arrive = false;
+                        fresh_arrive = true;
                     }
-                    block_arrive = true;
                     block_wgmma = true;
                     st.pipe.transfer(d);
                     if let Some(w) = d.accum {
                         let set = crate::accumulator_sets::word_index(w.dst);
                         st.mixed.retain(|s| *s != set);
+                        block_issues.push(set);
                     }
                     st.last_wgmma = Some(i);
                     if self.in_flight_regs(&st) > MAX_IN_FLIGHT_ACCUMULATOR_REGS {
@@ -282,15 +397,16 @@ impl Walker<'_> {
                         };
                         Self::fail(plan, code, Some(i), None, None);
                     }
-                    if op.is_commit() && !block_wgmma && !block_arrive {
+                    if op.is_commit() && !block_wgmma && !fresh_arrive {
                         if !plan.arrives.contains(&i) && plan.injecting() {
                             plan.arrives.push(i);
                         }
-                        block_arrive = true;
+                        fresh_arrive = true;
                         st.touched.clear();
                         st.no_arrive = false;
                     }
                     block_wgmma = false;
+                    block_issues.clear();
                     st.pipe.transfer(d);
                     if op.is_wait() {
                         st.partial_wait = d.wait_count().unwrap_or(0) > 0 && !st.pipe.is_empty();
@@ -302,8 +418,17 @@ impl Walker<'_> {
                     // Nothing may stay in flight past the exit: ptxas waits before it
                     // (C7517 naming the `ret` line).
                     if !st.pipe.is_empty() {
-                        if !plan.waits.iter().any(|(x, _)| *x == i) && plan.injecting() {
-                            plan.waits.push((i, !st.pipe.open.is_empty()));
+                        if f.layout.block_insts(b)[0] == i {
+                            if !plan.bare_exits.contains(&b) {
+                                plan.bare_exits.push(b);
+                            }
+                        } else {
+                            let close = if st.pipe.open.is_empty() {
+                                Close::Nothing
+                            } else {
+                                Close::CommitBatch
+                            };
+                            plan.wait(i, close);
                         }
                         st.pipe = PipeState::default();
                         st.mixed.clear();
@@ -335,8 +460,10 @@ impl Walker<'_> {
                     }
                     st.touched.clear();
                     st.no_arrive = true;
+                    fresh_arrive = false;
                 }
                 _ => {
+                    fresh_arrive = false;
                     let all = st.pipe.all();
                     let defs = d.defs();
                     // A predicated write keeps the old value where the guard is false:
@@ -349,22 +476,38 @@ impl Walker<'_> {
                     let read_open = uses.iter().copied().find(|r| self.hits(*r, open));
                     let read_any = uses.iter().copied().find(|r| self.hits(*r, &all));
                     let defines_acc = defs.iter().any(|r| self.hits(*r, &all));
-                    // A write that kills an open accumulator (its old value unread)
-                    // between two wgmma of one stage: ptxas makes its injections, then
-                    // runs out of pipeline registers (C7511), the killed value needing
-                    // a register of its own while the stage is in flight.
+                    // A write that kills an open accumulator (its old value unread).
+                    // Found on ptxas 13.0.88 (probes n1, n3, n9, n13): when a later
+                    // wgmma of the block takes the register as accumulator, ptxas
+                    // makes its injections, then runs out of pipeline registers
+                    // (C7511); when no later wgmma does but two or more wgmma of the
+                    // block's open stage chained into it, C7515; after a single
+                    // wgmma, the write is moved past the wait and nothing is said.
                     let kill_open = defs
                         .iter()
                         .copied()
                         .find(|r| self.hits(*r, open) && !uses.contains(r));
-                    if let Some(r) = kill_open.filter(|_| self.wgmma_later(b, i)) {
-                        Self::fail(
-                            plan,
-                            C7511_PIPELINE_REGISTERS,
-                            Some(i),
-                            Some(r),
-                            st.last_wgmma,
-                        );
+                    if let Some(r) = kill_open {
+                        if self.wgmma_later_using(b, i, r) {
+                            Self::fail(
+                                plan,
+                                C7511_PIPELINE_REGISTERS,
+                                Some(i),
+                                Some(r),
+                                st.last_wgmma,
+                            );
+                        } else if self.reg_sets[r]
+                            .iter()
+                            .any(|s| block_issues.iter().filter(|x| *x == s).count() >= 2)
+                        {
+                            Self::fail(
+                                plan,
+                                C7515_DEFINES_ACCUMULATORS,
+                                Some(i),
+                                Some(r),
+                                st.last_wgmma,
+                            );
+                        }
                     }
                     if let Some(r) = read_open.filter(|_| {
                         !defines_acc && self.wgmma_later(b, i) && !self.rmw_later(b, i, open)
@@ -400,9 +543,20 @@ impl Walker<'_> {
                     {
                         // A wait before the reader; in divergent code ptxas hoists it to
                         // uniform code but still names the reader's line.
-                        if !plan.waits.iter().any(|(x, _)| *x == i) && plan.injecting() {
-                            plan.waits.push((i, !st.pipe.open.is_empty()));
-                        }
+                        let close = if st.pipe.open.is_empty() {
+                            Close::Nothing
+                        } else if let Some(c) =
+                            self.commit_after_reads(b, i).filter(|_| !defines_acc)
+                        {
+                            Close::Hoist(c)
+                        } else {
+                            // The wait closes the stage here: a commit later in the
+                            // block closes an empty group (probe n10).
+                            block_wgmma = false;
+                            block_issues.clear();
+                            Close::CommitBatch
+                        };
+                        plan.wait(i, close);
                         st.pipe = PipeState::default();
                         st.partial_wait = false;
                         st.mixed.clear();
@@ -415,6 +569,9 @@ impl Walker<'_> {
                 }
             }
         }
+        st.block_wgmma = block_wgmma;
+        st.fresh_arrive = fresh_arrive;
+        st.block_issues = block_issues;
         st
     }
 
@@ -423,6 +580,7 @@ impl Walker<'_> {
         // `None`: not reached yet (the bottom of the lattice), so that the first
         // path into a block does not count as differing from an empty state.
         let mut entry: SecondaryMap<Block, Option<State>> = SecondaryMap::new();
+        let mut outs: SecondaryMap<Block, Option<State>> = SecondaryMap::new();
         let Some(&first) = self.cfg.rpo().first() else {
             return plan;
         };
@@ -441,6 +599,7 @@ impl Walker<'_> {
                     continue;
                 };
                 let out = self.walk_block(b, start, &mut plan);
+                outs[b] = Some(out.clone());
                 for &s in self.cfg.succs(b) {
                     match &mut entry[s] {
                         Some(e) => changed |= e.join(&out),
@@ -449,6 +608,25 @@ impl Walker<'_> {
                             changed = true;
                         }
                     }
+                }
+            }
+        }
+        for b in std::mem::take(&mut plan.bare_exits) {
+            let ret = self.f.layout.block_insts(b)[0];
+            for &p in self.cfg.preds(b) {
+                let Some(out) = &outs[p] else { continue };
+                if out.pipe.is_empty() {
+                    continue;
+                }
+                let close = if out.pipe.open.is_empty() {
+                    Close::Nothing
+                } else {
+                    Close::CommitBatch
+                };
+                let last = self.f.layout.block_insts(p).last().copied();
+                match last.filter(|l| self.f.insts[*l].opcode == Opcode::Branch) {
+                    Some(br) => plan.wait(br, close),
+                    None => plan.wait(ret, close),
                 }
             }
         }
@@ -552,6 +730,7 @@ impl Pass for FixupGmmaSequence {
             sets: &facts.sets,
             reg_sets,
             uni,
+            blocks: PtxasBlocks::compute(f, &cfg),
             cfg,
             module: cx.module,
         };
@@ -561,7 +740,7 @@ impl Pass for FixupGmmaSequence {
         let mut diags = Vec::new();
         // Advisories: arrives then waits, each in program order (as ptxas prints them).
         plan.arrives.sort_by_key(|i| f.layout.order_key(*i));
-        plan.waits.sort_by_key(|(i, _)| f.layout.order_key(*i));
+        plan.waits.sort_by_key(|w| f.layout.order_key(w.at));
         let advisory = |code: u32, i: Inst, message: String, why: &str, help: &str| {
             let line = f.insts[i].line;
             let mut d = Diagnostic::new(Severity::Info, Some(code), message);
@@ -583,7 +762,7 @@ impl Pass for FixupGmmaSequence {
                 "put wgmma.fence between the last access of these registers and this wgmma",
             ));
         }
-        for &(i, _) in &plan.waits {
+        for &WaitAt { at: i, .. } in &plan.waits {
             diags.push(advisory(
                 C7517_WAIT_INJECTED,
                 i,
@@ -598,11 +777,18 @@ impl Pass for FixupGmmaSequence {
             f.insert_before(i, internal("arrive", vec![], line));
         }
         let dt = ori_ir::DominatorTree::compute(&walker_cfg);
-        for &(i, commit) in &plan.waits {
+        for &WaitAt { at: i, close } in &plan.waits {
             let line = f.insts[i].line;
             let at = hoist_to_uniform(f, &walker_uni, &dt, i);
-            if commit {
-                f.insert_before(at, internal("commit_batch", vec![], line));
+            match close {
+                Close::Nothing => {}
+                Close::CommitBatch => {
+                    f.insert_before(at, internal("commit_batch", vec![], line));
+                }
+                Close::Hoist(c) => {
+                    f.layout.remove_inst(c);
+                    f.layout.insert_before(c, at);
+                }
             }
             f.insert_before(at, wait0(line));
         }

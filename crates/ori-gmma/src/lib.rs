@@ -7,6 +7,7 @@
 //! ptxas's warnings. One file per concern, named for what it holds.
 
 pub mod accumulator_sets;
+pub mod block_merging;
 pub mod fixup_gmma_sequence;
 pub mod fnv1a;
 pub mod in_flight;

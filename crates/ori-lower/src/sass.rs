@@ -223,15 +223,14 @@ fn generic_text(f: &Function, d: &InstData) -> String {
 pub const EMPTY_GROUP_HGMMA: &str = "HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT, gsb0";
 
 /// Whether a wgmma precedes `insts[k]` in its block since the last commit or
-/// wait written in the source (waits phase 87 injects do not count: ptxas
-/// issues no dummy for `wgmma; add f0, d0; commit` where it waits before the add).
+/// wait (a wait closes the open stage, as in ptxas: probe n10).
 fn wgmma_since_commit(f: &Function, insts: &[ori_ir::Inst], k: usize) -> bool {
     for &i in insts[..k].iter().rev() {
         let op = f.insts[i].opcode;
         if op == Opcode::WgmmaMmaAsync {
             return true;
         }
-        if matches!(op, Opcode::WgmmaCommitGroup | Opcode::WgmmaWaitGroup) {
+        if op.is_commit() || op.is_wait() {
             return false;
         }
     }
