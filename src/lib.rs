@@ -25,6 +25,10 @@ pub struct Options {
     pub verify: bool,
     /// `ptxas -c`: compile without linking; every callee counts as external.
     pub compile_only: bool,
+    /// Phase 87 also makes legal what ptxas leaves undefined by the PTX ISA
+    /// (writes to registers of a wgmma in flight); off by default, to stay
+    /// with ptxas 13.0.88's decisions.
+    pub isa_strict: bool,
 }
 
 /// The result of a compilation.
@@ -87,7 +91,11 @@ pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
 
 /// The pass pipeline with the given options.
 pub fn pipeline(opts: &Options) -> ori_ir::PassManager {
-    let mut pm = ori_gmma::pipeline();
+    let mut pm = if opts.isa_strict {
+        ori_gmma::pipeline_isa_strict()
+    } else {
+        ori_gmma::pipeline()
+    };
     pm.dumps.before = opts.print_before.clone();
     pm.dumps.after = opts.print_after.clone();
     pm.verify |= opts.verify;

@@ -23,7 +23,11 @@ fn ir_before_and_after_each_pass() {
         let mut out = c.dumps.join("\n");
         out.push_str("\n; diagnostics\n");
         for d in &c.diags {
-            out.push_str(&ori::ir::render::render_ptxas(d));
+            if ori::ir::render::ptxas_prints(d) {
+                out.push_str(&ori::ir::render::render_ptxas(d));
+            } else {
+                out.push_str(&ori::ir::render::render_human(d));
+            }
             out.push('\n');
         }
         if let Some(m) = &c.module {

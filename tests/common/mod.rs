@@ -57,7 +57,12 @@ pub fn observe(path: &Path) -> ori_oracle::Observed {
     let src = std::fs::read_to_string(path).expect("read case");
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let c = ori::compile_source(&name, &src, &case_options(&src));
-    let messages = c.diags.iter().map(ori::ir::render::render_ptxas).collect();
+    let messages = c
+        .diags
+        .iter()
+        .filter(|d| ori::ir::render::ptxas_prints(d))
+        .map(ori::ir::render::render_ptxas)
+        .collect();
     let failed = c.failed();
     let sass = c
         .module

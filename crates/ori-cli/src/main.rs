@@ -6,7 +6,7 @@
 //! pipeline. Exit status: 0 compiled, 1 input error, 2 usage error.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ori::ir::render::{render_human, render_json, render_ptxas};
+use ori::ir::render::{ptxas_prints, render_human, render_json, render_ptxas};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -59,6 +59,10 @@ enum Cmd {
         /// Compile only (ptxas `-c`): every callee counts as external.
         #[arg(short = 'c', long = "compile-only")]
         compile_only: bool,
+        /// Phase 87 also makes legal what ptxas 13.0.88 leaves undefined by the
+        /// PTX ISA (writes to registers of a wgmma in flight), with an ori note each.
+        #[arg(long = "isa-strict")]
+        isa_strict: bool,
         /// Register limit (ptxas `-maxrregcount`); accepted for compatibility, ori does no allocation.
         #[arg(long = "maxrregcount", value_name = "N")]
         maxrregcount: Option<u32>,
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
             print_after,
             message_format,
             compile_only,
+            isa_strict,
             maxrregcount: _,
             output,
         } => {
@@ -125,12 +130,16 @@ fn main() -> ExitCode {
                 print_after,
                 verify: true,
                 compile_only,
+                isa_strict,
             };
             let c = ori::compile_source(&name, &src, &opts);
             for d in &c.dumps {
                 print!("{d}");
             }
             for d in &c.diags {
+                if message_format == MessageFormat::Ptxas && !ptxas_prints(d) {
+                    continue;
+                }
                 let line = match message_format {
                     MessageFormat::Ptxas => render_ptxas(d),
                     MessageFormat::Human => render_human(d),

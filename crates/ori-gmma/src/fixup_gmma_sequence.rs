@@ -36,8 +36,16 @@ use smallvec::SmallVec;
 /// compile clean (one `m64n256k16.f32`, or 32 `n8` sets), 256 serialize.
 pub const MAX_IN_FLIGHT_ACCUMULATOR_REGS: usize = 240;
 
-/// The pass.
+/// The pass, as ptxas 13.0.88 runs it: where ptxas leaves an access that
+/// the PTX ISA calls undefined (a write to a register of a wgmma still in
+/// flight), ori leaves it too and says so in an ori-only note.
 pub struct FixupGmmaSequence;
+
+/// The pass in ISA-strict mode: the same decisions and messages as
+/// [`FixupGmmaSequence`], plus the waits and arrives that make legal what
+/// ptxas leaves undefined (each announced in an ori-only note). Every
+/// function it leaves unserialized passes the independent hazard checker.
+pub struct IsaStrictFixupGmmaSequence;
 
 /// Why the pipeline was serialized, and where.
 #[derive(Clone, Debug)]
@@ -73,6 +81,22 @@ struct State {
     /// Destination sets of the wgmma of the open stage, one entry per wgmma,
     /// in this ptxas block.
     block_issues: SmallVec<[u32; 8]>,
+    /// A-fragment registers of wgmmas that may be in flight (until a wait
+    /// retires everything).
+    a_frags: SmallVec<[VReg; 8]>,
+    /// Accumulator registers read by non-wgmma instructions since the last
+    /// arrive (the ISA orders them before a later wgmma; ptxas does not).
+    read_touched: FxHashSet<VReg>,
+    /// Shape (`m << 20 | n << 8 | k`) of the wgmma that last used each
+    /// accumulator register since the last arrive; 0 where paths disagree.
+    shapes: SmallVec<[(VReg, u32); 8]>,
+}
+
+/// A wgmma's shape as one number (`m << 20 | n << 8 | k`), 0 if unknown.
+fn wgmma_shape(d: &InstData) -> u32 {
+    ori_ir::WgmmaForm::decode(&d.mods)
+        .map(|w| (w.m << 20) | (w.n << 8) | w.k)
+        .unwrap_or(0)
 }
 
 /// Add `src` to `dst`; returns whether `dst` grew.
@@ -121,6 +145,28 @@ impl State {
             self.fresh_arrive = false;
             ch = true;
         }
+        for r in &o.read_touched {
+            ch |= self.read_touched.insert(*r);
+        }
+        for (r, s) in &o.shapes {
+            match self.shapes.iter_mut().find(|(x, _)| x == r) {
+                Some(e) if e.1 != *s && e.1 != 0 => {
+                    e.1 = 0;
+                    ch = true;
+                }
+                Some(_) => {}
+                None => {
+                    self.shapes.push((*r, *s));
+                    ch = true;
+                }
+            }
+        }
+        for r in &o.a_frags {
+            if !self.a_frags.contains(r) {
+                self.a_frags.push(*r);
+                ch = true;
+            }
+        }
         for s in &o.block_issues {
             let (mine, theirs) = (
                 self.block_issues.iter().filter(|x| *x == s).count(),
@@ -162,6 +208,19 @@ struct Plan {
     arrives: Vec<Inst>,
     /// Waits to inject.
     waits: Vec<WaitAt>,
+    /// Pure reads moved below a later read-modify-write: (reader, rmw).
+    sinks: Vec<(Inst, Inst)>,
+    /// User waits reached with wgmmas still open on some path: ptxas closes
+    /// the stage there (the last HGMMA carries `gsb0`); ori adds the commit.
+    implicit_commits: Vec<Inst>,
+    /// Writes to registers of a wgmma that may still be in flight, which
+    /// ptxas 13.0.88 leaves as they are (undefined behaviour by the PTX ISA):
+    /// (instruction, register, close needed for a wait).
+    ub_writes: Vec<(Inst, VReg, Close)>,
+    /// wgmmas the ISA wants an arrive before and ptxas 13.0.88 gives none
+    /// (a plain read of their registers, or an accumulator of another shape,
+    /// since the last arrive).
+    ub_arrives: Vec<Inst>,
     /// Blocks holding only a `ret`, reached with accumulators in flight: ptxas
     /// turns a branch to such a block into a predicated exit at the branch, so
     /// the wait goes before the branches of the in-flight predecessors
@@ -201,6 +260,8 @@ struct Walker<'a> {
     cfg: ControlFlowGraph,
     blocks: PtxasBlocks,
     module: &'a ori_ir::ModuleInfo,
+    /// Also make legal what ptxas leaves undefined (see [`IsaStrictFixupGmmaSequence`]).
+    isa_strict: bool,
 }
 
 fn a_fragment_regs(d: &InstData) -> SmallVec<[VReg; 4]> {
@@ -241,25 +302,30 @@ impl Walker<'_> {
     /// Whether an instruction after `at` in block `b`, before the next wgmma,
     /// reads and redefines a register of the open sets (a read-modify-write,
     /// which gets a wait).
-    fn rmw_later(&self, b: Block, at: Inst, open: &[u32]) -> bool {
+    fn rmw_later(&self, b: Block, at: Inst, open: &[u32]) -> Option<Inst> {
         let insts = self.f.layout.block_insts(b);
-        let Some(pos) = insts.iter().position(|x| *x == at) else {
-            return false;
-        };
+        let pos = insts.iter().position(|x| *x == at)?;
+        let reader = &self.f.insts[at];
+        let (r_defs, r_uses) = (reader.defs(), reader.uses());
         for &i in &insts[pos + 1..] {
             let d = &self.f.insts[i];
-            if d.opcode.is_gmma_family() {
-                return false;
+            if d.opcode.is_gmma_family() || d.opcode.is_terminator() || d.opcode == Opcode::Call {
+                return None;
             }
-            let uses = d.uses();
-            if d.defs()
+            let (defs, uses) = (d.defs(), d.uses());
+            // The reader must be free to move below `i`.
+            let depends = defs
                 .iter()
-                .any(|r| self.hits(*r, open) && uses.contains(r))
-            {
-                return true;
+                .any(|r| r_defs.contains(r) || r_uses.contains(r))
+                || uses.iter().any(|r| r_defs.contains(r));
+            if defs.iter().any(|r| self.hits(*r, open) && uses.contains(r)) {
+                return (!depends).then_some(i);
+            }
+            if depends {
+                return None;
             }
         }
-        false
+        None
     }
 
     /// Whether a wgmma later in block `b`, before the next commit or wait,
@@ -356,6 +422,8 @@ impl Walker<'_> {
             match d.opcode {
                 op if op.is_arrive() => {
                     fresh_arrive = true;
+                    st.read_touched.clear();
+                    st.shapes.clear();
                     if self.uni.inst_is_divergent(b, d) {
                         Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
                     }
@@ -366,6 +434,28 @@ impl Walker<'_> {
                     let mut regs = accumulator_regs(d);
                     regs.extend(a_fragment_regs(d));
                     let touched = regs.iter().any(|r| st.touched.contains(r));
+                    // What the ISA also orders and ptxas 13.0.88 does not: a plain
+                    // read of the registers since the last arrive, or an accumulator
+                    // last used by a wgmma of another shape ("except when these are
+                    // accumulator register accesses across multiple wgmma.mma_async
+                    // instructions of the same shape").
+                    let shape = wgmma_shape(d);
+                    let isa_only = !(st.no_arrive || touched)
+                        && (regs.iter().any(|r| st.read_touched.contains(r))
+                            || accumulator_regs(d)
+                                .iter()
+                                .any(|r| st.shapes.iter().any(|(x, s)| x == r && *s != shape)));
+                    if isa_only {
+                        if !plan.ub_arrives.contains(&i) && plan.injecting() {
+                            plan.ub_arrives.push(i);
+                        }
+                        if self.isa_strict {
+                            st.touched.clear();
+                            st.read_touched.clear();
+                            st.shapes.clear();
+                            fresh_arrive = true;
+                        }
+                    }
                     if st.no_arrive || touched {
                         if self.uni.inst_is_divergent(b, d) {
                             Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
@@ -373,10 +463,23 @@ impl Walker<'_> {
                             plan.arrives.push(i);
                         }
                         st.touched.clear();
+                        st.read_touched.clear();
+                        st.shapes.clear();
                         st.no_arrive = false;
                         fresh_arrive = true;
                     }
+                    for r in accumulator_regs(d) {
+                        match st.shapes.iter_mut().find(|(x, _)| *x == r) {
+                            Some(e) => e.1 = shape,
+                            None => st.shapes.push((r, shape)),
+                        }
+                    }
                     block_wgmma = true;
+                    for r in a_fragment_regs(d) {
+                        if !st.a_frags.contains(&r) {
+                            st.a_frags.push(r);
+                        }
+                    }
                     st.pipe.transfer(d);
                     if let Some(w) = d.accum {
                         let set = crate::accumulator_sets::word_index(w.dst);
@@ -405,9 +508,20 @@ impl Walker<'_> {
                         st.touched.clear();
                         st.no_arrive = false;
                     }
+                    if op.is_wait() && !st.pipe.open.is_empty() {
+                        // ptxas closes a stage left open at a wait (the last HGMMA
+                        // carries gsb0, probe `attempt_c7516_no_commit`); ori writes
+                        // the commit out.
+                        if !plan.implicit_commits.contains(&i) && plan.injecting() {
+                            plan.implicit_commits.push(i);
+                        }
+                    }
                     block_wgmma = false;
                     block_issues.clear();
                     st.pipe.transfer(d);
+                    if st.pipe.is_empty() {
+                        st.a_frags.clear();
+                    }
                     if op.is_wait() {
                         st.partial_wait = d.wait_count().unwrap_or(0) > 0 && !st.pipe.is_empty();
                         let all = st.pipe.all();
@@ -433,6 +547,7 @@ impl Walker<'_> {
                         st.pipe = PipeState::default();
                         st.mixed.clear();
                         st.partial_wait = false;
+                        st.a_frags.clear();
                     }
                 }
                 Opcode::Call => {
@@ -487,7 +602,10 @@ impl Walker<'_> {
                         .iter()
                         .copied()
                         .find(|r| self.hits(*r, open) && !uses.contains(r));
+                    let mut waited = false;
+                    let mut failed_here = false;
                     if let Some(r) = kill_open {
+                        failed_here = true;
                         if self.wgmma_later_using(b, i, r) {
                             Self::fail(
                                 plan,
@@ -507,15 +625,25 @@ impl Walker<'_> {
                                 Some(r),
                                 st.last_wgmma,
                             );
+                        } else {
+                            failed_here = false;
                         }
                     }
-                    if let Some(r) = read_open.filter(|_| {
-                        !defines_acc && self.wgmma_later(b, i) && !self.rmw_later(b, i, open)
-                    }) {
+                    let sink_below = read_open
+                        .filter(|_| !defines_acc && self.wgmma_later(b, i))
+                        .and_then(|_| self.rmw_later(b, i, open));
+                    if let Some(rmw) = sink_below {
+                        // ptxas's scheduler puts this pure read below the
+                        // read-modify-write that follows, under the wait the RMW
+                        // gets (SASS of `c7517_c7519_read_then_rmw_between_mma`).
+                        if !plan.sinks.contains(&(i, rmw)) && plan.injecting() {
+                            plan.sinks.push((i, rmw));
+                        }
+                    } else if let Some(r) =
+                        read_open.filter(|_| !defines_acc && self.wgmma_later(b, i))
+                    {
                         // A pure read of an open set with more wgmma to come in the stage:
-                        // no wait can split it (C7514). When a read-modify-write of the
-                        // set follows before the next wgmma, ptxas's scheduler puts the
-                        // pure read after it, under the wait the RMW gets (seen in SASS).
+                        // no wait can split it (C7514).
                         Self::fail(
                             plan,
                             C7514_READS_ACCUMULATORS,
@@ -541,6 +669,7 @@ impl Walker<'_> {
                     } else if read_any.is_some()
                         && !(read_open.is_some() && !defines_acc && self.wgmma_later(b, i))
                     {
+                        waited = true;
                         // A wait before the reader; in divergent code ptxas hoists it to
                         // uniform code but still names the reader's line.
                         let close = if st.pipe.open.is_empty() {
@@ -560,7 +689,47 @@ impl Walker<'_> {
                         st.pipe = PipeState::default();
                         st.partial_wait = false;
                         st.mixed.clear();
+                        st.a_frags.clear();
                     }
+                    // A write to a register of a wgmma that may still be in flight,
+                    // which no rule above handled: undefined behaviour by the PTX ISA
+                    // ("accessing the accumulator register or the input register
+                    // containing the fragments of matrix A ... without first performing
+                    // a wgmma.wait_group ... is undefined behavior"), left alone by
+                    // ptxas 13.0.88. ori says so, and in ISA-strict mode waits first.
+                    let in_flight_write = (!waited && !failed_here)
+                        .then(|| {
+                            defs.iter()
+                                .copied()
+                                .find(|r| self.hits(*r, &st.pipe.all()) || st.a_frags.contains(r))
+                        })
+                        .flatten();
+                    if let Some(r) = in_flight_write {
+                        let close = if st.pipe.open.is_empty() {
+                            Close::Nothing
+                        } else {
+                            Close::CommitBatch
+                        };
+                        if !plan.ub_writes.iter().any(|(x, _, _)| *x == i) && plan.injecting() {
+                            plan.ub_writes.push((i, r, close));
+                        }
+                        if self.isa_strict {
+                            if close == Close::CommitBatch {
+                                block_wgmma = false;
+                                block_issues.clear();
+                            }
+                            st.pipe = PipeState::default();
+                            st.partial_wait = false;
+                            st.mixed.clear();
+                            st.a_frags.clear();
+                        }
+                    }
+                    let f = self.f;
+                    st.read_touched.extend(
+                        uses.iter()
+                            .copied()
+                            .filter(|r| f.vregs[*r].class == ori_ir::RegClass::Tensor),
+                    );
                     // A later wgmma needs an arrive after writes to its registers. Plain
                     // reads do not count, of A fragments or of accumulators: on ptxas
                     // 13.0.88 `commit; add f0, d0, d1; wgmma {d..}` gets a wait before
@@ -709,6 +878,26 @@ impl Pass for FixupGmmaSequence {
     }
 
     fn run(&self, f: &mut Function, cx: &mut PassContext<'_>) {
+        run_fixup(f, cx, false)
+    }
+}
+
+impl Pass for IsaStrictFixupGmmaSequence {
+    fn name(&self) -> &'static str {
+        "FixupGmmaSequence"
+    }
+
+    fn phase(&self) -> u32 {
+        PHASE_FIXUP_GMMA_SEQUENCE
+    }
+
+    fn run(&self, f: &mut Function, cx: &mut PassContext<'_>) {
+        run_fixup(f, cx, true)
+    }
+}
+
+fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
+    {
         let Some(facts) = f.gmma.clone() else { return };
         let calls_pipeline = f.insts.values().any(|d| {
             d.opcode == Opcode::Call
@@ -733,6 +922,7 @@ impl Pass for FixupGmmaSequence {
             blocks: PtxasBlocks::compute(f, &cfg),
             cfg,
             module: cx.module,
+            isa_strict,
         };
         let mut plan = walker.plan();
         let (walker_cfg, walker_uni) = (walker.cfg, walker.uni);
@@ -771,10 +961,74 @@ impl Pass for FixupGmmaSequence {
                 "put wgmma.commit_group + wgmma.wait_group before this instruction",
             ));
         }
+        // ori's own notes go after everything ptxas prints.
+        let mut notes = Vec::new();
+        plan.ub_writes
+            .sort_by_key(|(i, _, _)| f.layout.order_key(*i));
+        for &(i, r, _) in &plan.ub_writes {
+            let mut d = Diagnostic::new(
+                Severity::Note,
+                None,
+                format!(
+                    "line {}: this instruction writes register {} of a wgmma that may still be in flight; the PTX ISA makes this undefined and ptxas 13.0.88 does not fix it{}",
+                    f.insts[i].line,
+                    f.vregs[r].name,
+                    if isa_strict { "; ori waits before it (ISA-strict mode)" } else { "" }
+                ),
+            );
+            d.function = Some(fname.clone());
+            d.culprit = Some(Note {
+                line: f.insts[i].line,
+                inst: Some(describe(f, i)),
+                text: format!("writes {}", f.vregs[r].name),
+            });
+            d.help = Some(
+                "wgmma.commit_group + wgmma.wait_group before this write, or write another register"
+                    .into(),
+            );
+            notes.push(d);
+        }
+        plan.ub_arrives.sort_by_key(|i| f.layout.order_key(*i));
+        for &i in &plan.ub_arrives {
+            let mut d = Diagnostic::new(
+                Severity::Note,
+                None,
+                format!(
+                    "line {}: the PTX ISA wants a wgmma.fence before this wgmma (its registers were read, or used by a wgmma of another shape, since the last one); ptxas 13.0.88 gives none{}",
+                    f.insts[i].line,
+                    if isa_strict { "; ori arrives before it (ISA-strict mode)" } else { "" }
+                ),
+            );
+            d.function = Some(fname.clone());
+            d.culprit = Some(Note {
+                line: f.insts[i].line,
+                inst: Some(describe(f, i)),
+                text: "no fence since the last access of its registers".into(),
+            });
+            d.help = Some("wgmma.fence before this wgmma".into());
+            notes.push(d);
+        }
         // Apply the injections.
+        for &(reader, rmw) in &plan.sinks {
+            f.layout.remove_inst(reader);
+            f.layout.insert_after(reader, rmw);
+        }
+        for &w in &plan.implicit_commits {
+            let line = f.insts[w].line;
+            f.insert_before(w, internal("commit_batch", vec![], line));
+        }
         for &i in &plan.arrives {
             let line = f.insts[i].line;
             f.insert_before(i, internal("arrive", vec![], line));
+        }
+        if isa_strict && plan.failure.is_none() {
+            for &i in &plan.ub_arrives {
+                let line = f.insts[i].line;
+                f.insert_before(i, internal("arrive", vec![], line));
+            }
+            for &(i, _, close) in &plan.ub_writes {
+                plan.waits.push(WaitAt { at: i, close });
+            }
         }
         let dt = ori_ir::DominatorTree::compute(&walker_cfg);
         for &WaitAt { at: i, close } in &plan.waits {
@@ -822,5 +1076,6 @@ impl Pass for FixupGmmaSequence {
             serialize(f);
         }
         cx.diags.extend(diags);
+        cx.diags.extend(notes);
     }
 }

@@ -15,7 +15,7 @@ pub mod messages;
 pub mod propagate_gmma;
 pub mod uniformity;
 
-pub use fixup_gmma_sequence::FixupGmmaSequence;
+pub use fixup_gmma_sequence::{FixupGmmaSequence, IsaStrictFixupGmmaSequence};
 pub use propagate_gmma::OriPropagateGmma;
 
 /// The GMMA pipeline in ptxas's order.
@@ -23,5 +23,14 @@ pub fn pipeline() -> ori_ir::PassManager {
     let mut pm = ori_ir::PassManager::new();
     pm.add(Box::new(OriPropagateGmma));
     pm.add(Box::new(FixupGmmaSequence));
+    pm
+}
+
+/// Phases 85 and 87, with phase 87 in ISA-strict mode (see
+/// [`IsaStrictFixupGmmaSequence`]).
+pub fn pipeline_isa_strict() -> ori_ir::PassManager {
+    let mut pm = ori_ir::PassManager::new();
+    pm.add(Box::new(OriPropagateGmma));
+    pm.add(Box::new(IsaStrictFixupGmmaSequence));
     pm
 }

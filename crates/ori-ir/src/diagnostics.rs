@@ -17,6 +17,9 @@ pub enum Severity {
     Error,
     /// `ptxas ... fatal   :` (ptxas stops; ori reports and goes on)
     Fatal,
+    /// ori's own remark, with no ptxas counterpart: the ptxas renderer
+    /// prints nothing for it, so `--message-format ptxas` stays diffable.
+    Note,
 }
 
 impl Severity {
@@ -27,6 +30,7 @@ impl Severity {
             Severity::Warning => "warning",
             Severity::Error => "error",
             Severity::Fatal => "fatal",
+            Severity::Note => "note",
         }
     }
 }

@@ -7,6 +7,12 @@
 use crate::diagnostics::{Diagnostic, Severity};
 use std::fmt::Write;
 
+/// Whether ptxas prints a counterpart of `d` (ori's own notes have none, and
+/// the ptxas layout leaves them out).
+pub fn ptxas_prints(d: &Diagnostic) -> bool {
+    d.severity != Severity::Note
+}
+
 /// ptxas's layout: `ptxas info    : (C7517) ...`, `ptxas warning : ...`,
 /// `ptxas FILE, line N; error   : ...`.
 pub fn render_ptxas(d: &Diagnostic) -> String {
@@ -16,6 +22,7 @@ pub fn render_ptxas(d: &Diagnostic) -> String {
         Severity::Warning => "warning ",
         Severity::Error => "error   ",
         Severity::Fatal => "fatal   ",
+        Severity::Note => "note    ",
     };
     match (&d.file, d.line) {
         (Some(file), Some(line)) => {

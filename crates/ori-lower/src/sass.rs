@@ -10,7 +10,8 @@
 //! SASS mnemonic a reader expects. No register allocation or scheduling is
 //! done: virtual registers keep their PTX names.
 
-use ori_ir::{ElemType, Family, Function, InstData, Module, Opcode, Operand, WgmmaForm};
+use ori_gmma::block_merging::PtxasBlocks;
+use ori_ir::{Block, ElemType, Family, Function, InstData, Module, Opcode, Operand, WgmmaForm};
 use std::fmt::Write;
 
 /// Upper-case SASS spelling of a wgmma type.
@@ -222,19 +223,30 @@ fn generic_text(f: &Function, d: &InstData) -> String {
 /// The wgmma ptxas issues for a commit of an empty group.
 pub const EMPTY_GROUP_HGMMA: &str = "HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT, gsb0";
 
-/// Whether a wgmma precedes `insts[k]` in its block since the last commit or
-/// wait (a wait closes the open stage, as in ptxas: probe n10).
-fn wgmma_since_commit(f: &Function, insts: &[ori_ir::Inst], k: usize) -> bool {
-    for &i in insts[..k].iter().rev() {
-        let op = f.insts[i].opcode;
-        if op == Opcode::WgmmaMmaAsync {
-            return true;
+/// Whether a wgmma precedes instruction `k` of block `b` since the last
+/// commit or wait (a wait closes the open stage, as in ptxas: probe n10),
+/// within the block as ptxas sees it (PTX blocks it merged count as one).
+fn wgmma_since_commit(f: &Function, blocks: &PtxasBlocks, b: Block, k: usize) -> bool {
+    let order = f.layout.blocks();
+    let mut pos = order.iter().position(|x| *x == b).unwrap_or(0);
+    let mut upto = k;
+    loop {
+        let blk = order[pos];
+        for &i in f.layout.block_insts(blk)[..upto].iter().rev() {
+            let op = f.insts[i].opcode;
+            if op == Opcode::WgmmaMmaAsync {
+                return true;
+            }
+            if op.is_commit() || op.is_wait() {
+                return false;
+            }
         }
-        if op.is_commit() || op.is_wait() {
+        if blocks.starts_block(blk) || pos == 0 {
             return false;
         }
+        pos -= 1;
+        upto = f.layout.block_insts(order[pos]).len();
     }
-    false
 }
 
 /// One function's SASS-like text.
@@ -245,6 +257,8 @@ pub fn emit_function(out: &mut String, f: &Function) {
         "\t.headerflags\t@\"EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)\" // ori: no register allocation or scheduling; virtual registers keep their PTX names{}",
         if f.serialized { "; wgmma pipeline serialized" } else { "" }
     );
+    let cfg = ori_ir::ControlFlowGraph::compute(f);
+    let blocks = PtxasBlocks::compute(f, &cfg);
     let mut addr = 0u32;
     let mut line = |out: &mut String, text: String| {
         let _ = writeln!(out, "        /*{addr:04x}*/                   {text} ;");
@@ -270,7 +284,7 @@ pub fn emit_function(out: &mut String, f: &Function) {
                 // A commit closing a group with no wgmma of its own block: ptxas
                 // 13.0.88 issues a dummy HGMMA so that the group exists (seen in
                 // `cuobjdump -sass` of the corpus case `c7519_empty_commit`).
-                op if op.is_commit() && !wgmma_since_commit(f, insts, k) => {
+                Opcode::WgmmaCommitGroup if !wgmma_since_commit(f, &blocks, b, k) => {
                     line(out, EMPTY_GROUP_HGMMA.into())
                 }
                 op if op.is_commit() => {}
