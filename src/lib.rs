@@ -29,6 +29,8 @@ pub struct Options {
     /// (writes to registers of a wgmma in flight); off by default, to stay
     /// with ptxas 13.0.88's decisions.
     pub isa_strict: bool,
+    /// ptxas `-maxrregcount`: wgmma whose registers cannot fit get C7602.
+    pub maxrregcount: Option<u32>,
 }
 
 /// The result of a compilation.
@@ -43,6 +45,13 @@ pub struct Compilation {
 }
 
 impl Compilation {
+    /// Whether an error or fatal diagnostic was reported so far.
+    fn failed_early(&self) -> bool {
+        self.diags
+            .iter()
+            .any(|d| matches!(d.severity, Severity::Error | Severity::Fatal))
+    }
+
     /// Whether any error was reported.
     pub fn failed(&self) -> bool {
         self.module.is_none()
@@ -110,7 +119,24 @@ pub fn run_passes(mut m: Module, opts: &Options) -> Compilation {
     let mut c = Compilation::default();
     let mut dumps = Vec::new();
     match pm.run(&mut m, &mut c.diags, &mut |s| dumps.push(s)) {
-        Ok(()) => c.module = Some(m),
+        Ok(()) => {
+            // Register allocation comes after phase 87 in ptxas: its fatal
+            // C7602 follows the pipeline's messages.
+            if let Some(max) = opts.maxrregcount {
+                let arch = opts
+                    .arch
+                    .clone()
+                    .or_else(|| m.target.first().map(|t| t.to_string()))
+                    .unwrap_or_default();
+                c.diags
+                    .extend(ori_gmma::register_budget::check(&m, &arch, max));
+            }
+            if c.failed_early() {
+                c.diags.push(aborted());
+            } else {
+                c.module = Some(m);
+            }
+        }
         Err(e) => {
             let msg = format!("internal error: IR invalid after {}:\n{}", e.pass, e.report);
             c.diags.push(Diagnostic::new(Severity::Fatal, None, msg));

@@ -45,6 +45,8 @@ pub fn case_options(src: &str) -> ori::Options {
                     o.compile_only = true;
                 } else if let Some(a) = f.strip_prefix("-arch=") {
                     o.arch = Some(a.to_string());
+                } else if let Some(n) = f.strip_prefix("-maxrregcount=") {
+                    o.maxrregcount = n.parse().ok();
                 }
             }
         }

@@ -104,7 +104,7 @@ fn main() -> ExitCode {
             message_format,
             compile_only,
             isa_strict,
-            maxrregcount: _,
+            maxrregcount,
             output,
         } => {
             let pm = ori::pipeline(&ori::Options::default());
@@ -131,6 +131,7 @@ fn main() -> ExitCode {
                 verify: true,
                 compile_only,
                 isa_strict,
+                maxrregcount,
             };
             let c = ori::compile_source(&name, &src, &opts);
             for d in &c.dumps {

@@ -13,6 +13,7 @@ pub mod fnv1a;
 pub mod in_flight;
 pub mod messages;
 pub mod propagate_gmma;
+pub mod register_budget;
 pub mod uniformity;
 
 pub use fixup_gmma_sequence::{FixupGmmaSequence, IsaStrictFixupGmmaSequence};

@@ -77,6 +77,9 @@ pub const C7518_WGDP_DIVERGENT: u32 = 7518;
 pub const C7519_ARRIVE_INJECTED: u32 = 7519;
 /// C7520 (0x1D60): serialized, compiler-inserted WG.AR in a divergent path (seed 003, case 10).
 pub const C7520_WGAR_DIVERGENT: u32 = 7520;
+/// C7602: fatal, a wgmma's registers do not fit under `-maxrregcount`
+/// (found on ptxas 13.0.88; the seed does not name it).
+pub const C7602_INSUFFICIENT_REGISTERS: u32 = 7602;
 
 #[cfg(test)]
 mod tests {
