@@ -87,6 +87,11 @@ struct State {
     /// Accumulator registers read by non-wgmma instructions since the last
     /// arrive (the ISA orders them before a later wgmma; ptxas does not).
     read_touched: FxHashSet<VReg>,
+    /// The last wait on some path here was in divergent code.
+    divergent_wait: bool,
+    /// A fence in divergent code arrived on some path here: an arrive injected
+    /// for the other paths depends on divergent control flow (C7520).
+    divergent_fence: bool,
     /// Shape (`m << 20 | n << 8 | k`) of the wgmma that last used each
     /// accumulator register since the last arrive; 0 where paths disagree.
     shapes: SmallVec<[(VReg, u32); 8]>,
@@ -128,6 +133,14 @@ impl State {
         }
         if o.no_arrive && !self.no_arrive {
             self.no_arrive = true;
+            ch = true;
+        }
+        if o.divergent_wait && !self.divergent_wait {
+            self.divergent_wait = true;
+            ch = true;
+        }
+        if o.divergent_fence && !self.divergent_fence {
+            self.divergent_fence = true;
             ch = true;
         }
         if o.partial_wait && !self.partial_wait {
@@ -424,9 +437,10 @@ impl Walker<'_> {
                     fresh_arrive = true;
                     st.read_touched.clear();
                     st.shapes.clear();
-                    if self.uni.inst_is_divergent(b, d) {
-                        Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
-                    }
+                    // A fence in divergent code is fine for the wgmma it guards
+                    // (`attempt_c7520_divergent_fence_mma` compiles clean); it only
+                    // matters when a path around it needs an injected arrive.
+                    st.divergent_fence = self.uni.inst_is_divergent(b, d);
                     st.touched.clear();
                     st.no_arrive = false;
                 }
@@ -457,7 +471,7 @@ impl Walker<'_> {
                         }
                     }
                     if st.no_arrive || touched {
-                        if self.uni.inst_is_divergent(b, d) {
+                        if self.uni.inst_is_divergent(b, d) || st.divergent_fence {
                             Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
                         } else if !plan.arrives.contains(&i) && plan.injecting() {
                             plan.arrives.push(i);
@@ -492,16 +506,19 @@ impl Walker<'_> {
                     }
                 }
                 op if op.is_commit() || op.is_wait() => {
-                    if self.uni.inst_is_divergent(b, d) {
-                        let code = if op.is_wait() {
-                            C7518_WGDP_DIVERGENT
-                        } else {
-                            C7520_WGAR_DIVERGENT
-                        };
-                        Self::fail(plan, code, Some(i), None, None);
+                    // A user commit or wait in divergent code is fine by itself
+                    // (`attempt_c7520_divergent_fence_mma` compiles clean): what
+                    // fails is an injection it forces there, an arrive for the
+                    // dummy wgmma of an empty commit (C7520), or a wait later
+                    // that depends on which path waited (C7518).
+                    let divergent = self.uni.inst_is_divergent(b, d);
+                    if op.is_wait() {
+                        st.divergent_wait = divergent;
                     }
                     if op.is_commit() && !block_wgmma && !fresh_arrive {
-                        if !plan.arrives.contains(&i) && plan.injecting() {
+                        if divergent {
+                            Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
+                        } else if !plan.arrives.contains(&i) && plan.injecting() {
                             plan.arrives.push(i);
                         }
                         fresh_arrive = true;
@@ -531,7 +548,11 @@ impl Walker<'_> {
                 Opcode::Return => {
                     // Nothing may stay in flight past the exit: ptxas waits before it
                     // (C7517 naming the `ret` line).
-                    if !st.pipe.is_empty() {
+                    if !st.pipe.is_empty() && st.divergent_wait && !st.mixed.is_empty() {
+                        // In flight here only on the paths that skipped a divergent
+                        // wait: the exit wait depends on it (probe d2).
+                        Self::fail(plan, C7518_WGDP_DIVERGENT, Some(i), None, st.last_wgmma);
+                    } else if !st.pipe.is_empty() {
                         if f.layout.block_insts(b)[0] == i {
                             if !plan.bare_exits.contains(&b) {
                                 plan.bare_exits.push(b);
@@ -658,14 +679,15 @@ impl Walker<'_> {
                     }) {
                         // A read of a group a partial wait left in flight, or one in
                         // flight on some paths only (a wait in one arm of a branch):
-                        // ptxas does not strengthen the user's wait (C7514).
-                        Self::fail(
-                            plan,
-                            C7514_READS_ACCUMULATORS,
-                            Some(i),
-                            Some(r),
-                            st.last_wgmma,
-                        );
+                        // ptxas does not strengthen the user's wait (C7514); when
+                        // the arm that waited is divergent, the wait this read would
+                        // need depends on it (C7518).
+                        let code = if st.divergent_wait {
+                            C7518_WGDP_DIVERGENT
+                        } else {
+                            C7514_READS_ACCUMULATORS
+                        };
+                        Self::fail(plan, code, Some(i), Some(r), st.last_wgmma);
                     } else if read_any.is_some()
                         && !(read_open.is_some() && !defines_acc && self.wgmma_later(b, i))
                     {
