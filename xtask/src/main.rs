@@ -5,10 +5,13 @@
 //! cargo xtask oracle record [CASE...]   run ptxas + cuobjdump on tests/corpus/*.ptx, write NAME.expected
 //! cargo xtask oracle check [OPTIONS] [CASE...]
 //!                                       run ori on the corpus and print the agreement table
+//! cargo xtask oracle record-table     run ptxas on the generated wgmma table, write
+//!                                       tests/wgmma_table/verdicts.tsv
 //! ```
 
 mod oracle;
 mod process;
+mod wgmma_table;
 
 use std::process::ExitCode;
 
@@ -27,6 +30,10 @@ commands:
       --ori PATH               use this ori binary instead of building target/release/ori
       --strict                 exit nonzero unless every case fully agrees
       --ptx-roundtrip          (reserved; not implemented yet)
+  oracle record-table [--dump DIR]
+                               run ptxas on every generated wgmma shape/type/form case
+                               (ori_oracle::wgmma_table) and write tests/wgmma_table/verdicts.tsv;
+                               --dump DIR only writes the .ptx files there
 
 environment:
   ORI_ORACLE_TOOLS             directory holding nvidia/cu13/bin/{ptxas,cuobjdump}
@@ -40,6 +47,7 @@ fn main() -> ExitCode {
         ["oracle", "install"] => oracle::install(),
         ["oracle", "record", cases @ ..] => oracle::record(cases),
         ["oracle", "check", rest @ ..] => oracle::check(rest),
+        ["oracle", "record-table", rest @ ..] => wgmma_table::record_table(rest),
         ["help"] | ["--help"] | ["-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -9,11 +9,14 @@
 //! * [`parse_message`]: parses one ptxas diagnostic line into a [`Msg`].
 //! * [`compare`]: compares an [`Expectation`] with an [`Observed`] run and
 //!   returns a [`CaseAgreement`]; [`AgreementTable`] aggregates many cases.
+//! * [`wgmma_table`]: the generated table of `wgmma` shape/type/form cases
+//!   and the format of their recorded ptxas verdicts.
 
 mod compare;
 mod expectation;
 mod message;
 mod skeleton;
+pub mod wgmma_table;
 
 pub use compare::{compare, AgreementTable, CaseAgreement, ColumnTotal, Observed, Totals, COLUMNS};
 pub use expectation::{Expectation, HEADER_PREFIX};
