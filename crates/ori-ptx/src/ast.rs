@@ -25,6 +25,8 @@ pub struct Module {
     pub version: (u32, u32),
     /// `.target` list, verbatim, e.g. `["sm_90a"]` or `["sm_90a", "debug"]`.
     pub target: Vec<String>,
+    /// Where the `.target` directive is (default if there is none).
+    pub target_span: Span,
     /// `.address_size N` (32 or 64) if present.
     pub address_size: Option<u32>,
     /// Functions, module-scope variables and other directives, in source order.

@@ -88,8 +88,12 @@ impl Diag {
         self.severity >= Severity::Error
     }
 
-    /// ptxas layout: `ptxas FILE, line N; error   : MESSAGE`.
+    /// ptxas layout: `ptxas FILE, line N; error   : MESSAGE`; a diagnostic
+    /// at line 0 has no location (`ptxas fatal   : MESSAGE`).
     pub fn render_ptxas(&self) -> String {
+        if self.line == 0 {
+            return format!("ptxas {}: {}", self.severity.padded(), self.message);
+        }
         format!(
             "ptxas {}, line {}; {}: {}",
             self.file,

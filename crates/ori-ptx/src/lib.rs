@@ -17,8 +17,10 @@ pub mod ast;
 pub mod diag;
 pub mod lexer;
 pub mod parser;
+pub mod target;
 
 pub use ast::*;
 pub use diag::{Diag, Severity, Span};
 pub use parser::{parse, parse_with_diags};
+pub use target::{check_arch, check_version_target};
 pub mod lower;

@@ -652,6 +652,7 @@ impl<'a> Parser<'a> {
     }
 
     fn target(&mut self, m: &mut Module) -> PResult<()> {
+        m.target_span = self.span();
         self.bump();
         loop {
             let (name, span) = self.expect_ident()?;

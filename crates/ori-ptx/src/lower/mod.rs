@@ -321,6 +321,8 @@ pub fn lower_module(file: &str, m: &ast::Module) -> (Module, Vec<Diag>) {
         diags.append(&mut d);
         out.add_function(func);
     }
+    // ptxas reports an ISA version too old for the target after the body's errors.
+    diags.extend(crate::target::check_version_target(file, m));
     (out, diags)
 }
 

@@ -2,82 +2,321 @@
 //!
 //! `wgmma.mma_async` is ptxas's largest handler (seed 003: `sub_50AC70`):
 //! shapes, types, operand forms, immediates and register types are all
-//! checked here, with the wording ptxas 13.0.88 prints (each message below
-//! was observed on the real tool). Accumulator registers become class 6.
-//! `wgmma.fence` / `commit_group` / `wait_group` are thin wrappers producing
-//! one Ori instruction each; `_warpgroup.arrive` / `wait` / `commit_batch`
-//! are what phase 87 inserts, parsable so IR dumps round-trip.
+//! checked here, in the order ptxas 13.0.88 checks them and with its wording.
+//! The order matters because ptxas reports several problems of one
+//! instruction, and some checks stop the ones after them; it was worked out
+//! by running ptxas on the generated `wgmma` table (`ori_oracle::wgmma_table`,
+//! `tests/wgmma_table/verdicts.tsv`) and on hand-made multi-fault variants:
+//!
+//! 1. modifiers ptxas does not know at all: `Unknown modifier '.X'` (each);
+//! 2. known modifiers no wgmma takes (`.relu`, `.ftz`, ...): `Illegal modifier`, stop;
+//! 3. the `.dtype.atype.btype` signature: `Unexpected instruction types`, stop;
+//! 4. the operand template (count, operand kinds, register types):
+//!    `Arguments mismatch for instruction 'wgmma.mma_async'`, stop;
+//! 5. `.sync`, then the shape's presence;
+//! 6. per type family (`... with floating point types` / `FP8 types` /
+//!    `integer types` / `mixed integer types` / `boolean type`): `.b1`'s
+//!    reduction, PTX ISA version, target, `.satfinite`, `.b1`'s operations,
+//!    the shape (stops the operand checks), then vectors, A's element type,
+//!    immediate values and vectors mixing element types. Register types are
+//!    only checked for vectors whose elements all have one type;
+//! 7. last, family-independent leftovers: `.b1` without a boolean operation,
+//!    `.satfinite`, `.sat`, rounding modifiers.
+//!
+//! Accumulator registers become class 6. `wgmma.fence` / `commit_group` /
+//! `wait_group` are thin wrappers producing one Ori instruction each;
+//! `_warpgroup.arrive` / `wait` / `commit_batch` are what phase 87 inserts,
+//! parsable so IR dumps round-trip.
 
 use super::LowerCx;
 use crate::ast;
-use ori_ir::{ElemType, Family, FormError, InstData, Operand, Slot, WgmmaForm};
+use crate::diag::Span;
+use ori_ir::{InstData, Operand, Slot};
 
-/// ptxas's name for the instruction in type-specific messages.
-fn family_name(f: Family) -> &'static str {
-    match f {
-        Family::Half | Family::Tf32 | Family::Fp8 => "wgmma.mma_async with floating point types",
-        Family::Int8 => "wgmma.mma_async with integer types",
-        Family::Bit => "wgmma.mma_async with single bit types",
-    }
+// ---------------------------------------------------------------------------
+// Modifiers.
+
+/// PTX type names: as modifiers they are known to ptxas's parser.
+const TYPE_NAMES: &[&str] = &[
+    "b1", "b8", "b16", "b32", "b64", "b128", "s4", "s8", "s16", "s32", "s64", "u4", "u8", "u16",
+    "u32", "u64", "f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64", "e4m3", "e5m2", "e4m3x2",
+    "e5m2x2", "e2m1", "e2m3", "e3m2", "ue8m0", "pred",
+];
+
+/// Rounding modifiers (`Illegal rounding modifier` on a wgmma).
+const ROUNDING: &[&str] = &[
+    "rn", "rz", "rm", "rp", "rna", "rni", "rzi", "rmi", "rpi", "rs",
+];
+
+/// Other modifiers ptxas knows from other instructions; on a wgmma they are
+/// `Illegal modifier '.X' for instruction 'wgmma.mma_async'` before anything else.
+const OTHER_KNOWN: &[&str] = &[
+    "relu",
+    "ftz",
+    "approx",
+    "full",
+    "nan",
+    "xorsign",
+    "abs",
+    "oob",
+    "cc",
+    "hi",
+    "lo",
+    "wide",
+    "uni",
+    "volatile",
+    "relaxed",
+    "acquire",
+    "release",
+    "acq_rel",
+    "weak",
+    "cta",
+    "gpu",
+    "sys",
+    "cluster",
+    "global",
+    "shared",
+    "local",
+    "const",
+    "param",
+    "row",
+    "col",
+    "sp",
+    "v2",
+    "v4",
+    "v8",
+    "x1",
+    "x2",
+    "x4",
+    "trans",
+    "async",
+    "noftz",
+    "shiftamt",
+    "clamp",
+    "wrap",
+    "min",
+    "max",
+    "add",
+    "inc",
+    "dec",
+    "exch",
+    "cas",
+    "red",
+    "collector",
+    "ws",
+    "kind",
+];
+
+/// Boolean operations and the reduction of `.b1` (`.and.popc`).
+const BOOL_OPS: &[&str] = &["and", "or", "xor", "popc"];
+
+fn parse_shape(s: &str) -> Option<(u32, u32, u32)> {
+    let rest = s.strip_prefix('m')?;
+    let (m, rest) = rest.split_once('n')?;
+    let (n, k) = rest.split_once('k')?;
+    let num = |t: &str| -> Option<u32> {
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        t.parse().ok()
+    };
+    Some((num(m)?, num(n)?, num(k)?))
 }
 
-fn mods(i: &ast::Instruction) -> Vec<&str> {
-    i.modifiers.iter().map(String::as_str).collect()
+/// N values of the `.b1` table (and of the integer table, which ptxas 13.0.88
+/// also accepts with N = 240 and 256).
+fn bit_n(n: u32) -> bool {
+    (n.is_multiple_of(8) && (8..=32).contains(&n))
+        || (n.is_multiple_of(16) && (48..=256).contains(&n))
 }
 
-/// Target and ISA-version checks shared by the family (wording from ptxas 13.0.88).
-fn check_target(cx: &mut LowerCx<'_>, i: &ast::Instruction, what: &str) -> bool {
-    if cx.version < (8, 0) {
-        cx.error(
-            i.span,
-            "Feature 'WGMMA' requires PTX ISA .version 8.0 or later",
-        );
-        return false;
-    }
-    if !cx.is_sm90a() {
-        let arch = cx.arch().to_string();
-        cx.error(
-            i.span,
-            format!("Instruction '{what}' not supported on .target '{arch}'"),
-        );
-        return false;
-    }
-    true
+/// Every N that is a multiple of 8 up to 256 (the floating point and FP8 tables).
+fn float_n(n: u32) -> bool {
+    n.is_multiple_of(8) && (8..=256).contains(&n)
 }
 
-fn check_sync(cx: &mut LowerCx<'_>, i: &ast::Instruction, name: &str) -> bool {
-    // ptxas 13.0.88 requires `.sync`; a missing `.aligned` is accepted.
-    if !i.has_modifier("sync") {
-        cx.error(
-            i.span,
-            format!(".sync modifier required for instruction '{name}'"),
-        );
-        return false;
-    }
-    true
-}
-
-/// Register types ptxas accepts for an accumulator of this dtype (observed:
-/// `.f32` takes f32/b32; `.s32` takes s32/u32/b32; `.f16` takes f16x2/b32).
-fn acc_type_ok(dtype: ElemType, ty: &str) -> bool {
-    match dtype {
-        ElemType::F32 => matches!(ty, "f32" | "b32"),
-        ElemType::S32 => matches!(ty, "s32" | "u32" | "b32"),
-        ElemType::F16 => matches!(ty, "f16x2" | "b32"),
+/// Whether ptxas's parser knows the shape token at all (else `Unknown modifier`):
+/// the wgmma shapes (dense and sparse K) and the mma/wmma ones.
+fn known_shape((m, n, k): (u32, u32, u32)) -> bool {
+    match (m, n, k) {
+        (64, n, 8 | 16 | 32 | 64) => float_n(n),
+        (64, n, 256) => bit_n(n),
+        (16, 8, 4 | 8 | 16 | 32 | 64 | 128 | 256) => true,
+        (8, 8, 4 | 16 | 32 | 128) => true,
+        (32, 8, 16) | (8, 32, 16) | (16, 16, 8 | 16) => true,
         _ => false,
     }
 }
 
-/// Register types accepted for an A fragment (observed for f16: b32/f16x2, not u32/f32/s32).
-fn afrag_type_ok(atype: ElemType, ty: &str) -> bool {
-    match atype {
-        ElemType::F16 => matches!(ty, "f16x2" | "b32"),
-        ElemType::Bf16 => matches!(ty, "bf16x2" | "b32"),
-        ElemType::Tf32 => matches!(ty, "b32" | "f32"),
-        ElemType::S8 | ElemType::U8 => matches!(ty, "b32" | "u32" | "s32"),
-        _ => ty == "b32",
+/// The modifiers of one `wgmma.mma_async`, sorted by kind.
+#[derive(Default)]
+struct Mods<'a> {
+    unknown: Vec<&'a str>,
+    early_illegal: Vec<&'a str>,
+    sync: bool,
+    shape: Option<(&'a str, (u32, u32, u32))>,
+    types: Vec<&'a str>,
+    satfinite: bool,
+    sat: bool,
+    rounding: bool,
+    bool_ops: Vec<&'a str>,
+}
+
+impl<'a> Mods<'a> {
+    fn sort(mods: &'a [String]) -> Mods<'a> {
+        let mut out = Mods::default();
+        for m in mods {
+            let m = m.as_str();
+            match m {
+                "sync" => out.sync = true,
+                "aligned" => {}
+                "satfinite" => out.satfinite = true,
+                "sat" => out.sat = true,
+                _ if BOOL_OPS.contains(&m) => out.bool_ops.push(m),
+                _ if TYPE_NAMES.contains(&m) => out.types.push(m),
+                _ if ROUNDING.contains(&m) => out.rounding = true,
+                _ if OTHER_KNOWN.contains(&m) => out.early_illegal.push(m),
+                _ => match parse_shape(m) {
+                    Some(s) if known_shape(s) => out.shape = Some((m, s)),
+                    _ => out.unknown.push(m),
+                },
+            }
+        }
+        out
     }
 }
+
+// ---------------------------------------------------------------------------
+// Type families.
+
+/// The type families ptxas names in its messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fam {
+    /// `.f16`, `.bf16`, `.tf32`.
+    Float,
+    /// `.e4m3` / `.e5m2`.
+    Fp8,
+    /// `.s8.s8` / `.u8.u8`.
+    Int,
+    /// `.s8.u8` / `.u8.s8` (PTX ISA 8.4).
+    MixedInt,
+    /// `.b1`.
+    Bool,
+}
+
+impl Fam {
+    fn words(self) -> &'static str {
+        match self {
+            Fam::Float => "floating point types",
+            Fam::Fp8 => "FP8 types",
+            Fam::Int => "integer types",
+            Fam::MixedInt => "mixed integer types",
+            Fam::Bool => "boolean type",
+        }
+    }
+    /// `wgmma.mma_async with ...`, the instruction name in family messages.
+    fn inst(self) -> String {
+        format!("wgmma.mma_async with {}", self.words())
+    }
+}
+
+/// The decoded `.dtype.atype.btype` of an instruction that passed the signature check.
+#[derive(Clone, Copy)]
+struct Sig<'a> {
+    d: &'a str,
+    a: &'a str,
+    fam: Fam,
+}
+
+impl Sig<'_> {
+    /// `.f16`/`.bf16` inputs: trans immediates, and 8 / 7 operands.
+    fn half(&self) -> bool {
+        matches!(self.a, "f16" | "bf16")
+    }
+    /// Immediates after scale-d in the descriptor-A / register-A form.
+    fn imm_count(&self, a_regs: bool) -> usize {
+        match self.fam {
+            Fam::Float if self.half() => {
+                if a_regs {
+                    3
+                } else {
+                    4
+                }
+            }
+            Fam::Float | Fam::Fp8 => 2,
+            Fam::Int | Fam::MixedInt | Fam::Bool => 0,
+        }
+    }
+    /// Register types an accumulator of `.dtype` may have.
+    fn acc_type_ok(&self, ty: &str) -> bool {
+        match self.d {
+            "f32" => matches!(ty, "f32" | "b32"),
+            "f16" => matches!(ty, "f16x2" | "b32"),
+            _ => matches!(ty, "s32" | "u32" | "b32"),
+        }
+    }
+    /// K of the family's shapes for these input types.
+    fn k(&self) -> u32 {
+        match self.a {
+            "f16" | "bf16" => 16,
+            "tf32" => 8,
+            "b1" => 256,
+            _ => 32,
+        }
+    }
+    /// `Some(true)`: shape and types fit; `Some(false)`: the shape belongs to
+    /// the family but not to these types; `None`: not a shape of the family.
+    fn shape_fits(&self, (m, n, k): (u32, u32, u32)) -> Option<bool> {
+        if m != 64 {
+            return None;
+        }
+        let family_shape = match self.fam {
+            Fam::Float => matches!(k, 8 | 16) && float_n(n),
+            Fam::Fp8 => k == 32 && float_n(n),
+            Fam::Int | Fam::MixedInt => k == 32 && bit_n(n),
+            Fam::Bool => k == 256 && bit_n(n),
+        };
+        family_shape.then(|| k == self.k() && matches!(self.d, "f16" | "f32" | "s32"))
+    }
+    /// Accumulator registers per thread.
+    fn acc_regs(&self, n: u32) -> usize {
+        if self.d == "f16" {
+            (n / 4) as usize
+        } else {
+            (n / 2) as usize
+        }
+    }
+}
+
+/// The `.dtype.atype.btype` table (`Unexpected instruction types` outside it).
+fn signature<'a>(types: &[&'a str], bool_ops: bool) -> Option<Sig<'a>> {
+    let [d, a, b] = types else {
+        return None;
+    };
+    let fp8 = |t: &str| matches!(t, "e4m3" | "e5m2");
+    let int = |t: &str| matches!(t, "s8" | "u8");
+    let fam = match (*d, *a, *b) {
+        ("f16" | "f32", "f16", "f16") => Fam::Float,
+        ("f32", "bf16", "bf16") | ("f32", "tf32", "tf32") => Fam::Float,
+        ("f16" | "f32", a, b) if fp8(a) && fp8(b) => Fam::Fp8,
+        ("s32" | "u32", a, b) if int(a) && int(b) => {
+            if a == b {
+                Fam::Int
+            } else {
+                Fam::MixedInt
+            }
+        }
+        ("s32" | "u32", "b1", "b1") => Fam::Bool,
+        _ => return None,
+    };
+    if bool_ops && fam != Fam::Bool {
+        return None;
+    }
+    Some(Sig { d, a, fam })
+}
+
+// ---------------------------------------------------------------------------
+// Operands.
 
 fn reg_ty<'a>(cx: &'a LowerCx<'_>, op: &Operand) -> Option<&'a str> {
     match op {
@@ -86,174 +325,96 @@ fn reg_ty<'a>(cx: &'a LowerCx<'_>, op: &Operand) -> Option<&'a str> {
     }
 }
 
-/// `wgmma.mma_async` (seed 003: handler `sub_50AC70`).
-pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
-    let form = match WgmmaForm::decode(&i.modifiers[1..]) {
-        Ok(f) => f,
-        Err(FormError::UnknownModifier(m)) => {
-            cx.error(i.span, format!("Unknown modifier '.{m}'"));
-            return None;
-        }
-        Err(FormError::MissingShape) => {
-            cx.error(
-                i.span,
-                "Shape modifier required for instruction 'wgmma.mma_async'",
-            );
-            return None;
-        }
-        Err(FormError::BadShape(s)) => {
-            // A syntactically valid shape outside this type's table.
-            let fam = guess_family(i);
-            match fam {
-                Some(f) if s.starts_with("m64") => cx.error(
-                    i.span,
-                    format!(
-                        "Illegal matrix shape '.{s}' for instruction '{}'",
-                        family_name(f)
-                    ),
-                ),
-                _ => cx.error(
-                    i.span,
-                    "Arguments mismatch for instruction 'wgmma.mma_async'",
-                ),
-            }
-            return None;
-        }
-        Err(FormError::BadTypes(_)) => {
-            cx.error(
-                i.span,
-                "Unexpected instruction types specified for 'wgmma.mma_async'",
-            );
-            return None;
+fn is_desc_ty(ty: &str) -> bool {
+    matches!(ty, "b64" | "u64" | "s64")
+}
+
+fn is_32bit_ty(ty: &str) -> bool {
+    matches!(ty, "b32" | "s32" | "u32" | "f32" | "f16x2" | "bf16x2")
+}
+
+/// A scalar where ptxas's template allows an A fragment: 32-bit or predicate
+/// registers (reported later as `Vector expected for argument 1`).
+fn fragment_like_scalar(cx: &LowerCx<'_>, op: &Operand) -> bool {
+    reg_ty(cx, op).is_some_and(|t| is_32bit_ty(t) || t == "pred")
+}
+
+fn is_desc(cx: &LowerCx<'_>, op: &Operand) -> bool {
+    reg_ty(cx, op).is_some_and(is_desc_ty)
+}
+
+fn is_int_imm(op: &Operand) -> bool {
+    matches!(op, Operand::Imm(ori_ir::Imm::Int(_) | ori_ir::Imm::Hex(_)))
+}
+
+/// Register types of a vector's elements (`None` if an element is not a register).
+fn elem_types<'a>(cx: &'a LowerCx<'_>, v: &[Operand]) -> Option<Vec<&'a str>> {
+    v.iter().map(|o| reg_ty(cx, o)).collect()
+}
+
+/// The type of a vector whose elements all have the same register type;
+/// ptxas checks register types only for such vectors.
+fn uniform_type<'a>(cx: &'a LowerCx<'_>, v: &[Operand]) -> Option<&'a str> {
+    let tys = elem_types(cx, v)?;
+    let first = *tys.first()?;
+    tys.iter().all(|t| *t == first).then_some(first)
+}
+
+/// `Vector with elements of different types`: two elements of different
+/// kinds, where an untyped `.bN` register goes with anything and `.sN` with
+/// `.uN` (`{b32, f32}` and `{s32, u32}` pass, `{f32, s32}` does not).
+fn mixes_types(tys: &[&str]) -> bool {
+    let kind = |t: &str| -> Option<String> {
+        match t.as_bytes().first() {
+            Some(b'b') => None,
+            Some(b's' | b'u') => Some(format!("int{}", &t[1..])),
+            _ => Some(t.to_string()),
         }
     };
-    if !check_target(cx, i, family_name(form.family)) || !check_sync(cx, i, "wgmma.mma_async") {
-        return None;
+    let mut kinds = tys.iter().filter_map(|t| kind(t));
+    match kinds.next() {
+        Some(k) => kinds.any(|o| o != k),
+        None => false,
     }
-    if form.atype != form.btype && form.family == Family::Int8 && cx.version < (8, 4) {
-        cx.error(
-            i.span,
-            "Arguments mismatch for instruction 'wgmma.mma_async'",
-        );
-        return None;
-    }
-    let mismatch = |cx: &mut LowerCx<'_>| {
-        cx.error(
-            i.span,
-            "Arguments mismatch for instruction 'wgmma.mma_async'",
-        );
+}
+
+/// The operand template ptxas matches before any family check; `false` is
+/// `Arguments mismatch for instruction 'wgmma.mma_async'`.
+fn template_ok(cx: &LowerCx<'_>, sig: &Sig<'_>, ops: &[Operand]) -> bool {
+    let Some(a) = ops.get(1) else {
+        return false;
     };
-    let mut ops = Vec::with_capacity(i.operands.len());
-    for o in &i.operands {
-        ops.push(cx.operand(o)?);
-    }
-    let a_regs = matches!(ops.get(1), Some(Operand::Vector(_)));
-    if ops.len() != form.operand_count(a_regs) {
-        mismatch(cx);
-        return None;
-    }
-    // D: a vector of accumulator registers of the right type and count.
-    let Operand::Vector(d) = &ops[0] else {
-        mismatch(cx);
-        return None;
+    let a_regs = match a {
+        Operand::Vector(_) => true,
+        // The half-precision forms differ in length: the longer one takes a descriptor.
+        _ if sig.half() => ops.len() == 4 + sig.imm_count(true),
+        _ => !is_desc(cx, a),
     };
-    if d.iter()
-        .any(|o| reg_ty(cx, o).is_none_or(|t| !acc_type_ok(form.dtype, t)))
-    {
-        mismatch(cx);
-        return None;
+    if ops.len() != 4 + sig.imm_count(a_regs) {
+        return false;
     }
-    if d.len() != form.accumulator_regs() {
-        cx.error(
-            i.span,
-            format!(
-                "Argument vector size mismatch for instruction '{}'",
-                family_name(form.family)
-            ),
-        );
-        return None;
-    }
-    // A: descriptor (64-bit integer register) or fragment vector.
-    match &ops[1] {
-        Operand::Vector(a) => {
-            if a.iter()
-                .any(|o| reg_ty(cx, o).is_none_or(|t| !afrag_type_ok(form.atype, t)))
-            {
-                mismatch(cx);
-                return None;
-            }
-            if a.len() != form.a_fragment_regs() {
-                cx.error(
-                    i.span,
-                    format!(
-                        "Argument vector size mismatch for instruction '{}'",
-                        family_name(form.family)
-                    ),
-                );
-                return None;
-            }
+    // D: a vector of accumulator-typed registers (mixed types are reported later).
+    let d_ok = match &ops[0] {
+        Operand::Vector(v) => {
+            elem_types(cx, v).is_some() && uniform_type(cx, v).is_none_or(|t| sig.acc_type_ok(t))
         }
-        o if is_desc(cx, o) => {}
-        _ => {
-            mismatch(cx);
-            return None;
-        }
-    }
-    if !is_desc(cx, &ops[2]) {
-        mismatch(cx);
-        return None;
-    }
-    // scale-d: predicate or the immediate 0/1.
-    match &ops[3] {
-        Operand::Reg(r) | Operand::NotReg(r)
-            if cx.func.vregs[*r].class == ori_ir::RegClass::Pred => {}
-        Operand::Imm(v) => match v.as_i64() {
-            Some(0 | 1) => {}
-            _ => {
-                let text = imm_text(v);
-                cx.error(
-                    i.span,
-                    format!("Argument 3 of instruction '{}': unexpected value '{text}', expected to be 0 or 1", family_name(form.family)),
-                );
-                return None;
-            }
+        o => reg_ty(cx, o).is_some_and(|t| sig.acc_type_ok(t)),
+    };
+    // A: a descriptor, or a fragment of 32-bit registers.
+    let a_ok = match a {
+        Operand::Vector(v) => match uniform_type(cx, v) {
+            Some(t) if sig.a == "f16" => matches!(t, "f16x2" | "b32"),
+            Some(t) => is_32bit_ty(t),
+            None => elem_types(cx, v).is_some(),
         },
-        _ => {
-            mismatch(cx);
-            return None;
-        }
-    }
-    // imm-scale-a/b in {-1, 1}; imm-trans-a/b in {0, 1}.
-    for (k, op) in ops.iter().enumerate().skip(4) {
-        let Operand::Imm(v) = op else {
-            mismatch(cx);
-            return None;
-        };
-        let is_scale = k <= 5;
-        let ok = match v.as_i64() {
-            Some(x) if is_scale => x == -1 || x == 1,
-            Some(x) => x == 0 || x == 1,
-            None => false,
-        };
-        if !ok {
-            let expect = if is_scale { "-1 or 1" } else { "0 or 1" };
-            cx.error(
-                i.span,
-                format!(
-                    "Argument {k} of instruction '{}': unexpected value '{}', expected to be {expect}",
-                    family_name(form.family),
-                    imm_text(v)
-                ),
-            );
-            return None;
-        }
-    }
-    let mut it = ops.into_iter();
-    let d = it.next()?;
-    cx.make_tensor(&d);
-    let mut slots = vec![Slot::def_use(d)];
-    slots.extend(it.map(Slot::use_));
-    Some(InstData::new("wgmma", &mods(i), slots, i.span.line))
+        o if a_regs => fragment_like_scalar(cx, o),
+        o => is_desc(cx, o),
+    };
+    let scale_d_ok = match &ops[3] {
+        Operand::Reg(r) | Operand::NotReg(r) => &*cx.func.vregs[*r].ty == "pred",
+        o => is_int_imm(o),
+    };
+    d_ok && a_ok && is_desc(cx, &ops[2]) && scale_d_ok && ops[4..].iter().all(is_int_imm)
 }
 
 fn imm_text(v: &ori_ir::Imm) -> String {
@@ -262,35 +423,327 @@ fn imm_text(v: &ori_ir::Imm) -> String {
     s
 }
 
-fn is_desc(cx: &LowerCx<'_>, o: &Operand) -> bool {
-    matches!(reg_ty(cx, o), Some("b64" | "u64" | "s64"))
+// ---------------------------------------------------------------------------
+// Target and version.
+
+/// `Feature '...' requires PTX ISA .version X or later` and `Instruction '...'
+/// not supported on .target '...'`, both when both apply (ptxas goes on after them).
+fn check_target(
+    cx: &mut LowerCx<'_>,
+    span: Span,
+    feature: &str,
+    need: (u32, u32),
+    inst: &str,
+) -> bool {
+    let mut ok = true;
+    if cx.version < need {
+        cx.error(
+            span,
+            format!(
+                "Feature '{feature}' requires PTX ISA .version {}.{} or later",
+                need.0, need.1
+            ),
+        );
+        ok = false;
+    }
+    if !cx.is_sm90a() {
+        let arch = cx.arch().to_string();
+        cx.error(
+            span,
+            format!("Instruction '{inst}' not supported on .target '{arch}'"),
+        );
+        ok = false;
+    }
+    ok
 }
 
-fn guess_family(i: &ast::Instruction) -> Option<Family> {
-    let types: Vec<ElemType> = i
-        .modifiers
-        .iter()
-        .filter_map(|m| ElemType::from_ptx(m))
-        .collect();
-    Some(match types.get(1)? {
-        ElemType::F16 | ElemType::Bf16 => Family::Half,
-        ElemType::Tf32 => Family::Tf32,
-        ElemType::E4m3 | ElemType::E5m2 => Family::Fp8,
-        ElemType::S8 | ElemType::U8 => Family::Int8,
-        ElemType::B1 => Family::Bit,
-        _ => return None,
-    })
+fn mods(i: &ast::Instruction) -> Vec<&str> {
+    i.modifiers.iter().map(String::as_str).collect()
 }
 
-fn no_operands(cx: &mut LowerCx<'_>, i: &ast::Instruction, name: &str) -> Option<InstData> {
-    if !check_target(cx, i, name) || !check_sync(cx, i, name) {
+// ---------------------------------------------------------------------------
+// wgmma.mma_async
+
+/// `wgmma.mma_async` (seed 003: handler `sub_50AC70`).
+pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
+    const NAME: &str = "wgmma.mma_async";
+    let span = i.span;
+    let m = Mods::sort(&i.modifiers[1..]);
+    let errors_before = cx.diags.len();
+    // 1. Modifiers the parser does not know.
+    for u in &m.unknown {
+        cx.error(span, format!("Unknown modifier '.{u}'"));
+    }
+    // 2. Known modifiers that no wgmma takes.
+    if let Some(x) = m.early_illegal.first() {
+        cx.error(
+            span,
+            format!("Illegal modifier '.{x}' for instruction '{NAME}'"),
+        );
         return None;
     }
-    if !i.operands.is_empty() {
+    // 3. The type signature.
+    let Some(sig) = signature(&m.types, !m.bool_ops.is_empty()) else {
+        cx.error(
+            span,
+            format!("Unexpected instruction types specified for '{NAME}'"),
+        );
+        return None;
+    };
+    // 4. The operand template.
+    let mut ops = Vec::with_capacity(i.operands.len());
+    for o in &i.operands {
+        ops.push(cx.operand(o)?);
+    }
+    if !template_ok(cx, &sig, &ops) {
+        cx.error(span, format!("Arguments mismatch for instruction '{NAME}'"));
+        return None;
+    }
+    // 5. `.sync` and the shape's presence.
+    if !m.sync {
+        cx.error(
+            span,
+            format!(".sync modifier required for instruction '{NAME}'"),
+        );
+    }
+    if m.shape.is_none() {
+        cx.error(
+            span,
+            format!("Shape modifier required for instruction '{NAME}'"),
+        );
+    }
+    // 6. Family checks.
+    let fam = sig.fam;
+    let inst = fam.inst();
+    if fam == Fam::Bool && m.bool_ops.first() == Some(&"popc") {
+        cx.error(
+            span,
+            format!(
+                "Illegal reduction operation for instruction '{NAME}.{}.{}'",
+                sig.d, sig.a
+            ),
+        );
+    }
+    let need = if fam == Fam::MixedInt { (8, 4) } else { (8, 0) };
+    check_target(
+        cx,
+        span,
+        &format!("WGMMA with {}", fam.words()),
+        need,
+        &inst,
+    );
+    let int = matches!(fam, Fam::Int | Fam::MixedInt);
+    if m.satfinite && !int {
+        cx.error(
+            span,
+            format!("Illegal modifier '.satfinite' for instruction '{inst}'"),
+        );
+    }
+    if let (Fam::Bool, Some((shape, _))) = (fam, m.shape) {
+        let ops_msg = |what: &str| {
+            format!("{what} specified for wgmma.mma_async with boolean type with shape '.{shape}'")
+        };
+        if m.bool_ops.len() != 2 {
+            cx.error(span, ops_msg("Unexpected number of operations"));
+        } else {
+            for (got, want) in m.bool_ops.iter().zip(["and", "popc"]) {
+                if *got != want {
+                    cx.error(span, ops_msg("Incorrect operations"));
+                }
+            }
+        }
+    }
+    let shape_ok = match m.shape {
+        Some((text, s)) => match sig.shape_fits(s) {
+            Some(true) => Some(s),
+            Some(false) => {
+                cx.error(
+                    span,
+                    format!(
+                        "Illegal instruction types specified for '{inst}' with shape '.{text}'"
+                    ),
+                );
+                None
+            }
+            None => {
+                cx.error(
+                    span,
+                    format!("Illegal matrix shape '.{text}' for instruction '{inst}'"),
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    if let Some((_, n, _)) = shape_ok {
+        check_operands(cx, span, &sig, &inst, n, &ops);
+    }
+    // 7. Family-independent leftovers.
+    if fam == Fam::Bool && m.bool_ops.first().is_none_or(|o| *o == "popc") {
+        cx.error(
+            span,
+            format!("Boolean operation is required for instruction '{NAME}'"),
+        );
+    }
+    if m.satfinite && !int {
+        cx.error(
+            span,
+            format!("Illegal modifier '.satfinite' for instruction '{NAME}'"),
+        );
+    }
+    if m.sat {
+        cx.error(
+            span,
+            format!("Illegal modifier '.sat' for instruction '{NAME}'"),
+        );
+    }
+    if m.rounding {
+        cx.error(
+            span,
+            format!("Illegal rounding modifier for instruction '{NAME}'"),
+        );
+    }
+    if cx.diags.len() != errors_before {
+        return None;
+    }
+    let mut it = ops.into_iter();
+    let d = it.next()?;
+    cx.make_tensor(&d);
+    let mut slots = vec![Slot::def_use(d)];
+    slots.extend(it.map(Slot::use_));
+    Some(InstData::new("wgmma", &mods(i), slots, span.line))
+}
+
+/// The family's operand checks, for a shape that fits the types.
+fn check_operands(
+    cx: &mut LowerCx<'_>,
+    span: Span,
+    sig: &Sig<'_>,
+    inst: &str,
+    n: u32,
+    ops: &[Operand],
+) {
+    for (k, op) in ops.iter().take(2).enumerate() {
+        if !matches!(op, Operand::Vector(_)) && (k == 0 || !is_desc(cx, op)) {
+            cx.error(span, format!("Vector expected for argument {k}"));
+        }
+    }
+    if matches!(&ops[1], Operand::Vector(a) if a.len() == 2) {
+        // A two-element vector is a `.v2` operand where ptxas wants `.v4`.
+        cx.error(span, format!("Arguments mismatch for instruction '{inst}'"));
+    }
+    let want = [sig.acc_regs(n), 4];
+    for (op, want) in ops.iter().zip(want) {
+        if matches!(op, Operand::Vector(v) if v.len() != want) {
+            cx.error(
+                span,
+                format!("Argument vector size mismatch for instruction '{inst}'"),
+            );
+        }
+    }
+    // A fragments of `.bf16`/`.tf32`/FP8 are `.b32` or `.f16x2` registers.
+    if let Operand::Vector(a) = &ops[1] {
+        let strict = matches!(sig.fam, Fam::Float | Fam::Fp8) && sig.a != "f16";
+        if strict && uniform_type(cx, a).is_some_and(|t| !matches!(t, "b32" | "f16x2")) {
+            cx.error(
+                span,
+                format!("Unexpected instruction types specified for '{inst}'"),
+            );
+        }
+    }
+    // scale-d in {0, 1}; imm-scale-a/b in {-1, 1}; imm-trans-a/b in {0, 1}.
+    for (k, op) in ops.iter().enumerate().skip(3) {
+        let Operand::Imm(v) = op else {
+            continue;
+        };
+        let is_scale = k == 4 || k == 5;
+        let ok = match v.as_i64() {
+            Some(x) if is_scale => x == -1 || x == 1,
+            Some(x) => x == 0 || x == 1,
+            None => true,
+        };
+        if !ok {
+            let expect = if is_scale { "-1 or 1" } else { "0 or 1" };
+            cx.error(
+                span,
+                format!(
+                    "Argument {k} of instruction '{inst}': unexpected value '{}', expected to be {expect}",
+                    imm_text(v)
+                ),
+            );
+        }
+    }
+    for op in &ops[..2] {
+        let Operand::Vector(v) = op else {
+            continue;
+        };
+        let tys = elem_types(cx, v).unwrap_or_default();
+        if mixes_types(&tys) {
+            cx.error(
+                span,
+                "Vector with elements of different types are not allowed in wgmma.mma_async instruction",
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// fence / commit_group / wait_group
+
+/// The checks every wgmma op shares before its operands: unknown and illegal
+/// modifiers and the operand count (`None`: stop here), then `.sync`, ISA
+/// version and target (`Some(false)`: reported, but ptxas goes on).
+fn check_simple(
+    cx: &mut LowerCx<'_>,
+    i: &ast::Instruction,
+    name: &str,
+    operands_ok: bool,
+) -> Option<bool> {
+    let mut ok = true;
+    for m in &i.modifiers[1..] {
+        let m = m.as_str();
+        if matches!(m, "sync" | "aligned") {
+            continue;
+        }
+        let known = TYPE_NAMES.contains(&m)
+            || ROUNDING.contains(&m)
+            || OTHER_KNOWN.contains(&m)
+            || BOOL_OPS.contains(&m)
+            || matches!(m, "sat" | "satfinite")
+            || parse_shape(m).is_some_and(known_shape);
+        if !known {
+            cx.error(i.span, format!("Unknown modifier '.{m}'"));
+            ok = false;
+        } else {
+            cx.error(
+                i.span,
+                format!("Illegal modifier '.{m}' for instruction '{name}'"),
+            );
+            return None;
+        }
+    }
+    if !ok {
+        return None;
+    }
+    if !operands_ok {
         cx.error(
             i.span,
             format!("Arguments mismatch for instruction '{name}'"),
         );
+        return None;
+    }
+    if !i.has_modifier("sync") {
+        cx.error(
+            i.span,
+            format!(".sync modifier required for instruction '{name}'"),
+        );
+        ok = false;
+    }
+    Some(check_target(cx, i.span, "WGMMA", (8, 0), name) && ok)
+}
+
+fn no_operands(cx: &mut LowerCx<'_>, i: &ast::Instruction, name: &str) -> Option<InstData> {
+    if !check_simple(cx, i, name, i.operands.is_empty())? {
         return None;
     }
     Some(InstData::new(&i.opcode, &mods(i), [], i.span.line))
@@ -306,31 +759,32 @@ pub fn lower_commit_group(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<
     no_operands(cx, i, "wgmma.commit_group")
 }
 
-/// `wgmma.wait_group N` (seed 003: handler `sub_4DA5E0`); N an integer constant.
+/// `wgmma.wait_group N` (seed 003: handler `sub_4DA5E0`); N a non-negative integer constant.
 pub fn lower_wait_group(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
-    if !check_target(cx, i, "wgmma.wait_group") || !check_sync(cx, i, "wgmma.wait_group") {
-        return None;
-    }
+    const NAME: &str = "wgmma.wait_group";
     let n = match i.operands.as_slice() {
         [o] => match &o.kind {
-            ast::OperandKind::Imm(ast::Imm::Int(v)) if *v >= 0 => ori_ir::Imm::Int(*v),
-            ast::OperandKind::Imm(ast::Imm::UInt(v)) => ori_ir::Imm::Hex(*v),
-            _ => {
-                cx.error(
-                    i.span,
-                    "Arguments mismatch for instruction 'wgmma.wait_group'",
-                );
-                return None;
-            }
+            ast::OperandKind::Imm(ast::Imm::Int(v)) => Some(ori_ir::Imm::Int(*v)),
+            ast::OperandKind::Imm(ast::Imm::UInt(v)) => Some(ori_ir::Imm::Hex(*v)),
+            _ => None,
         },
-        _ => {
-            cx.error(
-                i.span,
-                "Arguments mismatch for instruction 'wgmma.wait_group'",
-            );
-            return None;
-        }
+        _ => None,
     };
+    let ok = check_simple(cx, i, NAME, n.is_some())?;
+    let n = n?;
+    if n.as_i64().is_some_and(|v| v < 0) {
+        cx.error(
+            i.span,
+            format!(
+                "Argument 0 of instruction '{NAME}': unexpected value '{}', expected to be non-negative integer",
+                imm_text(&n)
+            ),
+        );
+        return None;
+    }
+    if !ok {
+        return None;
+    }
     Some(InstData::new(
         &i.opcode,
         &mods(i),
