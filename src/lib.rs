@@ -64,7 +64,12 @@ impl Compilation {
 
 /// Convert a front-end diagnostic into the shared data type.
 fn from_ptx_diag(d: &ori_ptx::Diag) -> Diagnostic {
-    let mut out = Diagnostic::error_at(&d.file, d.line, d.col, d.message.clone());
+    // Line 0: a whole-file diagnostic, which ptxas prints with no location.
+    let mut out = if d.line == 0 {
+        Diagnostic::new(Severity::Error, None, d.message.clone())
+    } else {
+        Diagnostic::error_at(&d.file, d.line, d.col, d.message.clone())
+    };
     out.severity = match d.severity {
         ori_ptx::Severity::Warning => Severity::Warning,
         ori_ptx::Severity::Error => Severity::Error,
@@ -80,6 +85,12 @@ fn aborted() -> Diagnostic {
 
 /// Parse and lower PTX to IR, without running passes.
 pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
+    ptx_to_ir_for(file, src, None)
+}
+
+/// Parse and lower PTX to IR for the architecture `arch` (ptxas `-arch`):
+/// a `.target` that `arch` cannot run is refused as ptxas refuses it.
+pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module, Vec<Diagnostic>> {
     let (ast, diags) = ori_ptx::parse_with_diags(file, src);
     let mut out: Vec<Diagnostic> = diags.iter().map(from_ptx_diag).collect();
     if !out.is_empty() {
@@ -88,6 +99,15 @@ pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
     }
     let (m, ldiags) = ori_ptx::lower::lower_module(file, &ast);
     out.extend(ldiags.iter().map(from_ptx_diag));
+    let errors = out
+        .iter()
+        .any(|d| matches!(d.severity, Severity::Error | Severity::Fatal));
+    if let Some(arch) = arch.filter(|_| !errors) {
+        if let Some(d) = ori_ptx::check_arch(file, &ast, arch) {
+            // ptxas stops here without its "aborted" line.
+            return Err(vec![from_ptx_diag(&d)]);
+        }
+    }
     if out
         .iter()
         .any(|d| matches!(d.severity, Severity::Error | Severity::Fatal))
@@ -148,7 +168,7 @@ pub fn run_passes(mut m: Module, opts: &Options) -> Compilation {
 
 /// Compile PTX source.
 pub fn compile_ptx(file: &str, src: &str, opts: &Options) -> Compilation {
-    match ptx_to_ir(file, src) {
+    match ptx_to_ir_for(file, src, opts.arch.as_deref()) {
         Ok(m) => run_passes(m, opts),
         Err(diags) => Compilation {
             diags,

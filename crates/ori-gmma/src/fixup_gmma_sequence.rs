@@ -246,13 +246,17 @@ impl Plan {
     /// Whether the primary walk still records injections. A failure the primary
     /// fixup detects itself (calls, divergence) ends its walk, so ptxas 13.0.88
     /// prints no advisory for later points; the register-resource and
-    /// accumulator-read failures (C7511, C7514) come from the later validation
-    /// steps, after every injection of the walk was made and announced.
+    /// accumulator-read failures (C7511, C7514, C7515) come from the later
+    /// validation steps, after every injection of the walk was made and
+    /// announced; so does C7510, which ptxas finds on the inlined callee.
     fn injecting(&self) -> bool {
         self.failure.as_ref().is_none_or(|f| {
             matches!(
                 f.code,
-                C7511_PIPELINE_REGISTERS | C7514_READS_ACCUMULATORS | C7515_DEFINES_ACCUMULATORS
+                C7510_CROSSES_CALL
+                    | C7511_PIPELINE_REGISTERS
+                    | C7514_READS_ACCUMULATORS
+                    | C7515_DEFINES_ACCUMULATORS
             )
         })
     }
@@ -590,7 +594,12 @@ impl Walker<'_> {
                         }
                         // A callee with a pipeline of its own: the pipeline crosses the call.
                         Some((true, true)) => {
-                            Self::fail(plan, C7510_CROSSES_CALL, Some(i), None, st.last_wgmma)
+                            Self::fail(plan, C7510_CROSSES_CALL, Some(i), None, st.last_wgmma);
+                            // ptxas inlines the callee: its commits and waits close
+                            // this block's stage, so a commit after the call is empty
+                            // (`c7510_call_pipeline_func_inside_pipeline`).
+                            block_wgmma = false;
+                            block_issues.clear();
                         }
                         _ => {}
                     }
@@ -755,8 +764,16 @@ impl Walker<'_> {
                     // A later wgmma needs an arrive after writes to its registers. Plain
                     // reads do not count, of A fragments or of accumulators: on ptxas
                     // 13.0.88 `commit; add f0, d0, d1; wgmma {d..}` gets a wait before
-                    // the add and no arrive before the wgmma.
-                    st.touched.extend(defs.iter().copied());
+                    // the add and no arrive before the wgmma. Nor does a write of an
+                    // A fragment no wgmma has taken since the last arrive
+                    // (`attempt_c7513_def_rega_after_fence` compiles clean).
+                    for &r in &defs {
+                        if f.vregs[r].class == ori_ir::RegClass::Tensor || st.a_frags.contains(&r) {
+                            st.touched.insert(r);
+                        } else {
+                            st.read_touched.insert(r);
+                        }
+                    }
                 }
             }
         }
@@ -925,7 +942,11 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
             d.opcode == Opcode::Call
                 && d.slots.iter().any(|s| matches!(&s.op, Operand::Sym(n) if cx.module.funcs.get(&**n).is_some_and(|x| x.1)))
         });
-        if !calls_pipeline && !f.insts.values().any(|d| d.opcode == Opcode::WgmmaMmaAsync) {
+        // A function with no GMMA op of its own matters only for the calls it
+        // makes to functions with a pipeline, and not under `-c`, where ptxas
+        // 13.0.88 keeps callees apart (`clean_func_with_pipeline_c`).
+        let has_gmma = f.insts.values().any(|d| d.opcode.is_gmma_family());
+        if !has_gmma && (cx.module.compile_only || !calls_pipeline) {
             return;
         }
         let cfg = ControlFlowGraph::compute(f);

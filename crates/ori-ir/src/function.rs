@@ -10,9 +10,48 @@ use crate::entities::{Block, FuncId, Inst, VReg};
 use crate::instructions::InstData;
 use crate::layout::Layout;
 use cranelift_entity::{PrimaryMap, SecondaryMap};
-use fxhash::FxHashMap;
 use indexmap::IndexMap;
 use smallvec::SmallVec;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FxHash with a final avalanche, for tables keyed by PTX names.
+///
+/// FxHash alone (fxhash 0.2) leaves the low bits of a short string's hash,
+/// from which hashbrown picks the bucket, depending on little more than the
+/// string's first bytes, so names that differ only in their trailing digits
+/// (`%r1234`, `%r1299`, ...) pile into a few buckets: a function of a million
+/// registers then spent seconds of its lowering in `memcmp`. The splitmix64
+/// finalizer spreads every input bit over the whole hash.
+#[derive(Default, Clone)]
+pub struct NameHasher(fxhash::FxHasher);
+
+impl Hasher for NameHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.0.write_u8(i);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.0.write_usize(i);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        let mut z = self.0.finish();
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e9b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// A hash map keyed by names (registers, labels), hashed with [`NameHasher`].
+pub type NameMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<NameHasher>>;
 
 /// Register class of a virtual register. The numbers are ori's, except
 /// `Tensor = 6`, which is ptxas's accumulator class (seed 003, `vreg+64 == 6`).
@@ -142,7 +181,7 @@ pub struct Function {
     pub gmma: Option<GmmaFacts>,
     /// Set by phase 87 when it serialized the wgmma pipeline.
     pub serialized: bool,
-    names: FxHashMap<Box<str>, VReg>,
+    names: NameMap<Box<str>, VReg>,
 }
 
 impl Function {
@@ -162,7 +201,7 @@ impl Function {
             line: 0,
             gmma: None,
             serialized: false,
-            names: FxHashMap::default(),
+            names: NameMap::default(),
         }
     }
 

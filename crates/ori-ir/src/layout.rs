@@ -40,6 +40,11 @@ impl Layout {
         &self.blocks
     }
 
+    /// Whether `b` has been appended to the layout. O(1).
+    pub fn is_block_laid_out(&self, b: Block) -> bool {
+        self.blocks.get(self.block_pos[b] as usize) == Some(&b)
+    }
+
     /// Position of a block in layout order.
     pub fn block_position(&self, b: Block) -> u32 {
         self.block_pos[b]
@@ -150,6 +155,8 @@ mod tests {
         let (b0, b1) = (Block::new(0), Block::new(1));
         l.append_block(b0);
         l.append_block(b1);
+        assert!(l.is_block_laid_out(b0) && l.is_block_laid_out(b1));
+        assert!(!l.is_block_laid_out(Block::new(2)));
         let i: Vec<Inst> = (0..40).map(Inst::new).collect();
         l.append_inst(i[0], b0);
         l.append_inst(i[1], b0);

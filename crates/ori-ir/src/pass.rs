@@ -18,7 +18,7 @@ pub struct ModuleInfo {
     pub arch: String,
     /// Whether the target has wgmma.
     pub has_wgmma: bool,
-    /// Per function name: (has a body, contains a wgmma.mma_async).
+    /// Per function name: (has a body, contains a GMMA op: wgmma, fence, commit or wait).
     pub funcs: FxHashMap<String, (bool, bool)>,
     /// `ptxas -c`: every callee is treated as external.
     pub compile_only: bool,
@@ -31,10 +31,7 @@ impl ModuleInfo {
             .funcs
             .values()
             .map(|f| {
-                let wg = f
-                    .insts
-                    .values()
-                    .any(|d| d.opcode == crate::instructions::Opcode::WgmmaMmaAsync);
+                let wg = f.insts.values().any(|d| d.opcode.is_gmma_family());
                 (f.name.to_string(), (f.has_body, wg))
             })
             .collect();
