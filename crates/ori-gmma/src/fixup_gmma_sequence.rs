@@ -969,6 +969,24 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
         };
         let mut plan = walker.plan();
         let (walker_cfg, walker_uni) = (walker.cfg, walker.uni);
+        let dt = ori_ir::DominatorTree::compute(&walker_cfg);
+        // A wait injected into a loop ptxas unrolls with a remainder is refused
+        // by its late check (C7514; see `loops`).
+        if plan.failure.is_none() {
+            let in_loop = crate::loops::runtime_loop_blocks(f, &walker_cfg, &dt);
+            let looped = plan.waits.iter().find(|w| {
+                !f.insts[w.at].opcode.is_terminator()
+                    && f.layout.inst_block(w.at).is_some_and(|b| in_loop[b])
+            });
+            if let Some(w) = looped {
+                plan.failure = Some(Failure {
+                    code: C7514_READS_ACCUMULATORS,
+                    inst: Some(w.at),
+                    reg: None,
+                    wgmma: None,
+                });
+            }
+        }
         let fname = f.name.to_string();
         let mut diags = Vec::new();
         // Advisories: arrives then waits, each in program order (as ptxas prints them).
@@ -1073,7 +1091,6 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                 plan.waits.push(WaitAt { at: i, close });
             }
         }
-        let dt = ori_ir::DominatorTree::compute(&walker_cfg);
         for &WaitAt { at: i, close } in &plan.waits {
             let line = f.insts[i].line;
             let at = hoist_to_uniform(f, &walker_uni, &dt, i);

@@ -11,6 +11,7 @@ pub mod block_merging;
 pub mod fixup_gmma_sequence;
 pub mod fnv1a;
 pub mod in_flight;
+pub mod loops;
 pub mod messages;
 pub mod propagate_gmma;
 pub mod register_budget;
