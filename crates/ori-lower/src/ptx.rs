@@ -1,17 +1,27 @@
 //! PTX out, with the passes' decisions made explicit.
 //!
-//! The input text is kept byte for byte (directives, declarations, `.loc`,
-//! comments) and only lines are added: each arrive phase 87 injected becomes
-//! `wgmma.fence.sync.aligned;`, each injected commit `wgmma.commit_group`,
-//! each injected wait `wgmma.wait_group.sync.aligned N;`, placed before the
-//! source line of the instruction it precedes in the IR. A serialized
-//! function comes out in the serialized form phase 87 built. Compiling the
-//! result with ptxas should give no C75xx message at all.
+//! This is the fix-it a kernel author wants: the input text comes back byte
+//! for byte (directives, declarations, `.loc`, comments), with phase 87's
+//! decisions written in as PTX. Each injected arrive becomes
+//! `wgmma.fence.sync.aligned;`, each injected commit
+//! `wgmma.commit_group.sync.aligned;`, each injected wait
+//! `wgmma.wait_group.sync.aligned N;`, placed where the IR has them. An
+//! instruction phase 87 moved (a read it sank below a read-modify-write, a
+//! commit it hoisted to a wait) is commented out at its old line and written
+//! at its new place; a serialized function loses its own fences, commits and
+//! waits (commented out) and gets one fence, commit and wait per wgmma.
+//! Compiling the result with ptxas should give no C75xx message at all.
+//!
+//! One exception keeps ptxas quiet: the commit phase 87 adds before a
+//! `wgmma.wait_group` reached with wgmma still open is not printed, because
+//! ptxas closes the stage at the wait itself and would take a written commit
+//! in a block of its own for an empty group.
 
-use ori_ir::{Function, Module, Opcode};
-use std::collections::BTreeMap;
+use ori_ir::{Function, Inst, Module, Opcode};
+use std::collections::{BTreeMap, BTreeSet};
 
-fn injected_text(f: &Function, i: ori_ir::Inst) -> Option<String> {
+/// Text of an instruction phase 87 created, or `None` for one from the source.
+fn injected_text(f: &Function, i: Inst) -> Option<String> {
     let d = &f.insts[i];
     Some(match d.opcode {
         Opcode::WarpgroupArrive => "wgmma.fence.sync.aligned;".to_string(),
@@ -24,57 +34,128 @@ fn injected_text(f: &Function, i: ori_ir::Inst) -> Option<String> {
     })
 }
 
-/// Lines to insert: source line → texts to put before it (or after the last line).
-fn insertions(f: &Function) -> (BTreeMap<u32, Vec<String>>, Vec<String>) {
-    let mut before: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+/// What to do to the source lines of one module.
+#[derive(Default)]
+struct Edits {
+    /// Lines to print before a source line.
+    before: BTreeMap<u32, Vec<String>>,
+    /// Lines to print after a source line.
+    after: BTreeMap<u32, Vec<String>>,
+    /// Source lines to comment out, with the reason.
+    drop: BTreeMap<u32, &'static str>,
+}
+
+fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
+    let order: Vec<Inst> = f.layout.all_insts().collect();
+    let placed: BTreeSet<Inst> = order.iter().copied().collect();
+    // Source instructions the passes removed (a serialized function's own
+    // fences, commits and waits).
+    for (i, d) in f.insts.iter() {
+        if d.line > 0 && !placed.contains(&i) && d.opcode.is_gmma_family() {
+            e.drop.insert(d.line, "removed by serialization");
+        }
+    }
     let mut pending: Vec<String> = Vec::new();
-    for i in f.layout.all_insts() {
-        match injected_text(f, i) {
-            Some(t) => pending.push(t),
-            None => {
-                let line = f.insts[i].line;
-                if !pending.is_empty() && line > 0 {
-                    before.entry(line).or_default().append(&mut pending);
+    let mut anchor: Option<u32> = None;
+    let mut block = None;
+    for (k, &i) in order.iter().enumerate() {
+        let d = &f.insts[i];
+        // What a block ends with stays in that block: after its last line.
+        let b = f.layout.inst_block(i);
+        if b != block {
+            if let (Some(a), false) = (anchor, pending.is_empty()) {
+                e.after.entry(a).or_default().append(&mut pending);
+            }
+            block = b;
+        }
+        if let Some(t) = injected_text(f, i) {
+            let implicit_commit = d.opcode == Opcode::WarpgroupCommitBatch
+                && order
+                    .get(k + 1)
+                    .is_some_and(|n| f.insts[*n].opcode == Opcode::WgmmaWaitGroup);
+            if !implicit_commit {
+                pending.push(t);
+            }
+            continue;
+        }
+        if d.line == 0 {
+            continue;
+        }
+        match anchor {
+            // In source order: injected lines go just before it.
+            Some(a) if d.line < a => {
+                // Moved below a later source line: write it at its new place.
+                let text = src_lines
+                    .get(d.line as usize - 1)
+                    .map_or(String::new(), |l| l.trim().to_string());
+                let slot = e.after.entry(a).or_default();
+                slot.append(&mut pending);
+                slot.push(format!("{text} // ori: moved from line {}", d.line));
+                e.drop.insert(d.line, "moved");
+            }
+            _ => {
+                if !pending.is_empty() {
+                    e.before.entry(d.line).or_default().append(&mut pending);
                 }
+                anchor = Some(d.line);
             }
         }
     }
-    (before, pending)
+    if let (Some(a), false) = (anchor, pending.is_empty()) {
+        e.after.entry(a).or_default().append(&mut pending);
+    }
 }
 
-/// Print the module's source with the injected instructions added.
+/// Print the module's source with the passes' decisions written in.
 pub fn emit_module(m: &Module, src: &str) -> String {
-    let mut before: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    let src_lines: Vec<&str> = src.lines().collect();
+    let mut e = Edits::default();
     for f in m.funcs.values().filter(|f| f.has_body) {
-        let (b, tail) = insertions(f);
-        for (l, mut v) in b {
-            before.entry(l).or_default().append(&mut v);
-        }
-        if !tail.is_empty() {
-            // Nothing follows in this function: put them before its last instruction's line's successor.
-            let last = f
-                .layout
-                .all_insts()
-                .map(|i| f.insts[i].line)
-                .max()
-                .unwrap_or(0);
-            before.entry(last + 1).or_default().extend(tail);
-        }
+        plan_function(f, &src_lines, &mut e);
     }
-    let mut out = String::with_capacity(src.len() + 64 * before.len());
+    let mut out = String::with_capacity(src.len() + 64 * (e.before.len() + e.after.len()));
+    let indent_of = |line: &str| -> String {
+        line.chars()
+            .take_while(|c| c.is_whitespace() && *c != '\n')
+            .collect()
+    };
     for (k, line) in src.split_inclusive('\n').enumerate() {
-        if let Some(v) = before.get(&(k as u32 + 1)) {
-            let indent: String = line
-                .chars()
-                .take_while(|c| c.is_whitespace() && *c != '\n')
-                .collect();
+        let n = k as u32 + 1;
+        let indent = indent_of(line);
+        for t in e.before.get(&n).into_iter().flatten() {
+            out.push_str(&indent);
+            out.push_str(t);
+            if !t.contains("// ori:") {
+                out.push_str(" // ori: injected");
+            }
+            out.push('\n');
+        }
+        match e.drop.get(&n) {
+            Some(why) => {
+                out.push_str(&indent);
+                out.push_str("// ori: ");
+                out.push_str(why);
+                out.push_str(": ");
+                out.push_str(line.trim_start());
+                if !line.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            None => out.push_str(line),
+        }
+        if let Some(v) = e.after.get(&n) {
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
             for t in v {
                 out.push_str(&indent);
                 out.push_str(t);
-                out.push_str(" // ori: injected\n");
+                if !t.contains("// ori:") {
+                    out.push_str(" // ori: injected");
+                }
+                out.push('\n');
             }
         }
-        out.push_str(line);
     }
     out
 }
