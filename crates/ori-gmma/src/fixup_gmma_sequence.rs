@@ -241,6 +241,8 @@ struct Plan {
     arrives: Vec<Inst>,
     /// Waits to inject.
     waits: Vec<WaitAt>,
+    /// The user's commits that close an empty group (ptxas gives each a dummy wgmma).
+    empty_commits: Vec<Inst>,
     /// Pure reads moved below a later read-modify-write: (reader, rmw).
     sinks: Vec<(Inst, Inst)>,
     /// Copies of in-flight accumulators moved down to where their value is
@@ -632,6 +634,12 @@ impl Walker<'_> {
                     let divergent = self.uni.inst_is_divergent(b, d);
                     if op.is_wait() {
                         st.divergent_wait = divergent;
+                    }
+                    if d.opcode == Opcode::WgmmaCommitGroup
+                        && !block_wgmma
+                        && !plan.empty_commits.contains(&i)
+                    {
+                        plan.empty_commits.push(i);
                     }
                     if op.is_commit() && !block_wgmma && !fresh_arrive {
                         if divergent {
@@ -1059,19 +1067,29 @@ fn wait0(line: u32) -> InstData {
 }
 
 /// Serialization fallback (seed `sub_AE47B0`): drop every arrive, commit and
-/// wait (injected or written), then give
-/// every wgmma its own arrive before and commit + wait 0 after.
-pub fn serialize(f: &mut Function) {
+/// wait (injected or written), then give every wgmma its own arrive before
+/// and commit + wait 0 after. The commits in `empty` close empty groups:
+/// ptxas has made each a dummy wgmma by then, and serializes it like the
+/// others (`c7520_divergent_commit`: ARRIVE, HGMMA.64x8x16.F16, DEPBAR), so
+/// they stay, between an arrive and a wait.
+pub fn serialize(f: &mut Function, empty: &[Inst]) {
     let injected: Vec<Inst> = f
         .layout
         .all_insts()
         .filter(|i| {
             let op = f.insts[*i].opcode;
-            op.is_arrive() || op.is_wait() || op.is_commit()
+            (op.is_arrive() || op.is_wait() || op.is_commit()) && !empty.contains(i)
         })
         .collect();
     for i in injected {
         f.layout.remove_inst(i);
+    }
+    for &c in empty {
+        if f.layout.inst_block(c).is_some() {
+            let line = f.insts[c].line;
+            f.insert_before(c, internal("arrive", vec![], line));
+            f.insert_after(c, wait0(line));
+        }
     }
     let wgmmas: Vec<Inst> = f
         .layout
@@ -1345,7 +1363,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
             }
             d.help = Some(messages::help(fail.code).to_string());
             diags.push(d);
-            serialize(f);
+            serialize(f, &plan.empty_commits);
         }
         cx.diags.extend(diags);
         cx.diags.extend(notes);

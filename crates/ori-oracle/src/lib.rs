@@ -12,12 +12,14 @@
 //! * [`wgmma_table`]: the generated table of `wgmma` shape/type/form cases
 //!   and the format of their recorded ptxas verdicts.
 
+mod case_shape;
 mod compare;
 mod expectation;
 mod message;
 mod skeleton;
 pub mod wgmma_table;
 
+pub use case_shape::has_loop_or_call;
 pub use compare::{compare, AgreementTable, CaseAgreement, ColumnTotal, Observed, Totals, COLUMNS};
 pub use expectation::{Expectation, HEADER_PREFIX};
 pub use message::{
