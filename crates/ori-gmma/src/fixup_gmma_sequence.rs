@@ -280,6 +280,7 @@ impl Plan {
                 f.code,
                 C7510_CROSSES_CALL
                     | C7511_PIPELINE_REGISTERS
+                    | C7513_DEFINES_INPUTS
                     | C7514_READS_ACCUMULATORS
                     | C7515_DEFINES_ACCUMULATORS
             )
@@ -301,6 +302,8 @@ struct Walker<'a> {
     uni: Uniformity,
     cfg: ControlFlowGraph,
     blocks: PtxasBlocks,
+    /// Blocks of loops with a run-time trip count (see `loops`).
+    in_loop: SecondaryMap<Block, bool>,
     module: &'a ori_ir::ModuleInfo,
     /// Also make legal what ptxas leaves undefined (see [`IsaStrictFixupGmmaSequence`]).
     isa_strict: bool,
@@ -392,7 +395,7 @@ impl Walker<'_> {
     /// first later instruction that uses `dst`, redefines `src` or `dst`
     /// (a wgmma included). `None` when the copy is live at the block's end
     /// or a call or terminator comes first.
-    fn copy_end(&self, b: Block, at: Inst, dst: VReg, src: VReg) -> Option<Inst> {
+    fn copy_end(&self, b: Block, at: Inst, dsts: &[VReg], src: VReg) -> Option<Inst> {
         let insts = self.f.layout.block_insts(b);
         let pos = insts.iter().position(|x| *x == at)?;
         for &i in &insts[pos + 1..] {
@@ -401,26 +404,27 @@ impl Walker<'_> {
                 return None;
             }
             let (defs, uses) = (d.defs(), d.uses());
-            if uses.contains(&dst) || defs.contains(&dst) || defs.contains(&src) {
+            let touches_copy = dsts.iter().any(|r| uses.contains(r) || defs.contains(r));
+            if touches_copy || defs.contains(&src) {
                 return Some(i);
             }
         }
         None
     }
 
-    /// `(dst, src)` when `d` is a plain unguarded `mov` of an accumulator
-    /// register into a register of another class.
-    fn accumulator_copy(&self, d: &InstData) -> Option<(VReg, VReg)> {
-        if !d.name.starts_with("mov") || d.guard.is_some() {
+    /// `(dsts, src)` when `d` is a plain unguarded `mov` of an accumulator
+    /// register into registers of another class: a copy, or the unpack
+    /// `mov.b32 {lo, hi}, acc` of a packed f16x2 accumulator (ptxas folds
+    /// both into the uses: `heldout2_08`).
+    fn accumulator_copy(&self, d: &InstData) -> Option<(SmallVec<[VReg; 4]>, VReg)> {
+        if &*d.name != "mov" || d.guard.is_some() {
             return None;
         }
         let (defs, uses) = (d.defs(), d.uses());
-        match (defs.as_slice(), uses.as_slice()) {
-            ([dst], [src])
-                if self.f.vregs[*src].class == ori_ir::RegClass::Tensor
-                    && self.f.vregs[*dst].class != ori_ir::RegClass::Tensor =>
-            {
-                Some((*dst, *src))
+        let tensor = |r: &VReg| self.f.vregs[*r].class == ori_ir::RegClass::Tensor;
+        match uses.as_slice() {
+            [src] if tensor(src) && !defs.is_empty() && !defs.iter().any(tensor) => {
+                Some((defs.iter().copied().collect(), *src))
             }
             _ => None,
         }
@@ -515,6 +519,8 @@ impl Walker<'_> {
         } = &mut st;
         let (mut block_wgmma, mut fresh_arrive) = (*block_wgmma, *fresh_arrive);
         let mut block_issues = std::mem::take(block_issues);
+        // A-fragment registers of the wgmma earlier in this PTX block.
+        let mut block_fragments: SmallVec<[VReg; 8]> = SmallVec::new();
         for &i in f.layout.block_insts(b) {
             let d = &f.insts[i];
             match d.opcode {
@@ -609,6 +615,7 @@ impl Walker<'_> {
                     }
                     block_wgmma = true;
                     st.wgmma_since_arrive = true;
+                    block_fragments.extend(a_fragment_regs(d));
                     for r in a_fragment_regs(d) {
                         if !st.a_frags.contains(&r) {
                             st.a_frags.push(r);
@@ -787,15 +794,20 @@ impl Walker<'_> {
                     let copy = self
                         .accumulator_copy(d)
                         .filter(|(_, s)| self.hits(*s, &all))
-                        .and_then(|(dst, src)| Some((dst, src, self.copy_end(b, i, dst, src)?)));
-                    if let Some((dst, src, end)) = copy {
+                        .and_then(|(dsts, src)| {
+                            let end = self.copy_end(b, i, &dsts, src)?;
+                            Some((dsts, src, end))
+                        });
+                    if let Some((dsts, src, end)) = copy {
                         // ori writes the propagation out: the copy moves down to
                         // just before `end`, after any wait injected there.
                         if !plan.copy_sinks.contains(&(i, end)) && plan.injecting() {
                             plan.copy_sinks.push((i, end));
                         }
-                        st.aliases.push((dst, src));
-                        st.read_touched.insert(dst);
+                        for dst in dsts {
+                            st.aliases.push((dst, src));
+                            st.read_touched.insert(dst);
+                        }
                         continue;
                     }
                     let open = &st.pipe.open;
@@ -946,7 +958,22 @@ impl Walker<'_> {
                                 .find(|r| self.hits(*r, &st.pipe.all()) || st.a_frags.contains(r))
                         })
                         .flatten();
-                    if let Some(r) = in_flight_write {
+                    let loop_carried_fragment = in_flight_write.filter(|r| {
+                        block_fragments.contains(r)
+                            && self.f.vregs[*r].class != ori_ir::RegClass::Tensor
+                            && self.in_loop[b]
+                    });
+                    if let Some(r) = loop_carried_fragment {
+                        // An A fragment rewritten, in a run-time loop, after the
+                        // wgmma of its own block that reads it and while that may
+                        // be in flight (seed 003: "in the same basic block and after
+                        // the WGMMA"): the next iteration's wgmma reads the same
+                        // register, which ptxas cannot rename (C7513, `heldout2_13`;
+                        // a load at the loop top is fine, `heldout_29`; ptxas is
+                        // also clean when it unrolls the loop, which ori does not
+                        // model).
+                        Self::fail(plan, C7513_DEFINES_INPUTS, Some(i), Some(r), st.last_wgmma);
+                    } else if let Some(r) = in_flight_write {
                         let close = if st.pipe.open.is_empty() {
                             Close::Nothing
                         } else {
@@ -1185,6 +1212,10 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
             reg_sets,
             uni,
             blocks: PtxasBlocks::compute(f, &cfg),
+            in_loop: {
+                let dt = ori_ir::DominatorTree::compute(&cfg);
+                crate::loops::runtime_loop_blocks(f, &cfg, &dt)
+            },
             cfg,
             module: cx.module,
             isa_strict,

@@ -220,7 +220,32 @@ impl LowerCx<'_> {
         op.for_each_reg(&mut |r| func.vregs[r].class = RegClass::Tensor);
     }
 
-    fn push(&mut self, data: ori_ir::InstData) {
+    fn push(&mut self, mut data: ori_ir::InstData) {
+        // ptxas turns a guarded wgmma, fence, commit or wait into a branch
+        // around the unguarded op before its GMMA passes see it (corpus
+        // `heldout2_16`..`heldout2_21`: the messages are those of the branch
+        // form), so ori lowers it the same way: `@!p bra SKIP; op; SKIP:`.
+        if data.opcode.is_gmma_family() {
+            if let Some(g) = data.guard.take() {
+                let skip = self.label_block(&format!("$ori_skip_{}", self.labels.len()));
+                let mut bra = ori_ir::InstData::new(
+                    "bra",
+                    &[],
+                    [ori_ir::Slot::use_(Operand::Block(skip))],
+                    data.line,
+                );
+                bra.guard = Some(Guard {
+                    reg: g.reg,
+                    negated: !g.negated,
+                });
+                self.push(bra);
+                self.push(data);
+                self.func.layout.append_block(skip);
+                self.cur = skip;
+                self.need_block = false;
+                return;
+            }
+        }
         if self.need_block {
             self.cur = self.func.append_block(None);
             self.need_block = false;
@@ -361,7 +386,7 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt], table: &HandlerTable) 
         match s {
             ast::Stmt::Label { name, .. } => {
                 let b = cx.label_block(name);
-                if !cx.func.layout.blocks().contains(&b) {
+                if !cx.func.layout.is_block_laid_out(b) {
                     cx.func.layout.append_block(b);
                 }
                 cx.cur = b;
