@@ -51,7 +51,8 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
     // Source instructions the passes removed (a serialized function's own
     // fences, commits and waits).
     for (i, d) in f.insts.iter() {
-        if d.line > 0 && !placed.contains(&i) && d.opcode.is_gmma_family() {
+        let from_source = injected_text(f, i).is_none();
+        if d.line > 0 && from_source && !placed.contains(&i) && d.opcode.is_gmma_family() {
             e.drop.insert(d.line, "removed by serialization");
         }
     }
