@@ -33,6 +33,8 @@ fn ir_before_and_after_each_pass() {
         if let Some(m) = &c.module {
             out.push_str("\n; --emit sass\n");
             out.push_str(&ori::lower::sass::emit_module(m));
+            out.push_str("\n; --emit ptx\n");
+            out.push_str(&ori::lower::ptx::emit_module(m, &src));
         }
         insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(name, out);
