@@ -412,6 +412,18 @@ impl Walker<'_> {
         None
     }
 
+    /// Whether a wgmma later in block `b` takes `r` as an accumulator.
+    fn wgmma_later_in_block_using(&self, b: Block, at: Inst, r: VReg) -> bool {
+        let insts = self.f.layout.block_insts(b);
+        let Some(pos) = insts.iter().position(|x| *x == at) else {
+            return false;
+        };
+        insts[pos + 1..].iter().any(|&i| {
+            let d = &self.f.insts[i];
+            d.opcode == Opcode::WgmmaMmaAsync && accumulator_regs(d).contains(&r)
+        })
+    }
+
     /// `(dsts, src)` when `d` is a plain unguarded `mov` of an accumulator
     /// register into registers of another class: a copy, or the unpack
     /// `mov.b32 {lo, hi}, acc` of a packed f16x2 accumulator (ptxas folds
@@ -521,6 +533,8 @@ impl Walker<'_> {
         let mut block_issues = std::mem::take(block_issues);
         // A-fragment registers of the wgmma earlier in this PTX block.
         let mut block_fragments: SmallVec<[VReg; 8]> = SmallVec::new();
+        // Accumulator registers whose value a wgmma earlier in this PTX block wrote.
+        let mut block_wgmma_defs: SmallVec<[VReg; 16]> = SmallVec::new();
         for &i in f.layout.block_insts(b) {
             let d = &f.insts[i];
             match d.opcode {
@@ -616,6 +630,11 @@ impl Walker<'_> {
                     block_wgmma = true;
                     st.wgmma_since_arrive = true;
                     block_fragments.extend(a_fragment_regs(d));
+                    for r in accumulator_regs(d) {
+                        if !block_wgmma_defs.contains(&r) {
+                            block_wgmma_defs.push(r);
+                        }
+                    }
                     for r in a_fragment_regs(d) {
                         if !st.a_frags.contains(&r) {
                             st.a_frags.push(r);
@@ -827,7 +846,26 @@ impl Walker<'_> {
                         .find(|r| self.hits(*r, open) && !uses.contains(r));
                     let mut waited = false;
                     let mut failed_here = false;
-                    if let Some(r) = kill_open {
+                    // The same holds across commits and waits: a kill of a value a
+                    // wgmma of this block wrote, with a later wgmma of the block
+                    // accumulating into the register, is C7511 even when the
+                    // first wgmma was waited for (the serialized form of
+                    // `c7511_def_acc_between_mma` still gets C7511 from ptxas).
+                    let kill_chain = defs.iter().copied().find(|r| {
+                        block_wgmma_defs.contains(r)
+                            && !uses.contains(r)
+                            && self.wgmma_later_in_block_using(b, i, *r)
+                    });
+                    if let Some(r) = kill_chain {
+                        failed_here = true;
+                        Self::fail(
+                            plan,
+                            C7511_PIPELINE_REGISTERS,
+                            Some(i),
+                            Some(r),
+                            st.last_wgmma,
+                        );
+                    } else if let Some(r) = kill_open {
                         failed_here = true;
                         if self.wgmma_later_using(b, i, r) {
                             Self::fail(
@@ -999,6 +1037,7 @@ impl Walker<'_> {
                             .copied()
                             .filter(|r| f.vregs[*r].class == ori_ir::RegClass::Tensor),
                     );
+                    block_wgmma_defs.retain(|r| !defs.contains(r));
                     // A later wgmma needs an arrive after writes to its registers. Plain
                     // reads do not count, of A fragments or of accumulators: on ptxas
                     // 13.0.88 `commit; add f0, d0, d1; wgmma {d..}` gets a wait before
