@@ -43,6 +43,25 @@ struct Edits {
     after: BTreeMap<u32, Vec<String>>,
     /// Source lines to comment out, with the reason.
     drop: BTreeMap<u32, &'static str>,
+    /// Source lines written out again as these lines (the original kept as a comment).
+    replace: BTreeMap<u32, Vec<String>>,
+}
+
+/// The branch the front end made of a guarded GMMA op (`@!p bra $ori_skip_N`):
+/// its text, and the label it skips to.
+fn skip_branch(f: &Function, i: Inst) -> Option<(String, String)> {
+    let d = &f.insts[i];
+    let g = d.guard.filter(|_| d.opcode == Opcode::Branch)?;
+    let target = d.slots.iter().find_map(|s| match s.op {
+        ori_ir::Operand::Block(b) => f.blocks[b].label.clone(),
+        _ => None,
+    })?;
+    if !target.starts_with("$ori_skip_") {
+        return None;
+    }
+    let bang = if g.negated { "!" } else { "" };
+    let text = format!("@{bang}{} bra {target};", f.vregs[g.reg].name);
+    Some((text, target.to_string()))
 }
 
 fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
@@ -59,11 +78,13 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
     let mut pending: Vec<String> = Vec::new();
     let mut anchor: Option<u32> = None;
     let mut block = None;
+    // The branch of a guarded GMMA op just placed: (line, branch text, label).
+    let mut skip: Option<(u32, String, String)> = None;
     for (k, &i) in order.iter().enumerate() {
         let d = &f.insts[i];
         // What a block ends with stays in that block: after its last line.
         let b = f.layout.inst_block(i);
-        if b != block {
+        if b != block && skip.is_none() {
             if let (Some(a), false) = (anchor, pending.is_empty()) {
                 e.after.entry(a).or_default().append(&mut pending);
             }
@@ -81,6 +102,28 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
         }
         if d.line == 0 {
             continue;
+        }
+        if let Some((line, bra, label)) = skip.take() {
+            if line == d.line && !pending.is_empty() {
+                // Something goes between the guard and the op: write the branch
+                // ptxas would make of `@p op` explicitly.
+                let op = src_lines
+                    .get(line as usize - 1)
+                    .map_or("", |l| l.trim())
+                    .trim_start_matches(|c: char| c != ' ' && c != '\t')
+                    .trim()
+                    .to_string();
+                let mut v = vec![format!("{bra} // ori: the guarded op as a branch")];
+                v.extend(pending.drain(..).map(|t| format!("{t} // ori: injected")));
+                v.push(op);
+                v.push(format!("{label}:"));
+                e.replace.insert(line, v);
+                anchor = Some(d.line);
+                continue;
+            }
+        }
+        if let Some((bra, label)) = skip_branch(f, i) {
+            skip = Some((d.line, bra, label));
         }
         match anchor {
             // In source order: injected lines go just before it.
@@ -131,18 +174,34 @@ pub fn emit_module(m: &Module, src: &str) -> String {
             }
             out.push('\n');
         }
-        match e.drop.get(&n) {
-            Some(why) => {
-                out.push_str(&indent);
-                out.push_str("// ori: ");
-                out.push_str(why);
-                out.push_str(": ");
-                out.push_str(line.trim_start());
-                if !line.ends_with('\n') {
-                    out.push('\n');
-                }
+        if let Some(v) = e.replace.get(&n) {
+            out.push_str(&indent);
+            out.push_str("// ori: rewritten: ");
+            out.push_str(line.trim_start());
+            if !line.ends_with('\n') {
+                out.push('\n');
             }
-            None => out.push_str(line),
+            for t in v {
+                if !t.ends_with(':') {
+                    out.push_str(&indent);
+                }
+                out.push_str(t);
+                out.push('\n');
+            }
+        } else {
+            match e.drop.get(&n) {
+                Some(why) => {
+                    out.push_str(&indent);
+                    out.push_str("// ori: ");
+                    out.push_str(why);
+                    out.push_str(": ");
+                    out.push_str(line.trim_start());
+                    if !line.ends_with('\n') {
+                        out.push('\n');
+                    }
+                }
+                None => out.push_str(line),
+            }
         }
         if let Some(v) = e.after.get(&n) {
             if !out.ends_with('\n') {
