@@ -105,3 +105,27 @@ fn usage_errors_exit_2() {
         2
     );
 }
+
+#[test]
+fn isa_strict_fixes_what_ptxas_leaves_undefined() {
+    let case = corpus("attempt_c7515_def_acc_after_commit.ptx");
+    // ptxas mode: ptxas prints nothing here, ori's note says why it is wrong.
+    let (rc, _, ptxas_fmt) = ori(&["compile", &case, "--message-format", "ptxas"]);
+    assert_eq!((rc, ptxas_fmt.as_str()), (0, ""));
+    let (_, _, human) = ori(&["compile", &case]);
+    assert!(human.starts_with("note: line 28:"), "{human}");
+    let (_, plain, _) = ori(&["compile", &case, "--emit", "ptx"]);
+    assert!(!plain.contains("ori: injected"), "{plain}");
+    // ISA-strict mode: the same note, and a wait before the write.
+    let (rc, strict, err) = ori(&["compile", &case, "--emit", "ptx", "--isa-strict"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("ISA-strict"), "{err}");
+    let wait = strict
+        .lines()
+        .position(|l| l.contains("wgmma.wait_group.sync.aligned 0; // ori: injected"))
+        .expect("an injected wait");
+    assert!(
+        strict.lines().nth(wait + 1).unwrap().contains("mov.f32 d0"),
+        "{strict}"
+    );
+}
