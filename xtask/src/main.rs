@@ -7,8 +7,10 @@
 //!                                       run ori on the corpus and print the agreement table
 //! cargo xtask oracle record-table     run ptxas on the generated wgmma table, write
 //!                                       tests/wgmma_table/verdicts.tsv
+//! cargo xtask bench [--sizes N,...]     time the front end and phases 85/87 on generated kernels
 //! ```
 
+mod bench;
 mod oracle;
 mod process;
 mod wgmma_table;
@@ -34,6 +36,9 @@ commands:
                                run ptxas on every generated wgmma shape/type/form case
                                (ori_oracle::wgmma_table) and write tests/wgmma_table/verdicts.tsv;
                                --dump DIR only writes the .ptx files there
+  bench [OPTIONS]              time parse, lowering, phase 85, phase 87 and the pipeline (release,
+                               best of N) on generated kernels of 125k..1M instructions
+                               (cargo xtask bench --help for the options)
 
 environment:
   ORI_ORACLE_TOOLS             directory holding nvidia/cu13/bin/{ptxas,cuobjdump}
@@ -48,6 +53,7 @@ fn main() -> ExitCode {
         ["oracle", "record", cases @ ..] => oracle::record(cases),
         ["oracle", "check", rest @ ..] => oracle::check(rest),
         ["oracle", "record-table", rest @ ..] => wgmma_table::record_table(rest),
+        ["bench", rest @ ..] => bench::run(rest),
         ["help"] | ["--help"] | ["-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

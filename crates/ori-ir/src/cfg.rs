@@ -101,10 +101,17 @@ impl ControlFlowGraph {
 }
 
 /// Immediate dominators (Cooper, Harvey and Kennedy's iterative algorithm).
+///
+/// Each reachable block also gets the interval of a depth-first walk of the
+/// tree (entered at `pre`, left at `post`), so that `dominates` is O(1): a
+/// loop over a function's back edges must not climb the tree, which is as
+/// deep as the function is long in straight-line code.
 #[derive(Clone, Debug, Default)]
 pub struct DominatorTree {
     idom: SecondaryMap<Block, Option<Block>>,
     rpo_index: SecondaryMap<Block, u32>,
+    pre: SecondaryMap<Block, u32>,
+    post: SecondaryMap<Block, u32>,
 }
 
 impl DominatorTree {
@@ -137,7 +144,32 @@ impl DominatorTree {
                 }
             }
         }
+        dt.number(entry, rpo);
         dt
+    }
+
+    /// Number the tree's depth-first intervals (iteratively: trees are deep).
+    fn number(&mut self, entry: Block, rpo: &[Block]) {
+        let mut children: SecondaryMap<Block, SmallVec<[Block; 2]>> = SecondaryMap::new();
+        for &b in &rpo[1..] {
+            if let Some(p) = self.idom[b] {
+                children[p].push(b);
+            }
+        }
+        let mut clock = 0;
+        let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+        self.pre[entry] = clock;
+        while let Some((b, k)) = stack.pop() {
+            if let Some(&c) = children[b].get(k) {
+                stack.push((b, k + 1));
+                clock += 1;
+                self.pre[c] = clock;
+                stack.push((c, 0));
+            } else {
+                clock += 1;
+                self.post[b] = clock;
+            }
+        }
     }
 
     fn intersect(&self, mut a: Block, mut b: Block) -> Block {
@@ -157,16 +189,70 @@ impl DominatorTree {
         self.idom[b]
     }
 
-    /// Whether `a` dominates `b`.
-    pub fn dominates(&self, a: Block, mut b: Block) -> bool {
+    /// Whether `a` dominates `b` (every block dominates itself; an
+    /// unreachable block dominates nothing else and is dominated by nothing
+    /// else). O(1).
+    pub fn dominates(&self, a: Block, b: Block) -> bool {
+        if a == b {
+            return true;
+        }
+        if self.idom[a].is_none() || self.idom[b].is_none() {
+            return false;
+        }
+        self.pre[a] <= self.pre[b] && self.post[b] <= self.post[a]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::function::{FuncKind, RegClass};
+    use crate::instructions::{Guard, InstData, Operand, Slot};
+
+    /// `dominates` by climbing the tree, as it was computed before the intervals.
+    fn climbs_to(dt: &DominatorTree, a: Block, mut b: Block) -> bool {
         loop {
             if a == b {
                 return true;
             }
-            match self.idom[b] {
+            match dt.idom(b) {
                 Some(p) if p != b => b = p,
                 _ => return false,
             }
         }
+    }
+
+    #[test]
+    fn interval_dominance_matches_climbing_the_tree() {
+        // b0 -> b1; b1: @p bra b3 | b2; b2 -> b3; b3: @p bra b1 | b4;
+        // b4: @p bra b6 | b5; b5: ret; b6: ret; b7 (unreachable): ret.
+        let mut f = Function::new("k", FuncKind::Entry);
+        let p = f.declare_reg("p", "pred", RegClass::Pred);
+        let b: Vec<Block> = (0..8).map(|_| f.append_block(None)).collect();
+        let bra = |t: Block| {
+            let mut d = InstData::new("bra", &[], [Slot::use_(Operand::Block(t))], 1);
+            d.guard = Some(Guard {
+                reg: p,
+                negated: false,
+            });
+            d
+        };
+        let ret = || InstData::new("ret", &[], [], 1);
+        f.append_inst(b[1], bra(b[3]));
+        f.append_inst(b[3], bra(b[1]));
+        f.append_inst(b[4], bra(b[6]));
+        f.append_inst(b[5], ret());
+        f.append_inst(b[6], ret());
+        f.append_inst(b[7], ret());
+        let cfg = ControlFlowGraph::compute(&f);
+        assert!(!cfg.is_reachable(b[7]));
+        let dt = DominatorTree::compute(&cfg);
+        for &x in &b {
+            for &y in &b {
+                assert_eq!(dt.dominates(x, y), climbs_to(&dt, x, y), "{x} dom {y}");
+            }
+        }
+        assert!(dt.dominates(b[1], b[5]) && !dt.dominates(b[2], b[3]));
+        assert!(!dt.dominates(b[0], b[7]) && !dt.dominates(b[7], b[0]));
     }
 }
