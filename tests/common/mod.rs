@@ -19,6 +19,13 @@ fn ptx_files(subdir: &str) -> Vec<PathBuf> {
     v
 }
 
+/// `tests/corpus`.
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("corpus")
+}
+
 /// Every `tests/corpus/*.ptx`, sorted.
 pub fn corpus_cases() -> Vec<PathBuf> {
     ptx_files("corpus")

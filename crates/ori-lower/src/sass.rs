@@ -60,23 +60,43 @@ pub fn gmma_opcode(d: &InstData) -> Option<String> {
         }
         Family::Bit => s.push_str(".AND.POPC"),
     }
-    // Transposes: imm-trans-a / imm-trans-b (f16/bf16, descriptor form).
-    if form.family == Family::Half {
-        let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
-        let (ta, tb) = if a_regs {
-            (None, d.slots.get(6))
-        } else {
-            (d.slots.get(6), d.slots.get(7))
-        };
-        let is_one = |s: Option<&ori_ir::Slot>| matches!(s.map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(1));
-        if is_one(ta) {
-            s.push_str(".tnspA");
-        }
-        if is_one(tb) {
-            s.push_str(".tnspB");
+    Some(s)
+}
+
+/// The immediate operand in slot `k` equals `v`.
+fn imm_is(d: &InstData, k: usize, v: i64) -> bool {
+    matches!(d.slots.get(k).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(v))
+}
+
+/// Negations and transposes, as ptxas 13.0.88 writes them (checked with
+/// cuobjdump): `-R28` for a negated register A, and `.negA.negB.tnspA.tnspB`
+/// after the descriptor operand (`gdesc[UR8].negB.tnspB` in the register-A
+/// form). Returns (prefix of register A, suffix of the descriptor).
+fn gmma_modifiers(d: &InstData) -> (&'static str, String) {
+    let Ok(form) = WgmmaForm::decode(d.mods.get(1..).unwrap_or(&[])) else {
+        return ("", String::new());
+    };
+    let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
+    let scaled = matches!(form.family, Family::Half | Family::Tf32 | Family::Fp8);
+    let (neg_a, neg_b) = (scaled && imm_is(d, 4, -1), scaled && imm_is(d, 5, -1));
+    let half = form.family == Family::Half;
+    let (tnsp_a, tnsp_b) = if a_regs {
+        (false, half && imm_is(d, 6, 1))
+    } else {
+        (half && imm_is(d, 6, 1), half && imm_is(d, 7, 1))
+    };
+    let mut suffix = String::new();
+    for (on, text) in [
+        (neg_a && !a_regs, ".negA"),
+        (neg_b, ".negB"),
+        (tnsp_a, ".tnspA"),
+        (tnsp_b, ".tnspB"),
+    ] {
+        if on {
+            suffix.push_str(text);
         }
     }
-    Some(s)
+    (if neg_a && a_regs { "-" } else { "" }, suffix)
 }
 
 fn reg_name(f: &Function, op: &Operand) -> String {
@@ -116,8 +136,9 @@ fn wgmma_text(f: &Function, d: &InstData, gsb0: bool) -> String {
         .first()
         .map_or("RZ".to_string(), |s| reg_name(f, &s.op));
     let mut s = format!("{op} {dreg}, ");
+    let (a_prefix, desc_suffix) = gmma_modifiers(d);
     if let Some(Operand::Vector(_)) = d.slots.get(1).map(|s| &s.op) {
-        let _ = write!(s, "{}, ", reg_name(f, &d.slots[1].op));
+        let _ = write!(s, "{a_prefix}{}, ", reg_name(f, &d.slots[1].op));
     }
     let desc = d.slots.get(
         if matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_))) {
@@ -128,7 +149,7 @@ fn wgmma_text(f: &Function, d: &InstData, gsb0: bool) -> String {
     );
     let _ = write!(
         s,
-        "gdesc[{}], ",
+        "gdesc[{}]{desc_suffix}, ",
         desc.map_or("URZ".into(), |x| reg_name(f, &x.op))
     );
     let scale_zero =
