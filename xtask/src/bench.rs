@@ -50,7 +50,7 @@ const KSTEPS: usize = 2;
 const SET_REGS: usize = 8;
 
 const USAGE: &str = "\
-usage: cargo xtask bench [--sizes N,N,...] [--runs N] [--steps S,...] [--emit FILE]
+usage: cargo xtask bench [--sizes N,...] [--runs N] [--steps S,...] [--limit SECS] [--emit FILE]
 
   --sizes N,...   function sizes in PTX instructions (k/M suffixes allowed);
                   default 125k,250k,500k,1M
