@@ -234,9 +234,24 @@ struct WaitAt {
     close: Close,
 }
 
+/// Kinds of decision, for [`Plan::first`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Seen {
+    Arrive,
+    UbArrive,
+    EmptyCommit,
+    ImplicitCommit,
+    CopySink,
+    Sink,
+    UbWrite,
+    Wait,
+}
+
 /// Decisions of the primary fixup.
 #[derive(Default, Debug)]
 struct Plan {
+    /// Decisions already recorded.
+    seen: FxHashSet<(Seen, Inst)>,
     /// Arrives to inject before these wgmmas (or empty commits).
     arrives: Vec<Inst>,
     /// Waits to inject.
@@ -287,8 +302,14 @@ impl Plan {
         })
     }
 
+    /// Whether `(kind, i)` is new: each decision is recorded once, however
+    /// many fixpoint rounds reach it (a set, so that this stays O(1)).
+    fn first(&mut self, kind: Seen, i: Inst) -> bool {
+        self.seen.insert((kind, i))
+    }
+
     fn wait(&mut self, at: Inst, close: Close) {
-        if !self.waits.iter().any(|w| w.at == at) && self.injecting() {
+        if self.injecting() && self.first(Seen::Wait, at) {
             self.waits.push(WaitAt { at, close });
         }
     }
@@ -307,6 +328,27 @@ struct Walker<'a> {
     module: &'a ori_ir::ModuleInfo,
     /// Also make legal what ptxas leaves undefined (see [`IsaStrictFixupGmmaSequence`]).
     isa_strict: bool,
+    /// Registers of a wgmma with no arrive before it in its block: only these
+    /// need to stay in `touched` / `read_touched` / `shapes` across blocks.
+    exposed: SecondaryMap<VReg, bool>,
+}
+
+fn exposed_regs(f: &Function) -> SecondaryMap<VReg, bool> {
+    let mut out = SecondaryMap::new();
+    for &b in f.layout.blocks() {
+        for &i in f.layout.block_insts(b) {
+            let d = &f.insts[i];
+            if d.opcode.is_arrive() {
+                break;
+            }
+            if d.opcode == Opcode::WgmmaMmaAsync {
+                for r in accumulator_regs(d).into_iter().chain(a_fragment_regs(d)) {
+                    out[r] = true;
+                }
+            }
+        }
+    }
+    out
 }
 
 fn a_fragment_regs(d: &InstData) -> SmallVec<[VReg; 4]> {
@@ -599,7 +641,7 @@ impl Walker<'_> {
                                 .iter()
                                 .any(|r| st.shapes.iter().any(|(x, s)| x == r && *s != shape)));
                     if isa_only {
-                        if !plan.ub_arrives.contains(&i) && plan.injecting() {
+                        if plan.injecting() && plan.first(Seen::UbArrive, i) {
                             plan.ub_arrives.push(i);
                         }
                         if self.isa_strict {
@@ -612,7 +654,7 @@ impl Walker<'_> {
                     if st.no_arrive || touched {
                         if self.uni.inst_is_divergent(b, d) || st.divergent_fence {
                             Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
-                        } else if !plan.arrives.contains(&i) && plan.injecting() {
+                        } else if plan.injecting() && plan.first(Seen::Arrive, i) {
                             plan.arrives.push(i);
                         }
                         st.touched.clear();
@@ -663,14 +705,14 @@ impl Walker<'_> {
                     }
                     if d.opcode == Opcode::WgmmaCommitGroup
                         && !block_wgmma
-                        && !plan.empty_commits.contains(&i)
+                        && plan.first(Seen::EmptyCommit, i)
                     {
                         plan.empty_commits.push(i);
                     }
                     if op.is_commit() && !block_wgmma && !fresh_arrive {
                         if divergent {
                             Self::fail(plan, C7520_WGAR_DIVERGENT, Some(i), None, None);
-                        } else if !plan.arrives.contains(&i) && plan.injecting() {
+                        } else if plan.injecting() && plan.first(Seen::Arrive, i) {
                             plan.arrives.push(i);
                         }
                         fresh_arrive = true;
@@ -681,7 +723,7 @@ impl Walker<'_> {
                         // ptxas closes a stage left open at a wait (the last HGMMA
                         // carries gsb0, probe `attempt_c7516_no_commit`); ori writes
                         // the commit out.
-                        if !plan.implicit_commits.contains(&i) && plan.injecting() {
+                        if plan.injecting() && plan.first(Seen::ImplicitCommit, i) {
                             plan.implicit_commits.push(i);
                         }
                     }
@@ -820,7 +862,7 @@ impl Walker<'_> {
                     if let Some((dsts, src, end)) = copy {
                         // ori writes the propagation out: the copy moves down to
                         // just before `end`, after any wait injected there.
-                        if !plan.copy_sinks.contains(&(i, end)) && plan.injecting() {
+                        if plan.injecting() && plan.first(Seen::CopySink, i) {
                             plan.copy_sinks.push((i, end));
                         }
                         for dst in dsts {
@@ -897,7 +939,7 @@ impl Walker<'_> {
                         // ptxas's scheduler puts this pure read below the
                         // read-modify-write that follows, under the wait the RMW
                         // gets (SASS of `c7517_c7519_read_then_rmw_between_mma`).
-                        if !plan.sinks.contains(&(i, rmw)) && plan.injecting() {
+                        if plan.injecting() && plan.first(Seen::Sink, i) {
                             plan.sinks.push((i, rmw));
                         }
                     } else if let Some(r) =
@@ -922,7 +964,7 @@ impl Walker<'_> {
                         // also wrote passes ptxas 13.0.88 unchecked, though a group
                         // still in flight writes it too (`heldout_04`): undefined
                         // by the ISA, announced (and fixed in ISA-strict mode).
-                        if !plan.ub_writes.iter().any(|(x, _, _)| *x == i) && plan.injecting() {
+                        if plan.injecting() && plan.first(Seen::UbWrite, i) {
                             plan.ub_writes.push((i, r, Close::Nothing));
                         }
                         waited = self.isa_strict;
@@ -1017,7 +1059,7 @@ impl Walker<'_> {
                         } else {
                             Close::CommitBatch
                         };
-                        if !plan.ub_writes.iter().any(|(x, _, _)| *x == i) && plan.injecting() {
+                        if plan.injecting() && plan.first(Seen::UbWrite, i) {
                             plan.ub_writes.push((i, r, close));
                         }
                         if self.isa_strict {
@@ -1084,7 +1126,11 @@ impl Walker<'_> {
                 let Some(start) = entry[b].clone() else {
                     continue;
                 };
-                let out = self.walk_block(b, start, &mut plan);
+                let mut out = self.walk_block(b, start, &mut plan);
+                let ex = &self.exposed;
+                out.touched.retain(|r| ex[*r]);
+                out.read_touched.retain(|r| ex[*r]);
+                out.shapes.retain(|(r, _)| ex[*r]);
                 outs[b] = Some(out.clone());
                 for &s in self.cfg.succs(b) {
                     match &mut entry[s] {
@@ -1258,6 +1304,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
             cfg,
             module: cx.module,
             isa_strict,
+            exposed: exposed_regs(f),
         };
         let mut plan = walker.plan();
         let (walker_cfg, walker_uni) = (walker.cfg, walker.uni);

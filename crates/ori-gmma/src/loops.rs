@@ -19,6 +19,10 @@ pub fn runtime_loop_blocks(
     dt: &DominatorTree,
 ) -> SecondaryMap<Block, bool> {
     let mut in_loop: SecondaryMap<Block, bool> = SecondaryMap::new();
+    // Which back edge last visited each block (0: none), so that one map
+    // serves every loop.
+    let mut seen: SecondaryMap<Block, u32> = SecondaryMap::new();
+    let mut stamp = 0;
     for &s in cfg.rpo() {
         for &h in cfg.succs(s) {
             if !dt.dominates(h, s) || constant_bound(f, s) {
@@ -26,15 +30,15 @@ pub fn runtime_loop_blocks(
             }
             // The natural loop of the back edge: h, and every block that
             // reaches s without passing through h.
+            stamp += 1;
             in_loop[h] = true;
-            let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
-            seen[h] = true;
+            seen[h] = stamp;
             let mut work = vec![s];
             while let Some(b) = work.pop() {
-                if seen[b] {
+                if seen[b] == stamp {
                     continue;
                 }
-                seen[b] = true;
+                seen[b] = stamp;
                 in_loop[b] = true;
                 work.extend(cfg.preds(b).iter().copied());
             }
