@@ -76,6 +76,11 @@ struct State {
     mixed: SmallVec<[u32; 4]>,
     /// Sets written by a group a wait retired, while others stay in flight.
     retired: SmallVec<[u32; 4]>,
+    /// Accumulator registers last written by a plain (non-wgmma)
+    /// instruction, and the block of that write.
+    plain_defs: fxhash::FxHashMap<VReg, Block>,
+    /// Sets some wgmma on some path to here has written.
+    issued: SmallVec<[u32; 4]>,
     /// A wgmma since the last commit or wait, in this ptxas block.
     block_wgmma: bool,
     /// An arrive after the last plain instruction, in this ptxas block.
@@ -137,6 +142,10 @@ impl State {
         let mut ch = add_all(&mut self.mixed, differ);
         ch |= add_all(&mut self.mixed, o.mixed.iter().copied());
         ch |= add_all(&mut self.retired, o.retired.iter().copied());
+        ch |= add_all(&mut self.issued, o.issued.iter().copied());
+        for (r, b) in &o.plain_defs {
+            ch |= self.plain_defs.insert(*r, *b).is_none();
+        }
         ch |= self.pipe.join(&o.pipe);
         for r in &o.touched {
             ch |= self.touched.insert(*r);
@@ -328,6 +337,8 @@ struct Walker<'a> {
     module: &'a ori_ir::ModuleInfo,
     /// Also make legal what ptxas leaves undefined (see [`IsaStrictFixupGmmaSequence`]).
     isa_strict: bool,
+    /// Each instruction's index in its block.
+    pos: SecondaryMap<Inst, u32>,
     /// Registers of a wgmma with no arrive before it in its block: only these
     /// need to stay in `touched` / `read_touched` / `shapes` across blocks.
     exposed: SecondaryMap<VReg, bool>,
@@ -371,7 +382,7 @@ impl Walker<'_> {
     /// Whether another wgmma follows `at` in block `b` before the next commit or wait.
     fn wgmma_later(&self, b: Block, at: Inst) -> bool {
         let insts = self.f.layout.block_insts(b);
-        let Some(pos) = insts.iter().position(|x| *x == at) else {
+        let Some(pos) = self.position(insts, at) else {
             return false;
         };
         for &i in &insts[pos + 1..] {
@@ -391,7 +402,7 @@ impl Walker<'_> {
     /// which gets a wait).
     fn rmw_later(&self, b: Block, at: Inst, open: &[u32]) -> Option<Inst> {
         let insts = self.f.layout.block_insts(b);
-        let pos = insts.iter().position(|x| *x == at)?;
+        let pos = self.position(insts, at)?;
         let reader = &self.f.insts[at];
         let (r_defs, r_uses) = (reader.defs(), reader.uses());
         for &i in &insts[pos + 1..] {
@@ -419,7 +430,7 @@ impl Walker<'_> {
     /// store under the same guard.
     fn in_store_run(&self, b: Block, at: Inst) -> bool {
         let insts = self.f.layout.block_insts(b);
-        let Some(pos) = insts.iter().position(|x| *x == at) else {
+        let Some(pos) = self.position(insts, at) else {
             return false;
         };
         let store_guard = |i: Inst| {
@@ -439,7 +450,7 @@ impl Walker<'_> {
     /// or a call or terminator comes first.
     fn copy_end(&self, b: Block, at: Inst, dsts: &[VReg], src: VReg) -> Option<Inst> {
         let insts = self.f.layout.block_insts(b);
-        let pos = insts.iter().position(|x| *x == at)?;
+        let pos = self.position(insts, at)?;
         for &i in &insts[pos + 1..] {
             let d = &self.f.insts[i];
             if d.opcode == Opcode::Call || d.opcode.is_terminator() {
@@ -454,10 +465,17 @@ impl Walker<'_> {
         None
     }
 
+    /// The index of `at` in its block's `insts` (O(1): the positions are
+    /// numbered once per run).
+    fn position(&self, insts: &[Inst], at: Inst) -> Option<usize> {
+        let k = self.pos[at] as usize;
+        (insts.get(k) == Some(&at)).then_some(k)
+    }
+
     /// Whether a wgmma later in block `b` takes `r` as an accumulator.
     fn wgmma_later_in_block_using(&self, b: Block, at: Inst, r: VReg) -> bool {
         let insts = self.f.layout.block_insts(b);
-        let Some(pos) = insts.iter().position(|x| *x == at) else {
+        let Some(pos) = self.position(insts, at) else {
             return false;
         };
         insts[pos + 1..].iter().any(|&i| {
@@ -488,7 +506,7 @@ impl Walker<'_> {
     /// takes `r` as an accumulator.
     fn wgmma_later_using(&self, b: Block, at: Inst, r: VReg) -> bool {
         let insts = self.f.layout.block_insts(b);
-        let Some(pos) = insts.iter().position(|x| *x == at) else {
+        let Some(pos) = self.position(insts, at) else {
             return false;
         };
         for &i in &insts[pos + 1..] {
@@ -507,7 +525,7 @@ impl Walker<'_> {
     /// between that write no accumulator register (and no other GMMA op).
     fn commit_after_reads(&self, b: Block, at: Inst) -> Option<Inst> {
         let insts = self.f.layout.block_insts(b);
-        let pos = insts.iter().position(|x| *x == at)?;
+        let pos = self.position(insts, at)?;
         for &i in &insts[pos + 1..] {
             let d = &self.f.insts[i];
             if d.opcode == Opcode::WgmmaCommitGroup {
@@ -616,6 +634,7 @@ impl Walker<'_> {
                         } else {
                             plan.wait(i, Close::Nothing);
                             st.pipe = PipeState::default();
+                            st.aliases.clear();
                             st.partial_wait = false;
                             st.mixed.clear();
                             st.a_frags.clear();
@@ -676,6 +695,7 @@ impl Walker<'_> {
                         if !block_wgmma_defs.contains(&r) {
                             block_wgmma_defs.push(r);
                         }
+                        st.plain_defs.remove(&r);
                     }
                     for r in a_fragment_regs(d) {
                         if !st.a_frags.contains(&r) {
@@ -687,6 +707,7 @@ impl Walker<'_> {
                         let set = crate::accumulator_sets::word_index(w.dst);
                         st.mixed.retain(|s| *s != set);
                         block_issues.push(set);
+                        add_all(&mut st.issued, [set]);
                     }
                     st.last_wgmma = Some(i);
                     if self.in_flight_regs(&st) > MAX_IN_FLIGHT_ACCUMULATOR_REGS {
@@ -749,6 +770,9 @@ impl Walker<'_> {
                     if op.is_wait() {
                         st.partial_wait = d.wait_count().unwrap_or(0) > 0 && !st.pipe.is_empty();
                         let all = st.pipe.all();
+                        // A copy of a value the wait made final is an ordinary
+                        // register from here on (`tests/triton2/accread_partial_*`).
+                        st.aliases.retain(|(_, src)| self.hits(*src, &all));
                         st.mixed.retain(|s| all.contains(s));
                     }
                 }
@@ -773,6 +797,7 @@ impl Walker<'_> {
                             plan.wait(i, close);
                         }
                         st.pipe = PipeState::default();
+                        st.aliases.clear();
                         st.mixed.clear();
                         st.partial_wait = false;
                         st.a_frags.clear();
@@ -802,6 +827,7 @@ impl Walker<'_> {
                         };
                         plan.wait(i, close);
                         st.pipe = PipeState::default();
+                        st.aliases.clear();
                         st.partial_wait = false;
                         st.mixed.clear();
                         st.a_frags.clear();
@@ -970,6 +996,7 @@ impl Walker<'_> {
                         waited = self.isa_strict;
                         if self.isa_strict {
                             st.pipe = PipeState::default();
+                            st.aliases.clear();
                             st.partial_wait = false;
                             st.mixed.clear();
                             st.a_frags.clear();
@@ -1021,6 +1048,7 @@ impl Walker<'_> {
                         };
                         plan.wait(i, close);
                         st.pipe = PipeState::default();
+                        st.aliases.clear();
                         st.partial_wait = false;
                         st.mixed.clear();
                         st.a_frags.clear();
@@ -1068,6 +1096,7 @@ impl Walker<'_> {
                                 block_issues.clear();
                             }
                             st.pipe = PipeState::default();
+                            st.aliases.clear();
                             st.partial_wait = false;
                             st.mixed.clear();
                             st.a_frags.clear();
@@ -1080,6 +1109,11 @@ impl Walker<'_> {
                             .filter(|r| f.vregs[*r].class == ori_ir::RegClass::Tensor),
                     );
                     block_wgmma_defs.retain(|r| !defs.contains(r));
+                    for &r in &defs {
+                        if !self.reg_sets[r].is_empty() {
+                            st.plain_defs.insert(r, b);
+                        }
+                    }
                     // A later wgmma needs an arrive after writes to its registers. Plain
                     // reads do not count, of A fragments or of accumulators: on ptxas
                     // 13.0.88 `commit; add f0, d0, d1; wgmma {d..}` gets a wait before
@@ -1101,6 +1135,47 @@ impl Walker<'_> {
         st.fresh_arrive = fresh_arrive;
         st.block_issues = block_issues;
         st
+    }
+
+    /// C7515 at a join (not a loop header) where one path brings an
+    /// accumulator set in flight and another path last wrote some of its
+    /// registers with a plain instruction: ptxas merges the two values into
+    /// the accumulator registers while the group is in flight (Triton's
+    /// zero-trip path around a `wait_group 1` mainloop:
+    /// `tests/triton2/accread_partial_*`, `tests/triton/fp8e4m3_128x256x128_*`).
+    fn check_plain_joins(&self, outs: &SecondaryMap<Block, Option<State>>, plan: &mut Plan) {
+        if plan.failure.is_some() {
+            return;
+        }
+        let dt = ori_ir::DominatorTree::compute(&self.cfg);
+        for &j in self.cfg.rpo() {
+            let preds = self.cfg.preds(j);
+            if preds.len() < 2 || preds.iter().any(|p| dt.dominates(j, *p)) {
+                continue;
+            }
+            let states: Vec<&State> = preds.iter().filter_map(|p| outs[*p].as_ref()).collect();
+            // Only a fresh value on a path of its own counts: a write in a
+            // block dominating the join (the zero-fill before Triton's loop
+            // guard) is the same value on every path, and a path where the
+            // set was ever issued joins a value the wgmma chain produced
+            // (`c7517_uniform_branch_read_acc`).
+            let clash = states.iter().any(|a| {
+                let flying = a.pipe.all();
+                states.iter().any(|b| {
+                    b.plain_defs.iter().any(|(r, at)| {
+                        !dt.dominates(*at, j)
+                            && !self.hits(*r, &b.issued)
+                            && self.hits(*r, &flying)
+                            && !self.hits(*r, &b.pipe.all())
+                    })
+                })
+            });
+            if clash {
+                let at = self.f.layout.block_insts(j).first().copied();
+                Self::fail(plan, C7515_DEFINES_ACCUMULATORS, at, None, None);
+                return;
+            }
+        }
     }
 
     fn plan(&self) -> Plan {
@@ -1143,6 +1218,7 @@ impl Walker<'_> {
                 }
             }
         }
+        self.check_plain_joins(&outs, &mut plan);
         for b in std::mem::take(&mut plan.bare_exits) {
             let ret = self.f.layout.block_insts(b)[0];
             for &p in self.cfg.preds(b) {
@@ -1305,6 +1381,15 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
             module: cx.module,
             isa_strict,
             exposed: exposed_regs(f),
+            pos: {
+                let mut pos = SecondaryMap::new();
+                for &b in f.layout.blocks() {
+                    for (k, &i) in f.layout.block_insts(b).iter().enumerate() {
+                        pos[i] = k as u32;
+                    }
+                }
+                pos
+            },
         };
         let mut plan = walker.plan();
         let (walker_cfg, walker_uni) = (walker.cfg, walker.uni);
