@@ -76,11 +76,6 @@ struct State {
     mixed: SmallVec<[u32; 4]>,
     /// Sets written by a group a wait retired, while others stay in flight.
     retired: SmallVec<[u32; 4]>,
-    /// Accumulator registers last written by a plain (non-wgmma)
-    /// instruction, and the block of that write.
-    plain_defs: fxhash::FxHashMap<VReg, Block>,
-    /// Sets some wgmma on some path to here has written.
-    issued: SmallVec<[u32; 4]>,
     /// A wgmma since the last commit or wait, in this ptxas block.
     block_wgmma: bool,
     /// An arrive after the last plain instruction, in this ptxas block.
@@ -142,10 +137,6 @@ impl State {
         let mut ch = add_all(&mut self.mixed, differ);
         ch |= add_all(&mut self.mixed, o.mixed.iter().copied());
         ch |= add_all(&mut self.retired, o.retired.iter().copied());
-        ch |= add_all(&mut self.issued, o.issued.iter().copied());
-        for (r, b) in &o.plain_defs {
-            ch |= self.plain_defs.insert(*r, *b).is_none();
-        }
         ch |= self.pipe.join(&o.pipe);
         for r in &o.touched {
             ch |= self.touched.insert(*r);
@@ -695,7 +686,6 @@ impl Walker<'_> {
                         if !block_wgmma_defs.contains(&r) {
                             block_wgmma_defs.push(r);
                         }
-                        st.plain_defs.remove(&r);
                     }
                     for r in a_fragment_regs(d) {
                         if !st.a_frags.contains(&r) {
@@ -707,7 +697,6 @@ impl Walker<'_> {
                         let set = crate::accumulator_sets::word_index(w.dst);
                         st.mixed.retain(|s| *s != set);
                         block_issues.push(set);
-                        add_all(&mut st.issued, [set]);
                     }
                     st.last_wgmma = Some(i);
                     if self.in_flight_regs(&st) > MAX_IN_FLIGHT_ACCUMULATOR_REGS {
@@ -1109,11 +1098,6 @@ impl Walker<'_> {
                             .filter(|r| f.vregs[*r].class == ori_ir::RegClass::Tensor),
                     );
                     block_wgmma_defs.retain(|r| !defs.contains(r));
-                    for &r in &defs {
-                        if !self.reg_sets[r].is_empty() {
-                            st.plain_defs.insert(r, b);
-                        }
-                    }
                     // A later wgmma needs an arrive after writes to its registers. Plain
                     // reads do not count, of A fragments or of accumulators: on ptxas
                     // 13.0.88 `commit; add f0, d0, d1; wgmma {d..}` gets a wait before
@@ -1138,11 +1122,17 @@ impl Walker<'_> {
     }
 
     /// C7515 at a join (not a loop header) where one path brings an
-    /// accumulator set in flight and another path last wrote some of its
-    /// registers with a plain instruction: ptxas merges the two values into
-    /// the accumulator registers while the group is in flight (Triton's
-    /// zero-trip path around a `wait_group 1` mainloop:
+    /// accumulator set in flight and another path, in blocks of its own
+    /// (not dominating the join) where the set was never issued, wrote some
+    /// of its registers with a plain instruction: ptxas merges a fresh value
+    /// into the accumulator registers while the group is in flight (Triton's
+    /// zero-trip block around a `wait_group 1` mainloop:
     /// `tests/triton2/accread_partial_*`, `tests/triton/fp8e4m3_128x256x128_*`).
+    /// A write before the split is the same value on every path, and a path
+    /// that issued the set joins a value the wgmma chain produced
+    /// (`c7517_uniform_branch_read_acc`). Only joins with a set in flight are
+    /// looked at, and only the straight-line blocks above each predecessor
+    /// up to the join's dominator, so the cost stays linear.
     fn check_plain_joins(&self, outs: &SecondaryMap<Block, Option<State>>, plan: &mut Plan) {
         if plan.failure.is_some() {
             return;
@@ -1153,27 +1143,79 @@ impl Walker<'_> {
             if preds.len() < 2 || preds.iter().any(|p| dt.dominates(j, *p)) {
                 continue;
             }
-            let states: Vec<&State> = preds.iter().filter_map(|p| outs[*p].as_ref()).collect();
-            // Only a fresh value on a path of its own counts: a write in a
-            // block dominating the join (the zero-fill before Triton's loop
-            // guard) is the same value on every path, and a path where the
-            // set was ever issued joins a value the wgmma chain produced
-            // (`c7517_uniform_branch_read_acc`).
-            let clash = states.iter().any(|a| {
-                let flying = a.pipe.all();
-                states.iter().any(|b| {
-                    b.plain_defs.iter().any(|(r, at)| {
-                        !dt.dominates(*at, j)
-                            && !self.hits(*r, &b.issued)
-                            && self.hits(*r, &flying)
-                            && !self.hits(*r, &b.pipe.all())
-                    })
-                })
-            });
-            if clash {
-                let at = self.f.layout.block_insts(j).first().copied();
-                Self::fail(plan, C7515_DEFINES_ACCUMULATORS, at, None, None);
-                return;
+            let mut flying: SmallVec<[u32; 4]> = SmallVec::new();
+            for p in preds {
+                if let Some(o) = &outs[*p] {
+                    add_all(&mut flying, o.pipe.all());
+                }
+            }
+            if flying.is_empty() {
+                continue;
+            }
+            for &p in preds {
+                let carries = outs[p].as_ref().is_some_and(|o| !o.pipe.is_empty());
+                if carries {
+                    continue;
+                }
+                let Some(at) = self.fresh_write_above(p, j, &flying, &dt) else {
+                    continue;
+                };
+                // The written set must never have been issued on the way here.
+                let sets: SmallVec<[u32; 4]> = self.f.insts[at]
+                    .defs()
+                    .iter()
+                    .flat_map(|r| self.reg_sets[*r].iter().copied())
+                    .collect();
+                let mut up = Some(p);
+                let mut issued_above = false;
+                while let Some(b) = up {
+                    if self.f.layout.block_insts(b).iter().any(|i| {
+                        let d = &self.f.insts[*i];
+                        d.opcode == Opcode::WgmmaMmaAsync
+                            && d.accum.is_some_and(|w| {
+                                sets.contains(&crate::accumulator_sets::word_index(w.dst))
+                            })
+                    }) {
+                        issued_above = true;
+                        break;
+                    }
+                    up = dt.idom(b).filter(|x| *x != b);
+                }
+                if !issued_above {
+                    Self::fail(plan, C7515_DEFINES_ACCUMULATORS, Some(at), None, None);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A plain write of a register of `sets` in the straight-line blocks from
+    /// `p` up to (not including) a block dominating `j`, none of which issues
+    /// a wgmma.
+    fn fresh_write_above(
+        &self,
+        mut p: Block,
+        j: Block,
+        sets: &[u32],
+        dt: &ori_ir::DominatorTree,
+    ) -> Option<Inst> {
+        let mut found = None;
+        loop {
+            if dt.dominates(p, j) {
+                return found;
+            }
+            for &i in self.f.layout.block_insts(p) {
+                let d = &self.f.insts[i];
+                if d.opcode == Opcode::WgmmaMmaAsync {
+                    return None;
+                }
+                if d.opcode == Opcode::Generic && d.defs().iter().any(|r| self.hits(*r, sets)) {
+                    found.get_or_insert(i);
+                }
+            }
+            match self.cfg.preds(p) {
+                [q] => p = *q,
+                _ => return found,
             }
         }
     }
