@@ -36,6 +36,9 @@ use smallvec::SmallVec;
 /// compile clean (one `m64n256k16.f32`, or 32 `n8` sets), 256 serialize.
 pub const MAX_IN_FLIGHT_ACCUMULATOR_REGS: usize = 240;
 
+/// The set id standing for the dummy wgmma of an empty group (no registers).
+const DUMMY_GROUP_SET: u32 = u32::MAX;
+
 /// The pass, as ptxas 13.0.88 runs it: where ptxas leaves an access that
 /// the PTX ISA calls undefined (a write to a register of a wgmma still in
 /// flight), ori leaves it too and says so in an ori-only note.
@@ -93,6 +96,8 @@ struct State {
     divergent_wait: bool,
     /// A wgmma issued since the last arrive, on some path.
     wgmma_since_arrive: bool,
+    /// A `wgmma.wait_group` of the user's ran on some path from the entry.
+    user_waited: bool,
     /// Live copies `(dst, src)` made by `mov dst, src` of an accumulator in
     /// flight. ptxas propagates such copies before phase 87 (a copy between
     /// the last wgmma and the commit, stored after the wait, compiles clean:
@@ -150,6 +155,10 @@ impl State {
                 self.aliases.push(*a);
                 ch = true;
             }
+        }
+        if o.user_waited && !self.user_waited {
+            self.user_waited = true;
+            ch = true;
         }
         if o.wgmma_since_arrive && !self.wgmma_since_arrive {
             self.wgmma_since_arrive = true;
@@ -585,7 +594,8 @@ impl Walker<'_> {
         // A-fragment registers of the wgmma earlier in this PTX block.
         let mut block_fragments: SmallVec<[VReg; 8]> = SmallVec::new();
         // Accumulator registers whose value a wgmma earlier in this PTX block wrote.
-        let mut block_wgmma_defs: SmallVec<[VReg; 16]> = SmallVec::new();
+        // With the number of wgmma that wrote each.
+        let mut block_wgmma_defs: SmallVec<[(VReg, u32); 16]> = SmallVec::new();
         for &i in f.layout.block_insts(b) {
             let d = &f.insts[i];
             match d.opcode {
@@ -683,8 +693,9 @@ impl Walker<'_> {
                     st.wgmma_since_arrive = true;
                     block_fragments.extend(a_fragment_regs(d));
                     for r in accumulator_regs(d) {
-                        if !block_wgmma_defs.contains(&r) {
-                            block_wgmma_defs.push(r);
+                        match block_wgmma_defs.iter_mut().find(|(x, _)| *x == r) {
+                            Some(e) => e.1 += 1,
+                            None => block_wgmma_defs.push((r, 1)),
                         }
                     }
                     for r in a_fragment_regs(d) {
@@ -712,11 +723,10 @@ impl Walker<'_> {
                     let divergent = self.uni.inst_is_divergent(b, d);
                     if op.is_wait() {
                         st.divergent_wait = divergent;
+                        st.user_waited |= d.opcode == Opcode::WgmmaWaitGroup;
                     }
-                    if d.opcode == Opcode::WgmmaCommitGroup
-                        && !block_wgmma
-                        && plan.first(Seen::EmptyCommit, i)
-                    {
+                    let empty_group = d.opcode == Opcode::WgmmaCommitGroup && !block_wgmma;
+                    if empty_group && plan.first(Seen::EmptyCommit, i) {
                         plan.empty_commits.push(i);
                     }
                     if op.is_commit() && !block_wgmma && !fresh_arrive {
@@ -746,6 +756,14 @@ impl Walker<'_> {
                         groups.push(st.pipe.open.clone());
                     }
                     st.pipe.transfer(d);
+                    if empty_group {
+                        // The dummy wgmma of an empty group is in flight like any
+                        // other: a `ret` after `wait_group 1` waits for it
+                        // (`heldout3_38`).
+                        if let Some(g) = st.pipe.groups.last_mut() {
+                            g.push(DUMMY_GROUP_SET);
+                        }
+                    }
                     if op.is_wait() {
                         let done = groups.len().saturating_sub(st.pipe.groups.len());
                         for g in &groups[..done] {
@@ -802,8 +820,21 @@ impl Walker<'_> {
                     // at the call's line, so accumulators passed in flight get a
                     // wait there (`heldout_35`).
                     let all = st.pipe.all();
-                    let passes_in_flight = d.uses().iter().any(|r| self.hits(*r, &all));
-                    if passes_in_flight
+                    let passes_in_flight = d.uses().iter().copied().find(|r| self.hits(*r, &all));
+                    let unsure = passes_in_flight.filter(|r| {
+                        st.partial_wait || self.reg_sets[*r].iter().any(|s| st.mixed.contains(s))
+                    });
+                    if let Some(r) = unsure.filter(|_| matches!(info, Some((true, _)))) {
+                        // As for a plain read: ptxas does not strengthen a partial
+                        // wait for the inlined callee's reads (`heldout3_24`).
+                        Self::fail(
+                            plan,
+                            C7514_READS_ACCUMULATORS,
+                            Some(i),
+                            Some(r),
+                            st.last_wgmma,
+                        );
+                    } else if passes_in_flight.is_some()
                         && !self.module.compile_only
                         && matches!(info, Some((true, _)))
                     {
@@ -909,7 +940,9 @@ impl Walker<'_> {
                     // first wgmma was waited for (the serialized form of
                     // `c7511_def_acc_between_mma` still gets C7511 from ptxas).
                     let kill_chain = defs.iter().copied().find(|r| {
-                        block_wgmma_defs.contains(r)
+                        // Written by exactly one wgmma: after two or more,
+                        // ptxas keeps the chain (`heldout3_30`, `heldout3_32`).
+                        block_wgmma_defs.contains(&(*r, 1))
                             && !uses.contains(r)
                             && self.wgmma_later_in_block_using(b, i, *r)
                     });
@@ -1016,6 +1049,18 @@ impl Walker<'_> {
                         // in divergent code (`heldout_26`: C7518; one predicated
                         // store alone gets its wait, C7517).
                         Self::fail(plan, C7518_WGDP_DIVERGENT, Some(i), Some(r), st.last_wgmma);
+                    } else if let Some(r) = read_any.filter(|_| st.user_waited && !defines_acc) {
+                        // A pure read that needs a wait after a `wgmma.wait_group`
+                        // of the user's on some path from the entry: ptxas refuses
+                        // to add one (C7514; `heldout3_19`, whose unrolled first
+                        // iteration still gets its C7517).
+                        Self::fail(
+                            plan,
+                            C7514_READS_ACCUMULATORS,
+                            Some(i),
+                            Some(r),
+                            st.last_wgmma,
+                        );
                     } else if read_any.is_some()
                         && !(read_open.is_some() && !defines_acc && self.wgmma_later(b, i))
                     {
@@ -1097,7 +1142,7 @@ impl Walker<'_> {
                             .copied()
                             .filter(|r| f.vregs[*r].class == ori_ir::RegClass::Tensor),
                     );
-                    block_wgmma_defs.retain(|r| !defs.contains(r));
+                    block_wgmma_defs.retain(|(r, _)| !defs.contains(r));
                     // A later wgmma needs an arrive after writes to its registers. Plain
                     // reads do not count, of A fragments or of accumulators: on ptxas
                     // 13.0.88 `commit; add f0, d0, d1; wgmma {d..}` gets a wait before

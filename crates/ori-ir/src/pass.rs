@@ -18,7 +18,7 @@ pub struct ModuleInfo {
     pub arch: String,
     /// Whether the target has wgmma.
     pub has_wgmma: bool,
-    /// Per function name: (has a body, contains a GMMA op: wgmma, fence, commit or wait).
+    /// Per function name: (has a body, contains a GMMA op other than a fence: wgmma, commit or wait).
     pub funcs: FxHashMap<String, (bool, bool)>,
     /// `ptxas -c`: every callee is treated as external.
     pub compile_only: bool,
@@ -31,7 +31,12 @@ impl ModuleInfo {
             .funcs
             .values()
             .map(|f| {
-                let wg = f.insts.values().any(|d| d.opcode.is_gmma_family());
+                // A callee with only fences is not inlined and counts as a
+                // plain call (`heldout3_25`: C7519 in the caller, no C7510).
+                let wg = f
+                    .insts
+                    .values()
+                    .any(|d| d.opcode.is_gmma_family() && !d.opcode.is_arrive());
                 (f.name.to_string(), (f.has_body, wg))
             })
             .collect();
