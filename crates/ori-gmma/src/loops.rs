@@ -49,7 +49,7 @@ pub fn runtime_loop_blocks(
 
 /// Whether the branch ending block `s` tests a predicate set by comparing
 /// against an immediate in the same block (`setp.lt.u32 p, i, 4; @p bra`).
-fn constant_bound(f: &Function, s: Block) -> bool {
+pub fn constant_bound(f: &Function, s: Block) -> bool {
     let insts = f.layout.block_insts(s);
     let Some(&br) = insts.last() else {
         return false;
