@@ -1533,8 +1533,14 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                 "put wgmma.commit_group + wgmma.wait_group before this instruction",
             ));
         }
-        // ori's own notes go after everything ptxas prints.
+        // ori's own notes go after everything ptxas prints. A serialized
+        // function waits after every wgmma and arrives before each, so none
+        // of what they point at remains.
         let mut notes = Vec::new();
+        if plan.failure.is_some() {
+            plan.ub_writes.clear();
+            plan.ub_arrives.clear();
+        }
         plan.ub_writes
             .sort_by_key(|(i, _, _)| f.layout.order_key(*i));
         for &(i, r, _) in &plan.ub_writes {
