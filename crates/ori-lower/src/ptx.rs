@@ -80,11 +80,21 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
     let mut block = None;
     // The branch of a guarded GMMA op just placed: (line, branch text, label).
     let mut skip: Option<(u32, String, String)> = None;
+    // A guarded op written as a branch whose skipped block is still open:
+    // what follows the op there goes before the label.
+    let mut rewritten: Option<u32> = None;
     for (k, &i) in order.iter().enumerate() {
         let d = &f.insts[i];
         // What a block ends with stays in that block: after its last line.
         let b = f.layout.inst_block(i);
         if b != block && skip.is_none() {
+            if let (Some(l), false) = (rewritten.take(), pending.is_empty()) {
+                if let Some(v) = e.replace.get_mut(&l) {
+                    let label = v.pop();
+                    v.extend(pending.drain(..).map(|t| format!("{t} // ori: injected")));
+                    v.extend(label);
+                }
+            }
             if let (Some(a), false) = (anchor, pending.is_empty()) {
                 e.after.entry(a).or_default().append(&mut pending);
             }
@@ -118,7 +128,9 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
                 v.push(op);
                 v.push(format!("{label}:"));
                 e.replace.insert(line, v);
+                rewritten = Some(line);
                 anchor = Some(d.line);
+                block = b;
                 continue;
             }
         }
