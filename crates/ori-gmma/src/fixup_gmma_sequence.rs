@@ -334,6 +334,8 @@ struct Walker<'a> {
     blocks: PtxasBlocks,
     /// Blocks of loops with a run-time trip count (see `loops`).
     in_loop: SecondaryMap<Block, bool>,
+    /// Targets of back edges.
+    loop_header: SecondaryMap<Block, bool>,
     module: &'a ori_ir::ModuleInfo,
     /// Also make legal what ptxas leaves undefined (see [`IsaStrictFixupGmmaSequence`]).
     isa_strict: bool,
@@ -472,6 +474,18 @@ impl Walker<'_> {
         (insts.get(k) == Some(&at)).then_some(k)
     }
 
+    /// Whether a commit or wait follows `at` in block `b`.
+    fn sync_later_in_block(&self, b: Block, at: Inst) -> bool {
+        let insts = self.f.layout.block_insts(b);
+        let Some(pos) = self.position(insts, at) else {
+            return false;
+        };
+        insts[pos + 1..].iter().any(|&i| {
+            let op = self.f.insts[i].opcode;
+            op.is_commit() || op.is_wait()
+        })
+    }
+
     /// Whether a wgmma later in block `b` takes `r` as an accumulator.
     fn wgmma_later_in_block_using(&self, b: Block, at: Inst, r: VReg) -> bool {
         let insts = self.f.layout.block_insts(b);
@@ -596,8 +610,43 @@ impl Walker<'_> {
         // Accumulator registers whose value a wgmma earlier in this PTX block wrote.
         // With the number of wgmma that wrote each.
         let mut block_wgmma_defs: SmallVec<[(VReg, u32); 16]> = SmallVec::new();
+        // Entered from uniform arms that each end in a wait of their own, at
+        // different levels: unless a read needs it first, ptxas waits at the
+        // end of this block, naming its branch (`heldout4_30`). With a wait
+        // on one side only, reads here are C7514 instead (rule 15).
+        let arm_waits = |p: &Block| {
+            self.cfg.preds(*p).len() == 1
+                && f.layout
+                    .block_insts(*p)
+                    .iter()
+                    .any(|i| f.insts[*i].opcode == Opcode::WgmmaWaitGroup)
+        };
+        let mixed_join = self.cfg.preds(b).len() > 1
+            && !self.loop_header[b]
+            && !st.mixed.is_empty()
+            && !st.divergent_wait
+            && self.cfg.preds(b).iter().all(arm_waits);
+        let last = f.layout.block_insts(b).last().copied();
         for &i in f.layout.block_insts(b) {
             let d = &f.insts[i];
+            if mixed_join
+                && Some(i) == last
+                && d.opcode == Opcode::Branch
+                && !st.mixed.is_empty()
+                && !st.pipe.is_empty()
+            {
+                let close = if st.pipe.open.is_empty() {
+                    Close::Nothing
+                } else {
+                    Close::CommitBatch
+                };
+                plan.wait(i, close);
+                st.pipe = PipeState::default();
+                st.aliases.clear();
+                st.partial_wait = false;
+                st.mixed.clear();
+                st.a_frags.clear();
+            }
             match d.opcode {
                 op if op.is_arrive() => {
                     fresh_arrive = true;
@@ -648,7 +697,17 @@ impl Walker<'_> {
                     }
                     let mut regs = accumulator_regs(d);
                     regs.extend(a_fragment_regs(d));
-                    let touched = regs.iter().any(|r| st.touched.contains(r));
+                    // A write of any accumulator register after a wgmma of this
+                    // arrive's stage also needs a new arrive, whatever registers
+                    // the next wgmma uses (`heldout4_38`: an add into D between
+                    // D's last wgmma and E's).
+                    let f = self.f;
+                    let touched = regs.iter().any(|r| st.touched.contains(r))
+                        || (st.wgmma_since_arrive
+                            && st
+                                .touched
+                                .iter()
+                                .any(|r| f.vregs[*r].class == ori_ir::RegClass::Tensor));
                     // What the ISA also orders and ptxas 13.0.88 does not: a plain
                     // read of the registers since the last arrive, or an accumulator
                     // last used by a wgmma of another shape ("except when these are
@@ -934,6 +993,8 @@ impl Walker<'_> {
                         .find(|r| self.hits(*r, open) && !uses.contains(r));
                     let mut waited = false;
                     let mut failed_here = false;
+                    // A kill ptxas moves past the wait touches nothing here.
+                    let mut sunk_kill = false;
                     // The same holds across commits and waits: a kill of a value a
                     // wgmma of this block wrote, with a later wgmma of the block
                     // accumulating into the register, is C7511 even when the
@@ -978,6 +1039,8 @@ impl Walker<'_> {
                             );
                         } else {
                             failed_here = false;
+                            // Moved past a commit or wait of its own block.
+                            sunk_kill = self.sync_later_in_block(b, i);
                         }
                     }
                     let sink_below = read_open
@@ -1150,7 +1213,7 @@ impl Walker<'_> {
                     // A fragment between an arrive and the first wgmma after it
                     // (`attempt_c7513_def_rega_after_fence` compiles clean, while
                     // `heldout_09` and `heldout_12` get C7519).
-                    for &r in &defs {
+                    for &r in defs.iter().filter(|_| !sunk_kill) {
                         if f.vregs[r].class == ori_ir::RegClass::Tensor || st.wgmma_since_arrive {
                             st.touched.insert(r);
                         } else {
@@ -1228,6 +1291,9 @@ impl Walker<'_> {
                 }
                 if !issued_above {
                     Self::fail(plan, C7515_DEFINES_ACCUMULATORS, Some(at), None, None);
+                    // ptxas sees the fresh value at this join, not a wait to add.
+                    plan.waits
+                        .retain(|w| self.f.layout.inst_block(w.at) != Some(j));
                     return;
                 }
             }
@@ -1454,15 +1520,24 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                 reg_sets[*r].push(k as u32);
             }
         }
+        let dt = ori_ir::DominatorTree::compute(&cfg);
         let walker = Walker {
             f,
             sets: &facts.sets,
             reg_sets,
             uni,
             blocks: PtxasBlocks::compute(f, &cfg),
-            in_loop: {
-                let dt = ori_ir::DominatorTree::compute(&cfg);
-                crate::loops::runtime_loop_blocks(f, &cfg, &dt)
+            in_loop: crate::loops::runtime_loop_blocks(f, &cfg, &dt),
+            loop_header: {
+                let mut h = SecondaryMap::new();
+                for &s in cfg.rpo() {
+                    for &t in cfg.succs(s) {
+                        if dt.dominates(t, s) {
+                            h[t] = true;
+                        }
+                    }
+                }
+                h
             },
             cfg,
             module: cx.module,
