@@ -1,0 +1,30 @@
+//! Fuzz target: the whole pipeline — parse, lower, phases 85 and 87 (in both
+//! modes, with the verifier after each pass), the three diagnostic renderers
+//! and both back ends — must never panic, whatever the input. Seeded with
+//! the oracle corpus, so mutations start from real wgmma pipelines.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(src) = std::str::from_utf8(data) else {
+        return;
+    };
+    for isa_strict in [false, true] {
+        let opts = ori::Options {
+            verify: true,
+            isa_strict,
+            ..ori::Options::default()
+        };
+        let c = ori::compile_ptx("fuzz.ptx", src, &opts);
+        for d in &c.diags {
+            let _ = ori::ir::render::render_ptxas(d);
+            let _ = ori::ir::render::render_human(d);
+            let _ = ori::ir::render::render_json(d);
+        }
+        if let Some(m) = &c.module {
+            let _ = ori::lower::sass::emit_module(m);
+            let _ = ori::lower::ptx::emit_module(m, src);
+        }
+    }
+});
