@@ -114,17 +114,28 @@ fn reg_name(f: &Function, op: &Operand) -> String {
 /// Whether the wgmma at position `k` of `insts` is the last one before a
 /// commit, wait or arrive, or the last one of its block (ptxas 13.0.88 closes
 /// the scoreboard at the block's end too: `c7519_commit_in_uniform_branch`).
-fn carries_gsb0(f: &Function, insts: &[ori_ir::Inst], k: usize) -> bool {
-    for &i in &insts[k + 1..] {
-        let op = f.insts[i].opcode;
-        if op == Opcode::WgmmaMmaAsync {
-            return false;
+fn carries_gsb0(f: &Function, blocks: &PtxasBlocks, b: Block, k: usize) -> bool {
+    // The block as ptxas sees it: PTX blocks it merged or if-converted run on
+    // (`heldout3_10`, `heldout4_23`: one stage across a short branch).
+    let order = f.layout.blocks();
+    let mut pos = order.iter().position(|x| *x == b).unwrap_or(0);
+    let mut from = k + 1;
+    loop {
+        for &i in &f.layout.block_insts(order[pos])[from..] {
+            let op = f.insts[i].opcode;
+            if op == Opcode::WgmmaMmaAsync {
+                return false;
+            }
+            if op.is_commit() || op.is_wait() || op.is_arrive() {
+                return true;
+            }
         }
-        if op.is_commit() || op.is_wait() || op.is_arrive() {
+        pos += 1;
+        if pos >= order.len() || blocks.starts_block(order[pos]) {
             return true;
         }
+        from = 0;
     }
-    true
 }
 
 fn wgmma_text(f: &Function, d: &InstData, gsb0: bool) -> String {
@@ -293,7 +304,9 @@ pub fn emit_function(out: &mut String, f: &Function) {
         for (k, &i) in insts.iter().enumerate() {
             let d = &f.insts[i];
             match d.opcode {
-                Opcode::WgmmaMmaAsync => line(out, wgmma_text(f, d, carries_gsb0(f, insts, k))),
+                Opcode::WgmmaMmaAsync => {
+                    line(out, wgmma_text(f, d, carries_gsb0(f, &blocks, b, k)))
+                }
                 op if op.is_arrive() => line(out, "WARPGROUP.ARRIVE".into()),
                 op if op.is_wait() => line(
                     out,
