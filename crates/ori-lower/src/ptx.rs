@@ -17,6 +17,7 @@
 //! ptxas closes the stage at the wait itself and would take a written commit
 //! in a block of its own for an empty group.
 
+use ori_gmma::block_merging::PtxasBlocks;
 use ori_ir::{Function, Inst, Module, Opcode};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -64,7 +65,33 @@ fn skip_branch(f: &Function, i: Inst) -> Option<(String, String)> {
     Some((text, target.to_string()))
 }
 
+/// Whether a wgmma comes before `order[k]` in its block as ptxas sees it,
+/// with no commit or wait between.
+fn wgmma_before_in_block(f: &Function, blocks: &PtxasBlocks, order: &[Inst], k: usize) -> bool {
+    let mut block = f.layout.inst_block(order[k]);
+    for &i in order[..k].iter().rev() {
+        let b = f.layout.inst_block(i);
+        if b != block {
+            // Crossing into the previous PTX block: only if ptxas merged them.
+            match block {
+                Some(x) if !blocks.starts_block(x) => block = b,
+                _ => return false,
+            }
+        }
+        let op = f.insts[i].opcode;
+        if op == Opcode::WgmmaMmaAsync {
+            return true;
+        }
+        if op.is_commit() || op.is_wait() {
+            return false;
+        }
+    }
+    false
+}
+
 fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
+    let cfg = ori_ir::ControlFlowGraph::compute(f);
+    let blocks = PtxasBlocks::compute(f, &cfg);
     let order: Vec<Inst> = f.layout.all_insts().collect();
     let placed: BTreeSet<Inst> = order.iter().copied().collect();
     // Source instructions the passes removed (a serialized function's own
@@ -101,10 +128,20 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
             block = b;
         }
         if let Some(t) = injected_text(f, i) {
+            // A commit phase 87 puts before a wait is left to the wait
+            // (ptxas closes the stage there itself) when the wait is the
+            // user's, or when no wgmma precedes it in its block as ptxas
+            // sees it: written there, it would close an empty group and
+            // cost a dummy wgmma and an arrive (`heldout4_22`).
+            let before_wait = order
+                .get(k + 1)
+                .is_some_and(|n| f.insts[*n].opcode.is_wait());
             let implicit_commit = d.opcode == Opcode::WarpgroupCommitBatch
-                && order
+                && before_wait
+                && (order
                     .get(k + 1)
-                    .is_some_and(|n| f.insts[*n].opcode == Opcode::WgmmaWaitGroup);
+                    .is_some_and(|n| f.insts[*n].opcode == Opcode::WgmmaWaitGroup)
+                    || !wgmma_before_in_block(f, &blocks, &order, k));
             if !implicit_commit {
                 pending.push(t);
             }

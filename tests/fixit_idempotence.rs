@@ -1,0 +1,49 @@
+//! The fix-it is a fixed point: ori's `--emit ptx` output, compiled by ori
+//! again, needs no further injection. Where ptxas accepts the original (no
+//! recorded error), ori must print no C7517/C7519 advisory on the output and
+//! must serialize it only for the reasons no sync placement can remove
+//! (calls: C7509/C7510; register limits: C7511/C7512). This is checked with
+//! no ptxas; `cargo xtask oracle check --ptx-roundtrip` checks the same
+//! outputs against ptxas itself.
+
+mod common;
+
+#[test]
+fn emitted_ptx_needs_no_more_injections() {
+    let mut checked = 0;
+    let mut bad = Vec::new();
+    for path in common::corpus_cases() {
+        let exp = std::fs::read_to_string(path.with_extension("expected")).unwrap_or_default();
+        if !exp.contains("exit: 0") {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let src = std::fs::read_to_string(&path).unwrap();
+        let opts = common::case_options(&src);
+        let c = ori::compile_ptx(&name, &src, &opts);
+        let Some(m) = &c.module else {
+            bad.push(format!("{name}: does not compile"));
+            continue;
+        };
+        let fixed = ori::lower::ptx::emit_module(m, &src);
+        let again = ori::compile_ptx(&name, &fixed, &opts);
+        checked += 1;
+        for d in again
+            .diags
+            .iter()
+            .filter(|d| ori::ir::render::ptxas_prints(d))
+        {
+            let unfixable = matches!(d.code, Some(7509..=7512));
+            if !unfixable {
+                bad.push(format!("{name}: {}", ori::ir::render::render_ptxas(d)));
+            }
+        }
+    }
+    assert!(checked >= 250, "only {checked} cases");
+    assert!(
+        bad.is_empty(),
+        "{} problems:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
