@@ -1,22 +1,32 @@
 //! Phase 87, FixupGmmaSequence: make the wgmma pipeline legal, or serialize it.
 //!
-//! The orchestrator (seed 003: `sub_AE4F70`) runs the steps in ptxas's order:
-//! [1] primary fixup (`sub_ADEB40`): walk the code with the in-flight state
-//! of phase 85 and decide where a `_warpgroup.wait` (before a non-wgmma
-//! instruction reading an in-flight accumulator) or a `_warpgroup.arrive`
-//! (before a wgmma whose registers were touched since the last arrive) is
-//! needed; [2] pipeline consistency (`sub_ADA7E0`): the accumulator
-//! registers in flight must fit (C7511); [3..6] structural and late checks:
-//! reads of accumulators still in an open stage (C7514), definitions of
-//! in-flight accumulators (C7515) or wgmma inputs (C7513), injections in
-//! divergent code (C7518 / C7520), calls (C7509 / C7510). A failure
-//! serializes the pipeline (`sub_AE47B0`): every wgmma gets its own arrive,
-//! commit and wait. Advisories (C7519 arrives, then C7517 waits, each in
-//! program order) come before the serialization warning, as ptxas prints them.
+//! The orchestrator (seed 003: `sub_AE4F70`) runs the steps in ptxas's order,
+//! and this file follows it:
 //!
-//! Rules that differ from the seed were found on ptxas 13.0.88 (see
-//! `tests/corpus/README.md`): e.g. a non-wgmma *read* of a committed,
-//! in-flight accumulator gets a wait injected (C7517), not C7514.
+//! 1. **Primary fixup** (`sub_ADEB40`), `Walker::plan`: a forward dataflow
+//!    over the CFG (loops included) with the in-flight state of phase 85
+//!    plus what ptxas tracks beside it (`State`), deciding where a
+//!    `_warpgroup.arrive` (before a wgmma whose registers were written since
+//!    the last arrive) and a `_warpgroup.wait` (before an instruction that
+//!    reads an accumulator still in flight) go (`Plan`). The failures it
+//!    finds itself (calls, injections into divergent code: C7509, C7518,
+//!    C7520) end its walk; the later checks' failures (C7510, C7511, C7513,
+//!    C7514, C7515) keep what it decided, as ptxas prints those advisories.
+//! 2. **Late checks**: accumulator registers in flight must fit (C7511),
+//!    reads ptxas will not protect (C7514), fresh values joining a stage in
+//!    flight (C7515, `Walker::check_plain_joins`), waits injected into
+//!    loops ptxas unrolls (C7514, `loops`).
+//! 3. **Apply** (`run_fixup`): advisories (C7519, then C7517, each in
+//!    program order), ori's own notes on what the ISA calls undefined, the
+//!    injections, and on failure the serialization fallback (`sub_AE47B0`,
+//!    [`serialize`]): every wgmma gets its own arrive, commit and wait.
+//!
+//! ptxas's phase 87 sees optimized code, so the walk models what it can name
+//! of that: blocks as ptxas keeps them (`block_merging`), copies it
+//! propagates, reads it schedules below a read-modify-write, callees it
+//! inlines, guarded GMMA ops it branches around (front end). Every rule was
+//! found on ptxas 13.0.88 and has a corpus case; `tests/corpus/README.md`
+//! lists them (rules 1-31) and where ori still differs.
 
 use crate::block_merging::PtxasBlocks;
 use crate::in_flight::PipeState;
