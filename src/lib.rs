@@ -93,11 +93,27 @@ pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
 pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module, Vec<Diagnostic>> {
     let (ast, diags) = ori_ptx::parse_with_diags(file, src);
     let mut out: Vec<Diagnostic> = diags.iter().map(from_ptx_diag).collect();
+    let (m, ldiags) = ori_ptx::lower::lower_module(file, &ast);
     if !out.is_empty() {
+        // ptxas goes on to check the statements it could parse: their errors
+        // come too, all in line order (`wgmma` vector sizes beside a syntax
+        // error further down, say).
+        for d in ldiags
+            .iter()
+            .filter(|d| d.severity != ori_ptx::Severity::Warning)
+        {
+            let d = from_ptx_diag(d);
+            if !out
+                .iter()
+                .any(|o| o.line == d.line && o.message == d.message)
+            {
+                out.push(d);
+            }
+        }
+        out.sort_by_key(|d| d.line.unwrap_or(u32::MAX));
         out.push(aborted());
         return Err(out);
     }
-    let (m, ldiags) = ori_ptx::lower::lower_module(file, &ast);
     out.extend(ldiags.iter().map(from_ptx_diag));
     let errors = out
         .iter()

@@ -129,3 +129,39 @@ fn isa_strict_fixes_what_ptxas_leaves_undefined() {
         "{strict}"
     );
 }
+
+#[test]
+fn huge_register_ranges_cost_only_what_is_used() {
+    // ptxas 13.0.88 takes any `.reg` range below 2^32 and says "Constant
+    // overflow" at 2^32 (checked); ori declares large ranges lazily, so this
+    // compiles in a few MB instead of four billion registers (a fuzzer find).
+    let dir = std::env::temp_dir().join(format!("ori-cli-range-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = dir.join("big.ptx");
+    std::fs::write(
+        &ok,
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n  .reg .b32 h<4000000000>;\n  .reg .b64 a;\n  ld.param.u64 a, [p];\n  mov.b32 h3999999999, 7;\n  st.global.b32 [a], h3999999999;\n  ret;\n}\n",
+    )
+    .unwrap();
+    let (rc, sass, err) = ori(&["compile", ok.to_str().unwrap(), "--emit", "sass"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(sass.contains("STG.E [a], h3999999999"), "{sass}");
+    let over = dir.join("over.ptx");
+    std::fs::write(
+        &over,
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n  .reg .b32 h<4294967296>;\n  ret;\n}\n",
+    )
+    .unwrap();
+    let (rc, _, err) = ori(&[
+        "compile",
+        over.to_str().unwrap(),
+        "--message-format",
+        "ptxas",
+    ]);
+    assert_eq!(rc, 1);
+    assert!(
+        err.starts_with("ptxas over.ptx, line 6; error   : Constant overflow\n"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -16,7 +16,7 @@ pub use handlers::{handler_table, Handler, HandlerTable};
 use crate::ast;
 use crate::diag::{Diag, Severity, Span};
 use fxhash::FxHashMap;
-use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot};
+use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, VReg};
 
 /// State shared by the handlers while one function is lowered.
 pub struct LowerCx<'a> {
@@ -43,7 +43,15 @@ pub struct LowerCx<'a> {
     cur: Block,
     /// Set after a terminator: the next instruction starts a new block.
     need_block: bool,
+    /// Large `.reg` ranges (`%r<N>` with N over [`EAGER_RANGE`]), declared a
+    /// register at a time on first use: prefix -> (type, class, N).
+    lazy_ranges: FxHashMap<String, (String, RegClass, u32)>,
 }
+
+/// `.reg` ranges up to this size are declared at once; larger ones (ptxas
+/// takes any N below 2^32) on first use, so that memory follows the
+/// registers the code uses, not the declaration.
+pub const EAGER_RANGE: u32 = 4096;
 
 impl LowerCx<'_> {
     /// Record an error at a span.
@@ -124,7 +132,7 @@ impl LowerCx<'_> {
                 let base = match base {
                     None => ori_ir::AddrBase::None,
                     Some(ast::AddrBase::Reg(n)) | Some(ast::AddrBase::Symbol(n)) => {
-                        if let Some(r) = self.func.reg(n) {
+                        if let Some(r) = self.lookup_reg(n) {
                             ori_ir::AddrBase::Reg(r)
                         } else if self.is_symbol(n) {
                             ori_ir::AddrBase::Sym(n.as_str().into())
@@ -139,7 +147,7 @@ impl LowerCx<'_> {
                     offset: *offset,
                 }
             }
-            K::NegPred(n) => match self.func.reg(n) {
+            K::NegPred(n) => match self.lookup_reg(n) {
                 Some(r) => Operand::NotReg(r),
                 None => {
                     self.error(op.span, format!("Unknown symbol '{n}'"));
@@ -147,7 +155,7 @@ impl LowerCx<'_> {
                 }
             },
             K::PredPair(a, b) => {
-                let (ra, rb) = (self.func.reg(a), self.func.reg(b));
+                let (ra, rb) = (self.lookup_reg(a), self.lookup_reg(b));
                 match (ra, rb) {
                     (Some(ra), Some(rb)) => Operand::PredPair(ra, rb),
                     _ => {
@@ -168,8 +176,24 @@ impl LowerCx<'_> {
             || self.func.ret_params.iter().any(|p| &*p.name == n)
     }
 
-    fn name(&mut self, n: &str, span: Span) -> Option<Operand> {
+    /// The register named `n`, declaring it now if it belongs to a large
+    /// `.reg` range.
+    fn lookup_reg(&mut self, n: &str) -> Option<VReg> {
         if let Some(r) = self.func.reg(n) {
+            return Some(r);
+        }
+        let digits = n.len() - n.bytes().rev().take_while(u8::is_ascii_digit).count();
+        let (prefix, index) = n.split_at(digits);
+        if index.is_empty() || (index.len() > 1 && index.starts_with('0')) {
+            return None;
+        }
+        let i: u64 = index.parse().ok()?;
+        let (ty, class, count) = self.lazy_ranges.get(prefix)?.clone();
+        (i < u64::from(count)).then(|| self.func.declare_reg(n, &ty, class))
+    }
+
+    fn name(&mut self, n: &str, span: Span) -> Option<Operand> {
+        if let Some(r) = self.lookup_reg(n) {
             return Some(Operand::Reg(r));
         }
         if ori_ir::parse::is_special_register(n) {
@@ -202,7 +226,7 @@ impl LowerCx<'_> {
 
     /// Resolve a guard predicate.
     pub fn guard(&mut self, p: &ast::Pred) -> Option<Guard> {
-        match self.func.reg(&p.reg) {
+        match self.lookup_reg(&p.reg) {
             Some(r) => Some(Guard {
                 reg: r,
                 negated: p.negated,
@@ -358,6 +382,10 @@ fn collect_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
                 let class = RegClass::of_ptx_type(ty).unwrap_or(RegClass::R32);
                 for n in names {
                     match n.range {
+                        Some(k) if k > EAGER_RANGE => {
+                            cx.lazy_ranges
+                                .insert(n.name.clone(), (ty.clone(), class, k));
+                        }
                         Some(k) => {
                             for i in 0..k {
                                 cx.func.declare_reg(&format!("{}{i}", n.name), ty, class);
@@ -439,6 +467,7 @@ fn lower_function(
         diags: Vec::new(),
         cur: entry.unwrap_or_else(|| Block::from_u32(0)),
         need_block: false,
+        lazy_ranges: FxHashMap::default(),
     };
     // `.reg` parameters are registers inside the body.
     for p in f.params.iter().chain(&f.ret_params) {
