@@ -185,6 +185,27 @@ fn wgmma_text(f: &Function, d: &InstData, gsb0: bool) -> String {
 }
 
 /// SASS mnemonic for a generic PTX instruction.
+/// SASS opcode of a `cvt.DST.SRC` (rounding modifiers ignored).
+fn cvt_mnemonic(d: &InstData) -> &'static str {
+    let types: Vec<&str> = d
+        .mods
+        .iter()
+        .map(|m| &**m)
+        .filter(|m| m.len() >= 2 && matches!(m.as_bytes()[0], b'f' | b's' | b'u' | b'b'))
+        .filter(|m| {
+            m[1..].chars().next().is_some_and(|c| c.is_ascii_digit()) || m.starts_with("bf16")
+        })
+        .collect();
+    let float = |t: &str| t.starts_with('f') || t.starts_with("bf");
+    match types.as_slice() {
+        [dst, _] if dst.ends_with("x2") => "F2FP.PACK_AB",
+        [dst, src] if float(dst) && float(src) => "F2F",
+        [dst, src] if float(dst) && !float(src) => "I2F",
+        [dst, src] if !float(dst) && float(src) => "F2I",
+        _ => "I2I",
+    }
+}
+
 fn generic_mnemonic(d: &InstData) -> String {
     let has = |m: &str| d.has_mod(m);
     let fty =
@@ -212,7 +233,9 @@ fn generic_mnemonic(d: &InstData) -> String {
         "selp" => "SEL",
         "and" | "or" | "xor" | "not" => "LOP3.LUT",
         "shl" | "shr" => "SHF",
-        "cvt" => "F2F",
+        // cvt: the SASS conversion family by source and destination types
+        // (`cvt.DST.SRC`), packing of two f32 into f16x2/bf16x2 included.
+        "cvt" => cvt_mnemonic(d),
         "cvta" => "MOV",
         "bar" | "barrier" => "BAR.SYNC",
         "bra" => "BRA",
@@ -244,7 +267,12 @@ fn generic_text(f: &Function, d: &InstData) -> String {
             f.vregs[g.reg].name
         );
     }
-    s.push_str(&generic_mnemonic(d));
+    // A kernel ends in EXIT, a callee returns (as cuobjdump shows them).
+    if &*d.name == "ret" && f.kind == ori_ir::FuncKind::Entry {
+        s.push_str("EXIT");
+    } else {
+        s.push_str(&generic_mnemonic(d));
+    }
     for (k, slot) in d.slots.iter().enumerate() {
         s.push_str(if k == 0 { " " } else { ", " });
         ori_ir::write::write_operand(&mut s, f, &slot.op);
