@@ -98,7 +98,12 @@ struct State {
     block_issues: SmallVec<[u32; 8]>,
     /// A-fragment registers of wgmmas that may be in flight (until a wait
     /// retires everything).
-    a_frags: SmallVec<[VReg; 8]>,
+    /// With the number of the group of the wgmma that reads each (commits
+    /// before it on the path), so that a wait retiring that group releases it
+    /// (`heldout5_15`: double-buffered fragments under `wait_group 1`).
+    a_frags: SmallVec<[(VReg, u32); 8]>,
+    /// Commits (written, injected or implied by a wait) on the path so far.
+    commits: u32,
     /// Accumulator registers read by non-wgmma instructions since the last
     /// arrive (the ISA orders them before a later wgmma; ptxas does not).
     read_touched: FxHashSet<VReg>,
@@ -108,6 +113,8 @@ struct State {
     wgmma_since_arrive: bool,
     /// A `wgmma.wait_group` of the user's ran on some path from the entry.
     user_waited: bool,
+    /// Accumulator sets wgmma wrote since the last arrive.
+    wgmma_sets_since_arrive: SmallVec<[u32; 4]>,
     /// Live copies `(dst, src)` made by `mov dst, src` of an accumulator in
     /// flight. ptxas propagates such copies before phase 87 (a copy between
     /// the last wgmma and the commit, stored after the wait, compiles clean:
@@ -166,6 +173,10 @@ impl State {
                 ch = true;
             }
         }
+        ch |= add_all(
+            &mut self.wgmma_sets_since_arrive,
+            o.wgmma_sets_since_arrive.iter().copied(),
+        );
         if o.user_waited && !self.user_waited {
             self.user_waited = true;
             ch = true;
@@ -212,6 +223,10 @@ impl State {
                     ch = true;
                 }
             }
+        }
+        if o.commits > self.commits {
+            self.commits = o.commits;
+            ch = true;
         }
         for r in &o.a_frags {
             if !self.a_frags.contains(r) {
@@ -399,7 +414,9 @@ impl Walker<'_> {
         };
         for &i in &insts[pos + 1..] {
             let d = &self.f.insts[i];
-            if d.opcode.is_commit() || d.opcode.is_wait() {
+            // A user fence starts a new stage too (`heldout5_27`: a read, a
+            // fence, then the next wgmma gets a wait, not C7514).
+            if d.opcode.is_commit() || d.opcode.is_wait() || d.opcode.is_arrive() {
                 return false;
             }
             if d.opcode == Opcode::WgmmaMmaAsync {
@@ -661,6 +678,7 @@ impl Walker<'_> {
                 op if op.is_arrive() => {
                     fresh_arrive = true;
                     st.wgmma_since_arrive = false;
+                    st.wgmma_sets_since_arrive.clear();
                     st.read_touched.clear();
                     st.shapes.clear();
                     // A fence in divergent code is fine for the wgmma it guards
@@ -671,11 +689,37 @@ impl Walker<'_> {
                     st.no_arrive = false;
                 }
                 Opcode::WgmmaMmaAsync => {
+                    let accs = accumulator_regs(d);
+                    // Accumulator sets that overlap an in-flight one without
+                    // starting at the same register cannot be allocated in place
+                    // (C7511; `heldout5_22`: n16 {f0..f7} then n32 {f4..f19}).
+                    let misaligned = st.pipe.all().iter().any(|s| {
+                        self.sets.get(*s as usize).is_some_and(|set| {
+                            set.iter().any(|r| accs.contains(r)) && set.first() != accs.first()
+                        })
+                    });
+                    if misaligned {
+                        Self::fail(
+                            plan,
+                            C7511_PIPELINE_REGISTERS,
+                            Some(i),
+                            accs.first().copied(),
+                            st.last_wgmma,
+                        );
+                    }
+                    // An A fragment a wgmma wrote since the last arrive: no
+                    // injected arrive can order it, ptxas serializes (C7513;
+                    // `heldout5_28`, fixed only by wait + wgmma.fence).
+                    let frag_from_wgmma = a_fragment_regs(d)
+                        .into_iter()
+                        .find(|r| self.hits(*r, &st.wgmma_sets_since_arrive));
+                    if let Some(r) = frag_from_wgmma {
+                        Self::fail(plan, C7513_DEFINES_INPUTS, Some(i), Some(r), st.last_wgmma);
+                    }
                     // A wgmma overwriting an accumulator whose old value lives on in
                     // a copy: the copy must be made first. In a committed group
                     // ptxas waits before this wgmma (`c7517_read_acc_after_commit_then_mma`
                     // names its line); in the open stage it cannot (C7514).
-                    let accs = accumulator_regs(d);
                     let all = st.pipe.all();
                     let copied = st
                         .aliases
@@ -767,9 +811,10 @@ impl Walker<'_> {
                             None => block_wgmma_defs.push((r, 1)),
                         }
                     }
+                    let reader = st.commits;
                     for r in a_fragment_regs(d) {
-                        if !st.a_frags.contains(&r) {
-                            st.a_frags.push(r);
+                        if !st.a_frags.contains(&(r, reader)) {
+                            st.a_frags.push((r, reader));
                         }
                     }
                     st.pipe.transfer(d);
@@ -777,6 +822,7 @@ impl Walker<'_> {
                         let set = crate::accumulator_sets::word_index(w.dst);
                         st.mixed.retain(|s| *s != set);
                         block_issues.push(set);
+                        add_all(&mut st.wgmma_sets_since_arrive, [set]);
                     }
                     st.last_wgmma = Some(i);
                     if self.in_flight_regs(&st) > MAX_IN_FLIGHT_ACCUMULATOR_REGS {
@@ -823,6 +869,10 @@ impl Walker<'_> {
                     let mut groups = st.pipe.groups.clone();
                     if op.is_wait() && !st.pipe.open.is_empty() {
                         groups.push(st.pipe.open.clone());
+                        st.commits += 1;
+                    }
+                    if op.is_commit() {
+                        st.commits += 1;
                     }
                     st.pipe.transfer(d);
                     if empty_group {
@@ -849,6 +899,9 @@ impl Walker<'_> {
                         // A copy of a value the wait made final is an ordinary
                         // register from here on (`tests/triton2/accread_partial_*`).
                         st.aliases.retain(|(_, src)| self.hits(*src, &all));
+                        let keep = d.wait_count().unwrap_or(0).max(0) as u32;
+                        let oldest = st.commits.saturating_sub(keep);
+                        st.a_frags.retain(|(_, group)| *group >= oldest);
                         st.mixed.retain(|s| all.contains(s));
                     }
                 }
@@ -1168,9 +1221,10 @@ impl Walker<'_> {
                     // ptxas 13.0.88. ori says so, and in ISA-strict mode waits first.
                     let in_flight_write = (!waited && !failed_here)
                         .then(|| {
-                            defs.iter()
-                                .copied()
-                                .find(|r| self.hits(*r, &st.pipe.all()) || st.a_frags.contains(r))
+                            defs.iter().copied().find(|r| {
+                                self.hits(*r, &st.pipe.all())
+                                    || st.a_frags.iter().any(|(x, _)| x == r)
+                            })
                         })
                         .flatten();
                     let loop_carried_fragment = in_flight_write.filter(|r| {
