@@ -115,6 +115,9 @@ struct State {
     user_waited: bool,
     /// Accumulator sets wgmma wrote since the last arrive.
     wgmma_sets_since_arrive: SmallVec<[u32; 4]>,
+    /// Accumulators rewritten in place (with a wait) since the last user
+    /// commit, and taken by a wgmma since.
+    rmw_regs: SmallVec<[VReg; 8]>,
     /// Live copies `(dst, src)` made by `mov dst, src` of an accumulator in
     /// flight. ptxas propagates such copies before phase 87 (a copy between
     /// the last wgmma and the commit, stored after the wait, compiles clean:
@@ -177,6 +180,12 @@ impl State {
             &mut self.wgmma_sets_since_arrive,
             o.wgmma_sets_since_arrive.iter().copied(),
         );
+        for r in &o.rmw_regs {
+            if !self.rmw_regs.contains(r) {
+                self.rmw_regs.push(*r);
+                ch = true;
+            }
+        }
         if o.user_waited && !self.user_waited {
             self.user_waited = true;
             ch = true;
@@ -361,6 +370,11 @@ struct Walker<'a> {
     in_loop: SecondaryMap<Block, bool>,
     /// Targets of back edges.
     loop_header: SecondaryMap<Block, bool>,
+    /// Whether a `wgmma.wait_group` of the user's comes earlier in the
+    /// function's layout: ptxas's refusal (rule 27) also follows the file
+    /// order, not only paths (`heldout5_37`: an exit block laid out after
+    /// the main path's wait).
+    wait_above: SecondaryMap<Inst, bool>,
     module: &'a ori_ir::ModuleInfo,
     /// Also make legal what ptxas leaves undefined (see [`IsaStrictFixupGmmaSequence`]).
     isa_strict: bool,
@@ -874,6 +888,9 @@ impl Walker<'_> {
                     if op.is_commit() {
                         st.commits += 1;
                     }
+                    if d.opcode == Opcode::WgmmaCommitGroup {
+                        st.rmw_regs.clear();
+                    }
                     st.pipe.transfer(d);
                     if empty_group {
                         // The dummy wgmma of an empty group is in flight like any
@@ -1175,7 +1192,9 @@ impl Walker<'_> {
                         // in divergent code (`heldout_26`: C7518; one predicated
                         // store alone gets its wait, C7517).
                         Self::fail(plan, C7518_WGDP_DIVERGENT, Some(i), Some(r), st.last_wgmma);
-                    } else if let Some(r) = read_any.filter(|_| st.user_waited && !defines_acc) {
+                    } else if let Some(r) =
+                        read_any.filter(|_| (st.user_waited || self.wait_above[i]) && !defines_acc)
+                    {
                         // A pure read that needs a wait after a `wgmma.wait_group`
                         // of the user's on some path from the entry: ptxas refuses
                         // to add one (C7514; `heldout3_19`, whose unrolled first
@@ -1191,6 +1210,30 @@ impl Walker<'_> {
                         && !(read_open.is_some() && !defines_acc && self.wgmma_later(b, i))
                     {
                         waited = true;
+                        // The same accumulator rewritten in place a second time
+                        // in one chain (after a wgmma that took the first
+                        // rewrite): C7515 (`heldout5_33`; other registers each
+                        // time are fine).
+                        let again = defs
+                            .iter()
+                            .copied()
+                            .find(|r| uses.contains(r) && st.rmw_regs.contains(r));
+                        if let Some(r) = again {
+                            Self::fail(
+                                plan,
+                                C7515_DEFINES_ACCUMULATORS,
+                                Some(i),
+                                Some(r),
+                                st.last_wgmma,
+                            );
+                        }
+                        for r in defs.iter().copied().filter(|r| uses.contains(r)) {
+                            if f.vregs[r].class == ori_ir::RegClass::Tensor
+                                && !st.rmw_regs.contains(&r)
+                            {
+                                st.rmw_regs.push(r);
+                            }
+                        }
                         // A wait before the reader; in divergent code ptxas hoists it to
                         // uniform code but still names the reader's line.
                         let close = if st.pipe.open.is_empty() {
@@ -1592,6 +1635,15 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
             uni,
             blocks: PtxasBlocks::compute(f, &cfg),
             in_loop: crate::loops::runtime_loop_blocks(f, &cfg, &dt),
+            wait_above: {
+                let mut m = SecondaryMap::new();
+                let mut seen = false;
+                for i in f.layout.all_insts() {
+                    m[i] = seen;
+                    seen |= f.insts[i].opcode == Opcode::WgmmaWaitGroup;
+                }
+                m
+            },
             loop_header: {
                 let mut h = SecondaryMap::new();
                 for &s in cfg.rpo() {
