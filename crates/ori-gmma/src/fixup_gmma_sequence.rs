@@ -118,6 +118,10 @@ struct State {
     /// Accumulators rewritten in place (with a wait) since the last user
     /// commit, and taken by a wgmma since.
     rmw_regs: SmallVec<[VReg; 8]>,
+    /// Committed groups that came into a loop header in flight: ptxas cannot
+    /// count how old they are, so only a `wait_group 0` retires them
+    /// (`heldout5_20`: a store of such a set after `wait_group 1` is C7514).
+    sticky: SmallVec<[u32; 4]>,
     /// Live copies `(dst, src)` made by `mov dst, src` of an accumulator in
     /// flight. ptxas propagates such copies before phase 87 (a copy between
     /// the last wgmma and the commit, stored after the wait, compiles clean:
@@ -180,6 +184,7 @@ impl State {
             &mut self.wgmma_sets_since_arrive,
             o.wgmma_sets_since_arrive.iter().copied(),
         );
+        ch |= add_all(&mut self.sticky, o.sticky.iter().copied());
         for r in &o.rmw_regs {
             if !self.rmw_regs.contains(r) {
                 self.rmw_regs.push(*r);
@@ -648,6 +653,11 @@ impl Walker<'_> {
         let mut block_issues = std::mem::take(block_issues);
         // A-fragment registers of the wgmma earlier in this PTX block.
         let mut block_fragments: SmallVec<[VReg; 8]> = SmallVec::new();
+        if self.loop_header[b] {
+            for g in st.pipe.groups.clone() {
+                add_all(&mut st.sticky, g);
+            }
+        }
         // Accumulator registers whose value a wgmma earlier in this PTX block wrote.
         // With the number of wgmma that wrote each.
         let mut block_wgmma_defs: SmallVec<[(VReg, u32); 16]> = SmallVec::new();
@@ -899,6 +909,20 @@ impl Walker<'_> {
                         if let Some(g) = st.pipe.groups.last_mut() {
                             g.push(DUMMY_GROUP_SET);
                         }
+                    }
+                    if op.is_wait() && d.wait_count().unwrap_or(0) > 0 && !st.sticky.is_empty() {
+                        let all = st.pipe.all();
+                        let kept: SmallVec<[u32; 4]> = st
+                            .sticky
+                            .iter()
+                            .copied()
+                            .filter(|s| !all.contains(s))
+                            .collect();
+                        if !kept.is_empty() {
+                            st.pipe.groups.insert(0, kept);
+                        }
+                    } else if op.is_wait() {
+                        st.sticky.clear();
                     }
                     if op.is_wait() {
                         let done = groups.len().saturating_sub(st.pipe.groups.len());
