@@ -98,12 +98,10 @@ struct State {
     block_issues: SmallVec<[u32; 8]>,
     /// A-fragment registers of wgmmas that may be in flight (until a wait
     /// retires everything).
-    /// With the number of the group of the wgmma that reads each (commits
-    /// before it on the path), so that a wait retiring that group releases it
-    /// (`heldout5_15`: double-buffered fragments under `wait_group 1`).
+    /// With the number of commits since the wgmma that reads each (capped),
+    /// so that a wait retiring that group releases it (`heldout5_15`:
+    /// double-buffered fragments under `wait_group 1`).
     a_frags: SmallVec<[(VReg, u32); 8]>,
-    /// Commits (written, injected or implied by a wait) on the path so far.
-    commits: u32,
     /// Accumulator registers read by non-wgmma instructions since the last
     /// arrive (the ISA orders them before a later wgmma; ptxas does not).
     read_touched: FxHashSet<VReg>,
@@ -237,10 +235,6 @@ impl State {
                     ch = true;
                 }
             }
-        }
-        if o.commits > self.commits {
-            self.commits = o.commits;
-            ch = true;
         }
         for r in &o.a_frags {
             if !self.a_frags.contains(r) {
@@ -717,9 +711,12 @@ impl Walker<'_> {
                     // Accumulator sets that overlap an in-flight one without
                     // starting at the same register cannot be allocated in place
                     // (C7511; `heldout5_22`: n16 {f0..f7} then n32 {f4..f19}).
-                    let misaligned = st.pipe.all().iter().any(|s| {
-                        self.sets.get(*s as usize).is_some_and(|set| {
-                            set.iter().any(|r| accs.contains(r)) && set.first() != accs.first()
+                    let flying = st.pipe.all();
+                    let misaligned = accs.iter().any(|r| {
+                        self.reg_sets[*r].iter().any(|s| {
+                            flying.contains(s)
+                                && self.sets.get(*s as usize).and_then(|set| set.first())
+                                    != accs.first()
                         })
                     });
                     if misaligned {
@@ -835,7 +832,7 @@ impl Walker<'_> {
                             None => block_wgmma_defs.push((r, 1)),
                         }
                     }
-                    let reader = st.commits;
+                    let reader = 0;
                     for r in a_fragment_regs(d) {
                         if !st.a_frags.contains(&(r, reader)) {
                             st.a_frags.push((r, reader));
@@ -891,12 +888,18 @@ impl Walker<'_> {
                     // Sets of the groups this wait retires (a wait closes an open
                     // stage first, as ptxas does).
                     let mut groups = st.pipe.groups.clone();
-                    if op.is_wait() && !st.pipe.open.is_empty() {
-                        groups.push(st.pipe.open.clone());
-                        st.commits += 1;
-                    }
-                    if op.is_commit() {
-                        st.commits += 1;
+                    if (op.is_wait() && !st.pipe.open.is_empty()) || op.is_commit() {
+                        if op.is_wait() {
+                            groups.push(st.pipe.open.clone());
+                        }
+                        // One commit more since each fragment's wgmma (capped
+                        // like the groups of `in_flight`, so the state is finite
+                        // and the fixpoint converges).
+                        for (_, age) in st.a_frags.iter_mut() {
+                            *age = (*age + 1).min(crate::in_flight::MAX_GROUPS as u32 + 1);
+                        }
+                        st.a_frags.sort_unstable();
+                        st.a_frags.dedup();
                     }
                     if d.opcode == Opcode::WgmmaCommitGroup {
                         st.rmw_regs.clear();
@@ -940,9 +943,10 @@ impl Walker<'_> {
                         // A copy of a value the wait made final is an ordinary
                         // register from here on (`tests/triton2/accread_partial_*`).
                         st.aliases.retain(|(_, src)| self.hits(*src, &all));
+                        // `wait_group N` keeps the N newest groups: fragments
+                        // whose wgmma is at most N commits old.
                         let keep = d.wait_count().unwrap_or(0).max(0) as u32;
-                        let oldest = st.commits.saturating_sub(keep);
-                        st.a_frags.retain(|(_, group)| *group >= oldest);
+                        st.a_frags.retain(|(_, age)| *age <= keep);
                         st.mixed.retain(|s| all.contains(s));
                     }
                 }

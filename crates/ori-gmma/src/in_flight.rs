@@ -14,7 +14,7 @@ use smallvec::SmallVec;
 use std::collections::VecDeque;
 
 /// Most committed groups tracked; older ones are merged (a conservative join).
-const MAX_GROUPS: usize = 16;
+pub const MAX_GROUPS: usize = 16;
 
 /// Sets issued and not yet retired.
 #[derive(Clone, Default, PartialEq, Eq, Debug)]
