@@ -369,6 +369,8 @@ struct Walker<'a> {
     in_loop: SecondaryMap<Block, bool>,
     /// Targets of back edges.
     loop_header: SecondaryMap<Block, bool>,
+    /// Accumulator sets holding a register some wgmma reads as an A fragment.
+    fragment_sets: FxHashSet<u32>,
     /// Whether a `wgmma.wait_group` of the user's comes earlier in the
     /// function's layout: ptxas's refusal (rule 27) also follows the file
     /// order, not only paths (`heldout5_37`: an exit block laid out after
@@ -843,7 +845,11 @@ impl Walker<'_> {
                         let set = crate::accumulator_sets::word_index(w.dst);
                         st.mixed.retain(|s| *s != set);
                         block_issues.push(set);
-                        add_all(&mut st.wgmma_sets_since_arrive, [set]);
+                        // Only sets some wgmma also reads as A fragments can
+                        // matter, which keeps the state small.
+                        if self.fragment_sets.contains(&set) {
+                            add_all(&mut st.wgmma_sets_since_arrive, [set]);
+                        }
                     }
                     st.last_wgmma = Some(i);
                     if self.in_flight_regs(&st) > MAX_IN_FLIGHT_ACCUMULATOR_REGS {
@@ -1656,6 +1662,14 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
             }
         }
         let dt = ori_ir::DominatorTree::compute(&cfg);
+        let mut fragment_sets = FxHashSet::default();
+        for d in f.insts.values() {
+            if d.opcode == Opcode::WgmmaMmaAsync {
+                for r in a_fragment_regs(d) {
+                    fragment_sets.extend(reg_sets[r].iter().copied());
+                }
+            }
+        }
         let walker = Walker {
             f,
             sets: &facts.sets,
@@ -1672,6 +1686,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                 }
                 m
             },
+            fragment_sets,
             loop_header: {
                 let mut h = SecondaryMap::new();
                 for &s in cfg.rpo() {
