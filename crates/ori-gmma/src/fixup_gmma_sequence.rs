@@ -153,6 +153,15 @@ fn add_all(dst: &mut SmallVec<[u32; 4]>, src: impl IntoIterator<Item = u32>) -> 
 }
 
 impl State {
+    /// A wait covered everything: nothing is in flight any more.
+    fn retire_all(&mut self) {
+        self.pipe = PipeState::default();
+        self.aliases.clear();
+        self.partial_wait = false;
+        self.mixed.clear();
+        self.a_frags.clear();
+    }
+
     fn join(&mut self, o: &State) -> bool {
         let (mine, theirs) = (self.pipe.all(), o.pipe.all());
         let differ = mine
@@ -267,6 +276,17 @@ enum Close {
     /// only) up to the wait: a commit carries the open accumulators, so ptxas's
     /// scheduler may move accumulator reads below it but not writes.
     Hoist(Inst),
+}
+
+impl Close {
+    /// A commit before the wait when wgmma are still open.
+    fn for_open(pipe: &PipeState) -> Close {
+        if pipe.open.is_empty() {
+            Close::Nothing
+        } else {
+            Close::CommitBatch
+        }
+    }
 }
 
 /// One injected wait: before `at`, whose line the advisory names.
@@ -423,11 +443,10 @@ impl Walker<'_> {
 
     /// Whether another wgmma follows `at` in block `b` before the next commit or wait.
     fn wgmma_later(&self, b: Block, at: Inst) -> bool {
-        let insts = self.f.layout.block_insts(b);
-        let Some(pos) = self.position(insts, at) else {
+        let Some(after) = self.after_in_block(b, at) else {
             return false;
         };
-        for &i in &insts[pos + 1..] {
+        for &i in after {
             let d = &self.f.insts[i];
             // A user fence starts a new stage too (`heldout5_27`: a read, a
             // fence, then the next wgmma gets a wait, not C7514).
@@ -445,11 +464,10 @@ impl Walker<'_> {
     /// reads and redefines a register of the open sets (a read-modify-write,
     /// which gets a wait).
     fn rmw_later(&self, b: Block, at: Inst, open: &[u32]) -> Option<Inst> {
-        let insts = self.f.layout.block_insts(b);
-        let pos = self.position(insts, at)?;
+        let after = self.after_in_block(b, at)?;
         let reader = &self.f.insts[at];
         let (r_defs, r_uses) = (reader.defs(), reader.uses());
-        for &i in &insts[pos + 1..] {
+        for &i in after {
             let d = &self.f.insts[i];
             if d.opcode.is_gmma_family() || d.opcode.is_terminator() || d.opcode == Opcode::Call {
                 return None;
@@ -507,6 +525,12 @@ impl Walker<'_> {
             }
         }
         None
+    }
+
+    /// The instructions after `at` in its block `b`.
+    fn after_in_block(&self, b: Block, at: Inst) -> Option<&[Inst]> {
+        let insts = self.f.layout.block_insts(b);
+        self.position(insts, at).map(|k| &insts[k + 1..])
     }
 
     /// The index of `at` in its block's `insts` (O(1): the positions are
@@ -682,17 +706,9 @@ impl Walker<'_> {
                 && !st.mixed.is_empty()
                 && !st.pipe.is_empty()
             {
-                let close = if st.pipe.open.is_empty() {
-                    Close::Nothing
-                } else {
-                    Close::CommitBatch
-                };
+                let close = Close::for_open(&st.pipe);
                 plan.wait(i, close);
-                st.pipe = PipeState::default();
-                st.aliases.clear();
-                st.partial_wait = false;
-                st.mixed.clear();
-                st.a_frags.clear();
+                st.retire_all();
             }
             match d.opcode {
                 op if op.is_arrive() => {
@@ -760,11 +776,7 @@ impl Walker<'_> {
                             );
                         } else {
                             plan.wait(i, Close::Nothing);
-                            st.pipe = PipeState::default();
-                            st.aliases.clear();
-                            st.partial_wait = false;
-                            st.mixed.clear();
-                            st.a_frags.clear();
+                            st.retire_all();
                             // The copy, made here, reads the register just before
                             // this wgmma overwrites it: the ISA wants a fence
                             // between, ptxas gives none.
@@ -969,18 +981,10 @@ impl Walker<'_> {
                                 plan.bare_exits.push(b);
                             }
                         } else {
-                            let close = if st.pipe.open.is_empty() {
-                                Close::Nothing
-                            } else {
-                                Close::CommitBatch
-                            };
+                            let close = Close::for_open(&st.pipe);
                             plan.wait(i, close);
                         }
-                        st.pipe = PipeState::default();
-                        st.aliases.clear();
-                        st.mixed.clear();
-                        st.partial_wait = false;
-                        st.a_frags.clear();
+                        st.retire_all();
                     }
                 }
                 Opcode::Call => {
@@ -1019,11 +1023,7 @@ impl Walker<'_> {
                             Close::CommitBatch
                         };
                         plan.wait(i, close);
-                        st.pipe = PipeState::default();
-                        st.aliases.clear();
-                        st.partial_wait = false;
-                        st.mixed.clear();
-                        st.a_frags.clear();
+                        st.retire_all();
                     }
                     match info {
                         // ptxas -c, or no body in the module: an extern call. Inside an
@@ -1194,11 +1194,7 @@ impl Walker<'_> {
                         }
                         waited = self.isa_strict;
                         if self.isa_strict {
-                            st.pipe = PipeState::default();
-                            st.aliases.clear();
-                            st.partial_wait = false;
-                            st.mixed.clear();
-                            st.a_frags.clear();
+                            st.retire_all();
                             st.retired.clear();
                         }
                     } else if let Some(r) = read_any.filter(|r| {
@@ -1284,11 +1280,7 @@ impl Walker<'_> {
                             Close::CommitBatch
                         };
                         plan.wait(i, close);
-                        st.pipe = PipeState::default();
-                        st.aliases.clear();
-                        st.partial_wait = false;
-                        st.mixed.clear();
-                        st.a_frags.clear();
+                        st.retire_all();
                     }
                     // A write to a register of a wgmma that may still be in flight,
                     // which no rule above handled: undefined behaviour by the PTX ISA
@@ -1320,11 +1312,7 @@ impl Walker<'_> {
                         // model).
                         Self::fail(plan, C7513_DEFINES_INPUTS, Some(i), Some(r), st.last_wgmma);
                     } else if let Some(r) = in_flight_write {
-                        let close = if st.pipe.open.is_empty() {
-                            Close::Nothing
-                        } else {
-                            Close::CommitBatch
-                        };
+                        let close = Close::for_open(&st.pipe);
                         if plan.injecting() && plan.first(Seen::UbWrite, i) {
                             plan.ub_writes.push((i, r, close));
                         }
@@ -1333,11 +1321,7 @@ impl Walker<'_> {
                                 block_wgmma = false;
                                 block_issues.clear();
                             }
-                            st.pipe = PipeState::default();
-                            st.aliases.clear();
-                            st.partial_wait = false;
-                            st.mixed.clear();
-                            st.a_frags.clear();
+                            st.retire_all();
                         }
                     }
                     let f = self.f;
@@ -1520,11 +1504,7 @@ impl Walker<'_> {
                 if out.pipe.is_empty() {
                     continue;
                 }
-                let close = if out.pipe.open.is_empty() {
-                    Close::Nothing
-                } else {
-                    Close::CommitBatch
-                };
+                let close = Close::for_open(&out.pipe);
                 let last = self.f.layout.block_insts(p).last().copied();
                 match last.filter(|l| self.f.insts[*l].opcode == Opcode::Branch) {
                     Some(br) => plan.wait(br, close),
