@@ -141,7 +141,13 @@ fn wgmma_shape(d: &InstData) -> u32 {
 }
 
 /// Add `src` to `dst`; returns whether `dst` grew.
-fn add_all(dst: &mut SmallVec<[u32; 4]>, src: impl IntoIterator<Item = u32>) -> bool {
+fn add_all<A: smallvec::Array>(
+    dst: &mut SmallVec<A>,
+    src: impl IntoIterator<Item = A::Item>,
+) -> bool
+where
+    A::Item: PartialEq,
+{
     let mut ch = false;
     for s in src {
         if !dst.contains(&s) {
@@ -149,6 +155,20 @@ fn add_all(dst: &mut SmallVec<[u32; 4]>, src: impl IntoIterator<Item = u32>) -> 
             ch = true;
         }
     }
+    ch
+}
+
+/// `dst |= src`; returns whether `dst` changed.
+fn or_into(dst: &mut bool, src: bool) -> bool {
+    let ch = src && !*dst;
+    *dst |= src;
+    ch
+}
+
+/// `dst &= src`; returns whether `dst` changed.
+fn and_into(dst: &mut bool, src: bool) -> bool {
+    let ch = *dst && !src;
+    *dst &= src;
     ch
 }
 
@@ -177,58 +197,24 @@ impl State {
         for r in &o.touched {
             ch |= self.touched.insert(*r);
         }
-        if o.no_arrive && !self.no_arrive {
-            self.no_arrive = true;
-            ch = true;
-        }
-        for a in &o.aliases {
-            if !self.aliases.contains(a) {
-                self.aliases.push(*a);
-                ch = true;
-            }
-        }
+        ch |= or_into(&mut self.no_arrive, o.no_arrive);
+        ch |= add_all(&mut self.aliases, o.aliases.iter().copied());
         ch |= add_all(
             &mut self.wgmma_sets_since_arrive,
             o.wgmma_sets_since_arrive.iter().copied(),
         );
         ch |= add_all(&mut self.sticky, o.sticky.iter().copied());
-        for r in &o.rmw_regs {
-            if !self.rmw_regs.contains(r) {
-                self.rmw_regs.push(*r);
-                ch = true;
-            }
-        }
-        if o.user_waited && !self.user_waited {
-            self.user_waited = true;
-            ch = true;
-        }
-        if o.wgmma_since_arrive && !self.wgmma_since_arrive {
-            self.wgmma_since_arrive = true;
-            ch = true;
-        }
-        if o.divergent_wait && !self.divergent_wait {
-            self.divergent_wait = true;
-            ch = true;
-        }
-        if o.divergent_fence && !self.divergent_fence {
-            self.divergent_fence = true;
-            ch = true;
-        }
-        if o.partial_wait && !self.partial_wait {
-            self.partial_wait = true;
-            ch = true;
-        }
+        ch |= add_all(&mut self.rmw_regs, o.rmw_regs.iter().copied());
+        ch |= or_into(&mut self.user_waited, o.user_waited);
+        ch |= or_into(&mut self.wgmma_since_arrive, o.wgmma_since_arrive);
+        ch |= or_into(&mut self.divergent_wait, o.divergent_wait);
+        ch |= or_into(&mut self.divergent_fence, o.divergent_fence);
+        ch |= or_into(&mut self.partial_wait, o.partial_wait);
         if self.last_wgmma.is_none() && o.last_wgmma.is_some() {
             self.last_wgmma = o.last_wgmma;
         }
-        if self.block_wgmma && !o.block_wgmma {
-            self.block_wgmma = false;
-            ch = true;
-        }
-        if self.fresh_arrive && !o.fresh_arrive {
-            self.fresh_arrive = false;
-            ch = true;
-        }
+        ch |= and_into(&mut self.block_wgmma, o.block_wgmma);
+        ch |= and_into(&mut self.fresh_arrive, o.fresh_arrive);
         for r in &o.read_touched {
             ch |= self.read_touched.insert(*r);
         }
@@ -245,12 +231,7 @@ impl State {
                 }
             }
         }
-        for r in &o.a_frags {
-            if !self.a_frags.contains(r) {
-                self.a_frags.push(*r);
-                ch = true;
-            }
-        }
+        ch |= add_all(&mut self.a_frags, o.a_frags.iter().copied());
         for s in &o.block_issues {
             let (mine, theirs) = (
                 self.block_issues.iter().filter(|x| *x == s).count(),
