@@ -549,7 +549,7 @@ fn outcome_line(f: &Function, diags: &[Diagnostic]) -> String {
         "outcome {} {} {}",
         count(C7517_WAIT_INJECTED),
         count(C7519_ARRIVE_INJECTED),
-        u8::from(f.serialized)
+        u8::from(f.serialized.is_some())
     )
 }
 
@@ -879,7 +879,7 @@ mod tests {
         let mut diags = Vec::new();
         pm.run(&mut m, &mut diags, &mut |_| {}).expect("verifies");
         let f = single_function(&m);
-        assert!(!f.serialized, "{diags:?}");
+        assert!(f.serialized.is_none(), "{diags:?}");
         let waits = diags
             .iter()
             .filter(|d| d.code == Some(C7517_WAIT_INJECTED))

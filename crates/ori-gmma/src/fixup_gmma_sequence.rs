@@ -71,6 +71,9 @@ pub struct Failure {
     pub reg: Option<VReg>,
     /// The wgmma it conflicts with.
     pub wgmma: Option<Inst>,
+    /// Advice for this cause, where the code's general advice
+    /// (`messages::help`) does not fit it.
+    pub help: Option<&'static str>,
 }
 
 /// Walk state at a program point.
@@ -625,7 +628,18 @@ impl Walker<'_> {
                 inst,
                 reg,
                 wgmma,
+                help: None,
             });
+        }
+    }
+
+    /// `fail` for a C7511 that comes from a register written by something
+    /// else between wgmma accumulating into it (or from overlapping sets),
+    /// not from the number of registers in flight: its advice differs.
+    fn fail_shared_set(plan: &mut Plan, inst: Inst, reg: Option<VReg>, wgmma: Option<Inst>) {
+        Self::fail(plan, C7511_PIPELINE_REGISTERS, Some(inst), reg, wgmma);
+        if let Some(f) = plan.failure.as_mut().filter(|f| f.inst == Some(inst)) {
+            f.help = Some(messages::C7511_SHARED_SET_HELP);
         }
     }
 
@@ -719,13 +733,7 @@ impl Walker<'_> {
                         })
                     });
                     if misaligned {
-                        Self::fail(
-                            plan,
-                            C7511_PIPELINE_REGISTERS,
-                            Some(i),
-                            accs.first().copied(),
-                            st.last_wgmma,
-                        );
+                        Self::fail_shared_set(plan, i, accs.first().copied(), st.last_wgmma);
                     }
                     // An A fragment a wgmma wrote since the last arrive: no
                     // injected arrive can order it, ptxas serializes (C7513;
@@ -1104,23 +1112,11 @@ impl Walker<'_> {
                     });
                     if let Some(r) = kill_chain {
                         failed_here = true;
-                        Self::fail(
-                            plan,
-                            C7511_PIPELINE_REGISTERS,
-                            Some(i),
-                            Some(r),
-                            st.last_wgmma,
-                        );
+                        Self::fail_shared_set(plan, i, Some(r), st.last_wgmma);
                     } else if let Some(r) = kill_open {
                         failed_here = true;
                         if self.wgmma_later_using(b, i, r) {
-                            Self::fail(
-                                plan,
-                                C7511_PIPELINE_REGISTERS,
-                                Some(i),
-                                Some(r),
-                                st.last_wgmma,
-                            );
+                            Self::fail_shared_set(plan, i, Some(r), st.last_wgmma);
                         } else if self.reg_sets[r]
                             .iter()
                             .any(|s| block_issues.iter().filter(|x| *x == s).count() >= 2)
@@ -1515,7 +1511,7 @@ fn wait0(line: u32) -> InstData {
 /// ptxas has made each a dummy wgmma by then, and serializes it like the
 /// others (`c7520_divergent_commit`: ARRIVE, HGMMA.64x8x16.F16, DEPBAR), so
 /// they stay, between an arrive and a wait.
-pub fn serialize(f: &mut Function, empty: &[Inst]) {
+pub fn serialize(f: &mut Function, empty: &[Inst], code: u32) {
     let injected: Vec<Inst> = f
         .layout
         .all_insts()
@@ -1545,7 +1541,7 @@ pub fn serialize(f: &mut Function, empty: &[Inst]) {
         let c = f.insert_after(w, internal("commit_batch", vec![], line));
         f.insert_after(c, wait0(line));
     }
-    f.serialized = true;
+    f.serialized = Some(code);
 }
 
 /// Where a wait for instruction `i` goes: before `i` in uniform code, else
@@ -1690,6 +1686,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                     inst: Some(w.at),
                     reg: None,
                     wgmma: None,
+                    help: None,
                 });
             }
         }
@@ -1851,9 +1848,9 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                     text: "in flight from this wgmma".into(),
                 });
             }
-            d.help = Some(messages::help(fail.code).to_string());
+            d.help = Some(fail.help.unwrap_or(messages::help(fail.code)).to_string());
             diags.push(d);
-            serialize(f, &plan.empty_commits);
+            serialize(f, &plan.empty_commits, fail.code);
         }
         cx.diags.extend(diags);
         cx.diags.extend(notes);

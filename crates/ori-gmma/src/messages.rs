@@ -53,3 +53,9 @@ pub fn help(code: u32) -> &'static str {
         _ => "",
     }
 }
+
+/// Advice for a C7511 caused by an accumulator register written by another
+/// instruction between wgmma accumulating into it, or by overlapping sets:
+/// found by experiment on ptxas 13.0.88, where waiting does not help but a
+/// set of its own does (`c7511_def_acc_between_mma`).
+pub const C7511_SHARED_SET_HELP: &str = "give each wgmma accumulating into this register a set of its own, which no other instruction writes and no other wgmma shares in part (copy in, wgmma, wait, copy out): waiting earlier does not help; `ori compile --emit ptx` writes this";

@@ -179,8 +179,9 @@ pub struct Function {
     pub line: u32,
     /// Phase 85's facts, once it ran.
     pub gmma: Option<GmmaFacts>,
-    /// Set by phase 87 when it serialized the wgmma pipeline.
-    pub serialized: bool,
+    /// Set by phase 87 when it serialized the wgmma pipeline: the code of
+    /// its reason (`consts::C7509_EXTERN_CALLS` ..).
+    pub serialized: Option<u32>,
     names: NameMap<Box<str>, VReg>,
 }
 
@@ -200,7 +201,7 @@ impl Function {
             layout: Layout::new(),
             line: 0,
             gmma: None,
-            serialized: false,
+            serialized: None,
             names: NameMap::default(),
         }
     }

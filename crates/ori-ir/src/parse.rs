@@ -420,8 +420,14 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
                 j += 1;
             }
             "serialized" => {
-                f.serialized = true;
-                j += 1;
+                // `serialized C7511`: the reason's code (a bare `serialized`
+                // from older dumps reads as an unknown reason, 0).
+                let code = w
+                    .get(j + 1)
+                    .and_then(|c| c.strip_prefix('C'))
+                    .and_then(|c| c.parse().ok());
+                f.serialized = Some(code.unwrap_or(0));
+                j += if code.is_some() { 2 } else { 1 };
             }
             "line" => {
                 f.line = w.get(j + 1).and_then(|x| x.parse().ok()).unwrap_or(0);

@@ -120,8 +120,8 @@ pub fn write_function(out: &mut String, f: &Function) {
     if !f.has_body {
         out.push_str(" nobody");
     }
-    if f.serialized {
-        out.push_str(" serialized");
+    if let Some(code) = f.serialized {
+        let _ = write!(out, " serialized C{code}");
     }
     let _ = writeln!(out, " line {} {{", f.line);
     for p in &f.ret_params {

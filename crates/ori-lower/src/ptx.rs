@@ -89,6 +89,67 @@ fn wgmma_before_in_block(f: &Function, blocks: &PtxasBlocks, order: &[Inst], k: 
     false
 }
 
+/// A wgmma written with accumulator registers of its own, for a function
+/// phase 87 serialized with C7511: copies in, fence, the wgmma on the fresh
+/// registers, commit, wait 0, copies out, all in a `{ }` scope declaring
+/// them. Returns `None` where the source line is not one plain wgmma.
+///
+/// Why: ptxas 13.0.88 gives C7511 for an accumulator register written by
+/// something else between wgmma that accumulate into its set (rule 14 of the
+/// corpus README), or for sets that overlap without being equal (rule 32),
+/// and it does so even when every wgmma is already waited for: serializing
+/// by hand does not make it quiet. Giving each wgmma a set nobody else
+/// writes does, with the same serialized SASS
+/// (`c7511_def_acc_between_mma`: found by experiment, see `tests/fixit_*`).
+fn isolated_wgmma(f: &Function, src: &str) -> Option<Vec<String>> {
+    let text = src.trim();
+    if !text.starts_with("wgmma.mma_async") || text.matches(';').count() != 1 {
+        return None;
+    }
+    let open = text.find('{')?;
+    let close = open + text[open..].find('}')?;
+    let regs: Vec<&str> = text[open + 1..close].split(',').map(str::trim).collect();
+    if regs.iter().any(|r| r.is_empty()) {
+        return None;
+    }
+    // A prefix no register of the function uses.
+    let mut prefix = "%ori_acc".to_string();
+    while f
+        .vregs
+        .values()
+        .any(|v| v.name.starts_with(prefix.as_str()))
+    {
+        prefix.push('_');
+    }
+    let fresh: Vec<String> = (0..regs.len()).map(|k| format!("{prefix}{k}")).collect();
+    let mut v = vec![
+        "{ // ori: this wgmma's accumulators in registers no other instruction writes (C7511)"
+            .to_string(),
+        format!(".reg .b32 {prefix}<{}>;", regs.len()),
+    ];
+    v.extend(
+        regs.iter()
+            .zip(&fresh)
+            .map(|(r, n)| format!("mov.b32 {n}, {r};")),
+    );
+    v.push("wgmma.fence.sync.aligned;".to_string());
+    v.push(format!(
+        "{}{{{}}}{}",
+        &text[..open],
+        fresh.join(", "),
+        &text[close + 1..]
+    ));
+    v.push("wgmma.commit_group.sync.aligned;".to_string());
+    v.push("wgmma.wait_group.sync.aligned 0;".to_string());
+    v.extend(
+        regs.iter()
+            .zip(&fresh)
+            .map(|(r, n)| format!("mov.b32 {r}, {n};")),
+    );
+    v.push("} // ori: end of the isolated wgmma".to_string());
+    Some(v)
+}
+
 fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
     let cfg = ori_ir::ControlFlowGraph::compute(f);
     let blocks = PtxasBlocks::compute(f, &cfg);
@@ -110,8 +171,36 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
     // A guarded op written as a branch whose skipped block is still open:
     // what follows the op there goes before the label.
     let mut rewritten: Option<u32> = None;
+    // Serialized with C7511: each wgmma gets registers of its own; the
+    // commit and wait serialization put after it are then written with it.
+    let isolate = f.serialized == Some(ori_ir::consts::C7511_PIPELINE_REGISTERS);
+    let mut consumed: BTreeSet<Inst> = BTreeSet::new();
     for (k, &i) in order.iter().enumerate() {
         let d = &f.insts[i];
+        if consumed.contains(&i) {
+            continue;
+        }
+        if isolate && d.opcode == Opcode::WgmmaMmaAsync && d.line > 0 {
+            let after: Vec<Inst> = order[k + 1..].iter().take(2).copied().collect();
+            let serialized_after = after.len() == 2
+                && f.insts[after[0]].opcode == Opcode::WarpgroupCommitBatch
+                && f.insts[after[1]].opcode == Opcode::WarpgroupWait;
+            let fence_before =
+                pending.last().map(String::as_str) == Some("wgmma.fence.sync.aligned;");
+            let src = src_lines.get(d.line as usize - 1).copied().unwrap_or("");
+            if let (true, true, Some(v)) = (serialized_after, fence_before, isolated_wgmma(f, src))
+            {
+                pending.pop();
+                if !pending.is_empty() {
+                    e.before.entry(d.line).or_default().append(&mut pending);
+                }
+                e.replace.insert(d.line, v);
+                consumed.extend(after);
+                anchor = Some(d.line);
+                block = f.layout.inst_block(i);
+                continue;
+            }
+        }
         // What a block ends with stays in that block: after its last line.
         let b = f.layout.inst_block(i);
         if b != block && skip.is_none() {

@@ -315,7 +315,7 @@ pub fn emit_function(out: &mut String, f: &Function) {
     let _ = writeln!(
         out,
         "\t.headerflags\t@\"EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)\" // ori: no register allocation or scheduling; virtual registers keep their PTX names{}",
-        if f.serialized { "; wgmma pipeline serialized" } else { "" }
+        if f.serialized.is_some() { "; wgmma pipeline serialized" } else { "" }
     );
     let cfg = ori_ir::ControlFlowGraph::compute(f);
     let blocks = PtxasBlocks::compute(f, &cfg);
