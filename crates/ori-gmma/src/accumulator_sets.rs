@@ -27,11 +27,12 @@ pub enum Access {
 }
 
 /// The class-6 registers of `d` that it reads or writes (seed `sub_ADA740`).
-/// For a wgmma whose `scale-d` is the immediate 0, the accumulator is not read.
+/// For a wgmma whose `scale-d` is the immediate 0, the accumulator is not read
+/// (`scale-d` is slot 3, or 5 in the sparse form).
 pub fn collect_accumulators(f: &Function, d: &InstData, access: Access) -> RegSet {
     let mut out = RegSet::new();
     let scale_d_zero = d.opcode == ori_ir::Opcode::WgmmaMmaAsync
-        && matches!(d.slots.get(3).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(0));
+        && matches!(d.slots.get(d.wgmma_scale_d_slot()).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(0));
     for (k, s) in d.slots.iter().enumerate() {
         if s.op.ori_tag() == OPERAND_TAG_IMMEDIATE {
             continue;

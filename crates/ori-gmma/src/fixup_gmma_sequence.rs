@@ -71,9 +71,9 @@ pub struct Failure {
     pub reg: Option<VReg>,
     /// The wgmma it conflicts with.
     pub wgmma: Option<Inst>,
-    /// Advice for this cause, where the code's general advice
-    /// (`messages::help`) does not fit it.
-    pub help: Option<&'static str>,
+    /// C7511 from a shared accumulator register rather than from too many
+    /// registers in flight (see `ori_ir::Serialization`).
+    pub shared_accumulators: bool,
 }
 
 /// Walk state at a program point.
@@ -628,7 +628,7 @@ impl Walker<'_> {
                 inst,
                 reg,
                 wgmma,
-                help: None,
+                shared_accumulators: false,
             });
         }
     }
@@ -639,7 +639,7 @@ impl Walker<'_> {
     fn fail_shared_set(plan: &mut Plan, inst: Inst, reg: Option<VReg>, wgmma: Option<Inst>) {
         Self::fail(plan, C7511_PIPELINE_REGISTERS, Some(inst), reg, wgmma);
         if let Some(f) = plan.failure.as_mut().filter(|f| f.inst == Some(inst)) {
-            f.help = Some(messages::C7511_SHARED_SET_HELP);
+            f.shared_accumulators = true;
         }
     }
 
@@ -1511,7 +1511,7 @@ fn wait0(line: u32) -> InstData {
 /// ptxas has made each a dummy wgmma by then, and serializes it like the
 /// others (`c7520_divergent_commit`: ARRIVE, HGMMA.64x8x16.F16, DEPBAR), so
 /// they stay, between an arrive and a wait.
-pub fn serialize(f: &mut Function, empty: &[Inst], code: u32) {
+pub fn serialize(f: &mut Function, empty: &[Inst], why: ori_ir::Serialization) {
     let injected: Vec<Inst> = f
         .layout
         .all_insts()
@@ -1541,7 +1541,7 @@ pub fn serialize(f: &mut Function, empty: &[Inst], code: u32) {
         let c = f.insert_after(w, internal("commit_batch", vec![], line));
         f.insert_after(c, wait0(line));
     }
-    f.serialized = Some(code);
+    f.serialized = Some(why);
 }
 
 /// Where a wait for instruction `i` goes: before `i` in uniform code, else
@@ -1686,7 +1686,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                     inst: Some(w.at),
                     reg: None,
                     wgmma: None,
-                    help: None,
+                    shared_accumulators: false,
                 });
             }
         }
@@ -1848,9 +1848,23 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                     text: "in flight from this wgmma".into(),
                 });
             }
-            d.help = Some(fail.help.unwrap_or(messages::help(fail.code)).to_string());
+            d.help = Some(
+                if fail.shared_accumulators {
+                    messages::C7511_SHARED_SET_HELP
+                } else {
+                    messages::help(fail.code)
+                }
+                .to_string(),
+            );
             diags.push(d);
-            serialize(f, &plan.empty_commits, fail.code);
+            serialize(
+                f,
+                &plan.empty_commits,
+                ori_ir::Serialization {
+                    code: fail.code,
+                    shared_accumulators: fail.shared_accumulators,
+                },
+            );
         }
         cx.diags.extend(diags);
         cx.diags.extend(notes);

@@ -7,7 +7,9 @@
 //! f16/f32 accumulators, descriptor and register A) give one rule: the
 //! accumulators are allocated from R24 up, two more registers are needed
 //! beside them, so a wgmma needs `26 + accumulator registers + A-fragment
-//! registers`. Limits below 24 are raised to 24 with a warning first.
+//! registers`, plus one for the metadata of a sparse `wgmma.mma_async.sp`
+//! (n8 f32: 31 with a descriptor, 35 with register A). Limits below 24 are
+//! raised to 24 with a warning first.
 
 use ori_ir::consts::C7602_INSUFFICIENT_REGISTERS;
 use ori_ir::{Diagnostic, Module, Opcode, Severity, WgmmaForm};
@@ -22,7 +24,8 @@ pub const MIN_REGISTERS_SM90: u32 = 24;
 pub fn wgmma_registers(mods: &[impl AsRef<str>], a_in_regs: bool) -> Option<u32> {
     let w = WgmmaForm::decode(mods).ok()?;
     let a = if a_in_regs { w.a_fragment_regs() } else { 0 };
-    Some(WGMMA_REGISTER_OVERHEAD + (w.accumulator_regs() + a) as u32)
+    let meta = usize::from(w.sparse);
+    Some(WGMMA_REGISTER_OVERHEAD + (w.accumulator_regs() + a + meta) as u32)
 }
 
 /// Check every function of `m` against the limit `max`, as ptxas does:

@@ -152,6 +152,18 @@ pub struct GmmaFacts {
     pub max_active: u32,
 }
 
+/// Why phase 87 serialized a function's wgmma pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Serialization {
+    /// The code of the message (`consts::C7509_EXTERN_CALLS` ..).
+    pub code: u32,
+    /// C7511 from an accumulator register shared: written by another
+    /// instruction between wgmma accumulating into it, or in sets that
+    /// overlap. Waiting does not cure it (the fix-it gives each wgmma a set
+    /// of its own); too many registers in flight is the other C7511.
+    pub shared_accumulators: bool,
+}
+
 /// A function.
 #[derive(Clone, Debug)]
 pub struct Function {
@@ -179,9 +191,8 @@ pub struct Function {
     pub line: u32,
     /// Phase 85's facts, once it ran.
     pub gmma: Option<GmmaFacts>,
-    /// Set by phase 87 when it serialized the wgmma pipeline: the code of
-    /// its reason (`consts::C7509_EXTERN_CALLS` ..).
-    pub serialized: Option<u32>,
+    /// Set by phase 87 when it serialized the wgmma pipeline, with why.
+    pub serialized: Option<Serialization>,
     names: NameMap<Box<str>, VReg>,
 }
 

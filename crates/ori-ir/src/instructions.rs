@@ -377,6 +377,52 @@ impl InstData {
         })
     }
 
+    /// Whether this is a sparse `wgmma.mma_async.sp`.
+    pub fn is_sparse_wgmma(&self) -> bool {
+        self.opcode == Opcode::WgmmaMmaAsync && self.has_mod("sp")
+    }
+
+    /// The slot of a wgmma's `scale-d`: 3, or 5 in the sparse form, where
+    /// `sp-meta, sp-sel` come before it.
+    pub fn wgmma_scale_d_slot(&self) -> usize {
+        if self.is_sparse_wgmma() {
+            5
+        } else {
+            3
+        }
+    }
+
+    /// The `sp-meta` operand of a sparse wgmma (slot 3: after `d`, `a`,
+    /// `b-desc` in both the descriptor-A and register-A forms): a 32-bit
+    /// register, or a vector of them (ptxas 13.0.88 takes both).
+    pub fn wgmma_sparse_metadata(&self) -> Option<&Operand> {
+        if !self.is_sparse_wgmma() {
+            return None;
+        }
+        self.slots.get(3).map(|s| &s.op)
+    }
+
+    /// Registers a wgmma reads that ptxas 13.0.88 orders like the A
+    /// fragment: the A-fragment vector of the register-A form, and the
+    /// sparse metadata. A write of either after a wgmma of the stage needs an
+    /// arrive before the next wgmma that reads it (C7519; corpus
+    /// `c7519_def_rega_between_mma`, `sparse_c7519_def_meta_between_mma`),
+    /// and one a wgmma wrote since the last arrive serializes (C7513).
+    /// Descriptors and `scale-d` are ordinary reads.
+    pub fn wgmma_fragment_regs(&self) -> SmallVec<[VReg; 4]> {
+        let mut out = SmallVec::new();
+        if self.opcode != Opcode::WgmmaMmaAsync {
+            return out;
+        }
+        if let Some(op @ Operand::Vector(_)) = self.slots.get(1).map(|s| &s.op) {
+            op.for_each_reg(&mut |r| out.push(r));
+        }
+        if let Some(op) = self.wgmma_sparse_metadata() {
+            op.for_each_reg(&mut |r| out.push(r));
+        }
+        out
+    }
+
     /// The integer immediate of `wgmma.wait_group N` / `_warpgroup.wait N`.
     pub fn wait_count(&self) -> Option<i64> {
         self.slots.first().and_then(|s| match s.op {

@@ -24,7 +24,9 @@ pub mod write;
 pub use cfg::{ControlFlowGraph, DominatorTree};
 pub use diagnostics::{Diagnostic, Note, Severity};
 pub use entities::{Block, FuncId, Inst, VReg};
-pub use function::{BlockData, FuncKind, Function, GmmaFacts, Module, Param, RegClass, VRegData};
+pub use function::{
+    BlockData, FuncKind, Function, GmmaFacts, Module, Param, RegClass, Serialization, VRegData,
+};
 pub use instructions::{AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot};
 pub use layout::Layout;
 pub use parse::{parse_module, TextError};

@@ -426,8 +426,13 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
                     .get(j + 1)
                     .and_then(|c| c.strip_prefix('C'))
                     .and_then(|c| c.parse().ok());
-                f.serialized = Some(code.unwrap_or(0));
                 j += if code.is_some() { 2 } else { 1 };
+                let shared = w.get(j) == Some(&"shared-accumulators");
+                j += usize::from(shared);
+                f.serialized = Some(crate::function::Serialization {
+                    code: code.unwrap_or(0),
+                    shared_accumulators: shared,
+                });
             }
             "line" => {
                 f.line = w.get(j + 1).and_then(|x| x.parse().ok()).unwrap_or(0);

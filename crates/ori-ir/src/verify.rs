@@ -173,6 +173,23 @@ fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut i
                     ));
                 }
             }
+            if form.sparse {
+                let meta_ok = match &d.slots[3].op {
+                    Operand::Reg(_) => true,
+                    Operand::Vector(v) => {
+                        !v.is_empty()
+                            && v.iter()
+                                .all(|o| matches!(o, Operand::Reg(_) | Operand::Special(_)))
+                    }
+                    _ => false,
+                };
+                if !meta_ok {
+                    err("wgmma sparsity metadata must be a register".into());
+                }
+                if !matches!(d.slots[4].op, Operand::Imm(_)) {
+                    err("wgmma sparsity selector must be an immediate".into());
+                }
+            }
             for s in d.slots.iter().skip(1) {
                 if s.role != Role::Use {
                     err("wgmma inputs must be read-only operands".into());

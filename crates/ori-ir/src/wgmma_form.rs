@@ -3,6 +3,12 @@
 //! Phases 85/87 need the accumulator and A-fragment register counts, and the
 //! lowering needs the SASS opcode family; all of it follows from the dotted
 //! modifiers, so it is decoded on demand here rather than stored twice.
+//!
+//! Sparse `wgmma.mma_async.sp` (PTX ISA 8.2) doubles K (A is stored packed,
+//! M x K/2) and puts two operands after `b-desc`: the 32-bit metadata
+//! register `sp-meta` and the immediate selector `sp-sel`; everything after
+//! them (`scale-d`, the immediates) moves two slots right. There is no
+//! sparse `.b1` form.
 
 use std::fmt;
 
@@ -90,6 +96,8 @@ pub struct WgmmaForm {
     pub btype: ElemType,
     pub satfinite: bool,
     pub family: Family,
+    /// `.sp`: structured-sparse A (K doubled, metadata and selector operands).
+    pub sparse: bool,
 }
 
 /// Why a modifier list is not a valid wgmma.
@@ -103,6 +111,8 @@ pub enum FormError {
     BadTypes(String),
     /// An unknown modifier.
     UnknownModifier(String),
+    /// `.sp` on a type family that has no sparse form (`.b1`).
+    NoSparseForm,
 }
 
 impl fmt::Display for FormError {
@@ -112,6 +122,7 @@ impl fmt::Display for FormError {
             FormError::BadShape(s) => write!(f, "invalid shape '{s}'"),
             FormError::BadTypes(s) => write!(f, "invalid type combination '{s}'"),
             FormError::UnknownModifier(s) => write!(f, "unknown modifier '.{s}'"),
+            FormError::NoSparseForm => write!(f, "'.sp' is not allowed with these types"),
         }
     }
 }
@@ -136,11 +147,13 @@ impl WgmmaForm {
         let mut satfinite = false;
         let mut and = false;
         let mut popc = false;
+        let mut sparse = false;
         for m in mods {
             let m = m.as_ref();
             match m {
                 "mma_async" | "sync" | "aligned" => {}
                 "satfinite" => satfinite = true,
+                "sp" => sparse = true,
                 "and" => and = true,
                 "popc" => popc = true,
                 _ => {
@@ -174,8 +187,12 @@ impl WgmmaForm {
         if (and || popc) != (family == Family::Bit) || (family == Family::Bit && !(and && popc)) {
             return Err(FormError::BadTypes(type_text));
         }
+        if sparse && family == Family::Bit {
+            return Err(FormError::NoSparseForm);
+        }
         let want_k = 256 / atype.bits().max(1);
         let want_k = if atype == B1 { 256 } else { want_k };
+        let want_k = if sparse { 2 * want_k } else { want_k };
         let n_ok = match family {
             // ptxas 13.0.88 also takes N = 240 and 256 for the integer and
             // b1 types, which seed 004's table leaves out (tests/wgmma_table).
@@ -194,6 +211,7 @@ impl WgmmaForm {
             btype,
             satfinite,
             family,
+            sparse,
         })
     }
 
@@ -206,18 +224,34 @@ impl WgmmaForm {
         }
     }
 
-    /// Number of 32-bit A-fragment registers per thread in the register-A form (64xK / 128 threads).
+    /// Number of 32-bit A-fragment registers per thread in the register-A
+    /// form (64xK / 128 threads; a sparse A holds K/2 columns).
     pub fn a_fragment_regs(&self) -> usize {
-        (self.m * self.k * self.atype.bits() / (128 * 32)) as usize
+        let k = if self.sparse { self.k / 2 } else { self.k };
+        (self.m * k * self.atype.bits() / (128 * 32)) as usize
     }
 
-    /// Operand count of the descriptor-A form (seed 004 syntax tables).
+    /// Operand count (seed 004 syntax tables; `.sp` adds `sp-meta, sp-sel`).
     pub fn operand_count(&self, a_in_regs: bool) -> usize {
-        match self.family {
+        let dense = match self.family {
             Family::Half if a_in_regs => 7,
             Family::Half => 8,
             Family::Tf32 | Family::Fp8 => 6,
             Family::Int8 | Family::Bit => 4,
+        };
+        if self.sparse {
+            dense + 2
+        } else {
+            dense
+        }
+    }
+
+    /// Slot of `scale-d`: 3, or 5 after `sp-meta, sp-sel`.
+    pub fn scale_d_slot(&self) -> usize {
+        if self.sparse {
+            5
+        } else {
+            3
         }
     }
 
@@ -250,6 +284,28 @@ mod tests {
         assert_eq!((f.accumulator_regs(), f.a_fragment_regs()), (8, 4));
         let f = d("mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc").unwrap();
         assert_eq!((f.family, f.a_fragment_regs()), (Family::Bit, 4));
+    }
+
+    #[test]
+    fn sparse_forms_double_k_and_take_two_more_operands() {
+        let f = d("mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16").unwrap();
+        assert!(f.sparse);
+        assert_eq!((f.a_fragment_regs(), f.operand_count(false)), (4, 10));
+        assert_eq!((f.operand_count(true), f.scale_d_slot()), (9, 5));
+        let f = d("mma_async.sp.sync.aligned.m64n16k16.f32.tf32.tf32").unwrap();
+        assert_eq!((f.a_fragment_regs(), f.operand_count(false)), (4, 8));
+        let f = d("mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e5m2").unwrap();
+        assert_eq!((f.family, f.a_fragment_regs()), (Family::Fp8, 4));
+        let f = d("mma_async.sp.sync.aligned.m64n240k64.satfinite.s32.s8.u8").unwrap();
+        assert_eq!((f.accumulator_regs(), f.operand_count(true)), (120, 6));
+        // Dense K with `.sp`, sparse K without, and `.b1` are not wgmma.
+        assert!(d("mma_async.sp.sync.aligned.m64n8k16.f32.f16.f16").is_err());
+        assert!(d("mma_async.sync.aligned.m64n8k32.f32.f16.f16").is_err());
+        assert!(d("mma_async.sp.sync.aligned.m64n8k8.f32.tf32.tf32").is_err());
+        assert_eq!(
+            d("mma_async.sp.sync.aligned.m64n8k256.s32.b1.b1.and.popc"),
+            Err(FormError::NoSparseForm)
+        );
     }
 
     #[test]

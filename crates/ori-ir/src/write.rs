@@ -120,8 +120,11 @@ pub fn write_function(out: &mut String, f: &Function) {
     if !f.has_body {
         out.push_str(" nobody");
     }
-    if let Some(code) = f.serialized {
-        let _ = write!(out, " serialized C{code}");
+    if let Some(z) = f.serialized {
+        let _ = write!(out, " serialized C{}", z.code);
+        if z.shared_accumulators {
+            out.push_str(" shared-accumulators");
+        }
     }
     let _ = writeln!(out, " line {} {{", f.line);
     for p in &f.ret_params {

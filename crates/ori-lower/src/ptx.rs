@@ -90,7 +90,7 @@ fn wgmma_before_in_block(f: &Function, blocks: &PtxasBlocks, order: &[Inst], k: 
 }
 
 /// A wgmma written with accumulator registers of its own, for a function
-/// phase 87 serialized with C7511: copies in, fence, the wgmma on the fresh
+/// phase 87 serialized with C7511 for a shared accumulator register: copies in, fence, the wgmma on the fresh
 /// registers, commit, wait 0, copies out, all in a `{ }` scope declaring
 /// them. Returns `None` where the source line is not one plain wgmma.
 ///
@@ -100,7 +100,8 @@ fn wgmma_before_in_block(f: &Function, blocks: &PtxasBlocks, order: &[Inst], k: 
 /// and it does so even when every wgmma is already waited for: serializing
 /// by hand does not make it quiet. Giving each wgmma a set nobody else
 /// writes does, with the same serialized SASS
-/// (`c7511_def_acc_between_mma`: found by experiment, see `tests/fixit_*`).
+/// (`c7511_def_acc_between_mma`: found by experiment; `cargo xtask oracle
+/// check --ptx-roundtrip` checks it on every case).
 fn isolated_wgmma(f: &Function, src: &str) -> Option<Vec<String>> {
     let text = src.trim();
     if !text.starts_with("wgmma.mma_async") || text.matches(';').count() != 1 {
@@ -171,9 +172,10 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
     // A guarded op written as a branch whose skipped block is still open:
     // what follows the op there goes before the label.
     let mut rewritten: Option<u32> = None;
-    // Serialized with C7511: each wgmma gets registers of its own; the
+    // Serialized with C7511 for a shared accumulator register: each wgmma
+    // gets registers of its own; the
     // commit and wait serialization put after it are then written with it.
-    let isolate = f.serialized == Some(ori_ir::consts::C7511_PIPELINE_REGISTERS);
+    let isolate = f.serialized.is_some_and(|z| z.shared_accumulators);
     let mut consumed: BTreeSet<Inst> = BTreeSet::new();
     for (k, &i) in order.iter().enumerate() {
         let d = &f.insts[i];

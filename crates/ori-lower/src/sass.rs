@@ -4,7 +4,11 @@
 //! corpus): `HGMMA.64x128x16.F32.BF16` for f16/bf16/tf32 (no input suffix
 //! for f16), `QGMMA.64x64x32.F32.E4M3.E5M2` for fp8, `IGMMA.64x64x32.S8.U8`
 //! (`.SAT` with `.satfinite`) for integers, `BGMMA.64x64x256.AND.POPC` for
-//! b1; `RZ, !UPT` when scale-d is false; `gsb0` on the last wgmma before a
+//! b1; `.SP` after the opcode for `wgmma.mma_async.sp`
+//! (`HGMMA.SP.64x128x32.F32`), whose metadata register follows the
+//! accumulator input and, for HGMMA only, the selector as `0xN`
+//! (`R24, gdesc[UR4], RZ, !UPT, R28, 0x1, gsb0`; QGMMA and IGMMA have none);
+//! `RZ, !UPT` when scale-d is false; `gsb0` on the last wgmma before a
 //! commit or wait; `WARPGROUP.ARRIVE` for fences and injected arrives;
 //! `WARPGROUP.DEPBAR.LE gsb0, 0xN` for waits. Other instructions get the
 //! SASS mnemonic a reader expects. No register allocation or scheduling is
@@ -33,7 +37,8 @@ fn ty(t: ElemType) -> &'static str {
 /// The opcode token of a wgmma: `HGMMA.64x8x16.F32.BF16` and friends.
 pub fn gmma_opcode(d: &InstData) -> Option<String> {
     let form = WgmmaForm::decode(d.mods.get(1..)?).ok()?;
-    let mut s = format!("{}.{}x{}x{}", form.sass_opcode(), form.m, form.n, form.k);
+    let sp = if form.sparse { ".SP" } else { "" };
+    let mut s = format!("{}{sp}.{}x{}x{}", form.sass_opcode(), form.m, form.n, form.k);
     match form.family {
         Family::Half | Family::Tf32 => {
             s.push('.');
@@ -78,12 +83,14 @@ fn gmma_modifiers(d: &InstData) -> (&'static str, String) {
     };
     let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
     let scaled = matches!(form.family, Family::Half | Family::Tf32 | Family::Fp8);
-    let (neg_a, neg_b) = (scaled && imm_is(d, 4, -1), scaled && imm_is(d, 5, -1));
+    // The immediates after scale-d (two slots further right when sparse).
+    let at = form.scale_d_slot() + 1;
+    let (neg_a, neg_b) = (scaled && imm_is(d, at, -1), scaled && imm_is(d, at + 1, -1));
     let half = form.family == Family::Half;
     let (tnsp_a, tnsp_b) = if a_regs {
-        (false, half && imm_is(d, 6, 1))
+        (false, half && imm_is(d, at + 2, 1))
     } else {
-        (half && imm_is(d, 6, 1), half && imm_is(d, 7, 1))
+        (half && imm_is(d, at + 2, 1), half && imm_is(d, at + 3, 1))
     };
     let mut suffix = String::new();
     for (on, text) in [
@@ -163,8 +170,9 @@ fn wgmma_text(f: &Function, d: &InstData, gsb0: bool) -> String {
         "gdesc[{}]{desc_suffix}, ",
         desc.map_or("URZ".into(), |x| reg_name(f, &x.op))
     );
+    let sd = d.wgmma_scale_d_slot();
     let scale_zero =
-        matches!(d.slots.get(3).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(0));
+        matches!(d.slots.get(sd).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(0));
     if scale_zero {
         s.push_str("RZ, !UPT");
     } else {
@@ -172,10 +180,21 @@ fn wgmma_text(f: &Function, d: &InstData, gsb0: bool) -> String {
         if let Some(ori_ir::Slot {
             op: Operand::Reg(p) | Operand::NotReg(p),
             ..
-        }) = d.slots.get(3)
+        }) = d.slots.get(sd)
         {
-            let neg = matches!(d.slots[3].op, Operand::NotReg(_));
+            let neg = matches!(d.slots[sd].op, Operand::NotReg(_));
             let _ = write!(s, ", {}{}", if neg { "!" } else { "" }, f.vregs[*p].name);
+        }
+    }
+    // Sparse: the metadata register, then (HGMMA only) the selector.
+    if let Some(meta) = d.wgmma_sparse_metadata() {
+        let _ = write!(s, ", {}", reg_name(f, meta));
+        let sel = d.slots.get(4).and_then(|x| match x.op {
+            Operand::Imm(i) => i.as_i64(),
+            _ => None,
+        });
+        if let (Some(sel), true) = (sel, op.starts_with("HGMMA")) {
+            let _ = write!(s, ", {sel:#x}");
         }
     }
     if gsb0 {

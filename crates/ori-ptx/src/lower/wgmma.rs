@@ -23,6 +23,19 @@
 //! 7. last, family-independent leftovers: `.b1` without a boolean operation,
 //!    `.satfinite`, `.sat`, rounding modifiers.
 //!
+//! Sparse `wgmma.mma_async.sp` (PTX ISA 8.2) goes through the same steps,
+//! probed on ptxas 13.0.88 (corpus `sparse_*`, `tests/wgmma_table`): a
+//! second `.sp` is `Multiple sparsity modifiers specified` right after the
+//! unknown modifiers; the template has `sp-meta, sp-sel` after `b-desc`
+//! (the metadata a 32-bit register or a vector of them, the selector an
+//! integer immediate), except for `.b1`, which keeps its dense template and
+//! gets `Illegal modifier '.sp'` first among its family checks and an illegal
+//! shape whatever K; family messages name `Sparse wgmma.mma_async with ...`
+//! and the feature `Sparse WGMMA with ...` (PTX ISA 8.2, mixed integers 8.4);
+//! K doubles (f16/bf16 32, tf32 16, FP8 and integers 64); `sp-sel` is
+//! argument 4, 0 or 1 for the floating point types and 0 for FP8 and
+//! integers, and the arguments after it are numbered two higher.
+//!
 //! Accumulator registers become class 6. `wgmma.fence` / `commit_group` /
 //! `wait_group` are thin wrappers producing one Ori instruction each;
 //! `_warpgroup.arrive` / `wait` / `commit_batch` are what phase 87 inserts,
@@ -151,7 +164,11 @@ fn known_shape((m, n, k): (u32, u32, u32)) -> bool {
 /// The modifiers of one `wgmma.mma_async`, sorted by kind.
 #[derive(Default)]
 struct Mods<'a> {
-    unknown: Vec<&'a str>,
+    /// Modifiers ptxas does not know, in order; `None` marks a repeated
+    /// `.sp` (`Multiple sparsity modifiers specified`, reported in place).
+    unknown: Vec<Option<&'a str>>,
+    /// How many `.sp` modifiers were written.
+    sparse: usize,
     early_illegal: Vec<&'a str>,
     sync: bool,
     shape: Option<(&'a str, (u32, u32, u32))>,
@@ -169,6 +186,12 @@ impl<'a> Mods<'a> {
             let m = m.as_str();
             match m {
                 "sync" => out.sync = true,
+                "sp" => {
+                    out.sparse += 1;
+                    if out.sparse > 1 {
+                        out.unknown.push(None);
+                    }
+                }
                 "aligned" => {}
                 "satfinite" => out.satfinite = true,
                 "sat" => out.sat = true,
@@ -178,7 +201,7 @@ impl<'a> Mods<'a> {
                 _ if OTHER_KNOWN.contains(&m) => out.early_illegal.push(m),
                 _ => match parse_shape(m) {
                     Some(s) if known_shape(s) => out.shape = Some((m, s)),
-                    _ => out.unknown.push(m),
+                    _ => out.unknown.push(Some(m)),
                 },
             }
         }
@@ -214,9 +237,24 @@ impl Fam {
             Fam::Bool => "boolean type",
         }
     }
-    /// `wgmma.mma_async with ...`, the instruction name in family messages.
-    fn inst(self) -> String {
-        format!("wgmma.mma_async with {}", self.words())
+    /// `wgmma.mma_async with ...` (`Sparse wgmma.mma_async with ...`), the
+    /// instruction name in family messages.
+    fn inst(self, sparse: bool) -> String {
+        let sp = if sparse { "Sparse " } else { "" };
+        format!("{sp}wgmma.mma_async with {}", self.words())
+    }
+    /// The feature named when the PTX ISA version is too old.
+    fn feature(self, sparse: bool) -> String {
+        let sp = if sparse { "Sparse " } else { "" };
+        format!("{sp}WGMMA with {}", self.words())
+    }
+    /// The PTX ISA version the family needs.
+    fn version(self, sparse: bool) -> (u32, u32) {
+        match (self, sparse) {
+            (Fam::MixedInt, _) => (8, 4),
+            (_, true) => (8, 2),
+            (_, false) => (8, 0),
+        }
     }
 }
 
@@ -226,6 +264,8 @@ struct Sig<'a> {
     d: &'a str,
     a: &'a str,
     fam: Fam,
+    /// `.sp` on a family that has a sparse form (not `.b1`).
+    sparse: bool,
 }
 
 impl Sig<'_> {
@@ -255,25 +295,40 @@ impl Sig<'_> {
             _ => matches!(ty, "s32" | "u32" | "b32"),
         }
     }
-    /// K of the family's shapes for these input types.
+    /// K of the family's shapes for these input types (doubled when sparse).
     fn k(&self) -> u32 {
-        match self.a {
+        let dense = match self.a {
             "f16" | "bf16" => 16,
             "tf32" => 8,
             "b1" => 256,
             _ => 32,
+        };
+        if self.sparse {
+            2 * dense
+        } else {
+            dense
+        }
+    }
+    /// Operands before `scale-d`: `d, a, b-desc` (and `sp-meta, sp-sel`).
+    fn fixed(&self) -> usize {
+        if self.sparse {
+            5
+        } else {
+            3
         }
     }
     /// `Some(true)`: shape and types fit; `Some(false)`: the shape belongs to
     /// the family but not to these types; `None`: not a shape of the family.
-    fn shape_fits(&self, (m, n, k): (u32, u32, u32)) -> Option<bool> {
-        if m != 64 {
+    /// `sparse_b1`: `.sp` on `.b1`, which has no shapes at all.
+    fn shape_fits(&self, (m, n, k): (u32, u32, u32), sparse_b1: bool) -> Option<bool> {
+        if m != 64 || sparse_b1 {
             return None;
         }
+        let x = if self.sparse { 2 } else { 1 };
         let family_shape = match self.fam {
-            Fam::Float => matches!(k, 8 | 16) && float_n(n),
-            Fam::Fp8 => k == 32 && float_n(n),
-            Fam::Int | Fam::MixedInt => k == 32 && bit_n(n),
+            Fam::Float => (k == 8 * x || k == 16 * x) && float_n(n),
+            Fam::Fp8 => k == 32 * x && float_n(n),
+            Fam::Int | Fam::MixedInt => k == 32 * x && bit_n(n),
             Fam::Bool => k == 256 && bit_n(n),
         };
         family_shape.then(|| k == self.k() && matches!(self.d, "f16" | "f32" | "s32"))
@@ -289,7 +344,7 @@ impl Sig<'_> {
 }
 
 /// The `.dtype.atype.btype` table (`Unexpected instruction types` outside it).
-fn signature<'a>(types: &[&'a str], bool_ops: bool) -> Option<Sig<'a>> {
+fn signature<'a>(types: &[&'a str], bool_ops: bool, sparse: bool) -> Option<Sig<'a>> {
     let [d, a, b] = types else {
         return None;
     };
@@ -312,7 +367,12 @@ fn signature<'a>(types: &[&'a str], bool_ops: bool) -> Option<Sig<'a>> {
     if bool_ops && fam != Fam::Bool {
         return None;
     }
-    Some(Sig { d, a, fam })
+    Some(Sig {
+        d,
+        a,
+        fam,
+        sparse: sparse && fam != Fam::Bool,
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -337,6 +397,12 @@ fn is_32bit_ty(ty: &str) -> bool {
 /// registers (reported later as `Vector expected for argument 1`).
 fn fragment_like_scalar(cx: &LowerCx<'_>, op: &Operand) -> bool {
     reg_ty(cx, op).is_some_and(|t| is_32bit_ty(t) || t == "pred")
+}
+
+/// A special register of 32 bits (`%tid.x`, `%laneid`, ...; not `%clock64`,
+/// `%globaltimer` or `%gridid`).
+fn is_32bit_special(name: &str) -> bool {
+    !matches!(name, "%clock64" | "%globaltimer" | "%gridid")
 }
 
 fn is_desc(cx: &LowerCx<'_>, op: &Operand) -> bool {
@@ -384,13 +450,14 @@ fn template_ok(cx: &LowerCx<'_>, sig: &Sig<'_>, ops: &[Operand]) -> bool {
     let Some(a) = ops.get(1) else {
         return false;
     };
+    let fixed = sig.fixed();
     let a_regs = match a {
         Operand::Vector(_) => true,
         // The half-precision forms differ in length: the longer one takes a descriptor.
-        _ if sig.half() => ops.len() == 4 + sig.imm_count(true),
+        _ if sig.half() => ops.len() == fixed + 1 + sig.imm_count(true),
         _ => !is_desc(cx, a),
     };
-    if ops.len() != 4 + sig.imm_count(a_regs) {
+    if ops.len() != fixed + 1 + sig.imm_count(a_regs) {
         return false;
     }
     // D: a vector of accumulator-typed registers (mixed types are reported later).
@@ -410,11 +477,26 @@ fn template_ok(cx: &LowerCx<'_>, sig: &Sig<'_>, ops: &[Operand]) -> bool {
         o if a_regs => fragment_like_scalar(cx, o),
         o => is_desc(cx, o),
     };
-    let scale_d_ok = match &ops[3] {
+    // sp-meta: a 32-bit register, or a vector of them; sp-sel: an integer.
+    // (A predicate as metadata crashes ptxas 13.0.88; ori calls it a mismatch.)
+    let meta_elem = |o: &Operand| match o {
+        Operand::Special(name) => is_32bit_special(name),
+        o => reg_ty(cx, o).is_some_and(is_32bit_ty),
+    };
+    let sparse_ok = !sig.sparse
+        || (match &ops[3] {
+            Operand::Vector(v) => v.iter().all(meta_elem),
+            o => meta_elem(o),
+        } && is_int_imm(&ops[4]));
+    let scale_d_ok = match &ops[fixed] {
         Operand::Reg(r) | Operand::NotReg(r) => &*cx.func.vregs[*r].ty == "pred",
         o => is_int_imm(o),
     };
-    d_ok && a_ok && is_desc(cx, &ops[2]) && scale_d_ok && ops[4..].iter().all(is_int_imm)
+    d_ok && a_ok
+        && is_desc(cx, &ops[2])
+        && sparse_ok
+        && scale_d_ok
+        && ops[fixed + 1..].iter().all(is_int_imm)
 }
 
 fn imm_text(v: &ori_ir::Imm) -> String {
@@ -472,7 +554,10 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
     let errors_before = cx.diags.len();
     // 1. Modifiers the parser does not know.
     for u in &m.unknown {
-        cx.error(span, format!("Unknown modifier '.{u}'"));
+        match u {
+            Some(u) => cx.error(span, format!("Unknown modifier '.{u}'")),
+            None => cx.error(span, "Multiple sparsity modifiers specified"),
+        }
     }
     // 2. Known modifiers that no wgmma takes.
     if let Some(x) = m.early_illegal.first() {
@@ -483,7 +568,8 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
         return None;
     }
     // 3. The type signature.
-    let Some(sig) = signature(&m.types, !m.bool_ops.is_empty()) else {
+    let sparse = m.sparse > 0;
+    let Some(sig) = signature(&m.types, !m.bool_ops.is_empty(), sparse) else {
         cx.error(
             span,
             format!("Unexpected instruction types specified for '{NAME}'"),
@@ -514,7 +600,15 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
     }
     // 6. Family checks.
     let fam = sig.fam;
-    let inst = fam.inst();
+    let inst = fam.inst(sparse);
+    // `.b1` has no sparse form (its dense template matched above).
+    let sparse_b1 = sparse && !sig.sparse;
+    if sparse_b1 {
+        cx.error(
+            span,
+            format!("Illegal modifier '.sp' for instruction '{NAME}'"),
+        );
+    }
     if fam == Fam::Bool && m.bool_ops.first() == Some(&"popc") {
         cx.error(
             span,
@@ -524,14 +618,7 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
             ),
         );
     }
-    let need = if fam == Fam::MixedInt { (8, 4) } else { (8, 0) };
-    check_target(
-        cx,
-        span,
-        &format!("WGMMA with {}", fam.words()),
-        need,
-        &inst,
-    );
+    check_target(cx, span, &fam.feature(sparse), fam.version(sparse), &inst);
     let int = matches!(fam, Fam::Int | Fam::MixedInt);
     if m.satfinite && !int {
         cx.error(
@@ -541,7 +628,7 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
     }
     if let (Fam::Bool, Some((shape, _))) = (fam, m.shape) {
         let ops_msg = |what: &str| {
-            format!("{what} specified for wgmma.mma_async with boolean type with shape '.{shape}'")
+            format!("{what} specified for {inst} with shape '.{shape}'")
         };
         if m.bool_ops.len() != 2 {
             cx.error(span, ops_msg("Unexpected number of operations"));
@@ -554,7 +641,7 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
         }
     }
     let shape_ok = match m.shape {
-        Some((text, s)) => match sig.shape_fits(s) {
+        Some((text, s)) => match sig.shape_fits(s, sparse_b1) {
             Some(true) => Some(s),
             Some(false) => {
                 cx.error(
@@ -577,6 +664,14 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
     };
     if let Some((_, n, _)) = shape_ok {
         check_operands(cx, span, &sig, &inst, n, &ops);
+    }
+    // A special register as the metadata passes the template (in a vector
+    // it even compiles), but not on its own.
+    if sig.sparse && matches!(ops[3], Operand::Special(_)) {
+        cx.error(
+            span,
+            format!("Special register argument not allowed for instruction '{NAME}'"),
+        );
     }
     // 7. Family-independent leftovers.
     if fam == Fam::Bool && m.bool_ops.first().is_none_or(|o| *o == "popc") {
@@ -651,19 +746,30 @@ fn check_operands(
             );
         }
     }
+    // sp-sel in {0, 1} for the floating point types, 0 for FP8 and integers;
     // scale-d in {0, 1}; imm-scale-a/b in {-1, 1}; imm-trans-a/b in {0, 1}.
+    let fixed = sig.fixed();
     for (k, op) in ops.iter().enumerate().skip(3) {
         let Operand::Imm(v) = op else {
             continue;
         };
-        let is_scale = k == 4 || k == 5;
+        let is_sel = sig.sparse && k == 4;
+        let sel_zero = is_sel && sig.fam != Fam::Float;
+        let is_scale = k == fixed + 1 || k == fixed + 2;
         let ok = match v.as_i64() {
+            Some(x) if sel_zero => x == 0,
             Some(x) if is_scale => x == -1 || x == 1,
             Some(x) => x == 0 || x == 1,
             None => true,
         };
         if !ok {
-            let expect = if is_scale { "-1 or 1" } else { "0 or 1" };
+            let expect = if sel_zero {
+                "0"
+            } else if is_scale {
+                "-1 or 1"
+            } else {
+                "0 or 1"
+            };
             cx.error(
                 span,
                 format!(
@@ -673,7 +779,9 @@ fn check_operands(
             );
         }
     }
-    for op in &ops[..2] {
+    // A vector of metadata registers is checked like D and A.
+    let vectors = if sig.sparse { &[0, 1, 3][..] } else { &[0, 1][..] };
+    for op in vectors.iter().filter_map(|k| ops.get(*k)) {
         let Operand::Vector(v) = op else {
             continue;
         };
