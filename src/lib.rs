@@ -31,6 +31,9 @@ pub struct Options {
     pub isa_strict: bool,
     /// ptxas `-maxrregcount`: wgmma whose registers cannot fit get C7602.
     pub maxrregcount: Option<u32>,
+    /// Functions to serialize whatever phase 87 finds (see
+    /// `ori_ir::ModuleInfo::serialize`); `fixit_ptx` sets it.
+    pub serialize: Vec<(String, ori_ir::Serialization)>,
 }
 
 /// The result of a compilation.
@@ -146,6 +149,7 @@ pub fn pipeline(opts: &Options) -> ori_ir::PassManager {
     pm.verify |= opts.verify;
     pm.arch = opts.arch.clone();
     pm.compile_only = opts.compile_only;
+    pm.serialize = opts.serialize.iter().cloned().collect();
     pm
 }
 
@@ -214,4 +218,40 @@ pub fn compile_source(file: &str, src: &str, opts: &Options) -> Compilation {
     } else {
         compile_ptx(file, src, opts)
     }
+}
+
+/// The fix-it (`ori compile --emit ptx`): `src` printed back with every
+/// decision of the passes explicit, from `c`, its compilation with `opts`.
+///
+/// Where a function was serialized for a call (C7509, C7510) and every call
+/// it makes can be written out as the callee's body
+/// (`ori_lower::inline_calls`), the fix-it is made from that text instead,
+/// compiled again with the function serialized as before: ptxas then finds
+/// no call, and the same serialized pipeline written in the PTX. `None` when
+/// `c` did not compile.
+pub fn fixit_ptx(file: &str, src: &str, opts: &Options, c: &Compilation) -> Option<String> {
+    use ori_ir::consts::{C7509_EXTERN_CALLS, C7510_CROSSES_CALL};
+    let m = c.module.as_ref()?;
+    let by_call: Vec<(String, ori_ir::Serialization)> = m
+        .funcs
+        .values()
+        .filter_map(|f| Some((f.name.to_string(), f.serialized?)))
+        .filter(|(_, z)| z.code == C7509_EXTERN_CALLS || z.code == C7510_CROSSES_CALL)
+        .collect();
+    if !by_call.is_empty() {
+        let callers: Vec<&str> = by_call.iter().map(|(n, _)| n.as_str()).collect();
+        if let Some(inlined) = ori_lower::inline_calls::inline_calls(file, src, &callers) {
+            let again = Options {
+                print_before: Vec::new(),
+                print_after: Vec::new(),
+                serialize: by_call.clone(),
+                ..opts.clone()
+            };
+            let c2 = compile_ptx(file, &inlined, &again);
+            if let (false, Some(m2)) = (c2.failed(), &c2.module) {
+                return Some(ori_lower::ptx::emit_module(m2, &inlined));
+            }
+        }
+    }
+    Some(ori_lower::ptx::emit_module(m, src))
 }

@@ -31,7 +31,8 @@ commands:
       --verbose, -v            print the diff of every disagreeing case
       --ori PATH               use this ori binary instead of building target/release/ori
       --strict                 exit nonzero unless every case fully agrees
-      --ptx-roundtrip          (reserved; not implemented yet)
+      --ptx-roundtrip          run ori --emit ptx on every case ptxas compiles, then ptxas on that:
+                               count outputs with no C75xx message and the same sync skeleton
   oracle record-table [--dump DIR]
                                run ptxas on every generated wgmma shape/type/form case
                                (ori_oracle::wgmma_table) and write tests/wgmma_table/verdicts.tsv;

@@ -132,6 +132,7 @@ fn main() -> ExitCode {
                 compile_only,
                 isa_strict,
                 maxrregcount,
+                serialize: Vec::new(),
             };
             let c = ori::compile_source(&name, &src, &opts);
             for d in &c.dumps {
@@ -151,19 +152,22 @@ fn main() -> ExitCode {
             if c.failed() {
                 return ExitCode::from(1);
             }
-            let Some(m) = c.module else {
+            let Some(m) = &c.module else {
                 return ExitCode::from(1);
             };
             let text = match emit {
                 Emit::None => return ExitCode::SUCCESS,
-                Emit::Ir => ori::ir::write_module(&m),
-                Emit::Sass => ori::lower::sass::emit_module(&m),
+                Emit::Ir => ori::ir::write_module(m),
+                Emit::Sass => ori::lower::sass::emit_module(m),
                 Emit::Ptx => {
                     if name.ends_with(".ori") {
                         eprintln!("ori: --emit ptx needs PTX input");
                         return ExitCode::from(2);
                     }
-                    ori::lower::ptx::emit_module(&m, &src)
+                    match ori::fixit_ptx(&name, &src, &opts, &c) {
+                        Some(t) => t,
+                        None => return ExitCode::from(1),
+                    }
                 }
             };
             match output {

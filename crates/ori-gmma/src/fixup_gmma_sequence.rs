@@ -1823,7 +1823,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                 f.insert_before(i, internal("arrive", vec![], line));
             }
         }
-        if let Some(fail) = plan.failure {
+        if let Some(fail) = &plan.failure {
             let mut d = Diagnostic::new(
                 Severity::Info,
                 Some(fail.code),
@@ -1865,6 +1865,11 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                     shared_accumulators: fail.shared_accumulators,
                 },
             );
+        }
+        if plan.failure.is_none() {
+            if let Some(&why) = cx.module.serialize.get(fname.as_str()) {
+                serialize(f, &plan.empty_commits, why);
+            }
         }
         cx.diags.extend(diags);
         cx.diags.extend(notes);

@@ -46,6 +46,11 @@ pub struct LowerCx<'a> {
     /// Large `.reg` ranges (`%r<N>` with N over [`EAGER_RANGE`]), declared a
     /// register at a time on first use: prefix -> (type, class, N).
     lazy_ranges: FxHashMap<String, (String, RegClass, u32)>,
+    /// Registers declared in the enclosing `{ }` scopes, innermost last:
+    /// PTX name -> register. A name declared again in an inner scope (or in
+    /// a sibling scope) is a register of its own, as in ptxas; its IR name
+    /// gets a suffix (`x_1`) to stay unique in the function.
+    scopes: Vec<FxHashMap<String, VReg>>,
 }
 
 /// `.reg` ranges up to this size are declared at once; larger ones (ptxas
@@ -179,6 +184,9 @@ impl LowerCx<'_> {
     /// The register named `n`, declaring it now if it belongs to a large
     /// `.reg` range.
     fn lookup_reg(&mut self, n: &str) -> Option<VReg> {
+        if let Some(r) = self.scopes.iter().rev().find_map(|m| m.get(n).copied()) {
+            return Some(r);
+        }
         if let Some(r) = self.func.reg(n) {
             return Some(r);
         }
@@ -375,32 +383,57 @@ pub fn lower_module(file: &str, m: &ast::Module) -> (Module, Vec<Diag>) {
     (out, diags)
 }
 
-fn collect_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
+/// Declare the registers of one scope's own `.reg` statements (not those of
+/// scopes nested in it: `lower_stmts` declares them on entry).
+fn declare_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
     for s in stmts {
-        match s {
-            ast::Stmt::Reg { ty, names, .. } => {
-                let class = RegClass::of_ptx_type(ty).unwrap_or(RegClass::R32);
-                for n in names {
-                    match n.range {
-                        Some(k) if k > EAGER_RANGE => {
-                            cx.lazy_ranges
-                                .insert(n.name.clone(), (ty.clone(), class, k));
-                        }
-                        Some(k) => {
-                            for i in 0..k {
-                                cx.func.declare_reg(&format!("{}{i}", n.name), ty, class);
-                            }
-                        }
-                        None => {
-                            cx.func.declare_reg(&n.name, ty, class);
-                        }
+        let ast::Stmt::Reg { ty, names, .. } = s else {
+            continue;
+        };
+        let class = RegClass::of_ptx_type(ty).unwrap_or(RegClass::R32);
+        for n in names {
+            match n.range {
+                Some(k) if k > EAGER_RANGE => {
+                    cx.lazy_ranges
+                        .insert(n.name.clone(), (ty.clone(), class, k));
+                }
+                Some(k) => {
+                    for i in 0..k {
+                        declare_scoped(cx, &format!("{}{i}", n.name), ty, class);
                     }
                 }
+                None => declare_scoped(cx, &n.name, ty, class),
             }
+        }
+    }
+}
+
+/// Declare `name` in the innermost scope: at function scope by its name, in
+/// a nested scope as a register of its own (renamed if the name is taken).
+fn declare_scoped(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClass) {
+    let Some(depth) = cx.scopes.len().checked_sub(1) else {
+        cx.func.declare_reg(name, ty, class);
+        return;
+    };
+    let mut ir_name = name.to_string();
+    let mut k = 0;
+    while cx.func.reg(&ir_name).is_some() {
+        k += 1;
+        ir_name = format!("{name}_{k}");
+    }
+    let r = cx.func.declare_reg(&ir_name, ty, class);
+    cx.scopes[depth].insert(name.to_string(), r);
+}
+
+/// Labels and function-scope variables of the whole body, nested scopes
+/// included (labels are function-wide in PTX).
+fn collect_labels_and_locals(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
+    for s in stmts {
+        match s {
             ast::Stmt::Var(v) => {
                 cx.locals.insert(v.name.clone(), ());
             }
-            ast::Stmt::Scope { body, .. } => collect_regs(cx, body),
+            ast::Stmt::Scope { body, .. } => collect_labels_and_locals(cx, body),
             ast::Stmt::Label { name, span } if cx.placed.insert(name.clone(), *span).is_some() => {
                 cx.error(*span, format!("Duplicate definition of label '{name}'"));
             }
@@ -425,7 +458,12 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt], table: &HandlerTable) 
                     cx.push(data);
                 }
             }
-            ast::Stmt::Scope { body, .. } => lower_stmts(cx, body, table),
+            ast::Stmt::Scope { body, .. } => {
+                cx.scopes.push(FxHashMap::default());
+                declare_regs(cx, body);
+                lower_stmts(cx, body, table);
+                cx.scopes.pop();
+            }
             _ => {}
         }
     }
@@ -468,6 +506,7 @@ fn lower_function(
         cur: entry.unwrap_or_else(|| Block::from_u32(0)),
         need_block: false,
         lazy_ranges: FxHashMap::default(),
+        scopes: Vec::new(),
     };
     // `.reg` parameters are registers inside the body.
     for p in f.params.iter().chain(&f.ret_params) {
@@ -477,7 +516,8 @@ fn lower_function(
         }
     }
     if let Some(body) = &f.body {
-        collect_regs(&mut cx, body);
+        declare_regs(&mut cx, body);
+        collect_labels_and_locals(&mut cx, body);
         lower_stmts(&mut cx, body, table);
         let undefined: Vec<(String, Span)> = cx
             .referenced
