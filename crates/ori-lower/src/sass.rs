@@ -38,7 +38,13 @@ fn ty(t: ElemType) -> &'static str {
 pub fn gmma_opcode(d: &InstData) -> Option<String> {
     let form = WgmmaForm::decode(d.mods.get(1..)?).ok()?;
     let sp = if form.sparse { ".SP" } else { "" };
-    let mut s = format!("{}{sp}.{}x{}x{}", form.sass_opcode(), form.m, form.n, form.k);
+    let mut s = format!(
+        "{}{sp}.{}x{}x{}",
+        form.sass_opcode(),
+        form.m,
+        form.n,
+        form.k
+    );
     match form.family {
         Family::Half | Family::Tf32 => {
             s.push('.');

@@ -627,9 +627,7 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
         );
     }
     if let (Fam::Bool, Some((shape, _))) = (fam, m.shape) {
-        let ops_msg = |what: &str| {
-            format!("{what} specified for {inst} with shape '.{shape}'")
-        };
+        let ops_msg = |what: &str| format!("{what} specified for {inst} with shape '.{shape}'");
         if m.bool_ops.len() != 2 {
             cx.error(span, ops_msg("Unexpected number of operations"));
         } else {
@@ -763,6 +761,12 @@ fn check_operands(
             None => true,
         };
         if !ok {
+            // Against "0" ptxas 13.0.88 prints the selector as a 32-bit
+            // unsigned value (`-1` reads '4294967295').
+            let shown = match v.as_i64() {
+                Some(x) if sel_zero && x < 0 => ori_ir::Imm::Int(i64::from(x as u32)),
+                _ => *v,
+            };
             let expect = if sel_zero {
                 "0"
             } else if is_scale {
@@ -774,13 +778,17 @@ fn check_operands(
                 span,
                 format!(
                     "Argument {k} of instruction '{inst}': unexpected value '{}', expected to be {expect}",
-                    imm_text(v)
+                    imm_text(&shown)
                 ),
             );
         }
     }
     // A vector of metadata registers is checked like D and A.
-    let vectors = if sig.sparse { &[0, 1, 3][..] } else { &[0, 1][..] };
+    let vectors = if sig.sparse {
+        &[0, 1, 3][..]
+    } else {
+        &[0, 1][..]
+    };
     for op in vectors.iter().filter_map(|k| ops.get(*k)) {
         let Operand::Vector(v) = op else {
             continue;
