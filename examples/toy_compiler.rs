@@ -71,12 +71,10 @@ pub fn lower_to_ptx(p: &TileProgram) -> String {
 /// the fix-it PTX when ori compiled the kernel.
 pub fn check(p: &TileProgram) -> (Vec<String>, Option<String>) {
     let ptx = lower_to_ptx(p);
-    let c = ori::compile_ptx("tile.ptx", &ptx, &ori::Options::default());
+    let opts = ori::Options::default();
+    let c = ori::compile_ptx("tile.ptx", &ptx, &opts);
     let report = c.diags.iter().map(ori::ir::render::render_human).collect();
-    let fixed = c
-        .module
-        .as_ref()
-        .map(|m| ori::lower::ptx::emit_module(m, &ptx));
+    let fixed = ori::fixit_ptx("tile.ptx", &ptx, &opts, &c);
     (report, fixed)
 }
 

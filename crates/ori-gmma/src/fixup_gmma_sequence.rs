@@ -408,11 +408,10 @@ fn exposed_regs(f: &Function) -> SecondaryMap<VReg, bool> {
     out
 }
 
+/// Registers a wgmma reads as a fragment (A fragment, sparse metadata):
+/// ptxas fences both alike.
 fn a_fragment_regs(d: &InstData) -> SmallVec<[VReg; 4]> {
-    match d.slots.get(1).map(|s| &s.op) {
-        Some(op @ Operand::Vector(_)) => op.regs(),
-        _ => SmallVec::new(),
-    }
+    d.wgmma_fragment_regs()
 }
 
 fn accumulator_regs(d: &InstData) -> SmallVec<[VReg; 4]> {
