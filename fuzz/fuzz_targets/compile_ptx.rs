@@ -1,7 +1,8 @@
 //! Fuzz target: the whole pipeline — parse, lower, phases 85 and 87 (in both
 //! modes, with the verifier after each pass), the three diagnostic renderers
 //! and both back ends — must never panic, whatever the input. Seeded with
-//! the oracle corpus, so mutations start from real wgmma pipelines.
+//! the oracle corpus, so mutations start from real wgmma pipelines. Also
+//! under `-c`, where the fix-it writes calls out as their callees' bodies.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -10,10 +11,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else {
         return;
     };
-    for isa_strict in [false, true] {
+    for (isa_strict, compile_only) in [(false, false), (true, false), (false, true)] {
         let opts = ori::Options {
             verify: true,
             isa_strict,
+            compile_only,
             ..ori::Options::default()
         };
         let c = ori::compile_ptx("fuzz.ptx", src, &opts);
@@ -25,6 +27,7 @@ fuzz_target!(|data: &[u8]| {
         if let Some(m) = &c.module {
             let _ = ori::lower::sass::emit_module(m);
             let _ = ori::lower::ptx::emit_module(m, src);
+            let _ = ori::fixit_ptx("fuzz.ptx", src, &opts, &c);
         }
     }
 });
