@@ -223,20 +223,25 @@ pub fn compile_source(file: &str, src: &str, opts: &Options) -> Compilation {
 /// The fix-it (`ori compile --emit ptx`): `src` printed back with every
 /// decision of the passes explicit, from `c`, its compilation with `opts`.
 ///
-/// Where a function was serialized for a call (C7509, C7510) and every call
+/// Where a function was serialized for a call (C7509, C7510; C7520 for a
+/// call inside an open stage under `-c`) and every call
 /// it makes can be written out as the callee's body
 /// (`ori_lower::inline_calls`), the fix-it is made from that text instead,
 /// compiled again with the function serialized as before: ptxas then finds
 /// no call, and the same serialized pipeline written in the PTX. `None` when
 /// `c` did not compile.
 pub fn fixit_ptx(file: &str, src: &str, opts: &Options, c: &Compilation) -> Option<String> {
-    use ori_ir::consts::{C7509_EXTERN_CALLS, C7510_CROSSES_CALL};
+    use ori_ir::consts::{C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7520_WGAR_DIVERGENT};
     let m = c.module.as_ref()?;
     let by_call: Vec<(String, ori_ir::Serialization)> = m
         .funcs
         .values()
         .filter_map(|f| Some((f.name.to_string(), f.serialized?)))
-        .filter(|(_, z)| z.code == C7509_EXTERN_CALLS || z.code == C7510_CROSSES_CALL)
+        .filter(|(_, z)| {
+            // C7520 also comes from divergence: then the function has no
+            // call to write out, or keeps its C7520 after the second compile.
+            [C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7520_WGAR_DIVERGENT].contains(&z.code)
+        })
         .collect();
     if !by_call.is_empty() {
         let callers: Vec<&str> = by_call.iter().map(|(n, _)| n.as_str()).collect();
