@@ -1734,48 +1734,43 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
         }
         plan.ub_writes
             .sort_by_key(|(i, _, _)| f.layout.order_key(*i));
+        // One ori-only note (no code, left out of ptxas's layout) per access.
+        let note = |i: Inst, message: String, culprit: String, help: &str| {
+            let mut d = Diagnostic::new(Severity::Note, None, message);
+            d.function = Some(fname.clone());
+            d.culprit = Some(Note {
+                line: f.insts[i].line,
+                inst: Some(describe(f, i)),
+                text: culprit,
+            });
+            d.help = Some(help.into());
+            d
+        };
         for &(i, r, _) in &plan.ub_writes {
-            let mut d = Diagnostic::new(
-                Severity::Note,
-                None,
+            notes.push(note(
+                i,
                 format!(
                     "line {}: this instruction accesses register {} of a wgmma that may still be in flight; the PTX ISA makes this undefined and ptxas 13.0.88 does not fix it{}",
                     f.insts[i].line,
                     f.vregs[r].name,
                     if isa_strict { "; ori waits before it (ISA-strict mode)" } else { "" }
                 ),
-            );
-            d.function = Some(fname.clone());
-            d.culprit = Some(Note {
-                line: f.insts[i].line,
-                inst: Some(describe(f, i)),
-                text: format!("writes {}", f.vregs[r].name),
-            });
-            d.help = Some(
-                "wgmma.commit_group + wgmma.wait_group before this write, or write another register"
-                    .into(),
-            );
-            notes.push(d);
+                format!("writes {}", f.vregs[r].name),
+                "wgmma.commit_group + wgmma.wait_group before this write, or write another register",
+            ));
         }
         plan.ub_arrives.sort_by_key(|i| f.layout.order_key(*i));
         for &i in &plan.ub_arrives {
-            let mut d = Diagnostic::new(
-                Severity::Note,
-                None,
+            notes.push(note(
+                i,
                 format!(
                     "line {}: the PTX ISA wants a wgmma.fence before this wgmma (its registers were read, or used by a wgmma of another shape, since the last one); ptxas 13.0.88 gives none{}",
                     f.insts[i].line,
                     if isa_strict { "; ori arrives before it (ISA-strict mode)" } else { "" }
                 ),
-            );
-            d.function = Some(fname.clone());
-            d.culprit = Some(Note {
-                line: f.insts[i].line,
-                inst: Some(describe(f, i)),
-                text: "no fence since the last access of its registers".into(),
-            });
-            d.help = Some("wgmma.fence before this wgmma".into());
-            notes.push(d);
+                "no fence since the last access of its registers".into(),
+                "wgmma.fence before this wgmma",
+            ));
         }
         // Apply the injections.
         for &(reader, rmw) in &plan.sinks {
