@@ -213,6 +213,19 @@ impl Gen {
         self.r += 1;
         format!("%r{}", self.r + 2)
     }
+    /// Pack f32 registers two by two into new f16x2 registers (`cvt.rn`).
+    fn pack_f16x2(&mut self, regs: &[impl std::fmt::Display]) -> Vec<String> {
+        regs.chunks(2)
+            .map(|pair| {
+                let h = self.r();
+                self.i(format_args!(
+                    "cvt.rn.f16x2.f32 {h}, {}, {}",
+                    pair[1], pair[0]
+                ));
+                h
+            })
+            .collect()
+    }
     fn rd(&mut self) -> String {
         self.rd += 1;
         format!("%rd{}", self.rd + 2)
@@ -255,17 +268,7 @@ impl Gen {
             acc.join(", ")
         ));
         self.i(format_args!("wgmma.commit_group.sync.aligned"));
-        let halves: Vec<String> = acc
-            .chunks(2)
-            .map(|pair| {
-                let h = self.r();
-                self.i(format_args!(
-                    "cvt.rn.f16x2.f32 {h}, {}, {}",
-                    pair[1], pair[0]
-                ));
-                h
-            })
-            .collect();
+        let halves = self.pack_f16x2(&acc);
         self.i(format_args!(
             "st.global.v4.b32 [%rd2 + {}], {{{}}}",
             n * 16,
@@ -383,20 +386,8 @@ impl Gen {
         self.i(format_args!("@{pb} bra $DONE_{t}"));
         let mask = self.p();
         self.i(format_args!("setp.lt.u32 {mask}, %r1, 128"));
-        let halves: Vec<String> = acc
-            .iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .chunks(2)
-            .map(|pair| {
-                let h = self.r();
-                self.i(format_args!(
-                    "cvt.rn.f16x2.f32 {h}, {}, {}",
-                    pair[1], pair[0]
-                ));
-                h
-            })
-            .collect();
+        let flat: Vec<&String> = acc.iter().flatten().collect();
+        let halves = self.pack_f16x2(&flat);
         for (n, quad) in halves.chunks(4).enumerate() {
             self.i(format_args!(
                 "@{mask} st.global.v4.b32 [{c} + {}], {{{}}}",
