@@ -74,7 +74,7 @@ pub fn check(p: &TileProgram) -> (Vec<String>, Option<String>) {
     let opts = ori::Options::default();
     let c = ori::compile_ptx("tile.ptx", &ptx, &opts);
     let report = c.diags.iter().map(ori::ir::render::render_human).collect();
-    let fixed = ori::fixit_ptx("tile.ptx", &ptx, &opts, &c);
+    let fixed = ori::fixit_ptx("tile.ptx", &ptx, &c);
     (report, fixed)
 }
 

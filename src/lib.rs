@@ -31,9 +31,6 @@ pub struct Options {
     pub isa_strict: bool,
     /// ptxas `-maxrregcount`: wgmma whose registers cannot fit get C7602.
     pub maxrregcount: Option<u32>,
-    /// Functions to serialize whatever phase 87 finds (see
-    /// `ori_ir::ModuleInfo::serialize`); `fixit_ptx` sets it.
-    pub serialize: Vec<(String, ori_ir::Serialization)>,
 }
 
 /// The result of a compilation.
@@ -149,7 +146,6 @@ pub fn pipeline(opts: &Options) -> ori_ir::PassManager {
     pm.verify |= opts.verify;
     pm.arch = opts.arch.clone();
     pm.compile_only = opts.compile_only;
-    pm.serialize = opts.serialize.iter().cloned().collect();
     pm
 }
 
@@ -221,42 +217,38 @@ pub fn compile_source(file: &str, src: &str, opts: &Options) -> Compilation {
 }
 
 /// The fix-it (`ori compile --emit ptx`): `src` printed back with every
-/// decision of the passes explicit, from `c`, its compilation with `opts`.
+/// decision of the passes explicit, from `c`, its compilation (`None` when
+/// `c` did not compile).
 ///
 /// Where a function was serialized for a call (C7509, C7510; C7520 for a
-/// call inside an open stage under `-c`) and every call
-/// it makes can be written out as the callee's body
-/// (`ori_lower::inline_calls`), the fix-it is made from that text instead,
-/// compiled again with the function serialized as before: ptxas then finds
-/// no call, and the same serialized pipeline written in the PTX. `None` when
-/// `c` did not compile.
-pub fn fixit_ptx(file: &str, src: &str, opts: &Options, c: &Compilation) -> Option<String> {
+/// call inside an open stage under `-c`) and every call it makes can be
+/// written out as the callee's body (`ori_lower::inline_calls`), the calls
+/// are written out in the fix-it text, so each callee comes in with its own
+/// decisions explicit, as ptxas inlines a callee it has already fixed
+/// (`c7510_commit_wait_in_callee`: the callee's empty group keeps its dummy
+/// wgmma). The caller is written serialized, so nothing is in flight at
+/// any call: the callee's code starts from an empty pipeline, as it was
+/// analysed.
+pub fn fixit_ptx(file: &str, src: &str, c: &Compilation) -> Option<String> {
     use ori_ir::consts::{C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7520_WGAR_DIVERGENT};
     let m = c.module.as_ref()?;
-    let by_call: Vec<(String, ori_ir::Serialization)> = m
+    let fixed = ori_lower::ptx::emit_module(m, src);
+    let by_call: Vec<&str> = m
         .funcs
         .values()
-        .filter_map(|f| Some((f.name.to_string(), f.serialized?)))
-        .filter(|(_, z)| {
+        .filter(|f| {
             // C7520 also comes from divergence: then the function has no
-            // call to write out, or keeps its C7520 after the second compile.
-            [C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7520_WGAR_DIVERGENT].contains(&z.code)
+            // call to write out.
+            f.serialized.is_some_and(|z| {
+                [C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7520_WGAR_DIVERGENT].contains(&z.code)
+            })
         })
+        .map(|f| &*f.name)
         .collect();
     if !by_call.is_empty() {
-        let callers: Vec<&str> = by_call.iter().map(|(n, _)| n.as_str()).collect();
-        if let Some(inlined) = ori_lower::inline_calls::inline_calls(file, src, &callers) {
-            let again = Options {
-                print_before: Vec::new(),
-                print_after: Vec::new(),
-                serialize: by_call.clone(),
-                ..opts.clone()
-            };
-            let c2 = compile_ptx(file, &inlined, &again);
-            if let (false, Some(m2)) = (c2.failed(), &c2.module) {
-                return Some(ori_lower::ptx::emit_module(m2, &inlined));
-            }
+        if let Some(inlined) = ori_lower::inline_calls::inline_calls(file, &fixed, &by_call) {
+            return Some(inlined);
         }
     }
-    Some(ori_lower::ptx::emit_module(m, src))
+    Some(fixed)
 }

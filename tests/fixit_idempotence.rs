@@ -30,7 +30,7 @@ fn emitted_ptx_needs_no_more_injections() {
             rejected.push(name);
             continue;
         };
-        let Some(fixed) = ori::fixit_ptx(&name, &src, &opts, &c) else {
+        let Some(fixed) = ori::fixit_ptx(&name, &src, &c) else {
             bad.push(format!(
                 "{name}: no fix-it for a module that compiled ({m:p})"
             ));

@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         if let Some(m) = &c.module {
             let _ = ori::lower::sass::emit_module(m);
             let _ = ori::lower::ptx::emit_module(m, src);
-            let _ = ori::fixit_ptx("fuzz.ptx", src, &opts, &c);
+            let _ = ori::fixit_ptx("fuzz.ptx", src, &c);
         }
     }
 });

@@ -132,7 +132,6 @@ fn main() -> ExitCode {
                 compile_only,
                 isa_strict,
                 maxrregcount,
-                serialize: Vec::new(),
             };
             let c = ori::compile_source(&name, &src, &opts);
             for d in &c.dumps {
@@ -164,7 +163,7 @@ fn main() -> ExitCode {
                         eprintln!("ori: --emit ptx needs PTX input");
                         return ExitCode::from(2);
                     }
-                    match ori::fixit_ptx(&name, &src, &opts, &c) {
+                    match ori::fixit_ptx(&name, &src, &c) {
                         Some(t) => t,
                         None => return ExitCode::from(1),
                     }

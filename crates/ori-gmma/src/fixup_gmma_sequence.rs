@@ -1860,11 +1860,6 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                 },
             );
         }
-        if plan.failure.is_none() {
-            if let Some(&why) = cx.module.serialize.get(fname.as_str()) {
-                serialize(f, &plan.empty_commits, why);
-            }
-        }
         cx.diags.extend(diags);
         cx.diags.extend(notes);
     }

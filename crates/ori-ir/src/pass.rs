@@ -22,10 +22,6 @@ pub struct ModuleInfo {
     pub funcs: FxHashMap<String, (bool, bool)>,
     /// `ptxas -c`: every callee is treated as external.
     pub compile_only: bool,
-    /// Functions phase 87 serializes even where it finds no cause, with the
-    /// cause found before (the fix-it's second compile, after it wrote the
-    /// calls that made ptxas serialize out as their callees' bodies).
-    pub serialize: FxHashMap<String, crate::function::Serialization>,
 }
 
 impl ModuleInfo {
@@ -49,7 +45,6 @@ impl ModuleInfo {
             has_wgmma: m.has_wgmma(),
             funcs,
             compile_only: false,
-            serialize: FxHashMap::default(),
         }
     }
 }
@@ -109,8 +104,6 @@ pub struct PassManager {
     pub arch: Option<String>,
     /// `ptxas -c`: treat every callee as external.
     pub compile_only: bool,
-    /// See `ModuleInfo::serialize`.
-    pub serialize: FxHashMap<String, crate::function::Serialization>,
 }
 
 impl PassManager {
@@ -122,7 +115,6 @@ impl PassManager {
             dumps: DumpOptions::default(),
             arch: None,
             compile_only: false,
-            serialize: FxHashMap::default(),
         }
     }
 
@@ -155,7 +147,6 @@ impl PassManager {
     ) -> Result<(), PipelineError> {
         let mut info = ModuleInfo::of(m);
         info.compile_only = self.compile_only;
-        info.serialize = self.serialize.clone();
         if let Some(a) = &self.arch {
             info.has_wgmma = info.has_wgmma && a == "sm_90a";
             info.arch = a.clone();
