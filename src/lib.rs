@@ -6,6 +6,7 @@
 //! toy compiler embeds the same calls.
 
 pub use ori_gmma as gmma;
+pub use ori_host as host;
 pub use ori_ir as ir;
 pub use ori_lower as lower;
 pub use ori_ptx as ptx;

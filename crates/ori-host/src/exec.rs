@@ -1,0 +1,851 @@
+//! The interpreter: one CTA of one warpgroup (128 threads) in lockstep.
+//!
+//! Every instruction runs for all threads whose guard holds; branches must
+//! be uniform (the same way for every thread), which is what wgmma code
+//! needs anyway (`wgmma.*` are `.sync.aligned`). A divergent branch is an
+//! error, not a silently wrong answer.
+//!
+//! wgmma is asynchronous, as on the GPU: `wgmma.mma_async` computes its
+//! result from its inputs at issue, but the result reaches the accumulator
+//! registers only when a `wgmma.wait_group` retires its group;
+//! `wgmma.commit_group` (and phase 87's `_warpgroup.commit_batch`) closes
+//! the open group. A later wgmma accumulating into the same registers chains
+//! on the pending result, as the hardware does. Any other instruction that
+//! reads or writes a register a wgmma in flight will write is stopped with
+//! an error naming both: the PTX ISA leaves such an access undefined, and
+//! that is exactly what phase 87's waits are there to prevent.
+
+use crate::memory::{shared_vars, type_bytes, GlobalMemory, Shared};
+use crate::wgmma_math::{self, AOperand, Mma, WARPGROUP};
+use cranelift_entity::EntityRef;
+use fxhash::{FxHashMap, FxHashSet};
+use ori_ir::wgmma_form::{Family, WgmmaForm};
+use ori_ir::{AddrBase, Block, Function, Imm, Inst, InstData, Module, Opcode, Operand, VReg};
+use std::collections::VecDeque;
+
+/// A run that stopped: where and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostError {
+    /// PTX line of the instruction (0 when none).
+    pub line: u32,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line > 0 {
+            write!(f, "line {}: {}", self.line, self.message)
+        } else {
+            f.write_str(&self.message)
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+/// How to launch the kernel.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Kernel parameters in declaration order (pointers are global addresses).
+    pub params: Vec<u64>,
+    /// Size of `.extern .shared` arrays, in bytes.
+    pub dynamic_shared: u64,
+    /// Instructions (per warpgroup step) after which the run is stopped.
+    pub step_limit: u64,
+}
+
+impl Default for Launch {
+    fn default() -> Self {
+        Launch {
+            params: Vec::new(),
+            dynamic_shared: 0,
+            step_limit: 10_000_000,
+        }
+    }
+}
+
+/// What a finished run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Instructions executed (warpgroup steps).
+    pub steps: u64,
+    /// wgmma issued.
+    pub wgmma: u64,
+    /// Groups retired by waits.
+    pub groups_retired: u64,
+}
+
+/// A write a wgmma in flight will make: each thread's new accumulators.
+struct PendingMma {
+    regs: Vec<VReg>,
+    values: Vec<Vec<u32>>,
+    line: u32,
+}
+
+struct Machine<'a> {
+    f: &'a Function,
+    regs: Vec<Vec<u64>>,
+    params: FxHashMap<&'a str, u64>,
+    shared_addr: FxHashMap<String, u64>,
+    shared: Shared,
+    global: &'a mut GlobalMemory,
+    open: Vec<PendingMma>,
+    committed: VecDeque<Vec<PendingMma>>,
+    in_flight: FxHashMap<VReg, u32>,
+    stats: RunStats,
+}
+
+type Res<T> = Result<T, String>;
+
+/// Run entry `name` of `m` with `launch`, on `global`.
+pub fn run(
+    m: &Module,
+    name: &str,
+    launch: &Launch,
+    global: &mut GlobalMemory,
+) -> Result<RunStats, HostError> {
+    let fail = |message: String| HostError { line: 0, message };
+    let f = m
+        .by_name
+        .get(name)
+        .map(|id| &m.funcs[*id])
+        .filter(|f| f.has_body)
+        .ok_or_else(|| fail(format!("no function '{name}' with a body")))?;
+    if f.params.len() != launch.params.len() {
+        return Err(fail(format!(
+            "'{name}' takes {} parameters, the launch gives {}",
+            f.params.len(),
+            launch.params.len()
+        )));
+    }
+    let mut shared_addr = FxHashMap::default();
+    let mut top = 0u64;
+    for v in shared_vars(&m.globals) {
+        let align = v.align.max(1);
+        top = top.div_ceil(align) * align;
+        shared_addr.insert(v.name, top);
+        top += v.size.unwrap_or(launch.dynamic_shared);
+    }
+    let mut mach = Machine {
+        f,
+        regs: vec![vec![0; f.vregs.len()]; WARPGROUP],
+        params: f
+            .params
+            .iter()
+            .zip(&launch.params)
+            .map(|(p, v)| (&*p.name, *v))
+            .collect(),
+        shared_addr,
+        shared: Shared::new(top as usize),
+        global,
+        open: Vec::new(),
+        committed: VecDeque::new(),
+        in_flight: FxHashMap::default(),
+        stats: RunStats::default(),
+    };
+    let mut block = f.layout.blocks().first().copied();
+    'blocks: while let Some(b) = block {
+        for &i in f.layout.block_insts(b) {
+            mach.stats.steps += 1;
+            if mach.stats.steps > launch.step_limit {
+                return Err(fail(format!(
+                    "stopped after {} steps (a loop that does not end?)",
+                    launch.step_limit
+                )));
+            }
+            let d = &f.insts[i];
+            let err = |message: String| HostError {
+                line: d.line,
+                message,
+            };
+            match mach.step(i).map_err(err)? {
+                Flow::Next => {}
+                Flow::Jump(t) => {
+                    block = Some(t);
+                    continue 'blocks;
+                }
+                Flow::Exit => break 'blocks,
+            }
+        }
+        block = f.layout.next_block(b);
+    }
+    Ok(mach.stats)
+}
+
+enum Flow {
+    Next,
+    Jump(Block),
+    Exit,
+}
+
+/// The type suffix of an instruction: its last modifier that names a type.
+fn type_of(d: &InstData) -> &str {
+    d.mods
+        .iter()
+        .rev()
+        .map(|m| &**m)
+        .find(|m| type_bytes(m).is_some())
+        .unwrap_or("b32")
+}
+
+fn bits_of(ty: &str) -> u32 {
+    type_bytes(ty).map_or(32, |b| b as u32 * 8)
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+fn sext(v: u64, bits: u32) -> i64 {
+    let s = 64 - bits;
+    ((v << s) as i64) >> s
+}
+
+fn as_f32(v: u64) -> f32 {
+    f32::from_bits(v as u32)
+}
+
+impl Machine<'_> {
+    fn name(&self, r: VReg) -> &str {
+        &self.f.vregs[r].name
+    }
+
+    /// Refuse a non-wgmma access to a register a wgmma in flight writes.
+    fn check_not_in_flight(&self, d: &InstData) -> Res<()> {
+        if self.in_flight.is_empty() {
+            return Ok(());
+        }
+        for r in d.uses().into_iter().chain(d.defs()) {
+            if let Some(line) = self.in_flight.get(&r) {
+                return Err(format!(
+                    "{} {} while the wgmma of line {line} that writes it is in flight \
+                     (undefined in the PTX ISA: wait with wgmma.wait_group first)",
+                    if d.defs().contains(&r) {
+                        "writes"
+                    } else {
+                        "reads"
+                    },
+                    self.name(r)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn active(&self, d: &InstData) -> Vec<bool> {
+        match d.guard {
+            None => vec![true; WARPGROUP],
+            Some(g) => (0..WARPGROUP)
+                .map(|t| (self.regs[t][g.reg.index()] & 1 == 1) != g.negated)
+                .collect(),
+        }
+    }
+
+    /// The value of a source operand for thread `t`.
+    fn value(&self, t: usize, op: &Operand) -> Res<u64> {
+        Ok(match op {
+            Operand::Reg(r) => self.regs[t][r.index()],
+            Operand::NotReg(r) => u64::from(self.regs[t][r.index()] & 1 == 0),
+            Operand::Imm(Imm::Int(v)) => *v as u64,
+            Operand::Imm(Imm::Hex(v)) | Operand::Imm(Imm::F64(v)) => *v,
+            Operand::Imm(Imm::F32(v)) => u64::from(*v),
+            Operand::Special(s) => special(s, t)?,
+            Operand::Sym(s) => self.symbol(s)?,
+            Operand::Vector(v) => {
+                // `{lo, hi}` packs two 32-bit values into 64 bits.
+                let mut out = 0u64;
+                for (k, e) in v.iter().enumerate() {
+                    out |= (self.value(t, e)? & 0xffff_ffff) << (32 * k);
+                }
+                out
+            }
+            other => return Err(format!("operand {other:?} is not a value")),
+        })
+    }
+
+    fn symbol(&self, s: &str) -> Res<u64> {
+        self.shared_addr
+            .get(s)
+            .copied()
+            .ok_or_else(|| format!("symbol '{s}' is not a shared variable the host backend knows"))
+    }
+
+    /// An address operand: a kernel parameter's value (with the offset
+    /// into it), or a memory address.
+    fn address(&self, t: usize, op: &Operand) -> Res<(Option<u64>, u64)> {
+        match op {
+            Operand::Addr { base, offset } => Ok(match base {
+                AddrBase::Reg(r) => (None, self.regs[t][r.index()].wrapping_add(*offset as u64)),
+                AddrBase::Sym(s) => match self.params.get(&**s) {
+                    Some(v) => (Some(*v), *offset as u64),
+                    None => (None, self.symbol(s)?.wrapping_add(*offset as u64)),
+                },
+                AddrBase::None => (None, *offset as u64),
+            }),
+            other => Err(format!("{other:?} is not an address")),
+        }
+    }
+
+    fn set(&mut self, t: usize, op: &Operand, v: u64, bits: u32) -> Res<()> {
+        match op {
+            Operand::Reg(r) => {
+                self.regs[t][r.index()] = v & mask(bits);
+                Ok(())
+            }
+            Operand::Sink => Ok(()),
+            Operand::Vector(parts) => {
+                // `mov.b64 {lo, hi}, x`: unpack.
+                let w = bits / parts.len() as u32;
+                for (k, p) in parts.iter().enumerate() {
+                    self.set(t, p, (v >> (w * k as u32)) & mask(w), w)?;
+                }
+                Ok(())
+            }
+            other => Err(format!("cannot write {other:?}")),
+        }
+    }
+
+    fn load(&mut self, space: &str, param: Option<u64>, addr: u64, len: usize) -> Res<u64> {
+        if let Some(v) = param {
+            return match addr {
+                0 => Ok(v & mask(8 * len as u32)),
+                _ => Err(format!("a kernel parameter read at offset {addr}")),
+            };
+        }
+        match space {
+            "shared" => self.shared.read(addr, len),
+            "global" => self.global.read(addr, len),
+            _ if addr >= 1 << crate::memory::GLOBAL_SHIFT => self.global.read(addr, len),
+            _ => self.shared.read(addr, len),
+        }
+    }
+
+    fn store(&mut self, space: &str, addr: u64, len: usize, v: u64) -> Res<()> {
+        match space {
+            "shared" => self.shared.write(addr, len, v),
+            "global" => self.global.write(addr, len, v),
+            _ if addr >= 1 << crate::memory::GLOBAL_SHIFT => self.global.write(addr, len, v),
+            _ => self.shared.write(addr, len, v),
+        }
+    }
+
+    fn step(&mut self, i: Inst) -> Res<Flow> {
+        let f = self.f;
+        let d = &f.insts[i];
+        let name = &*d.name;
+        let first = d.mods.first().map_or("", |m| &**m);
+        match (name, first) {
+            ("wgmma", "mma_async") => return self.mma(d).map(|()| Flow::Next),
+            ("wgmma", "fence") | ("_warpgroup", "arrive") => return Ok(Flow::Next),
+            ("wgmma", "commit_group") | ("_warpgroup", "commit_batch") => {
+                let g = std::mem::take(&mut self.open);
+                self.committed.push_back(g);
+                return Ok(Flow::Next);
+            }
+            ("wgmma", "wait_group") | ("_warpgroup", "wait") => {
+                let n = d.wait_count().unwrap_or(0).max(0) as usize;
+                while self.committed.len() > n {
+                    let g = self.committed.pop_front().unwrap_or_default();
+                    self.retire(g);
+                }
+                return Ok(Flow::Next);
+            }
+            _ => {}
+        }
+        self.check_not_in_flight(d)?;
+        match d.opcode {
+            Opcode::Branch => {
+                let target = d.branch_target().ok_or("branch without a target")?;
+                let act = self.active(d);
+                return match (act.iter().all(|a| *a), act.iter().any(|a| *a)) {
+                    (true, _) => Ok(Flow::Jump(target)),
+                    (false, false) => Ok(Flow::Next),
+                    _ => Err(
+                        "divergent branch: the host backend runs uniform control flow only".into(),
+                    ),
+                };
+            }
+            Opcode::Return => return Ok(Flow::Exit),
+            _ => {}
+        }
+        let act = self.active(d);
+        match name {
+            "bar" | "barrier" | "fence" | "membar" | "nop" => return Ok(Flow::Next),
+            "exit" if act.iter().all(|a| *a) => return Ok(Flow::Exit),
+            "ld" | "st" => {
+                for t in (0..WARPGROUP).filter(|t| act[*t]) {
+                    self.memory_op(t, d)?;
+                }
+                return Ok(Flow::Next);
+            }
+            _ => {}
+        }
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            self.alu(t, d)?;
+        }
+        Ok(Flow::Next)
+    }
+
+    fn retire(&mut self, group: Vec<PendingMma>) {
+        for p in group {
+            for (t, vals) in p.values.iter().enumerate() {
+                for (r, v) in p.regs.iter().zip(vals) {
+                    self.regs[t][r.index()] = u64::from(*v);
+                }
+            }
+        }
+        // Rebuild what is still in flight from the groups that remain.
+        self.in_flight.clear();
+        for p in self.committed.iter().flatten().chain(&self.open) {
+            for r in &p.regs {
+                self.in_flight.insert(*r, p.line);
+            }
+        }
+        self.stats.groups_retired += 1;
+    }
+
+    fn memory_op(&mut self, t: usize, d: &InstData) -> Res<()> {
+        let ty = type_of(d);
+        let bits = bits_of(ty);
+        let len = (bits / 8) as usize;
+        let space = d
+            .mods
+            .iter()
+            .map(|m| &**m)
+            .find(|m| matches!(*m, "global" | "shared" | "param" | "local" | "const"))
+            .unwrap_or("generic");
+        let vec_n = d
+            .mods
+            .iter()
+            .find_map(|m| m.strip_prefix('v')?.parse::<usize>().ok())
+            .unwrap_or(1);
+        let (data, addr_op) = if &*d.name == "ld" {
+            (&d.slots[0].op, &d.slots[1].op)
+        } else {
+            (&d.slots[1].op, &d.slots[0].op)
+        };
+        let (param, addr) = self.address(t, addr_op)?;
+        let parts: Vec<Operand> = match data {
+            Operand::Vector(v) => v.clone(),
+            o => vec![o.clone()],
+        };
+        if parts.len() != vec_n {
+            return Err(format!("{} values for .v{vec_n}", parts.len()));
+        }
+        for (k, p) in parts.iter().enumerate() {
+            let a = addr + (k * len) as u64;
+            if &*d.name == "ld" {
+                let v = self.load(space, param, a, len)?;
+                self.set(t, p, v, bits)?;
+            } else {
+                let v = self.value(t, p)?;
+                self.store(space, a, len, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn alu(&mut self, t: usize, d: &InstData) -> Res<()> {
+        let ty = type_of(d);
+        let bits = bits_of(ty);
+        let signed = ty.starts_with('s');
+        let float = ty.starts_with('f') && ty != "f16x2";
+        let name = &*d.name;
+        let src = |k: usize| -> Res<u64> {
+            let s = d
+                .slots
+                .get(k)
+                .ok_or_else(|| format!("{name}: operand {k} missing"))?;
+            self.value(t, &s.op)
+        };
+        let dst = &d
+            .slots
+            .first()
+            .ok_or_else(|| format!("{name}: no operands"))?
+            .op;
+        let m = mask(bits);
+        let v: u64 = match name {
+            "mov" | "cvta" => src(1)?,
+            "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "div" | "rem" if float => {
+                if bits != 32 {
+                    return Err(format!(
+                        "{} on .{ty} is not supported by the host backend",
+                        d.mnemonic()
+                    ));
+                }
+                let (a, b) = (as_f32(src(1)?), as_f32(src(2)?));
+                let r = match name {
+                    "add" => a + b,
+                    "sub" => a - b,
+                    "mul" => a * b,
+                    "mad" | "fma" => a.mul_add(b, as_f32(src(3)?)),
+                    "min" => a.min(b),
+                    "max" => a.max(b),
+                    "div" => a / b,
+                    _ => a % b,
+                };
+                u64::from(r.to_bits())
+            }
+            "add" => src(1)?.wrapping_add(src(2)?) & m,
+            "sub" => src(1)?.wrapping_sub(src(2)?) & m,
+            "mul" | "mad" => {
+                let (a, b) = (src(1)?, src(2)?);
+                let wide = d.has_mod("wide");
+                let p: u128 = if signed {
+                    (i128::from(sext(a, bits)) * i128::from(sext(b, bits))) as u128
+                } else {
+                    u128::from(a & m) * u128::from(b & m)
+                };
+                let r = if wide {
+                    (p as u64) & mask(2 * bits)
+                } else if d.has_mod("hi") {
+                    ((p >> bits) as u64) & m
+                } else {
+                    (p as u64) & m
+                };
+                let out_bits = if wide { 2 * bits } else { bits };
+                if name == "mad" {
+                    r.wrapping_add(src(3)?) & mask(out_bits)
+                } else {
+                    r
+                }
+            }
+            "min" | "max" => {
+                let (a, b) = (src(1)?, src(2)?);
+                let less = if signed {
+                    sext(a, bits) < sext(b, bits)
+                } else {
+                    a & m < b & m
+                };
+                if (name == "min") == less {
+                    a & m
+                } else {
+                    b & m
+                }
+            }
+            "div" | "rem" => {
+                let (a, b) = (src(1)?, src(2)?);
+                if b & m == 0 {
+                    m // the ISA leaves it undefined; the GPU gives all ones
+                } else if signed {
+                    let (x, y) = (sext(a, bits), sext(b, bits));
+                    (if name == "div" {
+                        x.wrapping_div(y)
+                    } else {
+                        x.wrapping_rem(y)
+                    }) as u64
+                        & m
+                } else if name == "div" {
+                    (a & m) / (b & m)
+                } else {
+                    (a & m) % (b & m)
+                }
+            }
+            "neg" if float => u64::from((-as_f32(src(1)?)).to_bits()),
+            "abs" if float => u64::from(as_f32(src(1)?).abs().to_bits()),
+            "neg" => src(1)?.wrapping_neg() & m,
+            "abs" => sext(src(1)?, bits).unsigned_abs() & m,
+            "and" => src(1)? & src(2)?,
+            "or" => src(1)? | src(2)?,
+            "xor" => src(1)? ^ src(2)?,
+            "not" => !src(1)? & m,
+            "shl" => {
+                let s = src(2)? & 0xffff_ffff;
+                if s >= u64::from(bits) {
+                    0
+                } else {
+                    (src(1)? << s) & m
+                }
+            }
+            "shr" => {
+                let (a, s) = (src(1)?, src(2)? & 0xffff_ffff);
+                if signed {
+                    (sext(a, bits) >> s.min(u64::from(bits) - 1)) as u64 & m
+                } else if s >= u64::from(bits) {
+                    0
+                } else {
+                    (a & m) >> s
+                }
+            }
+            "selp" => {
+                if src(3)? & 1 == 1 {
+                    src(1)?
+                } else {
+                    src(2)?
+                }
+            }
+            "setp" => return self.setp(t, d, ty, bits),
+            "cvt" => cvt(d, &|k| src(k))?,
+            _ => {
+                return Err(format!(
+                    "{} is not supported by the host backend",
+                    d.mnemonic()
+                ))
+            }
+        };
+        let out_bits = match name {
+            "mul" | "mad" if d.has_mod("wide") => 2 * bits,
+            // `cvt.to.from`: the destination type comes first.
+            "cvt" => d
+                .mods
+                .iter()
+                .find(|m| type_bytes(m).is_some())
+                .map_or(bits, |m| bits_of(m)),
+            _ => bits,
+        };
+        self.set(t, dst, v, out_bits)
+    }
+
+    fn setp(&mut self, t: usize, d: &InstData, ty: &str, bits: u32) -> Res<()> {
+        let cmp = d.mods.first().map_or("", |m| &**m);
+        let (a, b) = (
+            self.value(t, &d.slots[1].op)?,
+            self.value(t, &d.slots[2].op)?,
+        );
+        let r = if ty.starts_with('f') {
+            let (x, y) = (as_f32(a), as_f32(b));
+            match cmp {
+                "eq" => x == y,
+                "ne" => x != y,
+                "lt" => x < y,
+                "le" => x <= y,
+                "gt" => x > y,
+                "ge" => x >= y,
+                _ => {
+                    return Err(format!(
+                        "setp.{cmp}.{ty} is not supported by the host backend"
+                    ))
+                }
+            }
+        } else {
+            let ord = if ty.starts_with('s') {
+                sext(a, bits).cmp(&sext(b, bits))
+            } else {
+                (a & mask(bits)).cmp(&(b & mask(bits)))
+            };
+            use std::cmp::Ordering::*;
+            match cmp {
+                "eq" => ord == Equal,
+                "ne" => ord != Equal,
+                "lt" | "lo" => ord == Less,
+                "le" | "ls" => ord != Greater,
+                "gt" | "hi" => ord == Greater,
+                "ge" | "hs" => ord != Less,
+                _ => {
+                    return Err(format!(
+                        "setp.{cmp}.{ty} is not supported by the host backend"
+                    ))
+                }
+            }
+        };
+        match &d.slots[0].op {
+            Operand::PredPair(p, q) => {
+                self.regs[t][p.index()] = u64::from(r);
+                self.regs[t][q.index()] = u64::from(!r);
+            }
+            op => self.set(t, op, u64::from(r), 1)?,
+        }
+        Ok(())
+    }
+
+    /// Issue a wgmma: compute its result now, make it pending in the open group.
+    fn mma(&mut self, d: &InstData) -> Res<()> {
+        let form = WgmmaForm::decode(&d.mods[..]).map_err(|e| format!("{e:?}"))?;
+        let regs = |op: &Operand| -> Res<Vec<VReg>> {
+            match op {
+                Operand::Vector(v) => v
+                    .iter()
+                    .map(|e| match e {
+                        Operand::Reg(r) => Ok(*r),
+                        other => Err(format!("{other:?} in a wgmma register list")),
+                    })
+                    .collect(),
+                other => Err(format!("{other:?} where a register list belongs")),
+            }
+        };
+        let dregs = regs(&d.slots[0].op)?;
+        let a_regs = match &d.slots[1].op {
+            Operand::Vector(_) => Some(regs(&d.slots[1].op)?),
+            _ => None,
+        };
+        // Inputs must not be in flight; the accumulators may (chaining).
+        for op in d.slots[1..].iter().map(|s| &s.op) {
+            let mut bad = None;
+            op.for_each_reg(&mut |r| {
+                if self.in_flight.contains_key(&r) {
+                    bad = Some(r);
+                }
+            });
+            if let Some(r) = bad {
+                return Err(format!(
+                    "wgmma reads {} while the wgmma of line {} that writes it is in flight",
+                    self.name(r),
+                    self.in_flight[&r]
+                ));
+            }
+        }
+        let imm = |k: usize| -> Res<i64> {
+            match d.slots.get(k).map(|s| &s.op) {
+                Some(Operand::Imm(i)) => i.as_i64().ok_or_else(|| "bad immediate".to_string()),
+                None => Ok(0),
+                Some(other) => Err(format!("{other:?} where an immediate belongs")),
+            }
+        };
+        let uniform = |vals: Vec<u64>, what: &str| -> Res<u64> {
+            match vals.windows(2).all(|w| w[0] == w[1]) {
+                true => Ok(vals.first().copied().unwrap_or(0)),
+                false => Err(format!("{what} differs between threads of the warpgroup")),
+            }
+        };
+        let all =
+            |op: &Operand| -> Res<Vec<u64>> { (0..WARPGROUP).map(|t| self.value(t, op)).collect() };
+        let scale_d = uniform(all(&d.slots[3].op)?, "scale-d")? & 1 == 1;
+        let b_desc = uniform(all(&d.slots[2].op)?, "the B descriptor")?;
+        let (negate_a, negate_b, trans_a, trans_b) = match (form.family, a_regs.is_some()) {
+            (Family::Half, false) => (imm(4)? == -1, imm(5)? == -1, imm(6)? == 1, imm(7)? == 1),
+            (Family::Half, true) => (imm(4)? == -1, imm(5)? == -1, false, imm(6)? == 1),
+            (Family::Tf32 | Family::Fp8, _) => (imm(4)? == -1, imm(5)? == -1, false, false),
+            _ => (false, false, false, false),
+        };
+        // C: the newest pending value of each accumulator, else the register.
+        let latest: FxHashMap<VReg, (usize, usize)> = self
+            .committed
+            .iter()
+            .flatten()
+            .chain(&self.open)
+            .enumerate()
+            .flat_map(|(k, p)| p.regs.iter().enumerate().map(move |(j, r)| (*r, (k, j))))
+            .collect();
+        let pending: Vec<&PendingMma> = self.committed.iter().flatten().chain(&self.open).collect();
+        let c: Vec<Vec<u32>> = (0..WARPGROUP)
+            .map(|t| {
+                dregs
+                    .iter()
+                    .map(|r| match latest.get(r) {
+                        Some(&(k, j)) => pending[k].values[t][j],
+                        None => self.regs[t][r.index()] as u32,
+                    })
+                    .collect()
+            })
+            .collect();
+        let a_vals: Vec<Vec<u32>>;
+        let a = match &a_regs {
+            Some(ar) => {
+                a_vals = (0..WARPGROUP)
+                    .map(|t| ar.iter().map(|r| self.regs[t][r.index()] as u32).collect())
+                    .collect();
+                AOperand::Regs(&a_vals)
+            }
+            None => AOperand::Desc(uniform(all(&d.slots[1].op)?, "the A descriptor")?),
+        };
+        let mma = Mma {
+            form,
+            a,
+            b_desc,
+            scale_d,
+            negate_a,
+            negate_b,
+            trans_a,
+            trans_b,
+        };
+        let values = wgmma_math::compute(&mma, &c, &self.shared)?;
+        let unique: FxHashSet<VReg> = dregs.iter().copied().collect();
+        if unique.len() != dregs.len() {
+            return Err("a register appears twice among the accumulators".into());
+        }
+        for r in &dregs {
+            self.in_flight.insert(*r, d.line);
+        }
+        self.open.push(PendingMma {
+            regs: dregs,
+            values,
+            line: d.line,
+        });
+        self.stats.wgmma += 1;
+        Ok(())
+    }
+}
+
+fn special(s: &str, t: usize) -> Res<u64> {
+    let t = t as u64;
+    Ok(match s {
+        "%tid.x" => t,
+        "%tid.y" | "%tid.z" | "%ctaid.x" | "%ctaid.y" | "%ctaid.z" => 0,
+        "%ntid.x" => WARPGROUP as u64,
+        "%ntid.y" | "%ntid.z" | "%nctaid.x" | "%nctaid.y" | "%nctaid.z" => 1,
+        "%laneid" => t % 32,
+        "%warpid" => t / 32,
+        _ => {
+            return Err(format!(
+                "special register {s} is not supported by the host backend"
+            ))
+        }
+    })
+}
+
+/// `cvt`: integer widening and narrowing, and the float conversions an
+/// epilogue uses (f32 <-> f16, f16x2 packing, integer <-> f32).
+fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
+    let types: Vec<&str> = d
+        .mods
+        .iter()
+        .map(|m| &**m)
+        .filter(|m| type_bytes(m).is_some())
+        .collect();
+    let [to, from] = types[..] else {
+        return Err(format!("{}: two types expected", d.mnemonic()));
+    };
+    let v = src(1)?;
+    let (tb, fb) = (bits_of(to), bits_of(from));
+    let int = |t: &str| t.starts_with('s') || t.starts_with('u') || t.starts_with('b');
+    Ok(match (to, from) {
+        ("f16x2", "f32") => {
+            let hi = half::f16::from_f32(as_f32(v)).to_bits();
+            let lo = half::f16::from_f32(as_f32(src(2)?)).to_bits();
+            (u64::from(hi) << 16) | u64::from(lo)
+        }
+        ("bf16x2", "f32") => {
+            let hi = half::bf16::from_f32(as_f32(v)).to_bits();
+            let lo = half::bf16::from_f32(as_f32(src(2)?)).to_bits();
+            (u64::from(hi) << 16) | u64::from(lo)
+        }
+        ("f16", "f32") => u64::from(half::f16::from_f32(as_f32(v)).to_bits()),
+        ("bf16", "f32") => u64::from(half::bf16::from_f32(as_f32(v)).to_bits()),
+        ("f32", "f16") => u64::from(half::f16::from_bits(v as u16).to_f32().to_bits()),
+        ("f32", "bf16") => u64::from(half::bf16::from_bits(v as u16).to_f32().to_bits()),
+        ("f32", f) if int(f) => {
+            let x = if f.starts_with('s') {
+                sext(v, fb) as f32
+            } else {
+                (v & mask(fb)) as f32
+            };
+            u64::from(x.to_bits())
+        }
+        (t, "f32") if int(t) => {
+            let x = as_f32(v);
+            if t.starts_with('s') {
+                (x as i64 as u64) & mask(tb)
+            } else {
+                (x as u64) & mask(tb)
+            }
+        }
+        (t, f) if int(t) && int(f) => {
+            if f.starts_with('s') {
+                (sext(v, fb) as u64) & mask(tb)
+            } else {
+                v & mask(fb) & mask(tb)
+            }
+        }
+        _ => {
+            return Err(format!(
+                "{} is not supported by the host backend",
+                d.mnemonic()
+            ))
+        }
+    })
+}

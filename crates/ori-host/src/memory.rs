@@ -1,0 +1,219 @@
+//! The memory a host run sees: global buffers the caller allocates, and the
+//! CTA's shared memory laid out from the module's `.shared` declarations.
+//!
+//! Addresses are plain 64-bit numbers as in PTX. Shared memory occupies the
+//! window `[0, size)`, so the shared address of a variable is its offset
+//! (what `mov.u32 %r, smem;` gives); global buffer `i` starts at
+//! `(i + 1) << 40`, far above any shared address, which also lets generic
+//! addresses be told apart. An access outside every buffer is an error, not
+//! a silent read of zeros.
+
+use crate::wgmma_math::SharedMemory;
+
+/// Where global buffers start: buffer `i` at `(i + 1) << GLOBAL_SHIFT`.
+pub const GLOBAL_SHIFT: u32 = 40;
+
+/// Global memory: buffers the caller allocates and reads back.
+#[derive(Default, Debug, Clone)]
+pub struct GlobalMemory {
+    buffers: Vec<Vec<u8>>,
+}
+
+impl GlobalMemory {
+    /// An empty global memory.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A new buffer holding `bytes`; returns its address.
+    pub fn alloc(&mut self, bytes: Vec<u8>) -> u64 {
+        self.buffers.push(bytes);
+        (self.buffers.len() as u64) << GLOBAL_SHIFT
+    }
+
+    /// The buffer that starts at `addr`.
+    pub fn buffer(&self, addr: u64) -> Option<&[u8]> {
+        let i = (addr >> GLOBAL_SHIFT).checked_sub(1)? as usize;
+        (addr & ((1 << GLOBAL_SHIFT) - 1) == 0)
+            .then(|| self.buffers.get(i).map(Vec::as_slice))
+            .flatten()
+    }
+
+    fn locate(&mut self, addr: u64, len: usize) -> Result<&mut [u8], String> {
+        let i = (addr >> GLOBAL_SHIFT).checked_sub(1).map(|i| i as usize);
+        let off = (addr & ((1 << GLOBAL_SHIFT) - 1)) as usize;
+        match i.and_then(|i| self.buffers.get_mut(i)) {
+            Some(b) if off + len <= b.len() => Ok(&mut b[off..off + len]),
+            _ => Err(format!(
+                "global access of {len} bytes at {addr:#x} is outside every buffer"
+            )),
+        }
+    }
+
+    /// Read `len` (1..=8) bytes, little-endian.
+    pub fn read(&mut self, addr: u64, len: usize) -> Result<u64, String> {
+        Ok(le(self.locate(addr, len)?))
+    }
+
+    /// Write the low `len` bytes of `v`, little-endian.
+    pub fn write(&mut self, addr: u64, len: usize, v: u64) -> Result<(), String> {
+        self.locate(addr, len)?
+            .copy_from_slice(&v.to_le_bytes()[..len]);
+        Ok(())
+    }
+}
+
+fn le(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .rev()
+        .fold(0u64, |acc, b| (acc << 8) | u64::from(*b))
+}
+
+/// The CTA's shared memory.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    bytes: Vec<u8>,
+}
+
+impl Shared {
+    /// `size` bytes of zeros.
+    pub fn new(size: usize) -> Self {
+        Shared {
+            bytes: vec![0; size],
+        }
+    }
+
+    fn range(&self, addr: u64, len: usize) -> Result<std::ops::Range<usize>, String> {
+        let a = addr as usize;
+        if addr < (1 << GLOBAL_SHIFT) && a + len <= self.bytes.len() {
+            Ok(a..a + len)
+        } else {
+            Err(format!(
+                "shared access of {len} bytes at {addr:#x} is outside the {} bytes of shared memory",
+                self.bytes.len()
+            ))
+        }
+    }
+
+    /// Read `len` (1..=8) bytes, little-endian.
+    pub fn read(&self, addr: u64, len: usize) -> Result<u64, String> {
+        Ok(le(&self.bytes[self.range(addr, len)?]))
+    }
+
+    /// Write the low `len` bytes of `v`, little-endian.
+    pub fn write(&mut self, addr: u64, len: usize, v: u64) -> Result<(), String> {
+        let r = self.range(addr, len)?;
+        self.bytes[r].copy_from_slice(&v.to_le_bytes()[..len]);
+        Ok(())
+    }
+}
+
+impl SharedMemory for Shared {
+    fn read_bits(&self, addr: u32, bits: u32) -> Result<u32, String> {
+        self.read(u64::from(addr), (bits / 8) as usize)
+            .map(|v| v as u32)
+    }
+}
+
+/// A `.shared` variable of the module: name, alignment, size (`None` for
+/// `.extern .shared x[]`, whose size the launch gives).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedVar {
+    /// Name.
+    pub name: String,
+    /// `.align` (bytes; the element size when absent).
+    pub align: u64,
+    /// Size in bytes.
+    pub size: Option<u64>,
+}
+
+/// The `.shared` variables among the module's verbatim declarations
+/// (`.shared .align 1024 .b8 smem[8192]`).
+pub fn shared_vars(globals: &[Box<str>]) -> Vec<SharedVar> {
+    let mut out = Vec::new();
+    for g in globals {
+        let words: Vec<&str> = g.split_whitespace().collect();
+        if !words.contains(&".shared") {
+            continue;
+        }
+        let align = words
+            .iter()
+            .position(|w| *w == ".align")
+            .and_then(|i| words.get(i + 1)?.parse().ok());
+        let elem = words
+            .iter()
+            .find_map(|w| type_bytes(w.strip_prefix('.')?))
+            .unwrap_or(1);
+        let Some(decl) = words.last() else { continue };
+        let decl = decl.trim_end_matches(';');
+        let (name, dims) = match decl.find('[') {
+            Some(p) => (&decl[..p], &decl[p..]),
+            None => (decl, ""),
+        };
+        let mut size = Some(elem);
+        for d in dims.split('[').skip(1) {
+            let d = d.trim_end_matches(']');
+            size = if d.is_empty() {
+                None
+            } else {
+                size.and_then(|s| Some(s * d.parse::<u64>().ok()?))
+            };
+        }
+        out.push(SharedVar {
+            name: name.to_string(),
+            align: align.unwrap_or(elem),
+            size,
+        });
+    }
+    out
+}
+
+/// Bytes of a PTX scalar type (`b32` -> 4).
+pub fn type_bytes(t: &str) -> Option<u64> {
+    Some(match t {
+        "b8" | "u8" | "s8" | "pred" => 1,
+        "b16" | "u16" | "s16" | "f16" | "bf16" => 2,
+        "b32" | "u32" | "s32" | "f32" | "f16x2" | "bf16x2" | "tf32" => 4,
+        "b64" | "u64" | "s64" | "f64" => 8,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_declarations_are_read() {
+        let g: Vec<Box<str>> = vec![
+            ".shared .align 1024 .b8 smem[8192]".into(),
+            ".global .f32 x".into(),
+            ".extern .shared .align 16 .b8 global_smem[]".into(),
+            ".shared .f32 tile[2][4]".into(),
+        ];
+        let v = shared_vars(&g);
+        assert_eq!(v.len(), 3);
+        assert_eq!(
+            v[0],
+            SharedVar {
+                name: "smem".into(),
+                align: 1024,
+                size: Some(8192)
+            }
+        );
+        assert_eq!(v[1].size, None);
+        assert_eq!(v[2].size, Some(32));
+    }
+
+    #[test]
+    fn global_accesses_are_bounds_checked() {
+        let mut g = GlobalMemory::new();
+        let a = g.alloc(vec![1, 2, 3, 4]);
+        assert_eq!(g.read(a, 4).unwrap(), 0x0403_0201);
+        g.write(a + 2, 2, 0xbeef).unwrap();
+        assert_eq!(g.buffer(a).unwrap(), &[1, 2, 0xef, 0xbe]);
+        assert!(g.read(a + 2, 4).is_err());
+        assert!(g.read(0x10, 4).is_err());
+    }
+}

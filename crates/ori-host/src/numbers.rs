@@ -1,0 +1,109 @@
+//! Element types of wgmma operands, decoded to and encoded from raw bits.
+//!
+//! The tensor-core inputs are packed into 32-bit registers or shared-memory
+//! bytes in six formats (PTX ISA, "Matrix Data-types"): `f16`, `bf16`,
+//! `tf32` (an f32 whose low 13 mantissa bits the tensor core ignores), the
+//! two 8-bit floats `e4m3` (bias 7, no infinities, S.1111.111 is NaN) and
+//! `e5m2` (bias 15, IEEE-like), and the 8-bit integers. Products of two such
+//! values are exact in f64, which is how the backend multiplies them.
+
+use ori_ir::wgmma_form::ElemType;
+
+/// The value of one element given its raw bits (low `bits()` bits of `raw`).
+pub fn decode(ty: ElemType, raw: u32) -> f64 {
+    match ty {
+        ElemType::F16 => f64::from(half::f16::from_bits(raw as u16).to_f32()),
+        ElemType::Bf16 => f64::from(half::bf16::from_bits(raw as u16).to_f32()),
+        ElemType::Tf32 => f64::from(f32::from_bits(raw & !0x1fff)),
+        ElemType::F32 => f64::from(f32::from_bits(raw)),
+        ElemType::E4m3 => fp8(raw as u8, 4, 3, 7, false),
+        ElemType::E5m2 => fp8(raw as u8, 5, 2, 15, true),
+        ElemType::S8 => f64::from(raw as u8 as i8),
+        ElemType::U8 => f64::from(raw as u8),
+        ElemType::S32 => f64::from(raw as i32),
+        ElemType::B1 => f64::from(raw & 1),
+    }
+}
+
+/// An 8-bit float with `e` exponent and `m` mantissa bits. `ieee`: all-ones
+/// exponents are infinities and NaNs (e5m2); otherwise only S.1111.111 is
+/// NaN and there are no infinities (e4m3).
+fn fp8(b: u8, e: u32, m: u32, bias: i32, ieee: bool) -> f64 {
+    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+    let exp = u32::from(b >> m) & ((1 << e) - 1);
+    let man = u32::from(b) & ((1 << m) - 1);
+    let max_exp = (1 << e) - 1;
+    if ieee && exp == max_exp {
+        return if man == 0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
+    }
+    if !ieee && exp == max_exp && man == (1 << m) - 1 {
+        return f64::NAN;
+    }
+    let frac = f64::from(man) / f64::from(1u32 << m);
+    if exp == 0 {
+        sign * frac * 2f64.powi(1 - bias)
+    } else {
+        sign * (1.0 + frac) * 2f64.powi(exp as i32 - bias)
+    }
+}
+
+/// `x` rounded to f32 (nearest even), as raw bits.
+pub fn encode_f32(x: f64) -> u32 {
+    (x as f32).to_bits()
+}
+
+/// `x` rounded to f16 (nearest even), as raw bits. Rounds once from f64.
+pub fn encode_f16(x: f64) -> u16 {
+    half::f16::from_f64(x).to_bits()
+}
+
+/// `x` as s32: wrapping, or clamped when `satfinite`.
+pub fn encode_s32(x: i64, satfinite: bool) -> u32 {
+    if satfinite {
+        x.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32
+    } else {
+        x as i32 as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_decode_as_the_isa_defines_them() {
+        assert_eq!(decode(ElemType::F16, 0x3c00), 1.0);
+        assert_eq!(decode(ElemType::F16, 0xc000), -2.0);
+        assert_eq!(decode(ElemType::Bf16, 0x3f80), 1.0);
+        assert_eq!(
+            decode(ElemType::Tf32, 0x3f80_1fff),
+            1.0,
+            "low 13 bits ignored"
+        );
+        // e4m3: 0x38 = 0.0111.000 = 2^(7-7) = 1; 0x7e = 448 (largest); 0x7f NaN.
+        assert_eq!(decode(ElemType::E4m3, 0x38), 1.0);
+        assert_eq!(decode(ElemType::E4m3, 0x7e), 448.0);
+        assert!(decode(ElemType::E4m3, 0x7f).is_nan());
+        assert_eq!(decode(ElemType::E4m3, 0x01), 2f64.powi(-9), "subnormal");
+        // e5m2: 0x3c = 0.01111.00 = 1; 0x7c infinity; 0xc0 = -2.
+        assert_eq!(decode(ElemType::E5m2, 0x3c), 1.0);
+        assert_eq!(decode(ElemType::E5m2, 0x7c), f64::INFINITY);
+        assert_eq!(decode(ElemType::E5m2, 0xc0), -2.0);
+        assert_eq!(decode(ElemType::S8, 0xff), -1.0);
+        assert_eq!(decode(ElemType::U8, 0xff), 255.0);
+    }
+
+    #[test]
+    fn encodings_round_to_nearest_even() {
+        assert_eq!(encode_f16(1.0), 0x3c00);
+        assert_eq!(encode_f16(1.0 + 2f64.powi(-11)), 0x3c00, "tie to even");
+        assert_eq!(encode_f16(1.0 + 3.0 * 2f64.powi(-11)), 0x3c02);
+        assert_eq!(encode_s32(1 << 40, true), i32::MAX as u32);
+        assert_eq!(encode_s32(-(1 << 40), true), i32::MIN as u32);
+        assert_eq!(encode_s32((1 << 32) + 5, false), 5);
+    }
+}

@@ -1,0 +1,172 @@
+//! The host backend against the GPU. `tests/host/cases/` holds wgmma
+//! kernels (every dense type, shapes n8..n256, all swizzles, transposes,
+//! register A, negation, scale-d = 0, chained and multi-group pipelines),
+//! their inputs, and what an H100 computed from them (`.gpu.bin`, recorded
+//! by `tests/host/record_gpu.py`, never edited). Each kernel runs here
+//! through ori's passes and then `ori_host::run`; the outputs must be the
+//! same bits, except for the `*_random` cases (non-integer data, where the
+//! tensor core's rounding of partial sums may differ: relative 1e-5).
+
+use std::path::{Path, PathBuf};
+
+fn cases() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/cases");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/host/cases")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn header_value(src: &str, key: &str) -> Option<usize> {
+    let line = src.lines().next()?;
+    let at = line.find(&format!("{key}="))? + key.len() + 1;
+    line[at..].split_whitespace().next()?.parse().ok()
+}
+
+/// Run one case on the host: the output bytes.
+fn run_case(name: &str, src: &str, input: &[u8], passes: bool) -> Result<Vec<u8>, String> {
+    let m = if passes {
+        let c = ori::compile_ptx(name, src, &ori::Options::default());
+        let m = c.module.ok_or_else(|| format!("{:?}", c.diags))?;
+        m
+    } else {
+        ori::ptx_to_ir(name, src).map_err(|d| format!("{d:?}"))?
+    };
+    let out_bytes = header_value(src, "out_bytes").ok_or("no out_bytes in the header")?;
+    let mut g = ori::host::GlobalMemory::new();
+    let pin = g.alloc(input.to_vec());
+    let pout = g.alloc(vec![0; out_bytes]);
+    let launch = ori::host::Launch {
+        params: vec![pin, pout],
+        ..Default::default()
+    };
+    ori::host::run(&m, "k", &launch, &mut g).map_err(|e| e.to_string())?;
+    Ok(g.buffer(pout).expect("output buffer").to_vec())
+}
+
+#[test]
+fn host_backend_computes_what_the_h100_computed() {
+    let mut checked = 0;
+    let mut bad = Vec::new();
+    for path in cases() {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let src = std::fs::read_to_string(&path).unwrap();
+        let input = std::fs::read(path.with_extension("in.bin")).expect("input");
+        let gpu = std::fs::read(path.with_extension("gpu.bin")).expect("recorded GPU output");
+        let host = match run_case(&name, &src, &input, true) {
+            Ok(h) => h,
+            Err(e) => {
+                bad.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        checked += 1;
+        let words = |b: &[u8]| -> Vec<u32> {
+            b.chunks(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        };
+        let (h, g) = (words(&host), words(&gpu));
+        let tolerant = name.ends_with("_random");
+        let f16_acc = name.starts_with("f16_");
+        let diff = h.iter().zip(&g).position(|(a, b)| {
+            if !tolerant {
+                return a != b;
+            }
+            let vals = |w: u32| -> Vec<f64> {
+                if f16_acc {
+                    vec![
+                        f64::from(half_to_f32(w as u16)),
+                        f64::from(half_to_f32((w >> 16) as u16)),
+                    ]
+                } else {
+                    vec![f64::from(f32::from_bits(w))]
+                }
+            };
+            vals(*a)
+                .iter()
+                .zip(vals(*b))
+                .any(|(x, y)| (x - y).abs() > 1e-5 * y.abs().max(1.0))
+        });
+        if h.len() != g.len() {
+            bad.push(format!(
+                "{name}: {} words, the GPU wrote {}",
+                h.len(),
+                g.len()
+            ));
+        } else if let Some(k) = diff {
+            bad.push(format!(
+                "{name}: word {k} (thread {}, register {}): host {:#010x}, GPU {:#010x}",
+                k / (h.len() / 128),
+                k % (h.len() / 128),
+                h[k],
+                g[k]
+            ));
+        }
+    }
+    assert!(checked >= 50, "only {checked} cases ran: {bad:#?}");
+    assert!(
+        bad.is_empty(),
+        "{} of {} differ:\n{}",
+        bad.len(),
+        checked,
+        bad.join("\n")
+    );
+}
+
+fn half_to_f32(h: u16) -> f32 {
+    // f16 -> f32 by hand, to keep the test independent of the backend's crates.
+    let (s, e, m) = (
+        (h >> 15) as u32,
+        ((h >> 10) & 0x1f) as i32,
+        (h & 0x3ff) as f32,
+    );
+    let v = match e {
+        0 => m * 2f32.powi(-24),
+        31 => f32::INFINITY,
+        _ => (1.0 + m / 1024.0) * 2f32.powi(e - 15),
+    };
+    if s == 1 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// Phase 87 in action, with real semantics: without its `wgmma.wait_group`
+/// the kernel reads accumulators still in flight (the host backend stops
+/// it, naming both instructions); ori's passes inject the wait ptxas would
+/// (C7517) and the kernel then computes exactly what the GPU computed from
+/// the original.
+#[test]
+fn without_its_wait_a_kernel_reads_in_flight_registers_until_phase_87_injects_one() {
+    let name = "f32_f16_f16_m64n64_k16_ak64_bk64";
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/cases");
+    let src = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap();
+    let input = std::fs::read(dir.join(format!("{name}.in.bin"))).unwrap();
+    let gpu = std::fs::read(dir.join(format!("{name}.gpu.bin"))).unwrap();
+    let lines: Vec<&str> = src.lines().collect();
+    let wait = lines
+        .iter()
+        .position(|l| l.contains("wgmma.wait_group"))
+        .expect("the case waits");
+    // Keep the line count (so line numbers stay), drop the wait.
+    let mut no_wait: Vec<&str> = lines.clone();
+    no_wait[wait] = "";
+    let no_wait = no_wait.join("\n") + "\n";
+
+    let err = run_case(name, &no_wait, &input, false).expect_err("reads in flight");
+    assert!(
+        err.contains("while the wgmma of line") && err.contains("in flight"),
+        "{err}"
+    );
+
+    let c = ori::compile_ptx(name, &no_wait, &ori::Options::default());
+    let codes: Vec<Option<u32>> = c.diags.iter().map(|d| d.code).collect();
+    assert!(codes.contains(&Some(7517)), "{codes:?}");
+    let fixed = run_case(name, &no_wait, &input, true).expect("runs after phase 87");
+    assert_eq!(fixed, gpu, "the injected wait gives the GPU's result");
+}
