@@ -2,7 +2,9 @@
 //! modes, with the verifier after each pass), the three diagnostic renderers
 //! and both back ends — must never panic, whatever the input. Seeded with
 //! the oracle corpus, so mutations start from real wgmma pipelines. Also
-//! under `-c`, where the fix-it writes calls out as their callees' bodies.
+//! under `-c`, where the fix-it writes calls out as their callees' bodies,
+//! and through the host backend (every entry, a 4 KiB buffer per parameter,
+//! a short step limit): it must stop with an error, never panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -28,6 +30,17 @@ fuzz_target!(|data: &[u8]| {
             let _ = ori::lower::sass::emit_module(m);
             let _ = ori::lower::ptx::emit_module(m, src);
             let _ = ori::fixit_ptx("fuzz.ptx", src, &c);
+            if !isa_strict && !compile_only {
+                for f in m.funcs.values().filter(|f| f.has_body) {
+                    let mut g = ori::host::GlobalMemory::new();
+                    let launch = ori::host::Launch {
+                        params: f.params.iter().map(|_| g.alloc(vec![0; 4096])).collect(),
+                        dynamic_shared: 4096,
+                        step_limit: 20_000,
+                    };
+                    let _ = ori::host::run(m, &f.name, &launch, &mut g);
+                }
+            }
         }
     }
 });

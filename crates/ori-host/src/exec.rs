@@ -425,9 +425,9 @@ impl Machine<'_> {
             .find_map(|m| m.strip_prefix('v')?.parse::<usize>().ok())
             .unwrap_or(1);
         let (data, addr_op) = if &*d.name == "ld" {
-            (&d.slots[0].op, &d.slots[1].op)
+            (op(d, 0)?, op(d, 1)?)
         } else {
-            (&d.slots[1].op, &d.slots[0].op)
+            (op(d, 1)?, op(d, 0)?)
         };
         let (param, addr) = self.address(t, addr_op)?;
         let parts: Vec<Operand> = match data {
@@ -438,7 +438,7 @@ impl Machine<'_> {
             return Err(format!("{} values for .v{vec_n}", parts.len()));
         }
         for (k, p) in parts.iter().enumerate() {
-            let a = addr + (k * len) as u64;
+            let a = addr.wrapping_add((k * len) as u64);
             if &*d.name == "ld" {
                 let v = self.load(space, param, a, len)?;
                 self.set(t, p, v, bits)?;
@@ -603,10 +603,7 @@ impl Machine<'_> {
 
     fn setp(&mut self, t: usize, d: &InstData, ty: &str, bits: u32) -> Res<()> {
         let cmp = d.mods.first().map_or("", |m| &**m);
-        let (a, b) = (
-            self.value(t, &d.slots[1].op)?,
-            self.value(t, &d.slots[2].op)?,
-        );
+        let (a, b) = (self.value(t, op(d, 1)?)?, self.value(t, op(d, 2)?)?);
         let r = if ty.starts_with('f') {
             let (x, y) = (as_f32(a), as_f32(b));
             match cmp {
@@ -643,7 +640,7 @@ impl Machine<'_> {
                 }
             }
         };
-        match &d.slots[0].op {
+        match op(d, 0)? {
             Operand::PredPair(p, q) => {
                 self.regs[t][p.index()] = u64::from(r);
                 self.regs[t][q.index()] = u64::from(!r);
@@ -668,13 +665,13 @@ impl Machine<'_> {
                 other => Err(format!("{other:?} where a register list belongs")),
             }
         };
-        let dregs = regs(&d.slots[0].op)?;
-        let a_regs = match &d.slots[1].op {
-            Operand::Vector(_) => Some(regs(&d.slots[1].op)?),
+        let dregs = regs(op(d, 0)?)?;
+        let a_regs = match op(d, 1)? {
+            Operand::Vector(_) => Some(regs(op(d, 1)?)?),
             _ => None,
         };
         // Inputs must not be in flight; the accumulators may (chaining).
-        for op in d.slots[1..].iter().map(|s| &s.op) {
+        for op in d.slots.iter().skip(1).map(|s| &s.op) {
             let mut bad = None;
             op.for_each_reg(&mut |r| {
                 if self.in_flight.contains_key(&r) {
@@ -704,8 +701,8 @@ impl Machine<'_> {
         };
         let all =
             |op: &Operand| -> Res<Vec<u64>> { (0..WARPGROUP).map(|t| self.value(t, op)).collect() };
-        let scale_d = uniform(all(&d.slots[3].op)?, "scale-d")? & 1 == 1;
-        let b_desc = uniform(all(&d.slots[2].op)?, "the B descriptor")?;
+        let scale_d = uniform(all(op(d, 3)?)?, "scale-d")? & 1 == 1;
+        let b_desc = uniform(all(op(d, 2)?)?, "the B descriptor")?;
         let (negate_a, negate_b, trans_a, trans_b) = match (form.family, a_regs.is_some()) {
             (Family::Half, false) => (imm(4)? == -1, imm(5)? == -1, imm(6)? == 1, imm(7)? == 1),
             (Family::Half, true) => (imm(4)? == -1, imm(5)? == -1, false, imm(6)? == 1),
@@ -741,7 +738,7 @@ impl Machine<'_> {
                     .collect();
                 AOperand::Regs(&a_vals)
             }
-            None => AOperand::Desc(uniform(all(&d.slots[1].op)?, "the A descriptor")?),
+            None => AOperand::Desc(uniform(all(op(d, 1)?)?, "the A descriptor")?),
         };
         let mma = Mma {
             form,
@@ -769,6 +766,14 @@ impl Machine<'_> {
         self.stats.wgmma += 1;
         Ok(())
     }
+}
+
+/// Operand `k` of `d`, or an error naming the instruction.
+fn op(d: &InstData, k: usize) -> Res<&Operand> {
+    d.slots
+        .get(k)
+        .map(|s| &s.op)
+        .ok_or_else(|| format!("{}: operand {} missing", d.mnemonic(), k + 1))
 }
 
 fn special(s: &str, t: usize) -> Res<u64> {
