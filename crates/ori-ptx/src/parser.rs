@@ -205,8 +205,6 @@ pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
         have_version: false,
         have_target: false,
         scopes: Vec::new(),
-        labels: HashSet::new(),
-        targets: Vec::new(),
         depth: 0,
     };
     let lex_errors = lexed.errors;
@@ -232,10 +230,20 @@ pub fn parse(file: &str, src: &str) -> Result<Module, Vec<Diag>> {
     }
 }
 
+/// One `{ }` scope of a function body: its registers and its labels. PTX
+/// scopes labels like registers (ptxas 13.0.88, probed): a label is visible
+/// in its scope and the scopes nested in it, the same name may be defined
+/// again in a sibling or nested scope (Triton's and CUTLASS's inline asm
+/// repeat `waitLoop:` / `LAB_WAIT:` in every `{ }` block), and only a second
+/// definition in the same scope is a duplicate.
 #[derive(Default)]
 struct RegScope {
     names: HashSet<String>,
     ranges: Vec<(String, u32)>,
+    labels: HashSet<String>,
+    /// `bra` targets used in this scope (or passed up from a nested one)
+    /// that it does not define: resolved when the scope closes.
+    targets: Vec<(String, Span)>,
 }
 
 struct Parser<'a> {
@@ -252,10 +260,6 @@ struct Parser<'a> {
     have_target: bool,
     /// Register scopes of the current function (innermost last).
     scopes: Vec<RegScope>,
-    /// Labels defined in the current function.
-    labels: HashSet<String>,
-    /// `bra` targets used in the current function.
-    targets: Vec<(String, Span)>,
     depth: usize,
 }
 
@@ -796,8 +800,6 @@ impl<'a> Parser<'a> {
             return self.syntax_error();
         }
         // New function: fresh label / register tables.
-        self.labels.clear();
-        self.targets.clear();
         self.scopes.clear();
         let mut top = RegScope::default();
         for p in f.params.iter().chain(f.ret_params.iter()) {
@@ -808,18 +810,26 @@ impl<'a> Parser<'a> {
         self.scopes.push(top);
         self.bump();
         let body = self.block_body();
-        self.scopes.clear();
-        // Undefined branch targets.
-        let targets = std::mem::take(&mut self.targets);
-        for (t, s) in targets {
-            if !self.labels.contains(&t) {
-                self.error(s, format!("Unknown symbol '{t}'"));
-            }
+        // Branch targets no enclosing scope defines.
+        for (t, s) in self.close_scope() {
+            self.error(s, format!("Unknown symbol '{t}'"));
         }
-        self.labels.clear();
+        self.scopes.clear();
         f.body = Some(body);
         f.span = start.to(self.prev_span());
         Ok(f)
+    }
+
+    /// Pop the innermost scope; the branch targets it used but does not
+    /// define are returned, in order, for the enclosing scope to resolve.
+    fn close_scope(&mut self) -> Vec<(String, Span)> {
+        let Some(sc) = self.scopes.pop() else {
+            return Vec::new();
+        };
+        sc.targets
+            .into_iter()
+            .filter(|(t, _)| !sc.labels.contains(t))
+            .collect()
     }
 
     fn param_list(&mut self) -> PResult<Vec<Param>> {
@@ -1024,7 +1034,10 @@ impl<'a> Parser<'a> {
                 self.depth += 1;
                 self.scopes.push(RegScope::default());
                 let body = self.block_body();
-                self.scopes.pop();
+                let unresolved = self.close_scope();
+                if let Some(parent) = self.scopes.last_mut() {
+                    parent.targets.extend(unresolved);
+                }
                 self.depth -= 1;
                 out.push(Stmt::Scope {
                     body,
@@ -1081,7 +1094,11 @@ impl<'a> Parser<'a> {
                     out.push(Stmt::Directive(dir));
                     return Ok(());
                 }
-                if !self.labels.insert(name.clone()) {
+                let fresh = self
+                    .scopes
+                    .last_mut()
+                    .is_none_or(|sc| sc.labels.insert(name.clone()));
+                if !fresh {
                     self.error(t.span, format!("Duplicate definition of label '{name}'"));
                 }
                 out.push(Stmt::Label { name, span: t.span });
@@ -1233,7 +1250,9 @@ impl<'a> Parser<'a> {
                 span,
             }) = operands.first()
             {
-                self.targets.push((s.clone(), *span));
+                if let Some(sc) = self.scopes.last_mut() {
+                    sc.targets.push((s.clone(), *span));
+                }
             }
         }
         Ok(Instruction {

@@ -28,12 +28,18 @@ pub struct LowerCx<'a> {
     pub target: &'a [String],
     /// `.version` of the module.
     pub version: (u32, u32),
-    /// Labels seen or referenced, with their blocks.
-    labels: FxHashMap<String, Block>,
-    /// Labels that were defined (placed).
-    placed: FxHashMap<String, Span>,
-    /// Labels referenced, with the first reference's span.
-    referenced: Vec<(String, Span)>,
+    /// The labels each `{ }` scope defines, by scope id (0 = the function
+    /// body, then the nested scopes in source order), with their blocks.
+    /// PTX scopes labels like registers (see [`LabelScopes`]).
+    label_scopes: LabelScopes,
+    /// The scopes enclosing the statement being lowered, innermost last.
+    scope_path: Vec<usize>,
+    /// The id the next nested scope gets while lowering (same pre-order as
+    /// [`collect_labels_and_locals`]).
+    next_scope: usize,
+    /// Label references that no enclosing scope defines, in order: each is
+    /// an `Unknown symbol` error after the body's other errors.
+    undefined: Vec<(String, Span)>,
     /// Names of module-scope and function-scope symbols (params, variables, functions).
     symbols: &'a FxHashMap<String, ()>,
     /// Local (function-scope) variable names.
@@ -78,15 +84,33 @@ impl LowerCx<'_> {
             .map_or("", |t| t.as_str())
     }
 
-    fn label_block(&mut self, name: &str) -> Block {
-        if let Some(b) = self.labels.get(name) {
-            return *b;
+    /// A block for a label ori makes itself (`$ori_skip_N`), or for an
+    /// undefined reference, with an IR name no other block has.
+    fn fresh_label_block(&mut self, name: &str) -> Block {
+        let ir = self.label_scopes.unique_name(name);
+        self.func.blocks.push(ori_ir::BlockData {
+            label: Some(ir.into()),
+        })
+    }
+
+    /// The block of label `name` as seen from the current scope: the
+    /// innermost enclosing scope that defines it, whether before or after
+    /// this point (forward branches are fine).
+    fn resolve_label(&self, name: &str) -> Option<Block> {
+        self.scope_path
+            .iter()
+            .rev()
+            .find_map(|&s| self.label_scopes.defs[s].get(name).copied())
+    }
+
+    /// A label reference: its block, or (undefined here) an error at the end
+    /// of the function and a placeholder block.
+    fn label_ref(&mut self, name: &str, span: Span) -> Block {
+        if let Some(b) = self.resolve_label(name) {
+            return b;
         }
-        let b = self.func.blocks.push(ori_ir::BlockData {
-            label: Some(name.into()),
-        });
-        self.labels.insert(name.to_string(), b);
-        b
+        self.undefined.push((name.to_string(), span));
+        self.fresh_label_block(name)
     }
 
     /// Resolve an AST operand to an IR operand; unknown names are reported.
@@ -210,9 +234,8 @@ impl LowerCx<'_> {
         if self.is_symbol(n) {
             return Some(Operand::Sym(n.into()));
         }
-        if self.labels.contains_key(n) || n.starts_with('$') || self.placed.contains_key(n) {
-            self.referenced.push((n.to_string(), span));
-            return Some(Operand::Block(self.label_block(n)));
+        if self.resolve_label(n).is_some() || n.starts_with('$') {
+            return Some(Operand::Block(self.label_ref(n, span)));
         }
         self.error(span, format!("Unknown symbol '{n}'"));
         None
@@ -222,8 +245,7 @@ impl LowerCx<'_> {
     pub fn label_target(&mut self, op: &ast::Operand) -> Option<Operand> {
         match &op.kind {
             ast::OperandKind::Reg(n) | ast::OperandKind::Symbol(n) => {
-                self.referenced.push((n.clone(), op.span));
-                Some(Operand::Block(self.label_block(n)))
+                Some(Operand::Block(self.label_ref(n, op.span)))
             }
             _ => {
                 self.error(op.span, "Arguments mismatch for instruction 'bra'");
@@ -259,7 +281,7 @@ impl LowerCx<'_> {
         // form), so ori lowers it the same way: `@!p bra SKIP; op; SKIP:`.
         if data.opcode.is_gmma_family() {
             if let Some(g) = data.guard.take() {
-                let skip = self.label_block(&format!("$ori_skip_{}", self.labels.len()));
+                let skip = self.fresh_label_block("$ori_skip_0");
                 let mut bra = ori_ir::InstData::new(
                     "bra",
                     &[],
@@ -425,20 +447,99 @@ fn declare_scoped(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClass) {
     cx.scopes[depth].insert(name.to_string(), r);
 }
 
-/// Labels and function-scope variables of the whole body, nested scopes
-/// included (labels are function-wide in PTX).
-fn collect_labels_and_locals(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
+/// The labels of one function, scope by scope.
+///
+/// ptxas 13.0.88 scopes labels lexically, like registers (probed with
+/// hand-written kernels; Triton's and CUTLASS's inline asm rely on it by
+/// repeating `waitLoop:` / `LAB_WAIT:` in every `{ }` block): a label is
+/// visible in the scope that defines it and in the scopes nested in it,
+/// before and after its definition; a nested scope may define a name its
+/// parent or a sibling also defines (a branch takes the innermost); a
+/// second definition in the same scope is `Duplicate definition of label`,
+/// and a branch to a label defined only in a scope that does not enclose it
+/// is `Unknown symbol`.
+#[derive(Default)]
+struct LabelScopes {
+    /// Per scope id: PTX label name -> block.
+    defs: Vec<FxHashMap<String, Block>>,
+    /// Every IR block name given out, so that each block's is unique in the
+    /// function (a repeated PTX name gets a suffix: `waitLoop_1`).
+    taken: fxhash::FxHashSet<String>,
+    /// Every PTX label name of the function: a suffixed name avoids these.
+    literal: fxhash::FxHashSet<String>,
+}
+
+impl LabelScopes {
+    /// `name` if no block has it and no PTX label of the function is
+    /// spelled so, else `name_K` for the first free K.
+    fn unique_name(&mut self, name: &str) -> String {
+        let mut ir = name.to_string();
+        let mut k = 0;
+        while self.taken.contains(&ir) || (k > 0 && self.literal.contains(&ir)) {
+            k += 1;
+            ir = format!("{name}_{k}");
+        }
+        self.taken.insert(ir.clone());
+        ir
+    }
+}
+
+/// Label definitions with their scope ids, in source order.
+fn label_defs<'s>(stmts: &'s [ast::Stmt], scope: usize, next: &mut usize, out: &mut Vec<(usize, &'s str, Span)>) {
+    for s in stmts {
+        match s {
+            ast::Stmt::Scope { body, .. } => {
+                *next += 1;
+                let id = *next;
+                label_defs(body, id, next, out);
+            }
+            ast::Stmt::Label { name, span } => out.push((scope, name, *span)),
+            _ => {}
+        }
+    }
+}
+
+/// Function-scope variables of the whole body, nested scopes included.
+fn collect_locals(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
     for s in stmts {
         match s {
             ast::Stmt::Var(v) => {
                 cx.locals.insert(v.name.clone(), ());
             }
-            ast::Stmt::Scope { body, .. } => collect_labels_and_locals(cx, body),
-            ast::Stmt::Label { name, span } if cx.placed.insert(name.clone(), *span).is_some() => {
-                cx.error(*span, format!("Duplicate definition of label '{name}'"));
-            }
+            ast::Stmt::Scope { body, .. } => collect_locals(cx, body),
             _ => {}
         }
+    }
+}
+
+/// Labels of every scope (with their blocks) and function-scope variables.
+/// Function-scope labels keep their PTX names as block names; a name
+/// repeated in nested scopes gets a suffix.
+fn collect_labels_and_locals(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
+    collect_locals(cx, stmts);
+    let mut defs = Vec::new();
+    let mut scopes = 0;
+    label_defs(stmts, 0, &mut scopes, &mut defs);
+    let ls = &mut cx.label_scopes;
+    ls.defs = vec![FxHashMap::default(); scopes + 1];
+    ls.literal.extend(defs.iter().map(|(_, n, _)| n.to_string()));
+    // Function-scope labels first, so that they keep their own names.
+    defs.sort_by_key(|&(scope, ..)| scope != 0);
+    let mut dups = Vec::new();
+    for (scope, name, span) in defs {
+        if cx.label_scopes.defs[scope].contains_key(name) {
+            dups.push((span, name));
+            continue;
+        }
+        let ir = cx.label_scopes.unique_name(name);
+        let b = cx.func.blocks.push(ori_ir::BlockData {
+            label: Some(ir.into()),
+        });
+        cx.label_scopes.defs[scope].insert(name.to_string(), b);
+    }
+    dups.sort_by_key(|&(span, _)| span.lo);
+    for (span, name) in dups {
+        cx.error(span, format!("Duplicate definition of label '{name}'"));
     }
 }
 
@@ -446,7 +547,10 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt], table: &HandlerTable) 
     for s in stmts {
         match s {
             ast::Stmt::Label { name, .. } => {
-                let b = cx.label_block(name);
+                let scope = *cx.scope_path.last().unwrap_or(&0);
+                let Some(&b) = cx.label_scopes.defs[scope].get(name.as_str()) else {
+                    continue;
+                };
                 if !cx.func.layout.is_block_laid_out(b) {
                     cx.func.layout.append_block(b);
                 }
@@ -459,10 +563,13 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt], table: &HandlerTable) 
                 }
             }
             ast::Stmt::Scope { body, .. } => {
+                cx.next_scope += 1;
+                cx.scope_path.push(cx.next_scope);
                 cx.scopes.push(FxHashMap::default());
                 declare_regs(cx, body);
                 lower_stmts(cx, body, table);
                 cx.scopes.pop();
+                cx.scope_path.pop();
             }
             _ => {}
         }
@@ -497,9 +604,10 @@ fn lower_function(
         func,
         target: &m.target,
         version: m.version,
-        labels: FxHashMap::default(),
-        placed: FxHashMap::default(),
-        referenced: Vec::new(),
+        label_scopes: LabelScopes::default(),
+        scope_path: vec![0],
+        next_scope: 0,
+        undefined: Vec::new(),
         symbols,
         locals: FxHashMap::default(),
         diags: Vec::new(),
@@ -519,13 +627,7 @@ fn lower_function(
         declare_regs(&mut cx, body);
         collect_labels_and_locals(&mut cx, body);
         lower_stmts(&mut cx, body, table);
-        let undefined: Vec<(String, Span)> = cx
-            .referenced
-            .iter()
-            .filter(|(n, _)| !cx.placed.contains_key(n))
-            .cloned()
-            .collect();
-        for (n, span) in undefined {
+        for (n, span) in std::mem::take(&mut cx.undefined) {
             cx.error(span, format!("Unknown symbol '{n}'"));
         }
     }
