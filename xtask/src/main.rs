@@ -3,6 +3,7 @@
 //! ```text
 //! cargo xtask oracle install            pip-install ptxas/cuobjdump/nvdisasm into target/oracle-tools
 //! cargo xtask oracle record [CASE...]   run ptxas + cuobjdump on tests/corpus/*.ptx, write NAME.expected
+//!                                       (--corpus tests/real: the real-kernel corpus)
 //! cargo xtask oracle check [OPTIONS] [CASE...]
 //!                                       run ori on the corpus and print the agreement table
 //! cargo xtask oracle record-table     run ptxas on the generated wgmma table, write
@@ -23,14 +24,17 @@ usage: cargo xtask <command>
 commands:
   oracle install               pip-install ptxas 13.0.88, cuobjdump 13.2.51 and nvdisasm 13.2.51
                                into target/oracle-tools (skipped when already there)
-  oracle record [CASE...]      run ptxas (+ cuobjdump -sass) on tests/corpus/*.ptx (or the named
-                               cases) and write tests/corpus/NAME.expected
+  oracle record [-j N] [CASE...]
+                               run ptxas (+ cuobjdump -sass) on tests/corpus/*.ptx (or the named
+                               cases, or a family folder's cases) and write NAME.expected beside
+                               each; -j N runs N at a time
   oracle check [OPTIONS] [CASE...]
                                build ori (cargo build --release -p ori-cli), run it on the corpus and
                                print the agreement table
       --verbose, -v            print the diff of every disagreeing case
       --ori PATH               use this ori binary instead of building target/release/ori
       --strict                 exit nonzero unless every case fully agrees
+      --report FILE            write the per-case verdicts as TSV (first-contact records)
       --ptx-roundtrip          run ori --emit ptx on every case ptxas compiles, then ptxas on that:
                                count outputs with no C75xx message and the same sync skeleton
   oracle record-table [--dump DIR]
@@ -41,6 +45,9 @@ commands:
                                best of N) on generated kernels of 125k..1M instructions
                                (cargo xtask bench --help for the options)
 
+  every oracle command takes --corpus DIR: another corpus than tests/corpus, e.g. tests/real,
+  whose cases sit in one folder per family (named family/kernel; check adds a table per family)
+
 environment:
   ORI_ORACLE_TOOLS             directory holding nvidia/cu13/bin/{ptxas,cuobjdump}
                                (default: target/oracle-tools)
@@ -49,6 +56,16 @@ environment:
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let strs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let strs = match strs.first() {
+        Some(&"oracle") => match oracle::take_corpus_option(&strs) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("xtask: error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        _ => strs,
+    };
     let result = match strs.as_slice() {
         ["oracle", "install"] => oracle::install(),
         ["oracle", "record", cases @ ..] => oracle::record(cases),

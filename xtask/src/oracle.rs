@@ -17,7 +17,7 @@ const WHEELS: [&str; 3] = [
     "nvidia-cuda-cuobjdump==13.2.51",
     "nvidia-cuda-nvdisasm==13.2.51",
 ];
-const TOOL_LIMIT: Duration = Duration::from_secs(120);
+const TOOL_LIMIT: Duration = Duration::from_secs(600);
 const ORI_LIMIT: Duration = Duration::from_secs(60);
 
 /// The workspace root (parent of `xtask/`).
@@ -28,8 +28,52 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// The corpus `record` and `check` work on: `tests/corpus` unless
+/// `--corpus DIR` names another (`tests/real`, whose kernels sit in one
+/// folder per family: a case is then named `family/kernel`).
 pub fn corpus_dir() -> PathBuf {
-    root().join("tests").join("corpus")
+    CORPUS
+        .get()
+        .cloned()
+        .unwrap_or_else(|| root().join("tests").join("corpus"))
+}
+
+static CORPUS: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Takes `--corpus DIR` (relative to the workspace root, or absolute) out
+/// of `args` and makes it the corpus of this run.
+pub fn take_corpus_option<'a>(args: &[&'a str]) -> Result<Vec<&'a str>, String> {
+    let mut rest = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if *a == "--corpus" {
+            let d = it.next().ok_or("--corpus needs a directory")?;
+            let dir = root().join(d);
+            if !dir.is_dir() {
+                return Err(format!("--corpus: {} is not a directory", dir.display()));
+            }
+            CORPUS
+                .set(dir)
+                .map_err(|_| "--corpus given twice".to_string())?;
+        } else {
+            rest.push(*a);
+        }
+    }
+    Ok(rest)
+}
+
+/// The family of a case: the folder it sits in below the corpus (`-` for
+/// a case at the top).
+pub fn family_of(case: &str) -> &str {
+    case.rsplit_once('/').map_or("-", |(f, _)| f)
+}
+
+/// The directory of a case's files and its file stem.
+fn case_location(case: &str) -> (PathBuf, &str) {
+    match case.rsplit_once('/') {
+        Some((d, n)) => (corpus_dir().join(d), n),
+        None => (corpus_dir(), case),
+    }
 }
 
 fn tools_dir() -> PathBuf {
@@ -128,38 +172,51 @@ pub fn case_header(text: &str) -> CaseHeader {
     h
 }
 
-/// Case names (file stems) of the corpus, or the named ones (a name may be
-/// given with or without `.ptx`, with or without the directory).
+/// Case names of the corpus (file stems, `family/stem` in a family
+/// folder), or the named ones: a name may be given with or without `.ptx`;
+/// a family folder's name selects all its cases.
 fn cases(named: &[&str]) -> Result<Vec<String>, String> {
     let dir = corpus_dir();
-    if !named.is_empty() {
-        return named
-            .iter()
-            .map(|n| {
-                let base = Path::new(n)
-                    .file_name()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let stem = base.strip_suffix(".ptx").unwrap_or(&base).to_string();
-                if dir.join(format!("{stem}.ptx")).is_file() {
-                    Ok(stem)
-                } else {
-                    Err(format!(
-                        "no such case: {}",
-                        dir.join(format!("{stem}.ptx")).display()
-                    ))
-                }
-            })
-            .collect();
+    let all = all_cases(&dir, "")?;
+    if named.is_empty() {
+        return Ok(all);
     }
-    let mut v: Vec<String> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("reading {}: {e}", dir.display()))?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            n.strip_suffix(".ptx").map(String::from)
-        })
-        .collect();
+    let mut v = Vec::new();
+    for n in named {
+        let n = n.trim_end_matches('/');
+        let n = n.strip_suffix(".ptx").unwrap_or(n);
+        let n = n
+            .strip_prefix(&format!("{}/", dir.display()))
+            .unwrap_or(n)
+            .trim_start_matches("tests/corpus/");
+        let family: Vec<&String> = all
+            .iter()
+            .filter(|c| c.starts_with(&format!("{n}/")))
+            .collect();
+        if !family.is_empty() {
+            v.extend(family.into_iter().cloned());
+        } else if all.iter().any(|c| c == n) {
+            v.push(n.to_string());
+        } else {
+            return Err(format!("no such case: {n} in {}", dir.display()));
+        }
+    }
+    Ok(v)
+}
+
+/// Every `.ptx` below `dir`, as `prefix` + relative path without `.ptx`,
+/// sorted.
+fn all_cases(dir: &Path, prefix: &str) -> Result<Vec<String>, String> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| format!("reading {}: {e}", dir.display()))? {
+        let e = e.map_err(|e| format!("reading {}: {e}", dir.display()))?;
+        let n = e.file_name().to_string_lossy().into_owned();
+        if e.path().is_dir() {
+            v.extend(all_cases(&e.path(), &format!("{prefix}{n}/"))?);
+        } else if let Some(stem) = n.strip_suffix(".ptx") {
+            v.push(format!("{prefix}{stem}"));
+        }
+    }
     v.sort();
     Ok(v)
 }
@@ -182,7 +239,25 @@ pub fn ptxas_args(name: &str, header: &CaseHeader, cubin: &Path) -> Vec<String> 
     args
 }
 
-pub fn record(named: &[&str]) -> Result<ExitCode, String> {
+/// `record [-j N] [CASE...]`: ptxas (and cuobjdump) on each case, N at a
+/// time (default 1).
+pub fn record(args: &[&str]) -> Result<ExitCode, String> {
+    let mut jobs = 1usize;
+    let mut named = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "-j" | "--jobs" => {
+                jobs = it
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or("-j needs a positive number")?;
+            }
+            s if s.starts_with('-') => return Err(format!("unknown option {s}")),
+            s => named.push(s),
+        }
+    }
     let ptxas = tool("ptxas");
     let cuobjdump = tool("cuobjdump");
     let pv = tool_version(&ptxas).ok_or_else(|| {
@@ -196,30 +271,28 @@ pub fn record(named: &[&str]) -> Result<ExitCode, String> {
     if pv != PTXAS_VERSION {
         eprintln!("warning: ptxas is {pv}, the corpus is meant for {PTXAS_VERSION}");
     }
-    let dir = corpus_dir();
-    let list = cases(named)?;
+    let list = cases(&named)?;
     let tmp = std::env::temp_dir().join(format!("ori-oracle-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
-    let mut failures = 0;
-    for name in &list {
-        match record_one(&dir, name, &ptxas, &cuobjdump, &pv, &cv, &tmp) {
-            Ok(e) => println!(
-                "{name}: exit {} messages {} functions {}{}",
-                e.exit_code,
-                e.messages.len(),
-                e.functions.len(),
-                if e.skeleton_comparable {
-                    ""
-                } else {
-                    " (skeleton not comparable)"
-                }
-            ),
-            Err(err) => {
-                failures += 1;
-                eprintln!("{name}: {err}");
-            }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.min(list.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(name) = list.get(i) else { break };
+                let r = record_one(name, &ptxas, &cuobjdump, &pv, &cv, &tmp);
+                report_recorded(name, &r);
+                results.lock().expect("no panics while held").push(r.is_ok());
+            });
         }
-    }
+    });
+    let failures = results
+        .into_inner()
+        .expect("threads joined")
+        .iter()
+        .filter(|ok| !**ok)
+        .count();
     let _ = std::fs::remove_dir_all(&tmp);
     println!(
         "recorded {} case(s), {failures} failure(s)",
@@ -232,20 +305,38 @@ pub fn record(named: &[&str]) -> Result<ExitCode, String> {
     })
 }
 
+fn report_recorded(name: &str, r: &Result<Expectation, String>) {
+    match r {
+            Ok(e) => println!(
+                "{name}: exit {} messages {} functions {}{}",
+                e.exit_code,
+                e.messages.len(),
+                e.functions.len(),
+                if e.skeleton_comparable {
+                    ""
+                } else {
+                    " (skeleton not comparable)"
+                }
+            ),
+            Err(err) => eprintln!("{name}: {err}"),
+    }
+}
+
 fn record_one(
-    dir: &Path,
-    name: &str,
+    case: &str,
     ptxas: &Path,
     cuobjdump: &Path,
     pv: &str,
     cv: &str,
     tmp: &Path,
 ) -> Result<Expectation, String> {
+    let (dir, name) = case_location(case);
+    let dir = dir.as_path();
     let ptx = dir.join(format!("{name}.ptx"));
     let text =
         std::fs::read_to_string(&ptx).map_err(|e| format!("reading {}: {e}", ptx.display()))?;
     let header = case_header(&text);
-    let cubin = tmp.join(format!("{name}.cubin"));
+    let cubin = tmp.join(format!("{}.cubin", case.replace('/', "__")));
     let _ = std::fs::remove_file(&cubin);
     let out = process::run(ptxas, &ptxas_args(name, &header, &cubin), dir, TOOL_LIMIT)?;
     if out.timed_out {
@@ -300,6 +391,8 @@ struct CheckOptions {
     verbose: bool,
     strict: bool,
     ori: Option<PathBuf>,
+    /// `--report FILE`: the per-case verdicts as TSV.
+    report: Option<PathBuf>,
     cases: Vec<String>,
 }
 
@@ -309,6 +402,7 @@ fn parse_check_options(args: &[&str]) -> Result<CheckOptions, String> {
         verbose: false,
         strict: false,
         ori: None,
+        report: None,
         cases: Vec::new(),
     };
     let mut it = args.iter();
@@ -321,6 +415,10 @@ fn parse_check_options(args: &[&str]) -> Result<CheckOptions, String> {
                 o.ori = Some(PathBuf::from(p));
             }
             "--ptx-roundtrip" => o.mode = CheckMode::PtxRoundtrip,
+            "--report" => {
+                let p = it.next().ok_or("--report needs a path")?;
+                o.report = Some(PathBuf::from(p));
+            }
             s if s.starts_with('-') => return Err(format!("unknown option {s}")),
             s => o.cases.push(s.to_string()),
         }
@@ -389,18 +487,19 @@ pub fn check(args: &[&str]) -> Result<ExitCode, String> {
     if opts.mode == CheckMode::PtxRoundtrip {
         return roundtrip(&opts, &ori);
     }
-    let dir = corpus_dir();
     let names: Vec<&str> = opts.cases.iter().map(String::as_str).collect();
     let list = cases(&names)?;
     let mut table = AgreementTable::default();
     let mut missing = 0;
     // Issue #7's SASS target: skeletons of the cases without loops or calls.
     let mut straight = ColumnTotal::default();
-    for name in &list {
+    let mut families = FamilyTable::default();
+    for case in &list {
+        let (dir, name) = case_location(case);
         let exp_path = dir.join(format!("{name}.expected"));
         let Ok(exp_text) = std::fs::read_to_string(&exp_path) else {
             missing += 1;
-            eprintln!("{name}: no {name}.expected (run `cargo xtask oracle record {name}`)");
+            eprintln!("{case}: no {name}.expected (run `cargo xtask oracle record {case}`)");
             continue;
         };
         let expected =
@@ -418,11 +517,13 @@ pub fn check(args: &[&str]) -> Result<ExitCode, String> {
             },
         };
         let a = compare(&expected, &observed);
-        if let (Some(ok), false) = (a.skeleton_agree, has_loop_or_call(&text)) {
+        let loop_free = !has_loop_or_call(&text);
+        if let (Some(ok), true) = (a.skeleton_agree, loop_free) {
             straight.applicable += 1;
             straight.agree += usize::from(ok);
         }
-        table.push(name.clone(), a);
+        families.push(family_of(case), &a, observed.exit_code, loop_free);
+        table.push(case.clone(), a);
     }
     print!("{}", table.render());
     println!(
@@ -431,8 +532,16 @@ pub fn check(args: &[&str]) -> Result<ExitCode, String> {
         straight.applicable,
         straight.percent()
     );
+    if families.rows.len() > 1 || families.rows.keys().any(|f| f != "-") {
+        print!("\n{}", families.render());
+    }
     if missing > 0 {
         println!("{missing} case(s) without .expected were skipped");
+    }
+    if let Some(path) = &opts.report {
+        std::fs::write(path, report_tsv(&table))
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        println!("per-case report written to {}", path.display());
     }
     if opts.verbose {
         for (name, a) in &table.rows {
@@ -449,16 +558,103 @@ pub fn check(args: &[&str]) -> Result<ExitCode, String> {
     })
 }
 
+/// One line per case, tab-separated: the case and each column's verdict
+/// (`ok`, `DIFF`, `n/a`), for keeping a first-contact record.
+fn report_tsv(table: &AgreementTable) -> String {
+    let b = |v: bool| if v { "ok" } else { "DIFF" };
+    let mut s = String::from("case\tmessages\tlines\tserialized\tskeleton\texit\n");
+    for (n, a) in &table.rows {
+        s.push_str(&format!(
+            "{n}\t{}\t{}\t{}\t{}\t{}\n",
+            b(a.messages_agree),
+            b(a.lines_agree),
+            b(a.serialized_agree),
+            a.skeleton_agree.map_or("n/a", b),
+            b(a.exit_agree)
+        ));
+    }
+    s
+}
+
+/// Agreement per family (the folder a case sits in): how many kernels ori
+/// accepts, and each column's count.
+#[derive(Default)]
+struct FamilyTable {
+    rows: std::collections::BTreeMap<String, FamilyRow>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct FamilyRow {
+    cases: usize,
+    accepted: usize,
+    messages: usize,
+    lines: usize,
+    serialized: usize,
+    exit: usize,
+    all: usize,
+    skeleton_loop_free: ColumnTotal,
+}
+
+impl FamilyTable {
+    fn push(&mut self, family: &str, a: &ori_oracle::CaseAgreement, ori_exit: i32, loop_free: bool) {
+        let r = self.rows.entry(family.to_string()).or_default();
+        r.cases += 1;
+        r.accepted += usize::from(ori_exit == 0);
+        r.messages += usize::from(a.messages_agree);
+        r.lines += usize::from(a.lines_agree);
+        r.serialized += usize::from(a.serialized_agree);
+        r.exit += usize::from(a.exit_agree);
+        r.all += usize::from(a.all_agree());
+        if let (Some(ok), true) = (a.skeleton_agree, loop_free) {
+            r.skeleton_loop_free.applicable += 1;
+            r.skeleton_loop_free.agree += usize::from(ok);
+        }
+    }
+
+    /// A Markdown table (it goes into the corpus README as it is).
+    fn render(&self) -> String {
+        let mut s = String::from(
+            "| family | kernels | ori accepts | messages | advisory lines | serialized-or-not | exit | skeleton (loop-free) | all columns |\n|---|---|---|---|---|---|---|---|---|\n",
+        );
+        let mut total = FamilyRow::default();
+        let line = |name: &str, r: &FamilyRow| {
+            let sk = if r.skeleton_loop_free.applicable == 0 {
+                "n/a".to_string()
+            } else {
+                format!("{}/{}", r.skeleton_loop_free.agree, r.skeleton_loop_free.applicable)
+            };
+            format!(
+                "| {name} | {} | {} | {} | {} | {} | {} | {sk} | {} |\n",
+                r.cases, r.accepted, r.messages, r.lines, r.serialized, r.exit, r.all
+            )
+        };
+        for (f, r) in &self.rows {
+            s.push_str(&line(f, r));
+            total.cases += r.cases;
+            total.accepted += r.accepted;
+            total.messages += r.messages;
+            total.lines += r.lines;
+            total.serialized += r.serialized;
+            total.exit += r.exit;
+            total.all += r.all;
+            total.skeleton_loop_free.agree += r.skeleton_loop_free.agree;
+            total.skeleton_loop_free.applicable += r.skeleton_loop_free.applicable;
+        }
+        s.push_str(&line("**all**", &total));
+        s
+    }
+}
+
 /// Why a case's `--emit ptx` output fails the round trip.
 fn roundtrip_one(
-    name: &str,
+    case: &str,
     ori: &Path,
     ptxas: &Path,
     cuobjdump: &Path,
     tmp: &Path,
     expected: &Expectation,
 ) -> Result<Vec<String>, String> {
-    let dir = corpus_dir();
+    let (dir, name) = case_location(case);
     let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap_or_default();
     let header = case_header(&text);
     let out = process::run(
@@ -470,9 +666,9 @@ fn roundtrip_one(
     if out.code != 0 {
         return Ok(vec![format!("ori --emit ptx failed ({})", out.code)]);
     }
-    let ptx = tmp.join(format!("{name}.ptx"));
+    let ptx = tmp.join(format!("{}.ptx", case.replace('/', "__")));
     std::fs::write(&ptx, &out.stdout).map_err(|e| format!("writing {}: {e}", ptx.display()))?;
-    let cubin = tmp.join(format!("{name}.cubin"));
+    let cubin = tmp.join(format!("{}.cubin", case.replace('/', "__")));
     let _ = std::fs::remove_file(&cubin);
     let mut args = ptxas_args(name, &header, &cubin);
     // Same flags, the emitted file instead of the case.
@@ -527,7 +723,6 @@ fn roundtrip(opts: &CheckOptions, ori: &Path) -> Result<ExitCode, String> {
             ptxas.display()
         ));
     }
-    let dir = corpus_dir();
     let names: Vec<&str> = opts.cases.iter().map(String::as_str).collect();
     let list = cases(&names)?;
     let tmp = std::env::temp_dir().join(format!("ori-roundtrip-{}", std::process::id()));
@@ -535,7 +730,8 @@ fn roundtrip(opts: &CheckOptions, ori: &Path) -> Result<ExitCode, String> {
     let (mut tried, mut clean, mut same) = (0, 0, 0);
     let mut bad = Vec::new();
     for name in &list {
-        let Ok(t) = std::fs::read_to_string(dir.join(format!("{name}.expected"))) else {
+        let (case_dir, stem) = case_location(name);
+        let Ok(t) = std::fs::read_to_string(case_dir.join(format!("{stem}.expected"))) else {
             continue;
         };
         let expected = Expectation::parse(&t).map_err(|e| format!("{name}: {e}"))?;
