@@ -547,6 +547,62 @@ impl Walker<'_> {
         })
     }
 
+    /// **R-repacked-halves.** Whether `dsts` are the halves `{lo, hi}` of
+    /// the unpack `at` (in block `b`) whose values only ever go back into
+    /// words as `{lo, hi}`, on every path from `at` until each half is
+    /// redefined.
+    ///
+    /// Triton keeps an f16 accumulator as f16x2 words and moves its halves
+    /// through 16-bit registers: after each commit it unpacks the
+    /// accumulator (`mov.b32 {lo, hi}, acc`), and the halves only go back
+    /// into the same words (`mov.b32 acc, {lo, hi}` at the loop top, and
+    /// the same packs in the epilogue before the stores). ptxas 13.0.88
+    /// coalesces such halves into the word they came from (no PRMT is left
+    /// in the SASS), so the unpack reads nothing before the wait: Triton's
+    /// f16-accumulator matmuls compile with no message. When a half is used
+    /// any other way (stored alone, computed on), ptxas extracts it with a
+    /// real read and the unpack counts as one (probes `f16x2_unpack_*` in
+    /// `tests/corpus`).
+    fn repacked_halves(&self, b: Block, at: Inst, dsts: &[VReg]) -> bool {
+        let &[lo, hi] = dsts else { return false };
+        if lo == hi {
+            return false;
+        }
+        // (block, first index to scan, lo still live, hi still live)
+        let mut work = vec![(b, self.pos[at] as usize + 1, true, true)];
+        let mut seen = FxHashSet::default();
+        while let Some((blk, from, mut live_lo, mut live_hi)) = work.pop() {
+            for &i in self.f.layout.block_insts(blk).get(from..).unwrap_or(&[]) {
+                let d = &self.f.insts[i];
+                let uses = d.uses();
+                let reads = (live_lo && uses.contains(&lo)) || (live_hi && uses.contains(&hi));
+                if reads {
+                    let repack = &*d.name == "mov"
+                        && d.guard.is_none()
+                        && d.defs().len() == 1
+                        && uses.as_slice() == [lo, hi];
+                    if !repack {
+                        return false;
+                    }
+                }
+                let defs = d.defs();
+                live_lo &= !defs.contains(&lo);
+                live_hi &= !defs.contains(&hi);
+                if !(live_lo || live_hi) {
+                    break;
+                }
+            }
+            if live_lo || live_hi {
+                for &t in self.cfg.succs(blk) {
+                    if seen.insert((t, live_lo, live_hi)) {
+                        work.push((t, 0, live_lo, live_hi));
+                    }
+                }
+            }
+        }
+        true
+    }
+
     /// `(dsts, src)` when `d` is a plain unguarded `mov` of an accumulator
     /// register into registers of another class: a copy, or the unpack
     /// `mov.b32 {lo, hi}, acc` of a packed f16x2 accumulator (ptxas folds
@@ -723,12 +779,16 @@ impl Walker<'_> {
                     // Accumulator sets that overlap an in-flight one without
                     // starting at the same register cannot be allocated in place
                     // (C7511; `heldout5_22`: n16 {f0..f7} then n32 {f4..f19}).
+                    // Sets are compared by their lowest register (sets are
+                    // sorted by register id): CUTLASS writes its accumulator
+                    // vectors in descending order (`{%f2930, ..., %f2867}`),
+                    // so the first operand is not where the set starts.
                     let flying = st.pipe.all();
+                    let lowest = accs.iter().min();
                     let misaligned = accs.iter().any(|r| {
                         self.reg_sets[*r].iter().any(|s| {
                             flying.contains(s)
-                                && self.sets.get(*s as usize).and_then(|set| set.first())
-                                    != accs.first()
+                                && self.sets.get(*s as usize).and_then(|set| set.first()) != lowest
                         })
                     });
                     if misaligned {
@@ -1062,15 +1122,19 @@ impl Walker<'_> {
                     let copy = self
                         .accumulator_copy(d)
                         .filter(|(_, s)| self.hits(*s, &all))
-                        .and_then(|(dsts, src)| {
-                            let end = self.copy_end(b, i, &dsts, src)?;
-                            Some((dsts, src, end))
+                        .and_then(|(dsts, src)| match self.copy_end(b, i, &dsts, src) {
+                            Some(end) => Some((dsts, src, Some(end))),
+                            None if self.repacked_halves(b, i, &dsts) => Some((dsts, src, None)),
+                            None => None,
                         });
                     if let Some((dsts, src, end)) = copy {
                         // ori writes the propagation out: the copy moves down to
-                        // just before `end`, after any wait injected there.
-                        if plan.injecting() && plan.first(Seen::CopySink, i) {
-                            plan.copy_sinks.push((i, end));
+                        // just before `end`, after any wait injected there. A
+                        // repacked pair stays where it is: ptxas folds it away.
+                        if let Some(end) = end {
+                            if plan.injecting() && plan.first(Seen::CopySink, i) {
+                                plan.copy_sinks.push((i, end));
+                            }
                         }
                         for dst in dsts {
                             st.aliases.push((dst, src));
