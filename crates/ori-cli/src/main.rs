@@ -7,7 +7,14 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use ori::ir::render::{ptxas_prints, render_human, render_json, render_ptxas};
+use std::ffi::OsString;
+use std::io::{Read, Write};
 use std::process::ExitCode;
+
+/// The largest input ori reads (PTX files of real kernels are a few MiB):
+/// past it the input is refused with a clear error instead of filling memory
+/// (`ori compile /dev/zero`).
+const MAX_INPUT_BYTES: u64 = 256 << 20;
 
 #[derive(Parser)]
 #[command(
@@ -74,26 +81,107 @@ enum Cmd {
     Passes,
 }
 
+/// ptxas spells long options with one dash (`-arch=sm_90`, `-maxrregcount=64`);
+/// accept both. Arguments that are not UTF-8 pass through untouched (clap
+/// reports them as an error instead of a panic).
+fn normalized_args() -> Vec<OsString> {
+    std::env::args_os()
+        .map(|a| {
+            let Some(s) = a.to_str() else { return a };
+            match s.split_once('=') {
+                Some((k @ ("-arch" | "-maxrregcount"), v)) => format!("-{k}={v}").into(),
+                _ if s == "-arch" || s == "-maxrregcount" => format!("-{s}").into(),
+                _ => a,
+            }
+        })
+        .collect()
+}
+
+/// Read an input file: a regular file of at most [`MAX_INPUT_BYTES`].
+fn read_input(file: &str) -> Result<String, String> {
+    let meta = std::fs::metadata(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("cannot read '{file}': not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read '{file}': {e}"))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(format!(
+            "cannot read '{file}': larger than {} MiB",
+            MAX_INPUT_BYTES >> 20
+        ));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Write `text` to `path` without losing the old file if the write fails
+/// (disk full): a temporary file beside it, then a rename.
+fn write_file_atomically(path: &str, text: &str) -> std::io::Result<()> {
+    let target = std::path::Path::new(path);
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = target
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.ori-tmp-{}", std::process::id()));
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, target));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Standard output, where a failed write (a closed pipe, a full disk) ends
+/// the run with exit status 1 instead of a panic.
+struct Out(std::io::StdoutLock<'static>);
+
+impl Out {
+    fn put(&mut self, text: &str) -> Result<(), ExitCode> {
+        self.0
+            .write_all(text.as_bytes())
+            .and_then(|()| self.0.flush())
+            .map_err(|e| {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "ori: cannot write to standard output: {e}"
+                );
+                ExitCode::from(1)
+            })
+    }
+}
+
+/// A line on standard error; if even that fails there is no one to tell.
+fn err_line(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 fn main() -> ExitCode {
-    // ptxas spells long options with one dash (`-arch=sm_90`, `-maxrregcount=64`); accept both.
-    let args = std::env::args().map(|a| match a.split_once('=') {
-        Some((k @ ("-arch" | "-maxrregcount"), v)) => format!("-{k}={v}"),
-        _ if a == "-arch" || a == "-maxrregcount" => format!("-{a}"),
-        _ => a,
-    });
-    let cli = match Cli::try_parse_from(args) {
+    match run() {
+        Ok(c) | Err(c) => c,
+    }
+}
+
+fn run() -> Result<ExitCode, ExitCode> {
+    let mut out = Out(std::io::stdout().lock());
+    let cli = match Cli::try_parse_from(normalized_args()) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return Ok(ExitCode::from(if e.use_stderr() { 2 } else { 0 }));
         }
     };
     match cli.cmd {
         Cmd::Passes => {
             for (phase, name) in ori::pipeline(&ori::Options::default()).pipeline() {
-                println!("{phase} {name}");
+                out.put(&format!("{phase} {name}\n"))?;
             }
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Compile {
             file,
@@ -110,15 +198,15 @@ fn main() -> ExitCode {
             let pm = ori::pipeline(&ori::Options::default());
             for p in print_before.iter().chain(&print_after) {
                 if !pm.knows(p) {
-                    eprintln!("ori: unknown pass '{p}' (see `ori passes`)");
-                    return ExitCode::from(2);
+                    err_line(&format!("ori: unknown pass '{p}' (see `ori passes`)"));
+                    return Ok(ExitCode::from(2));
                 }
             }
-            let src = match std::fs::read(&file) {
-                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            let src = match read_input(&file) {
+                Ok(s) => s,
                 Err(e) => {
-                    eprintln!("ori: cannot read '{file}': {e}");
-                    return ExitCode::from(1);
+                    err_line(&format!("ori: {e}"));
+                    return Ok(ExitCode::from(1));
                 }
             };
             let name = std::path::Path::new(&file)
@@ -135,7 +223,7 @@ fn main() -> ExitCode {
             };
             let c = ori::compile_source(&name, &src, &opts);
             for d in &c.dumps {
-                print!("{d}");
+                out.put(d)?;
             }
             for d in &c.diags {
                 if message_format == MessageFormat::Ptxas && !ptxas_prints(d) {
@@ -146,39 +234,39 @@ fn main() -> ExitCode {
                     MessageFormat::Human => render_human(d),
                     MessageFormat::Json => render_json(d),
                 };
-                eprintln!("{line}");
+                err_line(&line);
             }
             if c.failed() {
-                return ExitCode::from(1);
+                return Ok(ExitCode::from(1));
             }
             let Some(m) = &c.module else {
-                return ExitCode::from(1);
+                return Ok(ExitCode::from(1));
             };
             let text = match emit {
-                Emit::None => return ExitCode::SUCCESS,
+                Emit::None => return Ok(ExitCode::SUCCESS),
                 Emit::Ir => ori::ir::write_module(m),
                 Emit::Sass => ori::lower::sass::emit_module(m),
                 Emit::Ptx => {
                     if name.ends_with(".ori") {
-                        eprintln!("ori: --emit ptx needs PTX input");
-                        return ExitCode::from(2);
+                        err_line("ori: --emit ptx needs PTX input");
+                        return Ok(ExitCode::from(2));
                     }
                     match ori::fixit_ptx(&name, &src, &c) {
                         Some(t) => t,
-                        None => return ExitCode::from(1),
+                        None => return Ok(ExitCode::from(1)),
                     }
                 }
             };
             match output {
                 Some(path) => {
-                    if let Err(e) = std::fs::write(&path, text) {
-                        eprintln!("ori: cannot write '{path}': {e}");
-                        return ExitCode::from(1);
+                    if let Err(e) = write_file_atomically(&path, &text) {
+                        err_line(&format!("ori: cannot write '{path}': {e}"));
+                        return Ok(ExitCode::from(1));
                     }
                 }
-                None => print!("{text}"),
+                None => out.put(&text)?,
             }
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

@@ -165,3 +165,134 @@ fn huge_register_ranges_cost_only_what_is_used() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A fresh scratch directory for one test.
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ori-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The IR text of a corpus case, and the offset of its first instruction line.
+fn corpus_ir(dir: &std::path::Path) -> (String, usize) {
+    let ir = dir.join("x.ori");
+    let (rc, _, err) = ori(&[
+        "compile",
+        &corpus("c7517_read_acc_before_commit.ptx"),
+        "--emit",
+        "ir",
+        "-o",
+        ir.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let text = std::fs::read_to_string(ir).unwrap();
+    let at = text.find("\n  #").unwrap() + 1;
+    (text, at)
+}
+
+#[test]
+fn unindented_line_without_colon_in_ir_is_an_error_not_a_crash() {
+    let dir = scratch("unindented");
+    let (text, at) = corpus_ir(&dir);
+    let bad = dir.join("bad.ori");
+    std::fs::write(
+        &bad,
+        format!("{}garbage line\n{}", &text[..at], &text[at..]),
+    )
+    .unwrap();
+    let (rc, _, err) = ori(&["compile", bad.to_str().unwrap()]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(
+        err.contains("bad.ori:") && err.contains("expected a block label"),
+        "{err}"
+    );
+}
+
+#[test]
+fn deeply_nested_ir_operand_is_an_error_not_a_stack_overflow() {
+    let dir = scratch("nested");
+    let (text, at) = corpus_ir(&dir);
+    let bad = dir.join("deep.ori");
+    let operand = format!("{}d1{}", "{".repeat(10_000), "}".repeat(10_000));
+    let line = format!("  #999 mov.b32 out d0, {operand}\n");
+    std::fs::write(&bad, format!("{}{line}{}", &text[..at], &text[at..])).unwrap();
+    let (rc, _, err) = ori(&["compile", bad.to_str().unwrap()]);
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("nested more than"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn non_utf8_argument_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let out = Command::new(env!("CARGO_BIN_EXE_ori"))
+        .arg("compile")
+        .arg(std::ffi::OsStr::from_bytes(b"\xff.ptx"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid UTF-8"));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn full_stdout_is_exit_1_not_a_panic() {
+    for args in [
+        vec!["passes"],
+        vec!["compile", "EXAMPLE", "--emit", "sass"],
+        vec!["compile", "EXAMPLE", "--print-after", "all"],
+    ] {
+        let example = format!("{}/../../examples/gemm.ptx", env!("CARGO_MANIFEST_DIR"));
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| if *a == "EXAMPLE" { example.as_str() } else { a })
+            .collect();
+        let out = Command::new(env!("CARGO_BIN_EXE_ori"))
+            .args(&args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("cannot write to standard output"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn input_that_is_not_a_regular_file_is_refused() {
+    let (rc, _, err) = ori(&["compile", "/dev/zero"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("not a regular file"), "{err}");
+    let dir = scratch("dir-input");
+    let (rc, _, err) = ori(&["compile", dir.to_str().unwrap()]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("not a regular file"), "{err}");
+}
+
+#[test]
+fn output_file_is_replaced_through_a_temporary_file() {
+    // `-o` writes a temporary file beside the target and renames it over the
+    // target, so a failed write (disk full) never truncates the old file;
+    // here the write succeeds and leaves no temporary file behind.
+    let dir = scratch("atomic");
+    let target = dir.join("out.sass");
+    std::fs::write(&target, "old").unwrap();
+    let (rc, _, _) = ori(&[
+        "compile",
+        &corpus("c7517_read_acc_before_commit.ptx"),
+        "--emit",
+        "sass",
+        "-o",
+        target.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0);
+    let new = std::fs::read_to_string(&target).unwrap();
+    assert!(new.contains("HGMMA"), "{new}");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("ori-tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+}

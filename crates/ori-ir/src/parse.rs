@@ -149,27 +149,34 @@ impl FnCx<'_> {
     }
 
     fn operand(&self, cx: &Cx, col: usize, text: &str) -> R<Operand> {
+        self.operand_nested(cx, col, text, 0)
+    }
+
+    /// An operand inside `depth` enclosing `{ }` / `( )`: PTX nests them at
+    /// most twice (a vector inside call arguments), so a deeper nest is an
+    /// error rather than a recursion as deep as the input.
+    fn operand_nested(&self, cx: &Cx, col: usize, text: &str, depth: usize) -> R<Operand> {
+        const MAX_NESTING: usize = 8;
         let lead = text.len() - text.trim_start().len();
         let col = col + lead;
         let t = text.trim();
         if t.is_empty() {
             return cx.err(col, "empty operand");
         }
-        if let Some(inner) = t.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
-            let parts = split_top(inner, col + 1);
-            let v = parts
+        let nested = |inner: &str| -> R<Vec<Operand>> {
+            if depth >= MAX_NESTING {
+                return cx.err(col, format!("operand nested more than {MAX_NESTING} deep"));
+            }
+            split_top(inner, col + 1)
                 .iter()
-                .map(|(c, p)| self.operand(cx, *c, p))
-                .collect::<R<Vec<_>>>()?;
-            return Ok(Operand::Vector(v));
+                .map(|(c, p)| self.operand_nested(cx, *c, p, depth + 1))
+                .collect()
+        };
+        if let Some(inner) = t.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
+            return Ok(Operand::Vector(nested(inner)?));
         }
         if let Some(inner) = t.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
-            let parts = split_top(inner, col + 1);
-            let v = parts
-                .iter()
-                .map(|(c, p)| self.operand(cx, *c, p))
-                .collect::<R<Vec<_>>>()?;
-            return Ok(Operand::Args(v));
+            return Ok(Operand::Args(nested(inner)?));
         }
         if let Some(inner) = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
             let (b, off) = match inner.find('+') {
@@ -446,7 +453,7 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
     let mut block_names = Vec::new();
     while end < lines.len() && lines[end].trim() != "}" {
         let t = lines[end];
-        if !t.starts_with(' ') && t.contains(':') {
+        if !t.starts_with(char::is_whitespace) && t.contains(':') {
             let name = t.split(':').next().unwrap_or("").trim().to_string();
             block_names.push(name);
         }
@@ -485,6 +492,14 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
         }
         let indent = raw.len() - raw.trim_start().len();
         if indent == 0 {
+            // Block headers were collected above as the unindented lines
+            // with a `:`; anything else unindented is out of place.
+            if !raw.contains(':') {
+                return cx.err(
+                    0,
+                    "expected a block label ('NAME:') or an indented instruction",
+                );
+            }
             let b = fcx.blocks[&block_names[bi]];
             bi += 1;
             cur = Some(b);
