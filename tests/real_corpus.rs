@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 const COLUMNS: [&str; 5] = ["messages", "lines", "serialized", "exit", "skeleton"];
 
 fn real_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("real")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("real")
 }
 
 /// `family/kernel` -> path of every `.ptx` with an `.expected` beside it.
@@ -32,12 +34,18 @@ fn kernels() -> BTreeMap<String, PathBuf> {
     let Ok(families) = std::fs::read_dir(real_dir()) else {
         return out;
     };
-    for fam in families.filter_map(Result::ok).filter(|e| e.path().is_dir()) {
+    for fam in families
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+    {
         let family = fam.file_name().to_string_lossy().into_owned();
-        for f in std::fs::read_dir(fam.path()).into_iter().flatten().filter_map(Result::ok) {
+        for f in std::fs::read_dir(fam.path())
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+        {
             let p = f.path();
-            if p.extension().is_some_and(|x| x == "ptx") && p.with_extension("expected").is_file()
-            {
+            if p.extension().is_some_and(|x| x == "ptx") && p.with_extension("expected").is_file() {
                 let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
                 out.insert(format!("{family}/{stem}"), p);
             }
@@ -70,7 +78,8 @@ fn known_differences() -> BTreeMap<String, Vec<String>> {
 /// The columns on which ori differs from ptxas for one kernel.
 fn differing_columns(path: &Path) -> Result<(Vec<&'static str>, String), String> {
     let exp_path = path.with_extension("expected");
-    let text = std::fs::read_to_string(&exp_path).map_err(|e| format!("{}: {e}", exp_path.display()))?;
+    let text =
+        std::fs::read_to_string(&exp_path).map_err(|e| format!("{}: {e}", exp_path.display()))?;
     let exp = Expectation::parse(&text).map_err(|e| format!("{}: {e}", exp_path.display()))?;
     let obs = common::observe(path);
     let a = compare(&exp, &obs);
@@ -134,21 +143,24 @@ fn main() {
         .collect();
     let listed: Vec<String> = known.keys().cloned().collect();
     let names: Vec<String> = all.keys().cloned().collect();
-    trials.push(Trial::test("known_differences_name_real_kernels", move || {
-        let stale: Vec<&String> = listed.iter().filter(|l| !names.contains(l)).collect();
-        let bad_cols: Vec<String> = known
-            .iter()
-            .flat_map(|(k, cols)| {
-                cols.iter()
-                    .filter(|c| !COLUMNS.contains(&c.as_str()))
-                    .map(move |c| format!("{k}: {c}"))
-            })
-            .collect();
-        if stale.is_empty() && bad_cols.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("stale entries {stale:?}, unknown columns {bad_cols:?}").into())
-        }
-    }));
+    trials.push(Trial::test(
+        "known_differences_name_real_kernels",
+        move || {
+            let stale: Vec<&String> = listed.iter().filter(|l| !names.contains(l)).collect();
+            let bad_cols: Vec<String> = known
+                .iter()
+                .flat_map(|(k, cols)| {
+                    cols.iter()
+                        .filter(|c| !COLUMNS.contains(&c.as_str()))
+                        .map(move |c| format!("{k}: {c}"))
+                })
+                .collect();
+            if stale.is_empty() && bad_cols.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("stale entries {stale:?}, unknown columns {bad_cols:?}").into())
+            }
+        },
+    ));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -283,7 +283,10 @@ pub fn record(args: &[&str]) -> Result<ExitCode, String> {
                 let Some(name) = list.get(i) else { break };
                 let r = record_one(name, &ptxas, &cuobjdump, &pv, &cv, &tmp);
                 report_recorded(name, &r);
-                results.lock().expect("no panics while held").push(r.is_ok());
+                results
+                    .lock()
+                    .expect("no panics while held")
+                    .push(r.is_ok());
             });
         }
     });
@@ -307,18 +310,18 @@ pub fn record(args: &[&str]) -> Result<ExitCode, String> {
 
 fn report_recorded(name: &str, r: &Result<Expectation, String>) {
     match r {
-            Ok(e) => println!(
-                "{name}: exit {} messages {} functions {}{}",
-                e.exit_code,
-                e.messages.len(),
-                e.functions.len(),
-                if e.skeleton_comparable {
-                    ""
-                } else {
-                    " (skeleton not comparable)"
-                }
-            ),
-            Err(err) => eprintln!("{name}: {err}"),
+        Ok(e) => println!(
+            "{name}: exit {} messages {} functions {}{}",
+            e.exit_code,
+            e.messages.len(),
+            e.functions.len(),
+            if e.skeleton_comparable {
+                ""
+            } else {
+                " (skeleton not comparable)"
+            }
+        ),
+        Err(err) => eprintln!("{name}: {err}"),
     }
 }
 
@@ -596,7 +599,13 @@ struct FamilyRow {
 }
 
 impl FamilyTable {
-    fn push(&mut self, family: &str, a: &ori_oracle::CaseAgreement, ori_exit: i32, loop_free: bool) {
+    fn push(
+        &mut self,
+        family: &str,
+        a: &ori_oracle::CaseAgreement,
+        ori_exit: i32,
+        loop_free: bool,
+    ) {
         let r = self.rows.entry(family.to_string()).or_default();
         r.cases += 1;
         r.accepted += usize::from(ori_exit == 0);
@@ -621,7 +630,10 @@ impl FamilyTable {
             let sk = if r.skeleton_loop_free.applicable == 0 {
                 "n/a".to_string()
             } else {
-                format!("{}/{}", r.skeleton_loop_free.agree, r.skeleton_loop_free.applicable)
+                format!(
+                    "{}/{}",
+                    r.skeleton_loop_free.agree, r.skeleton_loop_free.applicable
+                )
             };
             format!(
                 "| {name} | {} | {} | {} | {} | {} | {} | {sk} | {} |\n",

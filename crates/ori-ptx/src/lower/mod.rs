@@ -485,7 +485,12 @@ impl LabelScopes {
 }
 
 /// Label definitions with their scope ids, in source order.
-fn label_defs<'s>(stmts: &'s [ast::Stmt], scope: usize, next: &mut usize, out: &mut Vec<(usize, &'s str, Span)>) {
+fn label_defs<'s>(
+    stmts: &'s [ast::Stmt],
+    scope: usize,
+    next: &mut usize,
+    out: &mut Vec<(usize, &'s str, Span)>,
+) {
     for s in stmts {
         match s {
             ast::Stmt::Scope { body, .. } => {
@@ -522,7 +527,8 @@ fn collect_labels_and_locals(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
     label_defs(stmts, 0, &mut scopes, &mut defs);
     let ls = &mut cx.label_scopes;
     ls.defs = vec![FxHashMap::default(); scopes + 1];
-    ls.literal.extend(defs.iter().map(|(_, n, _)| n.to_string()));
+    ls.literal
+        .extend(defs.iter().map(|(_, n, _)| n.to_string()));
     // Function-scope labels first, so that they keep their own names.
     defs.sort_by_key(|&(scope, ..)| scope != 0);
     let mut dups = Vec::new();
