@@ -296,3 +296,37 @@ fn output_file_is_replaced_through_a_temporary_file() {
         .collect();
     assert!(leftovers.is_empty());
 }
+
+#[test]
+fn ptx_labels_spelled_like_ir_block_names_survive_the_ir_round_trip() {
+    // The IR text names unlabeled blocks `bbN`; a PTX label `bb1` must not
+    // be taken for one (it was: the branch then went to another block).
+    let dir = scratch("bbN");
+    let ptx = dir.join("bb.ptx");
+    std::fs::write(
+        &ptx,
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 p){\n\
+         .reg .pred %p<4>; .reg .b32 %r<4>;\nsetp.lt.s32 %p1, %r1, 5;\n@%p1 bra bb1;\n\
+         add.s32 %r1, %r1, 1;\nbb1: add.s32 %r1, %r1, 2;\n@%p1 bra bb2;\nbb2: ret; }\n",
+    )
+    .unwrap();
+    let ir = dir.join("bb.ori");
+    let (rc, _, err) = ori(&[
+        "compile",
+        ptx.to_str().unwrap(),
+        "--emit",
+        "ir",
+        "-o",
+        ir.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let (rc, direct, _) = ori(&["compile", ptx.to_str().unwrap(), "--emit", "sass"]);
+    assert_eq!(rc, 0);
+    let (rc, via_ir, err) = ori(&["compile", ir.to_str().unwrap(), "--emit", "sass"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(direct, via_ir);
+    assert!(
+        direct.contains("BRA bb1_1") && direct.contains(".bb1_1:"),
+        "{direct}"
+    );
+}

@@ -475,7 +475,15 @@ impl LabelScopes {
     fn unique_name(&mut self, name: &str) -> String {
         let mut ir = name.to_string();
         let mut k = 0;
-        while self.taken.contains(&ir) || (k > 0 && self.literal.contains(&ir)) {
+        // `bbN` is how the IR text names an unlabeled block: a PTX label
+        // spelled so gets a suffix, or `--emit ir` would write two blocks
+        // of one name.
+        let writer_name = |n: &str| {
+            n.strip_prefix("bb")
+                .is_some_and(|d| d.parse::<u32>().is_ok())
+        };
+        while self.taken.contains(&ir) || (k > 0 && self.literal.contains(&ir)) || writer_name(&ir)
+        {
             k += 1;
             ir = format!("{name}_{k}");
         }
