@@ -92,6 +92,10 @@ pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
 /// Parse and lower PTX to IR for the architecture `arch` (ptxas `-arch`):
 /// a `.target` that `arch` cannot run is refused as ptxas refuses it.
 pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module, Vec<Diagnostic>> {
+    // An unknown `-arch` value: ptxas stops before reading the input.
+    if let Some(d) = arch.and_then(|a| ori_ptx::check_arch_value(file, a)) {
+        return Err(vec![from_ptx_diag(&d)]);
+    }
     let (ast, diags) = ori_ptx::parse_with_diags(file, src);
     let mut out: Vec<Diagnostic> = diags.iter().map(from_ptx_diag).collect();
     let (m, ldiags) = ori_ptx::lower::lower_module(file, &ast);

@@ -330,3 +330,29 @@ fn ptx_labels_spelled_like_ir_block_names_survive_the_ir_round_trip() {
         "{direct}"
     );
 }
+
+#[test]
+fn unknown_arch_value_is_ptxas_fatal_error() {
+    // ptxas 13.0.88: `ptxas -arch=foo k.ptx` prints this and reads nothing.
+    for arch in ["foo", "", "sm_90x"] {
+        let (rc, _, err) = ori(&[
+            "compile",
+            &corpus("c7517_read_acc_before_commit.ptx"),
+            &format!("--arch={arch}"),
+            "--message-format",
+            "ptxas",
+        ]);
+        assert_eq!(rc, 1, "{arch}");
+        assert_eq!(
+            err.trim_end(),
+            format!("ptxas fatal   : Value '{arch}' is not defined for option 'gpu-name'")
+        );
+    }
+    // Virtual architectures are values ptxas takes (parse only).
+    let (rc, _, err) = ori(&[
+        "compile",
+        &corpus("c7517_read_acc_before_commit.ptx"),
+        "--arch=compute_90a",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+}

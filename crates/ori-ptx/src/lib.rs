@@ -22,5 +22,5 @@ pub mod target;
 pub use ast::*;
 pub use diag::{Diag, Severity, Span};
 pub use parser::{parse, parse_with_diags};
-pub use target::{check_arch, check_version_target};
+pub use target::{check_arch, check_arch_value, check_version_target, KNOWN_ARCHS};
 pub mod lower;

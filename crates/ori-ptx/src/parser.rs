@@ -246,6 +246,43 @@ struct RegScope {
     targets: Vec<(String, Span)>,
 }
 
+/// `prefix<N>` holds `name` (`%r<4>` holds `%r3`, not `%r03` or `%r4`).
+fn range_holds(prefix: &str, n: u32, name: &str) -> bool {
+    name.strip_prefix(prefix)
+        .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|d| d.len() == 1 || !d.starts_with('0'))
+        .and_then(|d| d.parse::<u64>().ok())
+        .is_some_and(|i| i < u64::from(n))
+}
+
+impl RegScope {
+    /// The first register a declaration of `name` (or `name<range>`) would
+    /// declare a second time in this scope (ptxas: `Duplicate definition of
+    /// variable`).
+    fn redeclared(&self, name: &str, range: Option<u32>) -> Option<String> {
+        match range {
+            None => (self.names.contains(name)
+                || self.ranges.iter().any(|(p, n)| range_holds(p, *n, name)))
+            .then(|| name.to_string()),
+            Some(n) => {
+                let mut hits: Vec<u32> = self
+                    .names
+                    .iter()
+                    .filter(|x| range_holds(name, n, x))
+                    .filter_map(|x| x[name.len()..].parse().ok())
+                    .collect();
+                hits.extend(
+                    self.ranges
+                        .iter()
+                        .filter(|(p, m)| p == name && *m > 0 && n > 0)
+                        .map(|_| 0),
+                );
+                hits.into_iter().min().map(|i| format!("{name}{i}"))
+            }
+        }
+    }
+}
+
 struct Parser<'a> {
     file: &'a str,
     src: &'a str,
@@ -1139,11 +1176,21 @@ impl<'a> Parser<'a> {
         };
         let mut names = Vec::new();
         loop {
-            let (name, _) = self.expect_ident()?;
+            let (name, name_span) = self.expect_ident()?;
             let mut range = None;
             if self.eat_punct('<') {
                 range = Some(self.expect_u32()?);
                 self.expect_punct('>')?;
+            }
+            if let Some(dup) = self
+                .scopes
+                .last()
+                .and_then(|sc| sc.redeclared(&name, range))
+            {
+                self.error(
+                    name_span,
+                    format!("Duplicate definition of variable '{dup}'"),
+                );
             }
             if let Some(sc) = self.scopes.last_mut() {
                 match range {

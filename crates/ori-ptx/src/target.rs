@@ -69,6 +69,93 @@ pub fn check_version_target(file: &str, m: &Module) -> Option<Diag> {
     ))
 }
 
+/// The values ptxas 13.0.88 takes for `-arch` / `--gpu-name` (its
+/// `--help`): real architectures, virtual ones (parse only) and LTO ones.
+pub const KNOWN_ARCHS: &[&str] = &[
+    "compute_75",
+    "compute_80",
+    "compute_86",
+    "compute_87",
+    "compute_88",
+    "compute_89",
+    "compute_90",
+    "compute_90a",
+    "compute_100",
+    "compute_100a",
+    "compute_100f",
+    "compute_103",
+    "compute_103a",
+    "compute_103f",
+    "compute_110",
+    "compute_110a",
+    "compute_110f",
+    "compute_120",
+    "compute_120a",
+    "compute_120f",
+    "compute_121",
+    "compute_121a",
+    "compute_121f",
+    "lto_75",
+    "lto_80",
+    "lto_86",
+    "lto_87",
+    "lto_88",
+    "lto_89",
+    "lto_90",
+    "lto_90a",
+    "lto_100",
+    "lto_100a",
+    "lto_100f",
+    "lto_103",
+    "lto_103a",
+    "lto_103f",
+    "lto_110",
+    "lto_110a",
+    "lto_110f",
+    "lto_120",
+    "lto_120a",
+    "lto_120f",
+    "lto_121",
+    "lto_121a",
+    "lto_121f",
+    "sm_75",
+    "sm_80",
+    "sm_86",
+    "sm_87",
+    "sm_88",
+    "sm_89",
+    "sm_90",
+    "sm_90a",
+    "sm_100",
+    "sm_100a",
+    "sm_100f",
+    "sm_103",
+    "sm_103a",
+    "sm_103f",
+    "sm_110",
+    "sm_110a",
+    "sm_110f",
+    "sm_120",
+    "sm_120a",
+    "sm_120f",
+    "sm_121",
+    "sm_121a",
+    "sm_121f",
+];
+
+/// ptxas's fatal error for an `-arch` value it does not know (printed before
+/// the input is read, without a location): `None` for a known value.
+pub fn check_arch_value(file: &str, arch: &str) -> Option<Diag> {
+    (!KNOWN_ARCHS.contains(&arch)).then(|| {
+        Diag::new(
+            file,
+            Span::default(),
+            Severity::Fatal,
+            format!("Value '{arch}' is not defined for option 'gpu-name'"),
+        )
+    })
+}
+
 /// Whether a module whose `.target` is `target` can be compiled with
 /// `-arch=arch`; the fatal error ptxas prints (without a location) if not.
 pub fn check_arch(file: &str, m: &Module, arch: &str) -> Option<Diag> {

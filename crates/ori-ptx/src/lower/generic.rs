@@ -101,5 +101,33 @@ pub fn lower_call(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData
         cx.error(i.span, "Arguments mismatch for instruction 'call'");
         return None;
     }
+    check_call_against_callee(cx, i);
     Some(InstData::new("call", &mods(i), slots, i.span.line))
+}
+
+/// `call [(rets),] f [, (args)] [, proto];` against `f`'s signature, when
+/// `f` is a function of the module (an indirect call names a register).
+fn check_call_against_callee(cx: &mut LowerCx<'_>, i: &ast::Instruction) {
+    let mut rets = None;
+    let mut callee = None;
+    let mut args = Vec::new();
+    for o in &i.operands {
+        match (&o.kind, callee.is_some()) {
+            (ast::OperandKind::CallArgs(v), false) => rets = Some(v),
+            (ast::OperandKind::Symbol(n) | ast::OperandKind::Reg(n), false) => callee = Some(n),
+            (ast::OperandKind::CallArgs(v), true) => args.extend(v.iter()),
+            _ => {}
+        }
+    }
+    let Some(sig) = callee.and_then(|n| cx.sigs.get(n)).cloned() else {
+        return;
+    };
+    let rets: Vec<Option<u64>> = rets
+        .into_iter()
+        .flatten()
+        .map(|o| cx.arg_bytes(o))
+        .collect();
+    let args: Vec<Option<u64>> = args.into_iter().map(|o| cx.arg_bytes(o)).collect();
+    let file = cx.file;
+    super::declarations::check_call(file, i.span, &sig, &rets, &args, &mut cx.diags);
 }

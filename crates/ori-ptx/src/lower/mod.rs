@@ -7,6 +7,7 @@
 //! and calls the handler of each instruction. Every problem becomes a `Diag`
 //! in ptxas's wording and layout, and lowering goes on to find the next one.
 
+pub mod declarations;
 mod generic;
 mod handlers;
 mod wgmma;
@@ -44,6 +45,10 @@ pub struct LowerCx<'a> {
     symbols: &'a FxHashMap<String, ()>,
     /// Local (function-scope) variable names.
     locals: FxHashMap<String, ()>,
+    /// Bytes of each function-scope variable (for call arguments).
+    local_sizes: FxHashMap<String, Option<u64>>,
+    /// The module's function signatures (for calls).
+    pub sigs: &'a FxHashMap<String, declarations::Signature>,
     /// Diagnostics.
     pub diags: Vec<Diag>,
     cur: Block,
@@ -268,6 +273,21 @@ impl LowerCx<'_> {
         }
     }
 
+    /// Bytes of a call argument: a function-scope variable or a register
+    /// (`None` for an immediate or where the size cannot be told).
+    pub fn arg_bytes(&mut self, op: &ast::Operand) -> Option<u64> {
+        match &op.kind {
+            ast::OperandKind::Reg(n) | ast::OperandKind::Symbol(n) => {
+                if let Some(s) = self.local_sizes.get(n) {
+                    return *s;
+                }
+                let r = self.lookup_reg(n)?;
+                declarations::type_bytes(&self.func.vregs[r].ty)
+            }
+            _ => None,
+        }
+    }
+
     /// Mark a register as a tensor/accumulator register (class 6).
     pub fn make_tensor(&mut self, op: &Operand) {
         let func = &mut self.func;
@@ -378,6 +398,8 @@ pub fn lower_module(file: &str, m: &ast::Module) -> (Module, Vec<Diag>) {
         ..Module::default()
     };
     let mut diags = Vec::new();
+    let sigs = declarations::signatures(file, m, &mut diags);
+    declarations::check_module_vars(file, m, &mut diags);
     let mut symbols: FxHashMap<String, ()> = FxHashMap::default();
     for item in &m.items {
         match item {
@@ -396,7 +418,7 @@ pub fn lower_module(file: &str, m: &ast::Module) -> (Module, Vec<Diag>) {
         let ast::Item::Function(f) = item else {
             continue;
         };
-        let (func, mut d) = lower_function(file, m, f, &symbols, &table);
+        let (func, mut d) = lower_function(file, m, f, &symbols, &sigs, &table);
         diags.append(&mut d);
         out.add_function(func);
     }
@@ -518,6 +540,12 @@ fn collect_locals(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
         match s {
             ast::Stmt::Var(v) => {
                 cx.locals.insert(v.name.clone(), ());
+                let elems: Option<u64> = v.dims.iter().try_fold(1u64, |acc, d| Some(acc * (*d)?));
+                let size = declarations::type_bytes(&v.ty)
+                    .zip(elems)
+                    .map(|(b, n)| b * n * u64::from(v.vector.unwrap_or(1)));
+                cx.local_sizes.insert(v.name.clone(), size);
+                declarations::check_var(cx.file, v, &mut cx.diags);
             }
             ast::Stmt::Scope { body, .. } => collect_locals(cx, body),
             _ => {}
@@ -595,6 +623,7 @@ fn lower_function(
     m: &ast::Module,
     f: &ast::Function,
     symbols: &FxHashMap<String, ()>,
+    sigs: &FxHashMap<String, declarations::Signature>,
     table: &HandlerTable,
 ) -> (Function, Vec<Diag>) {
     let kind = if f.is_entry {
@@ -624,6 +653,8 @@ fn lower_function(
         undefined: Vec::new(),
         symbols,
         locals: FxHashMap::default(),
+        local_sizes: FxHashMap::default(),
+        sigs,
         diags: Vec::new(),
         cur: entry.unwrap_or_else(|| Block::from_u32(0)),
         need_block: false,

@@ -1,0 +1,179 @@
+//! What ptxas checks about declarations and calls before it compiles
+//! anything: each function defined once, each `.reg` name declared once per
+//! scope, `.align` a power of two, no more initializers than elements, and
+//! calls that match their callee (a device function, the right number of
+//! arguments, each argument as large as its formal). Every message and its
+//! line are ptxas 13.0.88's (probed one by one: the `err_decl_*` and `err_call_*` cases of `tests/corpus`).
+
+use crate::ast;
+use crate::diag::{Diag, Severity, Span};
+use fxhash::FxHashMap;
+
+/// The signature of a function of the module, as calls see it.
+#[derive(Clone, Debug)]
+pub struct Signature {
+    pub is_entry: bool,
+    /// Sizes in bytes of the parameters (`None` where it cannot be told).
+    pub params: Vec<(String, Option<u64>)>,
+    pub ret_params: Vec<(String, Option<u64>)>,
+}
+
+/// Bytes of one element of a PTX type (`b32` -> 4, `pred` -> none).
+pub fn type_bytes(ty: &str) -> Option<u64> {
+    let bits: u64 = ty
+        .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+        .parse()
+        .ok()?;
+    (bits % 8 == 0 && bits > 0).then_some(bits / 8)
+}
+
+fn param_bytes(p: &ast::Param) -> Option<u64> {
+    let elem = type_bytes(&p.ty)?;
+    Some(match p.array {
+        Some(0) => return None,
+        Some(n) => elem * n,
+        None => elem,
+    })
+}
+
+/// The signatures of the module's functions; a second definition (a body)
+/// of one name is `Duplicate definition of function` at its line.
+pub fn signatures(
+    file: &str,
+    m: &ast::Module,
+    diags: &mut Vec<Diag>,
+) -> FxHashMap<String, Signature> {
+    let mut out = FxHashMap::default();
+    let mut defined = fxhash::FxHashSet::default();
+    for item in &m.items {
+        let ast::Item::Function(f) = item else {
+            continue;
+        };
+        if f.body.is_some() && !defined.insert(f.name.clone()) {
+            diags.push(Diag::new(
+                file,
+                f.span,
+                Severity::Error,
+                format!("Duplicate definition of function '{}'", f.name),
+            ));
+        }
+        let sig = |ps: &[ast::Param]| {
+            ps.iter()
+                .map(|p| (p.name.clone(), param_bytes(p)))
+                .collect()
+        };
+        out.entry(f.name.clone()).or_insert(Signature {
+            is_entry: f.is_entry,
+            params: sig(&f.params),
+            ret_params: sig(&f.ret_params),
+        });
+    }
+    out
+}
+
+/// `.align N` with N not a power of two.
+pub fn check_align(file: &str, align: Option<u32>, span: Span, diags: &mut Vec<Diag>) {
+    if align.is_some_and(|a| !a.is_power_of_two()) {
+        diags.push(Diag::new(
+            file,
+            span,
+            Severity::Error,
+            "Alignment must be a power of two",
+        ));
+    }
+}
+
+/// Module-scope variables: alignment and initializer counts.
+pub fn check_module_vars(file: &str, m: &ast::Module, diags: &mut Vec<Diag>) {
+    for item in &m.items {
+        if let ast::Item::Var(v) = item {
+            check_var(file, v, diags);
+        }
+    }
+}
+
+/// One variable declaration: alignment, and no more initializers than
+/// elements (ptxas makes that one fatal).
+pub fn check_var(file: &str, v: &ast::VarDecl, diags: &mut Vec<Diag>) {
+    check_align(file, v.align, v.span, diags);
+    if let Some(init) = &v.init {
+        if too_many_elements(init, &v.dims) {
+            diags.push(Diag::new(
+                file,
+                v.span,
+                Severity::Fatal,
+                "Greater number of elements in array initializer",
+            ));
+        }
+    }
+}
+
+fn too_many_elements(init: &ast::Init, dims: &[Option<u64>]) -> bool {
+    match (init, dims.split_first()) {
+        (ast::Init::List(items), Some((d, rest))) => {
+            d.is_some_and(|n| items.len() as u64 > n)
+                || items.iter().any(|i| too_many_elements(i, rest))
+        }
+        // A list for a scalar is a vector's or a struct's: not counted here.
+        _ => false,
+    }
+}
+
+/// A call against its callee's signature: `args` are the sizes of the
+/// return arguments and of the arguments (`None` where unknown).
+pub fn check_call(
+    file: &str,
+    span: Span,
+    callee: &Signature,
+    rets: &[Option<u64>],
+    args: &[Option<u64>],
+    diags: &mut Vec<Diag>,
+) {
+    if callee.is_entry {
+        diags.push(Diag::new(
+            file,
+            span,
+            Severity::Error,
+            "Illegal call target, device function expected",
+        ));
+        return;
+    }
+    if rets.len() != callee.ret_params.len() || args.len() != callee.params.len() {
+        diags.push(Diag::new(
+            file,
+            span,
+            Severity::Error,
+            "Call has wrong number of parameters",
+        ));
+        return;
+    }
+    let formals = callee.ret_params.iter().chain(&callee.params);
+    for ((name, want), got) in formals.zip(rets.iter().chain(args)) {
+        if let (Some(w), Some(g)) = (want, got) {
+            if w != g {
+                for what in ["Type", "Alignment"] {
+                    diags.push(Diag::new(
+                        file,
+                        span,
+                        Severity::Error,
+                        format!("{what} of argument does not match formal parameter '{name}'"),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_sizes() {
+        assert_eq!(type_bytes("b32"), Some(4));
+        assert_eq!(type_bytes("u64"), Some(8));
+        assert_eq!(type_bytes("f16x2"), None);
+        assert_eq!(type_bytes("pred"), None);
+        assert_eq!(type_bytes("b8"), Some(1));
+    }
+}
