@@ -200,15 +200,17 @@ pub fn compile_ptx(file: &str, src: &str, opts: &Options) -> Compilation {
 
 /// Compile ori IR text.
 pub fn compile_ir(file: &str, src: &str, opts: &Options) -> Compilation {
-    match ori_ir::parse_module(src) {
+    // Verified before any pass: malformed IR text is the input's error (with
+    // the text's line), not an internal error after a pass.
+    match ori_ir::parse_module_verified(src) {
         Ok(m) => run_passes(m, opts),
-        Err(e) => {
-            let d = Diagnostic::error_at(file, e.line, e.col, e.message);
-            Compilation {
-                diags: vec![d],
-                ..Compilation::default()
-            }
-        }
+        Err(errs) => Compilation {
+            diags: errs
+                .into_iter()
+                .map(|e| Diagnostic::error_at(file, e.line, e.col, e.message))
+                .collect(),
+            ..Compilation::default()
+        },
     }
 }
 

@@ -309,6 +309,9 @@ struct Plan {
     /// Copies of in-flight accumulators moved down to where their value is
     /// first needed: (copy, the instruction it goes before).
     copy_sinks: Vec<(Inst, Inst)>,
+    /// Repacked-halves unpacks moved just after the user's `wait_group 0`
+    /// that makes their accumulator final: (unpack, the wait).
+    unpack_sinks: Vec<(Inst, Inst)>,
     /// User waits reached with wgmmas still open on some path: ptxas closes
     /// the stage there (the last HGMMA carries `gsb0`); ori adds the commit.
     implicit_commits: Vec<Inst>,
@@ -545,6 +548,27 @@ impl Walker<'_> {
             let d = &self.f.insts[i];
             d.opcode == Opcode::WgmmaMmaAsync && accumulator_regs(d).contains(&r)
         })
+    }
+
+    /// The first `wait_group 0` after the unpack `at` in block `b`, with
+    /// nothing between that touches its halves or redefines its source.
+    fn retiring_wait_after(&self, b: Block, at: Inst, dsts: &[VReg], src: VReg) -> Option<Inst> {
+        for &i in self.after_in_block(b, at)? {
+            let d = &self.f.insts[i];
+            if d.opcode.is_wait() && d.wait_count() == Some(0) {
+                return Some(i);
+            }
+            let (defs, uses) = (d.defs(), d.uses());
+            let touches = dsts.iter().any(|r| uses.contains(r) || defs.contains(r));
+            if touches
+                || defs.contains(&src)
+                || d.opcode == Opcode::Call
+                || d.opcode.is_terminator()
+            {
+                return None;
+            }
+        }
+        None
     }
 
     /// **R-repacked-halves.** Whether `dsts` are the halves `{lo, hi}` of
@@ -1130,10 +1154,17 @@ impl Walker<'_> {
                     if let Some((dsts, src, end)) = copy {
                         // ori writes the propagation out: the copy moves down to
                         // just before `end`, after any wait injected there. A
-                        // repacked pair stays where it is: ptxas folds it away.
-                        if let Some(end) = end {
-                            if plan.injecting() && plan.first(Seen::CopySink, i) {
-                                plan.copy_sinks.push((i, end));
+                        // repacked pair, which ptxas folds away, moves just past
+                        // the block's `wait_group 0`; where there is none, the
+                        // read in flight is the ISA's undefined behaviour that
+                        // ptxas leaves (announced; ori waits in ISA-strict mode).
+                        if plan.injecting() && plan.first(Seen::CopySink, i) {
+                            match (end, self.retiring_wait_after(b, i, &dsts, src)) {
+                                (Some(end), _) => plan.copy_sinks.push((i, end)),
+                                (None, Some(wait)) => plan.unpack_sinks.push((i, wait)),
+                                (None, None) => {
+                                    plan.ub_writes.push((i, src, Close::for_open(&st.pipe)))
+                                }
                             }
                         }
                         for dst in dsts {
@@ -1819,7 +1850,11 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                     f.vregs[r].name,
                     if isa_strict { "; ori waits before it (ISA-strict mode)" } else { "" }
                 ),
-                format!("writes {}", f.vregs[r].name),
+                format!(
+                    "{} {}",
+                    if f.insts[i].defs().contains(&r) { "writes" } else { "reads" },
+                    f.vregs[r].name
+                ),
                 "wgmma.commit_group + wgmma.wait_group before this write, or write another register",
             ));
         }
@@ -1868,6 +1903,11 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
         for &(copy, end) in &plan.copy_sinks {
             f.layout.remove_inst(copy);
             f.layout.insert_before(copy, end);
+        }
+        // In reverse, so that the unpacks keep their order after the wait.
+        for &(unpack, wait) in plan.unpack_sinks.iter().rev() {
+            f.layout.remove_inst(unpack);
+            f.layout.insert_after(unpack, wait);
         }
         // Arrives last, so that one before a wgmma that also waits comes
         // after the wait, next to the wgmma.

@@ -29,7 +29,7 @@ pub use function::{
 };
 pub use instructions::{AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot};
 pub use layout::Layout;
-pub use parse::{parse_module, TextError};
+pub use parse::{parse_module, parse_module_verified, TextError};
 pub use pass::{DumpOptions, ModuleInfo, Pass, PassContext, PassManager, PipelineError};
 pub use verify::{verify_function, VerifierError};
 pub use wgmma_form::{ElemType, Family, FormError, WgmmaForm};

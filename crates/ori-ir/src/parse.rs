@@ -5,11 +5,12 @@
 //! the printer shows must be one the IR really holds. The format is line
 //! oriented; every error names its line and column.
 
-use crate::entities::Block;
+use crate::entities::{Block, Inst};
 use crate::function::{BlockData, FuncKind, Function, GmmaFacts, Module, Param, RegClass};
 use crate::instructions::{
     AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot,
 };
+use cranelift_entity::{EntityRef, SecondaryMap};
 use fxhash::FxHashMap;
 use smallvec::SmallVec;
 use std::fmt;
@@ -331,7 +332,40 @@ fn unquote(cx: &Cx, col: usize, s: &str) -> R<String> {
 
 /// Parse a module written by `write_module`.
 pub fn parse_module(text: &str) -> Result<Module, TextError> {
+    parse_module_with_lines(text).map(|(m, _)| m)
+}
+
+/// Parse a module and verify every function (the verifier's rules, each
+/// error at the line of the text where the offending instruction or function
+/// stands): the IR text is an input like PTX, and a malformed one must be
+/// an input error, not an internal error after a pass.
+pub fn parse_module_verified(text: &str) -> Result<Module, Vec<TextError>> {
+    let (m, lines) = parse_module_with_lines(text).map_err(|e| vec![e])?;
+    let mut errs = Vec::new();
+    for (fid, f) in m.funcs.iter() {
+        let (header, inst_lines) = &lines[fid.index()];
+        for e in crate::verify::verify_function(f) {
+            let line = e.inst.map_or(*header, |i| inst_lines[i]);
+            errs.push(TextError {
+                line,
+                col: 1,
+                message: format!("invalid IR in function '{}': {}", f.name, e.message),
+            });
+        }
+    }
+    if errs.is_empty() {
+        Ok(m)
+    } else {
+        Err(errs)
+    }
+}
+
+/// Per function (in order): the text line of its header and of each instruction.
+type TextLines = Vec<(u32, SecondaryMap<Inst, u32>)>;
+
+fn parse_module_with_lines(text: &str) -> Result<(Module, TextLines), TextError> {
     let lines: Vec<&str> = text.lines().collect();
+    let mut text_lines = TextLines::new();
     let mut m = Module::default();
     let mut k = 0;
     let mut saw_header = false;
@@ -380,8 +414,20 @@ pub fn parse_module(text: &str) -> Result<Module, TextError> {
             m.globals.push(unquote(&cx, 7, rest)?.into());
             k += 1;
         } else if l.starts_with("function ") {
-            let (f, next) = parse_function(&lines, k)?;
-            m.add_function(f);
+            let (f, inst_lines, next) = parse_function(&lines, k)?;
+            let twice = m
+                .by_name
+                .get(&f.name)
+                .is_some_and(|id| m.funcs[*id].has_body || !f.has_body);
+            if twice {
+                return cx.err(0, format!("function '{}' written twice", f.name));
+            }
+            let id = m.add_function(f).index();
+            let entry = (k as u32 + 1, inst_lines);
+            match text_lines.get_mut(id) {
+                Some(slot) => *slot = entry,
+                None => text_lines.push(entry),
+            }
             k = next;
         } else {
             return cx.err(0, format!("unexpected line '{l}'"));
@@ -394,10 +440,11 @@ pub fn parse_module(text: &str) -> Result<Module, TextError> {
             message: "missing 'module' header".into(),
         });
     }
-    Ok(m)
+    Ok((m, text_lines))
 }
 
-fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
+fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Inst, u32>, usize)> {
+    let mut inst_lines = SecondaryMap::new();
     let cx = Cx {
         line: start as u32 + 1,
     };
@@ -507,8 +554,10 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
                 let inner = l[p + 10..].trim_end_matches('}');
                 let mut v = SmallVec::new();
                 for s in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                    match s.parse() {
-                        Ok(x) => v.push(x),
+                    let sets = facts.as_ref().map_or(0, |f| f.sets.len());
+                    match s.parse::<u32>() {
+                        Ok(x) if (x as usize) < sets => v.push(x),
+                        Ok(_) => return cx.err(p, format!("set index '{s}' names no accset")),
                         Err(_) => return cx.err(p, format!("bad set index '{s}'")),
                     }
                 }
@@ -542,6 +591,9 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
                     Some(c) => c,
                     None => return cx.err(indent, format!("unknown register class '{}'", w[4])),
                 };
+                if fcx.f.reg(w[1]).is_some() {
+                    return cx.err(indent, format!("register '{}' declared twice", w[1]));
+                }
                 fcx.f.declare_reg(w[1], w[2], class);
             }
             "maxactive" if cur.is_none() => {
@@ -563,11 +615,15 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, usize)> {
                 let Some(b) = cur else {
                     return cx.err(indent, "instruction outside a block");
                 };
+                if !fcx.f.has_body {
+                    return cx.err(indent, "a function marked 'nobody' has instructions");
+                }
                 let data = fcx.inst(&cx, l, indent)?;
-                fcx.f.append_inst(b, data);
+                let i = fcx.f.append_inst(b, data);
+                inst_lines[i] = cx.line;
             }
         }
     }
     f.gmma = facts;
-    Ok((f, end + 1))
+    Ok((f, inst_lines, end + 1))
 }

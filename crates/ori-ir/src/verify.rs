@@ -33,6 +33,20 @@ impl fmt::Display for VerifierError {
     }
 }
 
+/// Whether an operand can be written: registers (alone, in a vector or a
+/// predicate pair), the sink `_`, or a call's return list (registers or
+/// `.param` variables).
+fn writable(op: &Operand) -> bool {
+    match op {
+        Operand::Reg(_) | Operand::PredPair(..) | Operand::Sink => true,
+        Operand::Vector(v) => v.iter().all(writable),
+        Operand::Args(v) => v
+            .iter()
+            .all(|o| matches!(o, Operand::Sym(_)) || writable(o)),
+        _ => false,
+    }
+}
+
 fn regs_ok(f: &Function, op: &Operand) -> bool {
     let mut ok = true;
     op.for_each_reg(&mut |r| ok &= f.vregs.is_valid(r));
@@ -83,7 +97,7 @@ pub fn verify_function(f: &Function) -> Vec<VerifierError> {
             }
             if d.opcode == Opcode::Branch {
                 match d.branch_target() {
-                    Some(t) if f.blocks.is_valid(t) && f.layout.blocks().contains(&t) => {}
+                    Some(t) if f.blocks.is_valid(t) && f.layout.is_block_laid_out(t) => {}
                     _ => err("branch target is not a laid-out block".into()),
                 }
             }
@@ -100,6 +114,15 @@ pub fn verify_function(f: &Function) -> Vec<VerifierError> {
             if d.slots.iter().any(|s| !regs_ok(f, &s.op)) {
                 err("operand names an undeclared register".into());
                 continue;
+            }
+            if let Some(s) = d
+                .slots
+                .iter()
+                .find(|s| s.role.defines() && !writable(&s.op))
+            {
+                let mut text = String::new();
+                crate::write::write_operand(&mut text, f, &s.op);
+                err(format!("'{text}' is written but is no register"));
             }
             verify_signature(f, d, &mut err);
         }
@@ -122,9 +145,12 @@ fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut i
             ));
         }
         Opcode::WgmmaWaitGroup | Opcode::WarpgroupWait
-            if d.slots.len() != 1 || d.wait_count().is_none() =>
+            if d.slots.len() != 1 || d.wait_count().is_none_or(|n| n < 0) =>
         {
-            err(format!("'{}' takes one integer constant", d.mnemonic()));
+            err(format!(
+                "'{}' takes one integer constant, at least 0",
+                d.mnemonic()
+            ));
         }
         Opcode::WgmmaMmaAsync => {
             let form = match WgmmaForm::decode(&d.mods[1..]) {

@@ -262,6 +262,11 @@ impl LowerCx<'_> {
     /// Resolve a guard predicate.
     pub fn guard(&mut self, p: &ast::Pred) -> Option<Guard> {
         match self.lookup_reg(&p.reg) {
+            // ptxas 13.0.88 on `@%r1 add...` with `%r1` a `.b32`.
+            Some(r) if self.func.vregs[r].class != RegClass::Pred => {
+                self.error(p.span, "Predicate expression expected");
+                None
+            }
             Some(r) => Some(Guard {
                 reg: r,
                 negated: p.negated,
