@@ -278,6 +278,8 @@ impl Close {
 struct WaitAt {
     at: Inst,
     close: Close,
+    /// The line C7517 names when it is not `at`'s (R-unpack-sinks-to-wait).
+    line: Option<u32>,
 }
 
 /// Kinds of decision, for [`Plan::first`].
@@ -309,9 +311,6 @@ struct Plan {
     /// Copies of in-flight accumulators moved down to where their value is
     /// first needed: (copy, the instruction it goes before).
     copy_sinks: Vec<(Inst, Inst)>,
-    /// Repacked-halves unpacks moved just after the user's `wait_group 0`
-    /// that makes their accumulator final: (unpack, the wait).
-    unpack_sinks: Vec<(Inst, Inst)>,
     /// User waits reached with wgmmas still open on some path: ptxas closes
     /// the stage there (the last HGMMA carries `gsb0`); ori adds the commit.
     implicit_commits: Vec<Inst>,
@@ -357,9 +356,24 @@ impl Plan {
         self.seen.insert((kind, i))
     }
 
+    /// A wait before `at` whose C7517 names `line` (R-unpack-sinks-to-wait).
+    fn wait_named_at(&mut self, at: Inst, close: Close, line: u32) {
+        if self.injecting() && self.first(Seen::Wait, at) {
+            self.waits.push(WaitAt {
+                at,
+                close,
+                line: Some(line),
+            });
+        }
+    }
+
     fn wait(&mut self, at: Inst, close: Close) {
         if self.injecting() && self.first(Seen::Wait, at) {
-            self.waits.push(WaitAt { at, close });
+            self.waits.push(WaitAt {
+                at,
+                close,
+                line: None,
+            });
         }
     }
 }
@@ -376,6 +390,8 @@ struct Walker<'a> {
     in_loop: SecondaryMap<Block, bool>,
     /// Targets of back edges.
     loop_header: SecondaryMap<Block, bool>,
+    /// Back edges of the loops ptxas keeps (see `loops::kept_back_edges`).
+    kept_back_edges: FxHashSet<(Block, Block)>,
     /// Accumulator sets holding a register some wgmma reads as an A fragment.
     fragment_sets: FxHashSet<u32>,
     /// Whether a `wgmma.wait_group` of the user's comes earlier in the
@@ -550,8 +566,8 @@ impl Walker<'_> {
         })
     }
 
-    /// The first `wait_group 0` after the unpack `at` in block `b`, with
-    /// nothing between that touches its halves or redefines its source.
+    /// The first `wait_group 0` after the copy `at` in block `b`, with
+    /// nothing between that touches the copy or redefines its source.
     fn retiring_wait_after(&self, b: Block, at: Inst, dsts: &[VReg], src: VReg) -> Option<Inst> {
         for &i in self.after_in_block(b, at)? {
             let d = &self.f.insts[i];
@@ -571,60 +587,11 @@ impl Walker<'_> {
         None
     }
 
-    /// **R-repacked-halves.** Whether `dsts` are the halves `{lo, hi}` of
-    /// the unpack `at` (in block `b`) whose values only ever go back into
-    /// words as `{lo, hi}`, on every path from `at` until each half is
-    /// redefined.
-    ///
-    /// Triton keeps an f16 accumulator as f16x2 words and moves its halves
-    /// through 16-bit registers: after each commit it unpacks the
-    /// accumulator (`mov.b32 {lo, hi}, acc`), and the halves only go back
-    /// into the same words (`mov.b32 acc, {lo, hi}` at the loop top, and
-    /// the same packs in the epilogue before the stores). ptxas 13.0.88
-    /// coalesces such halves into the word they came from (no PRMT is left
-    /// in the SASS), so the unpack reads nothing before the wait: Triton's
-    /// f16-accumulator matmuls compile with no message. When a half is used
-    /// any other way (stored alone, computed on), ptxas extracts it with a
-    /// real read and the unpack counts as one (probes `f16x2_unpack_*` in
-    /// `tests/corpus`).
-    fn repacked_halves(&self, b: Block, at: Inst, dsts: &[VReg]) -> bool {
-        let &[lo, hi] = dsts else { return false };
-        if lo == hi {
-            return false;
-        }
-        // (block, first index to scan, lo still live, hi still live)
-        let mut work = vec![(b, self.pos[at] as usize + 1, true, true)];
-        let mut seen = FxHashSet::default();
-        while let Some((blk, from, mut live_lo, mut live_hi)) = work.pop() {
-            for &i in self.f.layout.block_insts(blk).get(from..).unwrap_or(&[]) {
-                let d = &self.f.insts[i];
-                let uses = d.uses();
-                let reads = (live_lo && uses.contains(&lo)) || (live_hi && uses.contains(&hi));
-                if reads {
-                    let repack = &*d.name == "mov"
-                        && d.guard.is_none()
-                        && d.defs().len() == 1
-                        && uses.as_slice() == [lo, hi];
-                    if !repack {
-                        return false;
-                    }
-                }
-                let defs = d.defs();
-                live_lo &= !defs.contains(&lo);
-                live_hi &= !defs.contains(&hi);
-                if !(live_lo || live_hi) {
-                    break;
-                }
-            }
-            if live_lo || live_hi {
-                for &t in self.cfg.succs(blk) {
-                    if seen.insert((t, live_lo, live_hi)) {
-                        work.push((t, 0, live_lo, live_hi));
-                    }
-                }
-            }
-        }
-        true
+    /// The line of the instruction just before `at` in block `b`.
+    fn line_before(&self, b: Block, at: Inst) -> Option<u32> {
+        let insts = self.f.layout.block_insts(b);
+        let k = self.position(insts, at)?;
+        k.checked_sub(1).map(|p| self.f.insts[insts[p]].line)
     }
 
     /// `(dsts, src)` when `d` is a plain unguarded `mov` of an accumulator
@@ -1147,25 +1114,25 @@ impl Walker<'_> {
                         .accumulator_copy(d)
                         .filter(|(_, s)| self.hits(*s, &all))
                         .and_then(|(dsts, src)| match self.copy_end(b, i, &dsts, src) {
-                            Some(end) => Some((dsts, src, Some(end))),
-                            None if self.repacked_halves(b, i, &dsts) => Some((dsts, src, None)),
-                            None => None,
+                            Some(end) => Some((dsts, src, end, false)),
+                            None => self
+                                .retiring_wait_after(b, i, &dsts, src)
+                                .map(|w| (dsts, src, w, true)),
                         });
-                    if let Some((dsts, src, end)) = copy {
+                    if let Some((dsts, src, end, to_wait)) = copy {
                         // ori writes the propagation out: the copy moves down to
-                        // just before `end`, after any wait injected there. A
-                        // repacked pair, which ptxas folds away, moves just past
-                        // the block's `wait_group 0`; where there is none, the
-                        // read in flight is the ISA's undefined behaviour that
-                        // ptxas leaves (announced; ori waits in ISA-strict mode).
+                        // just before `end`, after any wait injected there.
                         if plan.injecting() && plan.first(Seen::CopySink, i) {
-                            match (end, self.retiring_wait_after(b, i, &dsts, src)) {
-                                (Some(end), _) => plan.copy_sinks.push((i, end)),
-                                (None, Some(wait)) => plan.unpack_sinks.push((i, wait)),
-                                (None, None) => {
-                                    plan.ub_writes.push((i, src, Close::for_open(&st.pipe)))
-                                }
-                            }
+                            plan.copy_sinks.push((i, end));
+                        }
+                        if to_wait {
+                            // R-unpack-sinks-to-wait: a copy whose value lives out
+                            // of the block sinks to the user's `wait_group 0`, and
+                            // a wait is injected before it there (two
+                            // WARPGROUP.DEPBAR in the SASS); C7517 names the line
+                            // of the instruction just before the user's wait.
+                            let line = self.line_before(b, end).unwrap_or(d.line);
+                            plan.wait_named_at(end, Close::for_open(&st.pipe), line);
                         }
                         for dst in dsts {
                             st.aliases.push((dst, src));
@@ -1557,10 +1524,20 @@ impl Walker<'_> {
                 out.shapes.retain(|(r, _)| ex[*r]);
                 outs[b] = Some(out.clone());
                 for &s in self.cfg.succs(b) {
+                    // R-kept-loop-back-edge: what the user's waits taught the
+                    // walk does not go round a loop ptxas keeps (see `loops`).
+                    let kept_back = self.kept_back_edges.contains(&(b, s));
+                    let carried = if kept_back && out.user_waited {
+                        let mut o = out.clone();
+                        o.user_waited = false;
+                        std::borrow::Cow::Owned(o)
+                    } else {
+                        std::borrow::Cow::Borrowed(&out)
+                    };
                     match &mut entry[s] {
-                        Some(e) => changed |= e.join(&out),
+                        Some(e) => changed |= e.join(&carried),
                         slot @ None => {
-                            *slot = Some(out.clone());
+                            *slot = Some(carried.into_owned());
                             changed = true;
                         }
                     }
@@ -1728,6 +1705,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
             uni,
             blocks: PtxasBlocks::compute(f, &cfg),
             in_loop: crate::loops::runtime_loop_blocks(f, &cfg, &dt),
+            kept_back_edges: crate::loops::kept_back_edges(f, &cfg, &dt),
             wait_above: {
                 let mut m = SecondaryMap::new();
                 let mut seen = false;
@@ -1767,9 +1745,10 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
         let (walker_cfg, walker_uni) = (walker.cfg, walker.uni);
         let dt = ori_ir::DominatorTree::compute(&walker_cfg);
         // A wait injected into a loop ptxas unrolls with a remainder is refused
-        // by its late check (C7514; see `loops`).
+        // by its late check (C7514; see `loops`): a small loop with a run-time
+        // trip count (R-unrolled-loop-wait).
         if plan.failure.is_none() {
-            let in_loop = crate::loops::runtime_loop_blocks(f, &walker_cfg, &dt);
+            let in_loop = crate::loops::unrolled_runtime_loop_blocks(f, &walker_cfg, &dt);
             let looped = plan.waits.iter().find(|w| {
                 !f.insts[w.at].opcode.is_terminator()
                     && f.layout.inst_block(w.at).is_some_and(|b| in_loop[b])
@@ -1810,11 +1789,11 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                 "put wgmma.fence between the last access of these registers and this wgmma",
             ));
         }
-        for &WaitAt { at: i, .. } in &plan.waits {
+        for &WaitAt { at: i, line, .. } in &plan.waits {
             diags.push(advisory(
                 C7517_WAIT_INJECTED,
                 i,
-                messages::wait_injected(f.insts[i].line, &fname),
+                messages::wait_injected(line.unwrap_or(f.insts[i].line), &fname),
                 "this instruction reads an accumulator of a wgmma still in flight",
                 "put wgmma.commit_group + wgmma.wait_group before this instruction",
             ));
@@ -1882,10 +1861,14 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
         }
         if isa_strict && plan.failure.is_none() {
             for &(i, _, close) in &plan.ub_writes {
-                plan.waits.push(WaitAt { at: i, close });
+                plan.waits.push(WaitAt {
+                    at: i,
+                    close,
+                    line: None,
+                });
             }
         }
-        for &WaitAt { at: i, close } in &plan.waits {
+        for &WaitAt { at: i, close, .. } in &plan.waits {
             let line = f.insts[i].line;
             let at = hoist_to_uniform(f, &walker_uni, &dt, i);
             match close {
@@ -1903,11 +1886,6 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
         for &(copy, end) in &plan.copy_sinks {
             f.layout.remove_inst(copy);
             f.layout.insert_before(copy, end);
-        }
-        // In reverse, so that the unpacks keep their order after the wait.
-        for &(unpack, wait) in plan.unpack_sinks.iter().rev() {
-            f.layout.remove_inst(unpack);
-            f.layout.insert_after(unpack, wait);
         }
         // Arrives last, so that one before a wgmma that also waits comes
         // after the wait, next to the wgmma.

@@ -12,11 +12,66 @@
 use cranelift_entity::SecondaryMap;
 use ori_ir::{Block, ControlFlowGraph, DominatorTree, Function, Opcode, Operand};
 
+/// The largest loop body (PTX instructions, all its blocks) ptxas 13.0.88
+/// unrolls. Probed on `c7514_loop_pure_read_before_commit` padded with
+/// stores (`xtask/probe_unroll.py`): with 4 stores (12 instructions) the loop
+/// is unrolled and its injected wait refused (C7514), with 8 stores (16) it
+/// is kept whole and the wait stays (C7517 alone). Real compilers' loops
+/// (Triton's K loops, hundreds of instructions) are never unrolled, so a
+/// wait ptxas injects there is kept. (ptxas's own measure is of the code
+/// after its optimizations: loads whose results die, or stores it can
+/// vectorize, count for less; ori counts PTX instructions.)
+pub const MAX_UNROLLED_BODY: usize = 14;
+
+/// For each block, whether it lies in a loop with a run-time trip count
+/// that ptxas unrolls (a body of at most [`MAX_UNROLLED_BODY`] instructions).
+pub fn unrolled_runtime_loop_blocks(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+) -> SecondaryMap<Block, bool> {
+    loop_blocks(f, cfg, dt, Some(MAX_UNROLLED_BODY))
+}
+
 /// For each block, whether it lies in a loop with a run-time trip count.
 pub fn runtime_loop_blocks(
     f: &Function,
     cfg: &ControlFlowGraph,
     dt: &DominatorTree,
+) -> SecondaryMap<Block, bool> {
+    loop_blocks(f, cfg, dt, None)
+}
+
+/// The back edges `(s, h)` of loops ptxas keeps as loops: a run-time trip
+/// count and a body larger than [`MAX_UNROLLED_BODY`]. ptxas's walk does not
+/// carry what it learnt at the end of such a loop's body back to its header
+/// (R-kept-loop-back-edge): a pure read before the wait inside such a loop
+/// gets its wait (C7517) each time, where in an unrolled loop the second
+/// copy sees the first copy's `wgmma.wait_group` and is refused (C7514,
+/// rule 27; `c7517_loop_read_body_with_8_stores_not_unrolled` against
+/// `c7514_loop_read_body_with_4_stores_unrolled`).
+pub fn kept_back_edges(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+) -> fxhash::FxHashSet<(Block, Block)> {
+    let unrolled = loop_blocks(f, cfg, dt, Some(MAX_UNROLLED_BODY));
+    let mut out = fxhash::FxHashSet::default();
+    for &s in cfg.rpo() {
+        for &h in cfg.succs(s) {
+            if dt.dominates(h, s) && !constant_bound(f, s) && !(unrolled[h] && unrolled[s]) {
+                out.insert((s, h));
+            }
+        }
+    }
+    out
+}
+
+fn loop_blocks(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    max_body: Option<usize>,
 ) -> SecondaryMap<Block, bool> {
     let mut in_loop: SecondaryMap<Block, bool> = SecondaryMap::new();
     // Which back edge last visited each block (0: none), so that one map
@@ -31,16 +86,23 @@ pub fn runtime_loop_blocks(
             // The natural loop of the back edge: h, and every block that
             // reaches s without passing through h.
             stamp += 1;
-            in_loop[h] = true;
             seen[h] = stamp;
+            let mut body = vec![h];
             let mut work = vec![s];
             while let Some(b) = work.pop() {
                 if seen[b] == stamp {
                     continue;
                 }
                 seen[b] = stamp;
-                in_loop[b] = true;
+                body.push(b);
                 work.extend(cfg.preds(b).iter().copied());
+            }
+            let size: usize = body.iter().map(|b| f.layout.block_insts(*b).len()).sum();
+            if max_body.is_some_and(|m| size > m) {
+                continue;
+            }
+            for b in body {
+                in_loop[b] = true;
             }
         }
     }
