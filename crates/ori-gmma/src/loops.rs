@@ -14,9 +14,11 @@ use ori_ir::{Block, ControlFlowGraph, DominatorTree, Function, Opcode, Operand};
 
 /// The largest loop body (PTX instructions, all its blocks) ptxas 13.0.88
 /// unrolls. Probed on `c7514_loop_pure_read_before_commit` padded with
-/// stores (`xtask/probe_unroll.py`): with 4 stores (12 instructions) the loop
-/// is unrolled and its injected wait refused (C7514), with 8 stores (16) it
-/// is kept whole and the wait stays (C7517 alone). Real compilers' loops
+/// stores: with 4 stores (12 instructions,
+/// `c7514_loop_read_body_with_4_stores_unrolled`) the loop is unrolled and
+/// its injected wait refused (C7514), with 8 stores (16,
+/// `c7517_loop_read_body_with_8_stores_not_unrolled`) it is kept whole and
+/// the wait stays (C7517 alone). Real compilers' loops
 /// (Triton's K loops, hundreds of instructions) are never unrolled, so a
 /// wait ptxas injects there is kept. (ptxas's own measure is of the code
 /// after its optimizations: loads whose results die, or stores it can
