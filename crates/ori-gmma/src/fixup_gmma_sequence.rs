@@ -119,9 +119,10 @@ struct State {
     /// Accumulators rewritten in place (with a wait) since the last user
     /// commit, and taken by a wgmma since.
     rmw_regs: SmallVec<[VReg; 8]>,
-    /// Committed groups that came into a loop header in flight: ptxas cannot
-    /// count how old they are, so only a `wait_group 0` retires them
-    /// (`heldout5_20`: a store of such a set after `wait_group 1` is C7514).
+    /// Committed groups that came into the header of a loop that commits in
+    /// flight: ptxas cannot count how old they are, so only a `wait_group 0`
+    /// retires them (`heldout5_20`: a store of such a set after `wait_group
+    /// 1` is C7514). A loop that commits nothing keeps their age.
     sticky: SmallVec<[u32; 4]>,
     /// Live copies `(dst, src)` made by `mov dst, src` of an accumulator in
     /// flight. ptxas propagates such copies before phase 87 (a copy between
@@ -390,6 +391,8 @@ struct Walker<'a> {
     in_loop: SecondaryMap<Block, bool>,
     /// Targets of back edges.
     loop_header: SecondaryMap<Block, bool>,
+    /// Heads of loops that commit a group (see `loops::committing_loop_headers`).
+    committing_loop_header: SecondaryMap<Block, bool>,
     /// Back edges of the loops ptxas keeps (see `loops::kept_back_edges`).
     kept_back_edges: FxHashSet<(Block, Block)>,
     /// Accumulator sets holding a register some wgmma reads as an A fragment.
@@ -714,7 +717,7 @@ impl Walker<'_> {
         let mut block_issues = std::mem::take(block_issues);
         // A-fragment registers of the wgmma earlier in this PTX block.
         let mut block_fragments: SmallVec<[VReg; 8]> = SmallVec::new();
-        if self.loop_header[b] {
+        if self.committing_loop_header[b] {
             for g in st.pipe.groups.clone() {
                 add_all(&mut st.sticky, g);
             }
@@ -1706,6 +1709,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
             blocks: PtxasBlocks::compute(f, &cfg),
             in_loop: crate::loops::runtime_loop_blocks(f, &cfg, &dt),
             kept_back_edges: crate::loops::kept_back_edges(f, &cfg, &dt),
+            committing_loop_header: crate::loops::committing_loop_headers(f, &cfg, &dt),
             wait_above: {
                 let mut m = SecondaryMap::new();
                 let mut seen = false;

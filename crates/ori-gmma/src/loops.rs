@@ -129,3 +129,41 @@ pub fn constant_bound(f: &Function, s: Block) -> bool {
             && x.slots.iter().any(|s| matches!(s.op, Operand::Imm(_)))
     })
 }
+
+/// For each block, whether it heads a loop (a back edge's target) whose
+/// body commits a wgmma group. Only such a loop changes how old the groups
+/// in flight at its header are; a loop that commits nothing (an mbarrier
+/// spin-wait, `LAB_WAIT: ... bra LAB_WAIT;` in CUTLASS's and FA3's inline
+/// asm) leaves them as they came in (R-sticky-groups, FA3's forward and
+/// backward kernels).
+pub fn committing_loop_headers(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+) -> SecondaryMap<Block, bool> {
+    let mut out: SecondaryMap<Block, bool> = SecondaryMap::new();
+    for &s in cfg.rpo() {
+        for &h in cfg.succs(s) {
+            if !dt.dominates(h, s) || out[h] {
+                continue;
+            }
+            let mut seen = fxhash::FxHashSet::default();
+            seen.insert(h);
+            let mut body = vec![h];
+            let mut work = vec![s];
+            while let Some(b) = work.pop() {
+                if seen.insert(b) {
+                    body.push(b);
+                    work.extend(cfg.preds(b).iter().copied());
+                }
+            }
+            out[h] = body.iter().any(|b| {
+                f.layout
+                    .block_insts(*b)
+                    .iter()
+                    .any(|i| f.insts[*i].opcode.is_commit())
+            });
+        }
+    }
+    out
+}
