@@ -682,6 +682,23 @@ impl Walker<'_> {
         }
     }
 
+    /// **R-budget-before-reads.** Too many accumulator registers in flight
+    /// (C7511): ptxas's register check comes before its check of reads
+    /// between wgmma, so this C7511 replaces a C7514 found earlier in the
+    /// walk (Triton's `max_num_imprecise_acc` kernels issue each wgmma into a
+    /// fresh set of 64 registers and add it into the main accumulator before
+    /// the next wgmma: ptxas says C7511, not C7514).
+    fn fail_budget(plan: &mut Plan, at: Inst) {
+        if plan
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.code == C7514_READS_ACCUMULATORS)
+        {
+            plan.failure = None;
+        }
+        Self::fail(plan, C7511_PIPELINE_REGISTERS, Some(at), None, None);
+    }
+
     /// `fail` for a C7511 that comes from a register written by something
     /// else between wgmma accumulating into it (or from overlapping sets),
     /// not from the number of registers in flight: its advice differs.
@@ -907,7 +924,7 @@ impl Walker<'_> {
                     }
                     st.last_wgmma = Some(i);
                     if self.in_flight_regs(&st) > MAX_IN_FLIGHT_ACCUMULATOR_REGS {
-                        Self::fail(plan, C7511_PIPELINE_REGISTERS, Some(i), None, None);
+                        Self::fail_budget(plan, i);
                     }
                 }
                 op if op.is_commit() || op.is_wait() => {
