@@ -151,6 +151,7 @@ pub fn pipeline(opts: &Options) -> ori_ir::PassManager {
     pm.verify |= opts.verify;
     pm.arch = opts.arch.clone();
     pm.compile_only = opts.compile_only;
+    pm.maxrregcount = opts.maxrregcount;
     pm
 }
 

@@ -46,6 +46,37 @@ use smallvec::SmallVec;
 /// compile clean (one `m64n256k16.f32`, or 32 `n8` sets), 256 serialize.
 pub const MAX_IN_FLIGHT_ACCUMULATOR_REGS: usize = 240;
 
+/// Registers of the per-thread limit the pipeline cannot use for
+/// accumulators in flight: the default budget (240) is 15 under ptxas's
+/// 255-register ceiling, and the same margin fits every limit observed
+/// (R-budget-under-limit: `.maxnreg 128` with two 64-register sets in
+/// flight is C7511 in `tests/real/triton*/maxnreg128_mm_*`; one 128-register
+/// set under `.maxnreg 168` or `-maxrregcount=168`, and 64 under `.maxnreg
+/// 96`, are fine).
+pub const LIMIT_MARGIN: usize = 15;
+
+/// The accumulator registers that may be in flight in `f` under `.maxnreg`
+/// and `-maxrregcount` (the lower of the two, when set).
+/// When some wgmma of `f` does not fit under the limit at all, register
+/// allocation's fatal C7602 is what ptxas reports, and no C7511
+/// (`err_c7602_second_mma_larger_maxrreg40`): the budget is then unlimited.
+pub fn in_flight_budget(f: &Function, maxrregcount: Option<u32>) -> usize {
+    let Some(limit) = [f.max_regs, maxrregcount].into_iter().flatten().min() else {
+        return MAX_IN_FLIGHT_ACCUMULATOR_REGS;
+    };
+    let fatal = f.layout.all_insts().any(|i| {
+        let d = &f.insts[i];
+        let a_in_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
+        d.opcode == Opcode::WgmmaMmaAsync
+            && crate::register_budget::wgmma_registers(&d.mods, a_in_regs)
+                .is_some_and(|need| need > limit.max(crate::register_budget::MIN_REGISTERS_SM90))
+    });
+    if fatal {
+        return usize::MAX;
+    }
+    MAX_IN_FLIGHT_ACCUMULATOR_REGS.min((limit as usize).saturating_sub(LIMIT_MARGIN))
+}
+
 /// The set id standing for the dummy wgmma of an empty group (no registers).
 const DUMMY_GROUP_SET: u32 = u32::MAX;
 
@@ -391,6 +422,8 @@ struct Walker<'a> {
     in_loop: SecondaryMap<Block, bool>,
     /// Targets of back edges.
     loop_header: SecondaryMap<Block, bool>,
+    /// Accumulator registers that may be in flight ([`in_flight_budget`]).
+    budget: usize,
     /// Heads of loops that commit a group (see `loops::committing_loop_headers`).
     committing_loop_header: SecondaryMap<Block, bool>,
     /// Back edges of the loops ptxas keeps (see `loops::kept_back_edges`).
@@ -923,7 +956,7 @@ impl Walker<'_> {
                         }
                     }
                     st.last_wgmma = Some(i);
-                    if self.in_flight_regs(&st) > MAX_IN_FLIGHT_ACCUMULATOR_REGS {
+                    if self.in_flight_regs(&st) > self.budget {
                         Self::fail_budget(plan, i);
                     }
                 }
@@ -1727,6 +1760,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
             in_loop: crate::loops::runtime_loop_blocks(f, &cfg, &dt),
             kept_back_edges: crate::loops::kept_back_edges(f, &cfg, &dt),
             committing_loop_header: crate::loops::committing_loop_headers(f, &cfg, &dt),
+            budget: in_flight_budget(f, cx.module.maxrregcount),
             wait_above: {
                 let mut m = SecondaryMap::new();
                 let mut seen = false;

@@ -191,6 +191,8 @@ pub struct Function {
     pub line: u32,
     /// Phase 85's facts, once it ran.
     pub gmma: Option<GmmaFacts>,
+    /// `.maxnreg N`: the function's per-thread register limit, if it sets one.
+    pub max_regs: Option<u32>,
     /// Set by phase 87 when it serialized the wgmma pipeline, with why.
     pub serialized: Option<Serialization>,
     names: NameMap<Box<str>, VReg>,
@@ -212,6 +214,7 @@ impl Function {
             layout: Layout::new(),
             line: 0,
             gmma: None,
+            max_regs: None,
             serialized: None,
             names: NameMap::default(),
         }

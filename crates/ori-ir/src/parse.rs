@@ -473,6 +473,13 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Ins
                 f.has_body = false;
                 j += 1;
             }
+            "maxnreg" => {
+                f.max_regs = match w.get(j + 1).and_then(|x| x.parse().ok()) {
+                    Some(n) => Some(n),
+                    None => return cx.err(0, "expected 'maxnreg N'"),
+                };
+                j += 2;
+            }
             "serialized" => {
                 // `serialized C7511`: the reason's code (a bare `serialized`
                 // from older dumps reads as an unknown reason, 0).

@@ -22,6 +22,8 @@ pub struct ModuleInfo {
     pub funcs: FxHashMap<String, (bool, bool)>,
     /// `ptxas -c`: every callee is treated as external.
     pub compile_only: bool,
+    /// `ptxas -maxrregcount=N`.
+    pub maxrregcount: Option<u32>,
 }
 
 impl ModuleInfo {
@@ -45,6 +47,7 @@ impl ModuleInfo {
             has_wgmma: m.has_wgmma(),
             funcs,
             compile_only: false,
+            maxrregcount: None,
         }
     }
 }
@@ -104,6 +107,8 @@ pub struct PassManager {
     pub arch: Option<String>,
     /// `ptxas -c`: treat every callee as external.
     pub compile_only: bool,
+    /// `ptxas -maxrregcount=N`.
+    pub maxrregcount: Option<u32>,
 }
 
 impl PassManager {
@@ -115,6 +120,7 @@ impl PassManager {
             dumps: DumpOptions::default(),
             arch: None,
             compile_only: false,
+            maxrregcount: None,
         }
     }
 
@@ -147,6 +153,7 @@ impl PassManager {
     ) -> Result<(), PipelineError> {
         let mut info = ModuleInfo::of(m);
         info.compile_only = self.compile_only;
+        info.maxrregcount = self.maxrregcount;
         if let Some(a) = &self.arch {
             info.has_wgmma = info.has_wgmma && a == "sm_90a";
             info.arch = a.clone();

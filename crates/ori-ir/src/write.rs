@@ -120,6 +120,9 @@ pub fn write_function(out: &mut String, f: &Function) {
     if !f.has_body {
         out.push_str(" nobody");
     }
+    if let Some(n) = f.max_regs {
+        let _ = write!(out, " maxnreg {n}");
+    }
     if let Some(z) = f.serialized {
         let _ = write!(out, " serialized C{}", z.code);
         if z.shared_accumulators {

@@ -642,6 +642,12 @@ fn lower_function(
     func.ret_params = f.ret_params.iter().map(param).collect();
     func.line = f.span.line;
     func.has_body = f.body.is_some();
+    func.max_regs = f
+        .perf
+        .iter()
+        .find(|(k, _)| k == "maxnreg")
+        .and_then(|(_, v)| v.first())
+        .and_then(|n| u32::try_from(*n).ok());
     let entry = if func.has_body {
         Some(func.append_block(None))
     } else {
