@@ -1429,7 +1429,21 @@ impl Walker<'_> {
                     // A fragment between an arrive and the first wgmma after it
                     // (`attempt_c7513_def_rega_after_fence` compiles clean, while
                     // `heldout_09` and `heldout_12` get C7519).
-                    for &r in defs.iter().filter(|_| !sunk_kill) {
+                    // R-copy-is-no-write: a plain copy (`mov`, also the unpack
+                    // `mov.b64 {lo, hi}, x`) of registers not written since the
+                    // last arrive gives its destination no new value; ptxas
+                    // coalesces it, and a wgmma taking it (CUTLASS's sparse
+                    // metadata, unpacked from a 64-bit load before the fence)
+                    // needs no arrive (`tests/real/cutlass/sparse_*`).
+                    let plain_copy = !self.isa_strict
+                        && &*d.name == "mov"
+                        && d.guard.is_none()
+                        && !uses.is_empty()
+                        && d.slots.iter().all(|s| !matches!(s.op, ori_ir::Operand::Imm(_)))
+                        && uses.iter().all(|u| {
+                            !st.touched.contains(u) && f.vregs[*u].class != ori_ir::RegClass::Tensor
+                        });
+                    for &r in defs.iter().filter(|_| !sunk_kill && !plain_copy) {
                         if f.vregs[r].class == ori_ir::RegClass::Tensor || st.wgmma_since_arrive {
                             st.touched.insert(r);
                         } else {
