@@ -498,6 +498,43 @@ impl Walker<'_> {
         false
     }
 
+    /// **R-join-wait-needs-a-reader.** Whether some path from the end of
+    /// block `b` reaches an instruction that touches a register of the
+    /// `sets` (or the exit, or a call) before a GMMA op (a `wait_group`, a
+    /// fence, a wgmma chaining on them). ptxas's wait at the end of a join
+    /// of arms with different wait levels (`heldout4_30`, whose accumulators
+    /// are stored after the loop with no wait of their own) is not made when
+    /// every path waits by itself first (Triton's flattened persistent TMA
+    /// kernels: the loop exit begins with `wgmma.wait_group 0`).
+    fn unwaited_use_after(&self, b: Block, sets: &[u32]) -> bool {
+        let mut seen = FxHashSet::default();
+        let mut work: Vec<Block> = self.cfg.succs(b).to_vec();
+        while let Some(blk) = work.pop() {
+            if !seen.insert(blk) {
+                continue;
+            }
+            let mut stopped = false;
+            for &i in self.f.layout.block_insts(blk) {
+                let d = &self.f.insts[i];
+                if d.opcode.is_gmma_family() {
+                    stopped = true;
+                    break;
+                }
+                if d.opcode == Opcode::Return || d.opcode == Opcode::Call {
+                    return true;
+                }
+                let touches = d.uses().iter().chain(d.defs().iter()).any(|r| self.hits(*r, sets));
+                if touches {
+                    return true;
+                }
+            }
+            if !stopped {
+                work.extend(self.cfg.succs(blk).iter().copied());
+            }
+        }
+        false
+    }
+
     /// Whether an instruction after `at` in block `b`, before the next wgmma,
     /// reads and redefines a register of the open sets (a read-modify-write,
     /// which gets a wait).
@@ -790,7 +827,8 @@ impl Walker<'_> {
             && !self.loop_header[b]
             && !st.mixed.is_empty()
             && !st.divergent_wait
-            && self.cfg.preds(b).iter().all(arm_waits);
+            && self.cfg.preds(b).iter().all(arm_waits)
+            && self.unwaited_use_after(b, &st.pipe.all());
         let last = f.layout.block_insts(b).last().copied();
         for &i in f.layout.block_insts(b) {
             let d = &f.insts[i];
