@@ -1,0 +1,17 @@
+// f16 TN, 1x2 cluster.
+// A f16 (RowMajor), B f16 (ColumnMajor), accumulator f32, C f16, D f16 (RowMajor);
+// tile 128x128x64, cluster 1x2x1; mainloop KernelTmaWarpSpecializedCooperative, epilogue TmaWarpSpecializedCooperative.
+#include "ori_gemm.cuh"
+using namespace ori;
+using G = Gemm<cutlass::half_t, RowMajor, cutlass::half_t, ColumnMajor, float,
+               cutlass::half_t, RowMajor, cutlass::half_t, RowMajor,
+               Shape<_128, _128, _64>, Shape<_1, _2, _1>,
+               cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+               cutlass::epilogue::TmaWarpSpecializedCooperative,
+               LinComb<cutlass::half_t, cutlass::half_t>,
+               void,
+               Shape<int, int, int, int>,
+               cutlass::arch::OpClassTensorOp,
+               cutlass::arch::OpClassTensorOp,
+               float>;
+ORI_EMIT(G)

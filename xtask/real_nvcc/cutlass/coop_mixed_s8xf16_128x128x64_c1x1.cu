@@ -1,0 +1,17 @@
+// mixed input int8 (A, registers) x f16 (B) direct convert.
+// A s8 (RowMajor), B f16 (ColumnMajor), accumulator f32, C f16, D f16 (RowMajor);
+// tile 128x128x64, cluster 1x1x1; mainloop KernelTmaWarpSpecializedCooperative, epilogue TmaWarpSpecializedCooperative.
+#include "ori_gemm.cuh"
+using namespace ori;
+using G = Gemm<int8_t, RowMajor, cutlass::half_t, ColumnMajor, float,
+               cutlass::half_t, RowMajor, cutlass::half_t, RowMajor,
+               Shape<_128, _128, _64>, Shape<_1, _1, _1>,
+               cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+               cutlass::epilogue::TmaWarpSpecializedCooperative,
+               LinComb<cutlass::half_t, cutlass::half_t>,
+               void,
+               Shape<int, int, int, int>,
+               cutlass::arch::OpClassTensorOp,
+               cutlass::arch::OpClassTensorOp,
+               float>;
+ORI_EMIT(G)

@@ -1,0 +1,17 @@
+// tf32 TN, pingpong.
+// A tf32 (RowMajor), B tf32 (ColumnMajor), accumulator f32, C f32, D f32 (RowMajor);
+// tile 64x128x32, cluster 1x1x1; mainloop KernelTmaWarpSpecializedPingpong, epilogue TmaWarpSpecialized.
+#include "ori_gemm.cuh"
+using namespace ori;
+using G = Gemm<float, RowMajor, float, ColumnMajor, float,
+               float, RowMajor, float, RowMajor,
+               Shape<_64, _128, _32>, Shape<_1, _1, _1>,
+               cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+               cutlass::epilogue::TmaWarpSpecialized,
+               LinComb<float, float>,
+               void,
+               Shape<int, int, int, int>,
+               cutlass::arch::OpClassTensorOp,
+               cutlass::arch::OpClassTensorOp,
+               float>;
+ORI_EMIT(G)

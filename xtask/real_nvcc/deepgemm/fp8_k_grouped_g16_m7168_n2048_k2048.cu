@@ -1,0 +1,10 @@
+// DeepGEMM k_grouped_fp8_gemm_tn_contiguous: 1D1D kernel, KGroupedContiguous, fp8 x fp8 -> f32, accumulate into C, A K-major, B K-major; m=7168 n=2048 k=32768 groups=16 (expected m=7168 k=2048 groups=16).
+// Config its sm90 heuristics pick (132 SMs, compiled_dims "mn"): block 128x152x128, cluster 1x1 (TMA multicast 1), 4 stages, smem 226560 B, swizzle A/B/CD 128/128/0, 384 threads.
+#include <deep_gemm/impls/sm90_fp8_gemm_1d1d.cuh>
+using namespace deep_gemm;
+void *ori_kernel_entry() {
+  return reinterpret_cast<void *>(&sm90_fp8_gemm_1d1d_impl<
+    7168, 2048, 0, 16,
+    128, 152, 128, 128, 128, 4,
+    128, 256, 1, false, 132, GemmType::KGroupedContiguous, float>);
+}

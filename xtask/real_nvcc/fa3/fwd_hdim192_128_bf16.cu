@@ -1,0 +1,8 @@
+// FA3 forward (FlashAttnFwdSm90), hdim 192, hdim_v 128, bf16, cluster M 2; plain non-causal.
+// As run_flash_fwd<90, 192, 128, 2, ...> would instantiate it (from run_mha_fwd_<90, bf16, 192, 128, split=0, paged=0, softcap=0, packgqa=0>). DeepSeek MLA prefill shape (hdim 192, hdim_v 128).
+#include "ori_fa3.cuh"
+using K = ori::Fwd<192, 128, 2, cutlass::bfloat16_t, cutlass::bfloat16_t,
+                   /*causal*/ false, /*local*/ false, /*softcap*/ false, /*varlen*/ false,
+                   /*paged_non_tma*/ false, /*appendkv*/ false, /*has_qv*/ false,
+                   /*packgqa*/ false, /*split*/ false, /*v_colmajor*/ false>;
+ORI_EMIT(K)

@@ -1,0 +1,8 @@
+// FA3 forward (FlashAttnFwdSm90), hdim 96, hdim_v 96, bf16, cluster M 1; plain non-causal.
+// As run_flash_fwd<90, 96, 96, 1, ...> would instantiate it (from run_mha_fwd_<90, bf16, 96, 96, split=0, paged=0, softcap=0, packgqa=0>).
+#include "ori_fa3.cuh"
+using K = ori::Fwd<96, 96, 1, cutlass::bfloat16_t, cutlass::bfloat16_t,
+                   /*causal*/ false, /*local*/ false, /*softcap*/ false, /*varlen*/ false,
+                   /*paged_non_tma*/ false, /*appendkv*/ false, /*has_qv*/ false,
+                   /*packgqa*/ false, /*split*/ false, /*v_colmajor*/ false>;
+ORI_EMIT(K)
