@@ -523,7 +523,11 @@ impl Walker<'_> {
                 if d.opcode == Opcode::Return || d.opcode == Opcode::Call {
                     return true;
                 }
-                let touches = d.uses().iter().chain(d.defs().iter()).any(|r| self.hits(*r, sets));
+                let touches = d
+                    .uses()
+                    .iter()
+                    .chain(d.defs().iter())
+                    .any(|r| self.hits(*r, sets));
                 if touches {
                     return true;
                 }
@@ -1477,7 +1481,9 @@ impl Walker<'_> {
                         && &*d.name == "mov"
                         && d.guard.is_none()
                         && !uses.is_empty()
-                        && d.slots.iter().all(|s| !matches!(s.op, ori_ir::Operand::Imm(_)))
+                        && d.slots
+                            .iter()
+                            .all(|s| !matches!(s.op, ori_ir::Operand::Imm(_)))
                         && uses.iter().all(|u| {
                             !st.touched.contains(u) && f.vregs[*u].class != ori_ir::RegClass::Tensor
                         });
