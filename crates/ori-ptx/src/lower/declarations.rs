@@ -24,7 +24,7 @@ pub fn type_bytes(ty: &str) -> Option<u64> {
         .trim_start_matches(|c: char| c.is_ascii_alphabetic())
         .parse()
         .ok()?;
-    (bits % 8 == 0 && bits > 0).then_some(bits / 8)
+    (bits.is_multiple_of(8) && bits > 0).then_some(bits / 8)
 }
 
 fn param_bytes(p: &ast::Param) -> Option<u64> {
