@@ -6,8 +6,9 @@
 //! `-maxrregcount` (C7512). Calls to defined functions are written out as
 //! their bodies, and wgmma whose accumulator registers are shared get sets
 //! of their own, so C7510 and C7511 must be gone. This is checked with
-//! no ptxas; `cargo xtask oracle check --ptx-roundtrip` checks the same
-//! outputs against ptxas itself.
+//! no ptxas, on both corpora (the real kernels of `tests/real/` included);
+//! `cargo xtask oracle check [--corpus tests/real] --ptx-roundtrip` checks
+//! the same outputs against ptxas itself.
 
 mod common;
 
@@ -17,7 +18,7 @@ fn emitted_ptx_needs_no_more_injections() {
     let mut bad = Vec::new();
     // Cases ptxas accepts and ori refuses: none (sparse wgmma included).
     let mut rejected = Vec::new();
-    for path in common::corpus_cases() {
+    for path in common::corpus_cases().into_iter().chain(common::real_kernels()) {
         let exp = std::fs::read_to_string(path.with_extension("expected")).unwrap_or_default();
         if !exp.contains("exit: 0") {
             continue;
@@ -49,7 +50,7 @@ fn emitted_ptx_needs_no_more_injections() {
             }
         }
     }
-    assert!(checked >= 250, "only {checked} cases");
+    assert!(checked >= 750, "only {checked} cases");
     assert!(rejected.is_empty(), "ori refuses {rejected:?}");
     assert!(
         bad.is_empty(),

@@ -31,6 +31,22 @@ pub fn corpus_cases() -> Vec<PathBuf> {
     ptx_files("corpus")
 }
 
+/// Every kernel of the real-kernel corpus (`tests/real/FAMILY/*.ptx`), sorted.
+pub fn real_kernels() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("real");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten())
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    v.sort();
+    v
+}
+
 /// Every Triton-generated kernel under `tests/triton/`.
 pub fn triton_kernels() -> Vec<PathBuf> {
     ptx_files("triton")
