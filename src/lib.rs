@@ -99,13 +99,23 @@ pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module
     let (ast, diags) = ori_ptx::parse_with_diags(file, src);
     let mut out: Vec<Diagnostic> = diags.iter().map(from_ptx_diag).collect();
     let (m, ldiags) = ori_ptx::lower::lower_module(file, &ast);
+    // A fatal input error (a syntax error, an unsupported or missing
+    // `.target`) ends ptxas's reading there: the statements before it are
+    // still checked (`err_wgmma_and_parse_errors_together`), none after
+    // (`tests/bad_input/*__reg_bad_type`, `*__target_unknown`).
+    let fatal_line = out
+        .iter()
+        .filter(|d| d.severity == Severity::Fatal)
+        .filter_map(|d| d.line)
+        .min()
+        .unwrap_or(u32::MAX);
     if !out.is_empty() {
         // ptxas goes on to check the statements it could parse: their errors
         // come too, all in line order (`wgmma` vector sizes beside a syntax
         // error further down, say).
         for d in ldiags
             .iter()
-            .filter(|d| d.severity != ori_ptx::Severity::Warning)
+            .filter(|d| d.severity != ori_ptx::Severity::Warning && d.line < fatal_line)
         {
             let d = from_ptx_diag(d);
             if !out

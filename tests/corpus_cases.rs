@@ -3,7 +3,9 @@
 //! * `tests/corpus/`: the hand-written probes and held-out sets (trials
 //!   named `corpus/CASE`);
 //! * `tests/real/`: what Triton, CUTLASS and hand-written Hopper libraries
-//!   emit, one folder per family (trials named `real/FAMILY/KERNEL`).
+//!   emit, one folder per family (trials named `real/FAMILY/KERNEL`);
+//! * `tests/bad_input/`: malformed PTX, each a corpus kernel broken one way
+//!   (`xtask/gen_bad_inputs.py`; trials named `bad_input/CASE`).
 //!
 //! Each `.ptx` has the `.expected` file `cargo xtask oracle record` wrote
 //! from ptxas and cuobjdump. A case must agree with ptxas on messages (codes,
@@ -173,5 +175,6 @@ fn main() {
     let args = Arguments::from_args();
     let mut trials = corpus_trials("corpus", &tests_dir().join("corpus"));
     trials.extend(corpus_trials("real", &tests_dir().join("real")));
+    trials.extend(corpus_trials("bad_input", &tests_dir().join("bad_input")));
     libtest_mimic::run(&args, trials).exit();
 }

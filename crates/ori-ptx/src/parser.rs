@@ -264,21 +264,16 @@ impl RegScope {
             None => (self.names.contains(name)
                 || self.ranges.iter().any(|(p, n)| range_holds(p, *n, name)))
             .then(|| name.to_string()),
-            Some(n) => {
-                let mut hits: Vec<u32> = self
-                    .names
-                    .iter()
-                    .filter(|x| range_holds(name, n, x))
-                    .filter_map(|x| x[name.len()..].parse().ok())
-                    .collect();
-                hits.extend(
-                    self.ranges
-                        .iter()
-                        .filter(|(p, m)| p == name && *m > 0 && n > 0)
-                        .map(|_| 0),
-                );
-                hits.into_iter().min().map(|i| format!("{name}{i}"))
-            }
+            // `%r<4>` again: ptxas names the range itself, `%r<`
+            // (`tests/bad_input/*__reg_redeclared`).
+            Some(_) if self.ranges.iter().any(|(p, _)| p == name) => Some(format!("{name}<")),
+            Some(n) => self
+                .names
+                .iter()
+                .filter(|x| range_holds(name, n, x))
+                .filter_map(|x| x[name.len()..].parse::<u32>().ok())
+                .min()
+                .map(|i| format!("{name}{i}")),
         }
     }
 }
@@ -603,7 +598,13 @@ impl<'a> Parser<'a> {
         match d {
             ".version" => return self.version(m),
             ".target" => return self.target(m),
-            ".address_size" => return self.address_size(m),
+            ".address_size" => {
+                // ptxas names `.address_size` as where `.target` is missing.
+                if self.have_version && !self.have_target && !self.header_checked {
+                    self.check_header();
+                }
+                return self.address_size(m);
+            }
             _ => {}
         }
         if !self.header_checked {

@@ -49,8 +49,56 @@ fn mods(i: &ast::Instruction) -> Vec<&str> {
     i.modifiers.iter().map(String::as_str).collect()
 }
 
+/// The operand count of instructions that take exactly one (PTX ISA):
+/// `mov d, a`; `add d, a, b`; `mad d, a, b, c`. A vector (`{a, b}`) is one
+/// operand. Other counts are ptxas's `Arguments mismatch for instruction`
+/// (probed on `mov`: `tests/bad_input/*__operand_{added,dropped}`).
+/// Instructions with optional operands (`setp`, `cvt`, `lop3`, `min`/`max`
+/// with three inputs, ...) are not listed.
+fn fixed_arity(opcode: &str) -> Option<usize> {
+    Some(match opcode {
+        "mov" | "neg" | "not" | "cnot" | "abs" | "popc" | "clz" | "brev" => 2,
+        "add" | "sub" | "mul" | "div" | "rem" | "and" | "or" | "xor" | "shl" | "shr" => 3,
+        "mad" | "fma" | "selp" | "slct" => 4,
+        _ => return None,
+    })
+}
+
+/// `st [a], b` takes two operands, a third (the cache policy) only with
+/// `.L2::cache_hint`; `st.async` and `st.bulk` have forms of their own.
+/// ptxas 13.0.88's errors (`tests/bad_input/*__operand_{added,dropped}`).
+fn check_st_arity(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
+    let has = |m: &str| i.modifiers.iter().any(|x| x == m);
+    if has("async") || has("bulk") {
+        return true;
+    }
+    let hint = has("L2::cache_hint");
+    let n = i.operands.len();
+    if n == 3 && !hint {
+        cx.error(
+            i.span,
+            ".L2::cache_hint modifier required for instruction 'st' with 3 arguments",
+        );
+    }
+    if n == 2 + usize::from(hint) {
+        return true;
+    }
+    cx.error(i.span, "Arguments mismatch for instruction 'st'");
+    false
+}
+
 /// Any instruction without a handler of its own.
 pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
+    if i.opcode == "st" && !check_st_arity(cx, i) {
+        return None;
+    }
+    if fixed_arity(&i.opcode).is_some_and(|n| n != i.operands.len()) {
+        cx.error(
+            i.span,
+            format!("Arguments mismatch for instruction '{}'", i.opcode),
+        );
+        return None;
+    }
     let ops = lower_operands(cx, i)?;
     let slots: Vec<Slot> = if defines_nothing(i) {
         ops.into_iter().map(Slot::use_).collect()

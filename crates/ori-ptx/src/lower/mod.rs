@@ -271,7 +271,9 @@ impl LowerCx<'_> {
                 reg: r,
                 negated: p.negated,
             }),
+            // ptxas 13.0.88: both, in this order (`*__undeclared_guard`).
             None => {
+                self.error(p.span, "Predicate expression expected");
                 self.error(p.span, format!("Unknown symbol '{}'", p.reg));
                 None
             }
