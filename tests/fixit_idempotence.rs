@@ -18,7 +18,10 @@ fn emitted_ptx_needs_no_more_injections() {
     let mut bad = Vec::new();
     // Cases ptxas accepts and ori refuses: none (sparse wgmma included).
     let mut rejected = Vec::new();
-    for path in common::corpus_cases().into_iter().chain(common::real_kernels()) {
+    for path in common::corpus_cases()
+        .into_iter()
+        .chain(common::real_kernels())
+    {
         let exp = std::fs::read_to_string(path.with_extension("expected")).unwrap_or_default();
         if !exp.contains("exit: 0") {
             continue;

@@ -33,7 +33,9 @@ pub fn corpus_cases() -> Vec<PathBuf> {
 
 /// Every kernel of the real-kernel corpus (`tests/real/FAMILY/*.ptx`), sorted.
 pub fn real_kernels() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("real");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("real");
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .into_iter()
         .flatten()
