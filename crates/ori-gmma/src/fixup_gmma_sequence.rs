@@ -78,16 +78,16 @@ fn register_limit(f: &Function, maxrregcount: Option<u32>) -> Option<u32> {
 }
 
 /// **R-function-pressure** (C7512, seed 003 case 4: "the function's
-/// overall register pressure"): under `.maxnreg` / `-maxrregcount`, every
-/// accumulator register of the function (all its sets, which a kernel keeps
-/// live together: an attention kernel's S and O) and every A-fragment
-/// register, plus the 26 a wgmma needs beside its accumulators
-/// (`register_budget`), must fit the limit. Found on
-/// `tests/real/triton*/maxnreg128_attn_fwd_*` (S 32 + O 64 + P 16 + 26 = 138
-/// > 128); the serialized form of `c7511_maxrreg200_2x_n256` (two n256
-/// sets, 256 + 26 > 200) is C7512 too, and one n256 set under 168 (154) is
-/// not (`attempt_c7512_maxrreg168_n256`). Checked after the walk, so the
-/// budget's C7511 comes first; a wgmma that does not fit at all is C7602's.
+/// overall register pressure"): under `.maxnreg` / `-maxrregcount`, the
+/// accumulator and A-fragment registers live at once (backward liveness,
+/// [`max_live`]) plus the 26 a wgmma needs beside its accumulators
+/// (`register_budget`) must fit the limit. Found on
+/// `tests/real/triton*/maxnreg128_attn_fwd_*`: S 32, O 64 and P 16 live
+/// together, with 26 that is 138, over 128. The serialized form of
+/// `c7511_maxrreg200_2x_n256` (two n256 sets, 282 over 200) is C7512 too;
+/// one n256 set under 168 (154) is not (`attempt_c7512_maxrreg168_n256`).
+/// Checked after the walk, so the budget's C7511 comes first; a wgmma that
+/// does not fit at all is C7602's.
 fn over_function_limit(
     f: &Function,
     sets: &[SmallVec<[VReg; 8]>],

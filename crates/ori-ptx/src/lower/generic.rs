@@ -87,10 +87,65 @@ fn check_st_arity(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
     false
 }
 
+/// Modifiers the fixed-arity arithmetic and move instructions take (PTX
+/// ISA: types, rounding, `.ftz`, `.sat`, `.wide`/`.lo`/`.hi`, `.cc`,
+/// `.relu`, `.approx`/`.full`, ...). Anything else on them is ptxas's
+/// `Unknown modifier` (`tests/bad_input/*__bad_modifier`).
+fn arithmetic_modifier(m: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "rn",
+        "rz",
+        "rm",
+        "rp",
+        "rna",
+        "rni",
+        "rzi",
+        "rmi",
+        "rpi",
+        "rs",
+        "ftz",
+        "noftz",
+        "sat",
+        "satfinite",
+        "wide",
+        "lo",
+        "hi",
+        "cc",
+        "relu",
+        "approx",
+        "full",
+        "xorsign",
+        "abs",
+        "nan",
+        "oob",
+        "uni",
+        "pred",
+        "v2",
+        "v4",
+        "shiftamt",
+        "clamp",
+        "wrap",
+    ];
+    if WORDS.contains(&m) {
+        return true;
+    }
+    // Types: b8..b128, s/u8..64, f16/f32/f64, bf16, f16x2, bf16x2, tf32, fp8 kinds.
+    let (base, rest) = m.split_at(m.find(|c: char| c.is_ascii_digit()).unwrap_or(m.len()));
+    matches!(base, "b" | "s" | "u" | "f" | "bf" | "e" | "tf")
+        && !rest.is_empty()
+        && rest.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
 /// Any instruction without a handler of its own.
 pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
     if i.opcode == "st" && !check_st_arity(cx, i) {
         return None;
+    }
+    if fixed_arity(&i.opcode).is_some() {
+        if let Some(m) = i.modifiers.iter().find(|m| !arithmetic_modifier(m)) {
+            cx.error(i.span, format!("Unknown modifier '.{m}'"));
+            return None;
+        }
     }
     if fixed_arity(&i.opcode).is_some_and(|n| n != i.operands.len()) {
         cx.error(
