@@ -293,6 +293,10 @@ pub struct InstData {
     pub slots: SmallVec<[Slot; 4]>,
     /// PTX source line (0 when unknown or compiler-created).
     pub line: u32,
+    /// The statement's byte range `[lo, hi)` in the PTX source (`None` for
+    /// compiler-created instructions and IR-text input): the fix-it edits
+    /// the source by statement, not by line.
+    pub src: Option<(u32, u32)>,
     /// Phase 85's packed accumulator-set words (wgmma only).
     pub accum: Option<AccumWords>,
 }
@@ -313,6 +317,7 @@ impl InstData {
             guard: None,
             slots: slots.into_iter().collect(),
             line,
+            src: None,
             accum: None,
         }
     }

@@ -205,7 +205,9 @@ fn inlined_body(src: &str, callee: &Function, s: &CallSite, n: usize) -> Option<
     for (k, p) in callee.ret_params.iter().enumerate() {
         out += &format!("{ind}mov.{} {}, {};\n", p.ty, s.rets[k], ret(k));
     }
-    out += &format!("{ind}}} // ori: end of inlined call to {}", callee.name);
+    // A block comment: a line comment would swallow what follows the call
+    // on its line (a kernel written on one line).
+    out += &format!("{ind}}} /* ori: end of inlined call to {} */", callee.name);
     Some(out)
 }
 

@@ -35,17 +35,24 @@ fn injected_text(f: &Function, i: Inst) -> Option<String> {
     })
 }
 
-/// What to do to the source lines of one module.
+/// A statement of the source: its byte range `[lo, hi)`.
+type Stmt = (u32, u32);
+
+/// What to do to the statements of one module's source, by byte offset: the
+/// edits touch statements, never whole lines, so any number of statements
+/// per line, statements split over lines and comments between them keep
+/// every byte that is not edited.
 #[derive(Default)]
 struct Edits {
-    /// Lines to print before a source line.
+    /// Statements to write before the statement starting here.
     before: BTreeMap<u32, Vec<String>>,
-    /// Lines to print after a source line.
+    /// Statements to write after the statement ending here.
     after: BTreeMap<u32, Vec<String>>,
-    /// Source lines to comment out, with the reason.
-    drop: BTreeMap<u32, &'static str>,
-    /// Source lines written out again as these lines (the original kept as a comment).
-    replace: BTreeMap<u32, Vec<String>>,
+    /// Statements to comment out (start -> end, reason).
+    drop: BTreeMap<u32, (u32, &'static str)>,
+    /// Statements written out again as these (start -> end, new text; the
+    /// original kept as a comment).
+    replace: BTreeMap<u32, (u32, Vec<String>)>,
 }
 
 /// The branch the front end made of a guarded GMMA op (`@!p bra $ori_skip_N`):
@@ -151,7 +158,8 @@ fn isolated_wgmma(f: &Function, src: &str) -> Option<Vec<String>> {
     Some(v)
 }
 
-fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
+fn plan_function(f: &Function, src: &str, e: &mut Edits) {
+    let text_of = |(lo, hi): Stmt| src.get(lo as usize..hi as usize).unwrap_or("");
     let cfg = ori_ir::ControlFlowGraph::compute(f);
     let blocks = PtxasBlocks::compute(f, &cfg);
     let order: Vec<Inst> = f.layout.all_insts().collect();
@@ -160,17 +168,19 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
     // fences, commits and waits).
     for (i, d) in f.insts.iter() {
         let from_source = injected_text(f, i).is_none();
-        if d.line > 0 && from_source && !placed.contains(&i) && d.opcode.is_gmma_family() {
-            e.drop.insert(d.line, "removed by serialization");
+        if let (Some((lo, hi)), true) = (d.src, from_source && !placed.contains(&i)) {
+            if d.opcode.is_gmma_family() {
+                e.drop.insert(lo, (hi, "removed by serialization"));
+            }
         }
     }
     let mut pending: Vec<String> = Vec::new();
-    let mut anchor: Option<u32> = None;
+    let mut anchor: Option<Stmt> = None;
     let mut block = None;
-    // The branch of a guarded GMMA op just placed: (line, branch text, label).
+    // The branch of a guarded GMMA op just placed: (its line, branch text, label).
     let mut skip: Option<(u32, String, String)> = None;
-    // A guarded op written as a branch whose skipped block is still open:
-    // what follows the op there goes before the label.
+    // A guarded op written as a branch whose skipped block is still open
+    // (the statement's start): what follows the op there goes before the label.
     let mut rewritten: Option<u32> = None;
     // Serialized with C7511 for a shared accumulator register: each wgmma
     // gets registers of its own; the
@@ -182,23 +192,22 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
         if consumed.contains(&i) {
             continue;
         }
-        if isolate && d.opcode == Opcode::WgmmaMmaAsync && d.line > 0 {
+        if let (true, Opcode::WgmmaMmaAsync, Some(stmt)) = (isolate, d.opcode, d.src) {
             let after: Vec<Inst> = order[k + 1..].iter().take(2).copied().collect();
             let serialized_after = after.len() == 2
                 && f.insts[after[0]].opcode == Opcode::WarpgroupCommitBatch
                 && f.insts[after[1]].opcode == Opcode::WarpgroupWait;
             let fence_before =
                 pending.last().map(String::as_str) == Some("wgmma.fence.sync.aligned;");
-            let src = src_lines.get(d.line as usize - 1).copied().unwrap_or("");
-            if let (true, true, Some(v)) = (serialized_after, fence_before, isolated_wgmma(f, src))
-            {
+            let isolated = isolated_wgmma(f, text_of(stmt));
+            if let (true, true, Some(v)) = (serialized_after, fence_before, isolated) {
                 pending.pop();
                 if !pending.is_empty() {
-                    e.before.entry(d.line).or_default().append(&mut pending);
+                    e.before.entry(stmt.0).or_default().append(&mut pending);
                 }
-                e.replace.insert(d.line, v);
+                e.replace.insert(stmt.0, (stmt.1, v));
                 consumed.extend(after);
-                anchor = Some(d.line);
+                anchor = Some(stmt);
                 block = f.layout.inst_block(i);
                 continue;
             }
@@ -207,14 +216,14 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
         let b = f.layout.inst_block(i);
         if b != block && skip.is_none() {
             if let (Some(l), false) = (rewritten.take(), pending.is_empty()) {
-                if let Some(v) = e.replace.get_mut(&l) {
+                if let Some((_, v)) = e.replace.get_mut(&l) {
                     let label = v.pop();
                     v.extend(pending.drain(..).map(|t| format!("{t} // ori: injected")));
                     v.extend(label);
                 }
             }
             if let (Some(a), false) = (anchor, pending.is_empty()) {
-                e.after.entry(a).or_default().append(&mut pending);
+                e.after.entry(a.1).or_default().append(&mut pending);
             }
             block = b;
         }
@@ -238,124 +247,265 @@ fn plan_function(f: &Function, src_lines: &[&str], e: &mut Edits) {
             }
             continue;
         }
-        if d.line == 0 {
+        if let Some((bra, label)) = skip_branch(f, i) {
+            // The branch the front end made of `@p op`: it stands for the
+            // guarded statement that follows it.
+            if let Some(op) = order[k + 1..].iter().find_map(|n| f.insts[*n].src) {
+                if !pending.is_empty() {
+                    e.before.entry(op.0).or_default().append(&mut pending);
+                }
+                anchor = Some(op);
+            }
+            skip = Some((d.line, bra, label));
             continue;
         }
+        let Some(stmt) = d.src else {
+            continue;
+        };
         if let Some((line, bra, label)) = skip.take() {
             if line == d.line && !pending.is_empty() {
                 // Something goes between the guard and the op: write the branch
                 // ptxas would make of `@p op` explicitly.
-                let op = src_lines
-                    .get(line as usize - 1)
-                    .map_or("", |l| l.trim())
-                    .trim_start_matches(|c: char| c != ' ' && c != '\t')
+                let op = text_of(stmt)
+                    .trim()
+                    .trim_start_matches(|c: char| !c.is_whitespace())
                     .trim()
                     .to_string();
                 let mut v = vec![format!("{bra} // ori: the guarded op as a branch")];
                 v.extend(pending.drain(..).map(|t| format!("{t} // ori: injected")));
                 v.push(op);
                 v.push(format!("{label}:"));
-                e.replace.insert(line, v);
-                rewritten = Some(line);
-                anchor = Some(d.line);
+                e.replace.insert(stmt.0, (stmt.1, v));
+                rewritten = Some(stmt.0);
+                anchor = Some(stmt);
                 block = b;
                 continue;
             }
         }
-        if let Some((bra, label)) = skip_branch(f, i) {
-            skip = Some((d.line, bra, label));
-        }
         match anchor {
-            // In source order: injected lines go just before it.
-            Some(a) if d.line < a => {
-                // Moved below a later source line: write it at its new place.
-                let text = src_lines
-                    .get(d.line as usize - 1)
-                    .map_or(String::new(), |l| l.trim().to_string());
-                let slot = e.after.entry(a).or_default();
+            // In source order: injected statements go just before it.
+            Some(a) if stmt.0 < a.0 => {
+                // Moved below a later statement: write it at its new place.
+                let text = text_of(stmt).trim().to_string();
+                let slot = e.after.entry(a.1).or_default();
                 slot.append(&mut pending);
                 slot.push(format!("{text} // ori: moved from line {}", d.line));
-                e.drop.insert(d.line, "moved");
+                e.drop.insert(stmt.0, (stmt.1, "moved"));
             }
             _ => {
                 if !pending.is_empty() {
-                    e.before.entry(d.line).or_default().append(&mut pending);
+                    e.before.entry(stmt.0).or_default().append(&mut pending);
                 }
-                anchor = Some(d.line);
+                anchor = Some(stmt);
             }
         }
     }
     if let (Some(a), false) = (anchor, pending.is_empty()) {
-        e.after.entry(a).or_default().append(&mut pending);
+        e.after.entry(a.1).or_default().append(&mut pending);
     }
 }
 
 /// Print the module's source with the passes' decisions written in.
 pub fn emit_module(m: &Module, src: &str) -> String {
-    let src_lines: Vec<&str> = src.lines().collect();
     let mut e = Edits::default();
     for f in m.funcs.values().filter(|f| f.has_body) {
-        plan_function(f, &src_lines, &mut e);
+        plan_function(f, src, &mut e);
     }
-    let mut out = String::with_capacity(src.len() + 64 * (e.before.len() + e.after.len()));
-    let indent_of = |line: &str| -> String {
-        line.chars()
-            .take_while(|c| c.is_whitespace() && *c != '\n')
-            .collect()
-    };
-    for (k, line) in src.split_inclusive('\n').enumerate() {
-        let n = k as u32 + 1;
-        let indent = indent_of(line);
-        for t in e.before.get(&n).into_iter().flatten() {
-            out.push_str(&indent);
-            out.push_str(t);
-            if !t.contains("// ori:") {
-                out.push_str(" // ori: injected");
-            }
-            out.push('\n');
+    Writer::new(src).write(&e)
+}
+
+/// One edit, at a byte offset of the source.
+enum Event<'a> {
+    /// Statements written after the one that ends here, or (`true`), when
+    /// the rest of its line is blank or a comment, at the end of that line,
+    /// on lines of their own.
+    After(&'a [String], bool),
+    /// Statements written before the statement starting here.
+    Before(&'a [String]),
+    /// The statement `[here, end)` commented out.
+    Drop(u32, &'static str),
+    /// The statement `[here, end)` written out again as these statements.
+    Replace(u32, &'a [String]),
+}
+
+/// Writes the source with the edits: every byte outside them as it was. A
+/// statement alone on its line gets its additions on lines of their own at
+/// its indentation (as a person would write them); one that shares its line
+/// gets them inline, in `/* */` comments where a note is needed.
+struct Writer<'s> {
+    src: &'s str,
+    out: String,
+    /// Bytes of `src` written so far.
+    at: usize,
+}
+
+/// `t`, with ori's note, for use inside a line: a `//` note becomes `/* */`.
+fn inline(t: &str) -> String {
+    match t.split_once("// ori:") {
+        Some((code, note)) => format!("{}/* ori:{} */", code, note.trim_end()),
+        None => format!("{t} /* ori: injected */"),
+    }
+}
+
+/// `t`, with ori's note, for a line of its own.
+fn own_line(t: &str) -> String {
+    if t.contains("// ori:") {
+        t.to_string()
+    } else {
+        format!("{t} // ori: injected")
+    }
+}
+
+impl<'s> Writer<'s> {
+    fn new(src: &'s str) -> Self {
+        Writer {
+            src,
+            out: String::with_capacity(src.len() + src.len() / 8),
+            at: 0,
         }
-        if let Some(v) = e.replace.get(&n) {
-            out.push_str(&indent);
-            out.push_str("// ori: rewritten: ");
-            out.push_str(line.trim_start());
-            if !line.ends_with('\n') {
-                out.push('\n');
+    }
+
+    fn line_start(&self, o: usize) -> usize {
+        self.src[..o].rfind('\n').map_or(0, |k| k + 1)
+    }
+
+    fn line_end(&self, o: usize) -> usize {
+        self.src[o..].find('\n').map_or(self.src.len(), |k| o + k)
+    }
+
+    /// The whitespace that opens the line holding `o`.
+    fn indent(&self, o: usize) -> &'s str {
+        let s = &self.src[self.line_start(o)..];
+        &s[..s.len() - s.trim_start_matches([' ', '\t']).len()]
+    }
+
+    /// Nothing but whitespace between the line's start and `o`.
+    fn first_on_line(&self, o: usize) -> bool {
+        self.src[self.line_start(o)..o].trim().is_empty()
+    }
+
+    /// Nothing but whitespace or a `//` comment between `o` and the line's end.
+    fn last_on_line(&self, o: usize) -> bool {
+        let rest = self.src[o..self.line_end(o)].trim();
+        rest.is_empty() || rest.starts_with("//")
+    }
+
+    fn copy_to(&mut self, o: usize) {
+        if o > self.at {
+            self.out.push_str(&self.src[self.at..o]);
+            self.at = o;
+        }
+    }
+
+    fn write(mut self, e: &'s Edits) -> String {
+        let mut events: Vec<(usize, u8, Event<'s>)> = Vec::new();
+        for (&hi, v) in &e.after {
+            let hi = hi as usize;
+            let own = self.last_on_line(hi);
+            let at = if own { self.line_end(hi) } else { hi };
+            events.push((at, 0, Event::After(v, own)));
+        }
+        for (&lo, v) in &e.before {
+            events.push((lo as usize, 1, Event::Before(v)));
+        }
+        for (&lo, &(hi, why)) in &e.drop {
+            events.push((lo as usize, 2, Event::Drop(hi, why)));
+        }
+        for (&lo, (hi, v)) in &e.replace {
+            events.push((lo as usize, 2, Event::Replace(*hi, v)));
+        }
+        events.sort_by_key(|(o, class, _)| (*o, *class));
+        for (o, _, ev) in events {
+            if o < self.at {
+                continue; // inside a statement already rewritten
             }
+            self.copy_to(o);
+            match ev {
+                Event::After(v, own) => self.after(o, v, own),
+                Event::Before(v) => self.before(o, v),
+                Event::Drop(hi, why) => self.drop(o, hi as usize, why),
+                Event::Replace(hi, v) => self.replace(o, hi as usize, v),
+            }
+        }
+        self.copy_to(self.src.len());
+        self.out
+    }
+
+    fn after(&mut self, o: usize, v: &[String], own: bool) {
+        if own {
+            let indent = self.indent(o);
             for t in v {
-                if !t.ends_with(':') {
-                    out.push_str(&indent);
-                }
-                out.push_str(t);
-                out.push('\n');
+                self.out.push('\n');
+                self.out.push_str(indent);
+                self.out.push_str(&own_line(t));
             }
         } else {
-            match e.drop.get(&n) {
-                Some(why) => {
-                    out.push_str(&indent);
-                    out.push_str("// ori: ");
-                    out.push_str(why);
-                    out.push_str(": ");
-                    out.push_str(line.trim_start());
-                    if !line.ends_with('\n') {
-                        out.push('\n');
-                    }
-                }
-                None => out.push_str(line),
-            }
-        }
-        if let Some(v) = e.after.get(&n) {
-            if !out.ends_with('\n') {
-                out.push('\n');
-            }
             for t in v {
-                out.push_str(&indent);
-                out.push_str(t);
-                if !t.contains("// ori:") {
-                    out.push_str(" // ori: injected");
-                }
-                out.push('\n');
+                self.out.push(' ');
+                self.out.push_str(&inline(t));
             }
         }
     }
-    out
+
+    fn before(&mut self, o: usize, v: &[String]) {
+        if self.first_on_line(o) {
+            let indent = self.indent(o);
+            for t in v {
+                self.out.push_str(&own_line(t));
+                self.out.push('\n');
+                self.out.push_str(indent);
+            }
+        } else {
+            for t in v {
+                self.out.push_str(&inline(t));
+                self.out.push(' ');
+            }
+        }
+    }
+
+    /// The statement `[lo, hi)` is alone on one line (none split over lines).
+    fn alone(&self, lo: usize, hi: usize) -> bool {
+        self.first_on_line(lo) && self.last_on_line(hi) && !self.src[lo..hi].contains('\n')
+    }
+
+    fn drop(&mut self, lo: usize, hi: usize, why: &str) {
+        if self.alone(lo, hi) {
+            // The whole line, its trailing comment included, becomes one.
+            let end = self.line_end(hi);
+            self.out.push_str("// ori: ");
+            self.out.push_str(why);
+            self.out.push_str(": ");
+            self.out.push_str(&self.src[lo..end]);
+            self.at = end;
+        } else {
+            let stmt = &self.src[lo..hi];
+            self.out.push_str(&format!("/* ori: {why}: {stmt} */"));
+            self.at = hi;
+        }
+    }
+
+    fn replace(&mut self, lo: usize, hi: usize, v: &[String]) {
+        if self.alone(lo, hi) {
+            let end = self.line_end(hi);
+            let indent = self.indent(lo);
+            self.out.push_str("// ori: rewritten: ");
+            self.out.push_str(&self.src[lo..end]);
+            for t in v {
+                self.out.push('\n');
+                if !t.ends_with(':') {
+                    self.out.push_str(indent);
+                }
+                self.out.push_str(t);
+            }
+            self.at = end;
+        } else {
+            let stmt = &self.src[lo..hi];
+            self.out.push_str(&format!("/* ori: rewritten: {stmt} */"));
+            for t in v {
+                self.out.push(' ');
+                self.out.push_str(&inline(t));
+            }
+            self.at = hi;
+        }
+    }
 }

@@ -607,7 +607,8 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt], table: &HandlerTable) 
                 cx.need_block = false;
             }
             ast::Stmt::Inst(i) => {
-                if let Some(data) = handlers::lower_inst(cx, i, table) {
+                if let Some(mut data) = handlers::lower_inst(cx, i, table) {
+                    data.src = Some((i.span.lo, i.span.hi));
                     cx.push(data);
                 }
             }
