@@ -31,8 +31,12 @@
 
 use ori_ptx::{Function, Module, OperandKind, Stmt};
 
-/// How many calls one module may have written out (recursion guard).
-const MAX_INLINED_CALLS: usize = 256;
+/// How many calls one module may have written out (a guard against blowup).
+const MAX_INLINED_CALLS: usize = 4096;
+
+/// How many rounds of writing out: one per level of calls inside inlined
+/// bodies (a recursion guard).
+const MAX_ROUNDS: usize = 32;
 
 /// A call instruction found in a caller: byte range, callee, results, arguments.
 struct CallSite {
@@ -48,33 +52,45 @@ struct CallSite {
 /// or `None` when some call cannot be (or there is none): see the module
 /// documentation. `src` must parse.
 pub fn inline_calls(file: &str, src: &str, callers: &[&str]) -> Option<String> {
+    // Each round parses the text once and writes out every call the callers
+    // make, the last first so that the earlier byte ranges stay valid: the
+    // work is linear in the text per level of calls inside inlined bodies,
+    // where one parse per call made it quadratic in the number of calls.
     let mut text = src.to_string();
-    for n in 0..=MAX_INLINED_CALLS {
+    let mut inlined = 0;
+    for _ in 0..MAX_ROUNDS {
         let m = ori_ptx::parse(file, &text).ok()?;
-        let mut site = None;
+        let mut sites = Vec::new();
         for f in m.items.iter().filter_map(|it| match it {
             ori_ptx::Item::Function(f) if callers.contains(&f.name.as_str()) => Some(f),
             _ => None,
         }) {
-            let body = f.body.as_ref()?;
-            match first_call(body, &text) {
-                Some(Ok(s)) => {
-                    site = Some((s, f.name.clone()));
-                    break;
+            let mut found = Vec::new();
+            all_calls(f.body.as_ref()?, &text, &mut found);
+            for s in found {
+                let s = s.ok()?;
+                if s.callee == f.name {
+                    return None;
                 }
-                Some(Err(())) => return None,
-                None => {}
+                sites.push(s);
             }
         }
-        let Some((s, caller)) = site else {
-            return (n > 0).then_some(text);
-        };
-        if n == MAX_INLINED_CALLS || s.callee == caller {
+        if sites.is_empty() {
+            return (inlined > 0).then_some(text);
+        }
+        if inlined + sites.len() > MAX_INLINED_CALLS {
             return None;
         }
-        let callee = find_function(&m, &s.callee)?;
-        let repl = inlined_body(&text, callee, &s, n)?;
-        text.replace_range(s.lo..s.hi, &repl);
+        sites.sort_by_key(|s| s.lo);
+        let mut bodies = Vec::with_capacity(sites.len());
+        for (k, s) in sites.iter().enumerate() {
+            let callee = find_function(&m, &s.callee)?;
+            bodies.push(inlined_body(&text, callee, s, inlined + k)?);
+        }
+        for (s, body) in sites.iter().zip(bodies).rev() {
+            text.replace_range(s.lo..s.hi, &body);
+        }
+        inlined += sites.len();
     }
     None
 }
@@ -86,22 +102,16 @@ fn find_function<'m>(m: &'m Module, name: &str) -> Option<&'m Function> {
     })
 }
 
-/// The first `call` in a body: `Ok` if it can be written out, `Err` if not.
-fn first_call(body: &[Stmt], src: &str) -> Option<Result<CallSite, ()>> {
+/// Every `call` in a body, in order: `Ok` if it can be written out, `Err`
+/// if not.
+fn all_calls(body: &[Stmt], src: &str, out: &mut Vec<Result<CallSite, ()>>) {
     for s in body {
         match s {
-            Stmt::Scope { body, .. } => {
-                if let Some(r) = first_call(body, src) {
-                    return Some(r);
-                }
-            }
-            Stmt::Inst(i) if i.opcode == "call" => {
-                return Some(call_site(i, src).ok_or(()));
-            }
+            Stmt::Scope { body, .. } => all_calls(body, src, out),
+            Stmt::Inst(i) if i.opcode == "call" => out.push(call_site(i, src).ok_or(())),
             _ => {}
         }
     }
-    None
 }
 
 fn call_site(i: &ori_ptx::Instruction, src: &str) -> Option<CallSite> {
