@@ -161,6 +161,18 @@ fn err_line(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// One of the CLI's own errors (not the compiler's), in the chosen layout:
+/// with `--message-format json` a JSON diagnostic like the compiler's, so
+/// that tools read every line of stderr the same way.
+fn cli_error(format: MessageFormat, message: &str) {
+    if format == MessageFormat::Json {
+        let d = ori::ir::Diagnostic::new(ori::ir::Severity::Error, None, message.to_string());
+        err_line(&render_json(&d));
+    } else {
+        err_line(&format!("ori: {message}"));
+    }
+}
+
 fn main() -> ExitCode {
     match run() {
         Ok(c) | Err(c) => c,
@@ -198,14 +210,17 @@ fn run() -> Result<ExitCode, ExitCode> {
             let pm = ori::pipeline(&ori::Options::default());
             for p in print_before.iter().chain(&print_after) {
                 if !pm.knows(p) {
-                    err_line(&format!("ori: unknown pass '{p}' (see `ori passes`)"));
+                    cli_error(
+                        message_format,
+                        &format!("unknown pass '{p}' (see `ori passes`)"),
+                    );
                     return Ok(ExitCode::from(2));
                 }
             }
             let src = match read_input(&file) {
                 Ok(s) => s,
                 Err(e) => {
-                    err_line(&format!("ori: {e}"));
+                    cli_error(message_format, &e);
                     return Ok(ExitCode::from(1));
                 }
             };
@@ -248,7 +263,7 @@ fn run() -> Result<ExitCode, ExitCode> {
                 Emit::Sass => ori::lower::sass::emit_module(m),
                 Emit::Ptx => {
                     if name.ends_with(".ori") {
-                        err_line("ori: --emit ptx needs PTX input");
+                        cli_error(message_format, "--emit ptx needs PTX input");
                         return Ok(ExitCode::from(2));
                     }
                     match ori::fixit_ptx(&name, &src, &c) {
@@ -260,7 +275,7 @@ fn run() -> Result<ExitCode, ExitCode> {
             match output {
                 Some(path) => {
                     if let Err(e) = write_file_atomically(&path, &text) {
-                        err_line(&format!("ori: cannot write '{path}': {e}"));
+                        cli_error(message_format, &format!("cannot write '{path}': {e}"));
                         return Ok(ExitCode::from(1));
                     }
                 }

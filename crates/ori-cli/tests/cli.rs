@@ -356,3 +356,17 @@ fn unknown_arch_value_is_ptxas_fatal_error() {
     ]);
     assert_eq!(rc, 0, "{err}");
 }
+
+#[test]
+fn cli_errors_follow_message_format_json() {
+    let (rc, _, err) = ori(&["compile", "/nonexistent/k.ptx", "--message-format", "json"]);
+    assert_eq!(rc, 1);
+    let line = err.trim_end();
+    assert!(line.starts_with('{') && line.ends_with('}'), "{line}");
+    assert!(
+        line.contains("\"severity\":\"error\"") && line.contains("cannot read"),
+        "{line}"
+    );
+    let (_, _, err) = ori(&["compile", "/nonexistent/k.ptx"]);
+    assert!(err.starts_with("ori: cannot read"), "{err}");
+}
