@@ -1805,6 +1805,9 @@ fn wait0(line: u32) -> InstData {
 /// others (`c7520_divergent_commit`: ARRIVE, HGMMA.64x8x16.F16, DEPBAR), so
 /// they stay, between an arrive and a wait.
 pub fn serialize(f: &mut Function, empty: &[Inst], why: ori_ir::Serialization) {
+    // One rebuild per block (`Layout::begin_batch`); the queries below see
+    // the original order, which has the same wgmmas and empty commits.
+    f.layout.begin_batch();
     let injected: Vec<Inst> = f
         .layout
         .all_insts()
@@ -1834,6 +1837,7 @@ pub fn serialize(f: &mut Function, empty: &[Inst], why: ori_ir::Serialization) {
         let c = f.insert_after(w, internal("commit_batch", vec![], line));
         f.insert_after(c, wait0(line));
     }
+    f.layout.end_batch();
     f.serialized = Some(why);
 }
 
@@ -2083,7 +2087,11 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                 "wgmma.fence before this wgmma",
             ));
         }
-        // Apply the injections.
+        // Apply the injections, all in one rebuild of each block they touch
+        // (`Layout::begin_batch`): anchors are instructions already laid out,
+        // and the one query made meanwhile (`hoist_to_uniform`: a block's
+        // last instruction) does not see the insertions.
+        f.layout.begin_batch();
         for &(reader, rmw) in &plan.sinks {
             f.layout.remove_inst(reader);
             f.layout.insert_after(reader, rmw);
@@ -2132,6 +2140,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, isa_strict: bool) {
                 f.insert_before(i, internal("arrive", vec![], line));
             }
         }
+        f.layout.end_batch();
         if let Some(fail) = &plan.failure {
             let mut d = Diagnostic::new(
                 Severity::Info,
