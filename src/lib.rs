@@ -172,6 +172,12 @@ pub fn run_passes(mut m: Module, opts: &Options) -> Compilation {
     let mut dumps = Vec::new();
     match pm.run(&mut m, &mut c.diags, &mut |s| dumps.push(s)) {
         Ok(()) => {
+            // Per kernel, callees first, kernels last to first; one C7510 per kernel.
+            c.diags = ori_gmma::report_order::order_like_ptxas(
+                &m,
+                std::mem::take(&mut c.diags),
+                opts.compile_only,
+            );
             // Register allocation comes after phase 87 in ptxas: its fatal
             // C7602 follows the pipeline's messages.
             if let Some(max) = opts.maxrregcount {
@@ -262,6 +268,39 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation) -> Option<String> {
             })
         })
         .map(|f| &*f.name)
+        .collect();
+    // Writing a callee's calls out gives it their pipelines: then its own
+    // callers' calls cross a pipeline too (ptxas names only the first such
+    // function per kernel, R-kernel-units), so they are written out as well.
+    let graph = ori_gmma::report_order::CallGraph::of(m);
+    let mut out: Vec<bool> = graph
+        .funcs
+        .iter()
+        .map(|f| by_call.contains(&&*f.name))
+        .collect();
+    // Callers of what is written out, transitively: a worklist over the
+    // reversed call graph (linear in its edges).
+    let mut callers = vec![Vec::new(); graph.funcs.len()];
+    for (i, calls) in graph.callees.iter().enumerate() {
+        for &c in calls {
+            callers[c].push(i);
+        }
+    }
+    let mut work: Vec<usize> = (0..out.len()).filter(|&i| out[i]).collect();
+    while let Some(c) = work.pop() {
+        for &i in &callers[c] {
+            if !out[i] {
+                out[i] = true;
+                work.push(i);
+            }
+        }
+    }
+    let by_call: Vec<&str> = graph
+        .funcs
+        .iter()
+        .zip(&out)
+        .filter(|(_, &o)| o)
+        .map(|(f, _)| &*f.name)
         .collect();
     if !by_call.is_empty() {
         if let Some(inlined) = ori_lower::inline_calls::inline_calls(file, &fixed, &by_call) {

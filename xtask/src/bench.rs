@@ -24,6 +24,7 @@
 //! starts from a fresh heap, and a superlinear step is killed at a time limit
 //! and skipped at the larger sizes instead of hanging the benchmark.
 
+use crate::bench_shapes::{Shape, SHAPES};
 use ori_gmma::in_flight::InFlight;
 use ori_gmma::{FixupGmmaSequence, OriPropagateGmma};
 use ori_ir::consts::{C7517_WAIT_INJECTED, C7519_ARRIVE_INJECTED};
@@ -50,7 +51,11 @@ const KSTEPS: usize = 2;
 const SET_REGS: usize = 8;
 
 const USAGE: &str = "\
-usage: cargo xtask bench [--sizes N,...] [--runs N] [--steps S,...] [--limit SECS] [--emit FILE]
+usage: cargo xtask bench [--shapes K,...] [--sizes N,...] [--runs N] [--steps S,...] [--limit SECS] [--emit FILE]
+
+  --shapes K,...  kernel shapes (default all): matmul (pipelined tiles), block (one
+                  straight-line block with injections), loops (many small loops),
+                  functions (many .func), calls (a deep call graph, i -> i+1, i+2)
 
   --sizes N,...   function sizes in PTX instructions (k/M suffixes allowed);
                   default 125k,250k,500k,1M
@@ -59,12 +64,13 @@ usage: cargo xtask bench [--sizes N,...] [--runs N] [--steps S,...] [--limit SEC
                   phase87, 85+87, end-to-end
   --limit SECS    kill a step that runs longer than this at one size, and skip
                   it at larger sizes (default 60); runs stop repeating after a third
-  --emit FILE     write the generated kernel of the first size to FILE and exit
+  --emit FILE     write the generated kernel of the first shape and size to FILE and exit
 
 Each step runs in a child process of its own (a fresh heap, and a kill at the limit).
 ";
 
 struct Options {
+    shapes: Vec<Shape>,
     sizes: Vec<usize>,
     runs: usize,
     emit: Option<String>,
@@ -89,6 +95,7 @@ fn parse_size(s: &str) -> Result<usize, String> {
 
 fn parse_options(args: &[&str]) -> Result<Options, String> {
     let mut o = Options {
+        shapes: SHAPES.to_vec(),
         sizes: DEFAULT_SIZES.to_vec(),
         runs: DEFAULT_RUNS,
         emit: None,
@@ -103,6 +110,12 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
                 .ok_or_else(|| format!("{a} needs a value\n{USAGE}"))
         };
         match a {
+            "--shapes" => {
+                o.shapes = value()?
+                    .split(',')
+                    .map(|k| Shape::parse(k).ok_or_else(|| format!("unknown shape `{k}`\n{USAGE}")))
+                    .collect::<Result<_, _>>()?
+            }
             "--sizes" => {
                 o.sizes = value()?
                     .split(',')
@@ -136,8 +149,8 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
             _ => return Err(format!("unknown option `{a}`\n{USAGE}")),
         }
     }
-    if o.sizes.is_empty() {
-        return Err("no sizes".into());
+    if o.sizes.is_empty() || o.shapes.is_empty() {
+        return Err("no sizes or no shapes".into());
     }
     Ok(o)
 }
@@ -148,10 +161,11 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
         print!("{USAGE}");
         return Ok(ExitCode::SUCCESS);
     }
-    if let ["--child", size, step, runs, budget_ms] = args {
+    if let ["--child", shape, size, step, runs, budget_ms] = args {
         let num = |s: &str| s.parse::<usize>().map_err(|e| format!("--child: {e}"));
         let budget = Duration::from_millis(num(budget_ms)? as u64);
-        return child(num(size)?, num(step)?, num(runs)?, budget);
+        let shape = Shape::parse(shape).ok_or_else(|| format!("--child: shape {shape}"))?;
+        return child(shape, num(size)?, num(step)?, num(runs)?, budget);
     }
     let opts = parse_options(args)?;
     if cfg!(debug_assertions) {
@@ -170,10 +184,11 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
         });
     }
     if let Some(path) = &opts.emit {
-        let g = generate(opts.sizes[0]);
+        let g = generate_shape(opts.shapes[0], opts.sizes[0]);
         std::fs::write(path, &g.ptx).map_err(|e| format!("{path}: {e}"))?;
         println!(
-            "wrote {path}: {} instructions, {} tiles, {:.1} MB",
+            "wrote {path}: {} kernel, {} instructions, {} units, {:.1} MB",
+            opts.shapes[0].name(),
             g.insts,
             g.tiles,
             g.ptx.len() as f64 / 1e6
@@ -193,7 +208,7 @@ pub struct Generated {
     pub ptx: String,
     /// PTX instructions in it.
     pub insts: usize,
-    /// Output tiles (one mainloop each).
+    /// Output tiles (one mainloop each), or the units of another shape.
     pub tiles: usize,
 }
 
@@ -446,6 +461,22 @@ pub fn generate(target: usize) -> Generated {
     }
 }
 
+/// A kernel of the given shape and about `target` PTX instructions.
+pub fn generate_shape(shape: Shape, target: usize) -> Generated {
+    let t = match shape {
+        Shape::Matmul => return generate(target),
+        Shape::Block => crate::bench_shapes::block(target),
+        Shape::Loops => crate::bench_shapes::loops(target),
+        Shape::Functions => crate::bench_shapes::functions(target),
+        Shape::Calls => crate::bench_shapes::calls(target),
+    };
+    Generated {
+        ptx: t.ptx,
+        insts: t.insts,
+        tiles: t.units,
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Timing.
 // ---------------------------------------------------------------------------
@@ -488,6 +519,7 @@ fn best<I, O>(
     (best, done, first.expect("at least one run"))
 }
 
+#[cfg(test)]
 fn single_function(m: &Module) -> &Function {
     m.funcs
         .values()
@@ -533,21 +565,32 @@ fn passes(mut m: Module) -> (Module, Vec<Diagnostic>) {
     (m, d)
 }
 
-/// Phase 87's outcome as a report line: waits and arrives injected, serialized.
-fn outcome_line(f: &Function, diags: &[Diagnostic]) -> String {
+/// The functions of `m` with a body, for the passes.
+fn bodies(m: &mut Module) -> impl Iterator<Item = &mut Function> {
+    m.funcs.values_mut().filter(|f| f.has_body)
+}
+
+/// Phase 87's outcome as a report line: waits and arrives injected, serialized (any function).
+fn outcome_line(m: &Module, diags: &[Diagnostic]) -> String {
     let count = |code: u32| diags.iter().filter(|d| d.code == Some(code)).count();
     format!(
         "outcome {} {} {}",
         count(C7517_WAIT_INJECTED),
         count(C7519_ARRIVE_INJECTED),
-        u8::from(f.serialized.is_some())
+        u8::from(m.funcs.values().any(|f| f.serialized.is_some()))
     )
 }
 
 /// The child process: time one step at one size and print report lines
 /// (`time NANOS RUNS`, plus `facts ...` or `outcome ...` where known).
-fn child(size: usize, step: usize, runs: usize, budget: Duration) -> Result<ExitCode, String> {
-    let g = generate(size);
+fn child(
+    shape: Shape,
+    size: usize,
+    step: usize,
+    runs: usize,
+    budget: Duration,
+) -> Result<ExitCode, String> {
+    let g = generate_shape(shape, size);
     let mut lines = Vec::new();
     let (t, done) = match step {
         0 => {
@@ -572,37 +615,43 @@ fn child(size: usize, step: usize, runs: usize, budget: Duration) -> Result<Exit
         2 => {
             let m = lowered(&g)?;
             let info = ModuleInfo::of(&m);
-            let f = single_function(&m);
             let (t, n, after) = best(
                 runs,
                 budget,
-                || f.clone(),
-                |mut f| {
-                    run_pass(&OriPropagateGmma, &mut f, &info);
-                    f
+                || m.clone(),
+                |mut m| {
+                    for f in bodies(&mut m) {
+                        run_pass(&OriPropagateGmma, f, &info);
+                    }
+                    m
                 },
             );
-            let cfg = ControlFlowGraph::compute(&after);
-            let visits = InFlight::compute(&after, &cfg).visits;
-            lines.push(format!(
-                "facts {} {} {visits}",
-                after.inst_count(),
-                cfg.rpo().len()
-            ));
+            let (mut insts, mut blocks, mut visits) = (0, 0, 0);
+            for f in after.funcs.values().filter(|f| f.has_body) {
+                let cfg = ControlFlowGraph::compute(f);
+                insts += f.inst_count();
+                blocks += cfg.rpo().len();
+                visits += InFlight::compute(f, &cfg).visits;
+            }
+            lines.push(format!("facts {insts} {blocks} {visits}"));
             (t, n)
         }
         3 => {
-            let m = lowered(&g)?;
+            let mut m = lowered(&g)?;
             let info = ModuleInfo::of(&m);
-            let mut f = single_function(&m).clone();
-            run_pass(&OriPropagateGmma, &mut f, &info);
+            for f in bodies(&mut m) {
+                run_pass(&OriPropagateGmma, f, &info);
+            }
             let (t, n, (after, diags)) = best(
                 runs,
                 budget,
-                || f.clone(),
-                |mut f| {
-                    let d = run_pass(&FixupGmmaSequence, &mut f, &info);
-                    (f, d)
+                || m.clone(),
+                |mut m| {
+                    let mut d = Vec::new();
+                    for f in bodies(&mut m) {
+                        d.extend(run_pass(&FixupGmmaSequence, f, &info));
+                    }
+                    (m, d)
                 },
             );
             lines.push(outcome_line(&after, &diags));
@@ -611,7 +660,7 @@ fn child(size: usize, step: usize, runs: usize, budget: Duration) -> Result<Exit
         4 => {
             let m = lowered(&g)?;
             let (t, n, (after, diags)) = best(runs, budget, || m.clone(), passes);
-            lines.push(outcome_line(single_function(&after), &diags));
+            lines.push(outcome_line(&after, &diags));
             (t, n)
         }
         5 => {
@@ -665,8 +714,8 @@ fn numbers(line: &str) -> Vec<u128> {
         .collect()
 }
 
-fn measure(opts: &Options, size: usize, dead: &mut [bool; 6]) -> Result<Row, String> {
-    let g = generate(size);
+fn measure(opts: &Options, shape: Shape, size: usize, dead: &mut [bool; 6]) -> Result<Row, String> {
+    let g = generate_shape(shape, size);
     let mut row = Row {
         insts: g.insts,
         tiles: g.tiles,
@@ -686,6 +735,7 @@ fn measure(opts: &Options, size: usize, dead: &mut [bool; 6]) -> Result<Row, Str
         let args: Vec<String> = [
             "bench".to_string(),
             "--child".into(),
+            shape.name().into(),
             size.to_string(),
             k.to_string(),
             opts.runs.to_string(),
@@ -741,14 +791,54 @@ fn bench(opts: &Options) -> Result<ExitCode, String> {
         opts.runs,
         opts.limit.as_secs()
     );
-    let mut rows = Vec::new();
-    let mut dead = [false; 6];
-    for &n in &opts.sizes {
-        rows.push(measure(opts, n, &mut dead)?);
+    let mut worst: Vec<(f64, Shape, &str)> = Vec::new();
+    for &shape in &opts.shapes {
+        eprintln!("{}:", shape.name());
+        let mut rows = Vec::new();
+        let mut dead = [false; 6];
+        for &n in &opts.sizes {
+            rows.push(measure(opts, shape, n, &mut dead)?);
+        }
+        for (k, e) in report(opts, shape, &rows).into_iter().enumerate() {
+            if let Some(e) = e {
+                worst.push((e, shape, STEPS[k]));
+            }
+        }
     }
+    if !worst.is_empty() {
+        worst.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let (e, shape, step) = worst[0];
+        println!();
+        println!(
+            "largest exponent: {e:.2} ({} {step}); {} of {} steps at most 1.10",
+            shape.name(),
+            worst.iter().filter(|w| w.0 <= 1.10).count(),
+            worst.len()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Least-squares slope of log(time) against log(instructions): the exponent
+/// k of time ~ n^k over the sizes measured (1.0 is linear).
+fn exponent(points: &[(f64, f64)]) -> Option<f64> {
+    if points.len() < 2 {
+        return None;
+    }
+    let logs: Vec<(f64, f64)> = points.iter().map(|&(n, t)| (n.ln(), t.ln())).collect();
+    let mx = logs.iter().map(|p| p.0).sum::<f64>() / logs.len() as f64;
+    let my = logs.iter().map(|p| p.1).sum::<f64>() / logs.len() as f64;
+    let sxx: f64 = logs.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = logs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
+}
+
+/// Prints one shape's tables; returns each step's exponent where measured.
+fn report(opts: &Options, shape: Shape, rows: &[Row]) -> [Option<f64>; 6] {
     println!();
-    println!("generated kernels:");
-    for r in &rows {
+    println!("## {}: {}", shape.name(), shape.describe());
+    println!();
+    for r in rows {
         let facts = match r.facts {
             Some((i, b, v)) => format!(
                 ", {i} IR instructions, {b} reachable blocks; phase 85 fixpoint: {v} block visits ({:.2} per block)",
@@ -764,7 +854,7 @@ fn bench(opts: &Options) -> Result<ExitCode, String> {
             None => String::new(),
         };
         println!(
-            "  {} PTX instructions, {} tiles, {:.1} MB{facts}{p87}",
+            "  {} PTX instructions, {} units, {:.1} MB{facts}{p87}",
             r.insts, r.tiles, r.mb
         );
     }
@@ -782,7 +872,7 @@ fn bench(opts: &Options) -> Result<ExitCode, String> {
     }
     println!("{head}\n{rule}");
     let mut few = false;
-    for r in &rows {
+    for r in rows {
         let mut line = format!("| {:>12} |", r.insts);
         for t in r.times {
             let cell = match t {
@@ -810,9 +900,10 @@ fn bench(opts: &Options) -> Result<ExitCode, String> {
             opts.limit.as_secs()
         );
     }
-    // Scaling: each size against one of half its size, if measured.
+    // Scaling: each size against one of half its size, if measured, as the
+    // exponent log2(time(2n) / time(n)); then the fit over every size.
     let mut pairs = Vec::new();
-    for big in &rows {
+    for big in rows {
         if let Some(small) = rows
             .iter()
             .find(|s| (big.insts as f64 / s.insts as f64 - 2.0).abs() < 0.05)
@@ -820,33 +911,69 @@ fn bench(opts: &Options) -> Result<ExitCode, String> {
             pairs.push((small, big));
         }
     }
-    if !pairs.is_empty() {
-        println!();
-        println!("scaling, time(2n) / time(n) (2.0 is linear):");
-        println!();
-        println!("{head}\n{rule}");
-        for (small, big) in pairs {
-            let k = |n: usize| (n + 500) / 1000;
-            let sizes = format!("{}k/{}k", k(big.insts), k(small.insts));
-            let mut line = format!("| {sizes:>12} |");
-            for k in 0..STEPS.len() {
-                let cell = match (big.times[k], small.times[k]) {
-                    (Timing::Done(b, _), Timing::Done(s, _)) => {
-                        format!("{:.2}", b.as_secs_f64() / s.as_secs_f64().max(1e-12))
-                    }
-                    _ => "-".into(),
-                };
-                let _ = write!(line, " {cell:>17} |");
-            }
-            println!("{line}");
+    let mut fits = [None; 6];
+    for (k, fit) in fits.iter_mut().enumerate() {
+        let points: Vec<(f64, f64)> = rows
+            .iter()
+            .filter_map(|r| match r.times[k] {
+                Timing::Done(t, _) => Some((r.insts as f64, t.as_secs_f64().max(1e-9))),
+                _ => None,
+            })
+            .collect();
+        *fit = exponent(&points);
+        // A step killed at the limit is superlinear whatever the fit says.
+        if rows.iter().any(|r| matches!(r.times[k], Timing::TimedOut)) {
+            *fit = Some(f64::INFINITY);
         }
     }
-    Ok(ExitCode::SUCCESS)
+    println!();
+    println!("scaling exponent k of time ~ n^k (1.00 is linear; log2 of time(2n)/time(n) per pair, then the fit):");
+    println!();
+    println!("{head}\n{rule}");
+    for (small, big) in pairs {
+        let k = |n: usize| (n + 500) / 1000;
+        let sizes = format!("{}k/{}k", k(big.insts), k(small.insts));
+        let mut line = format!("| {sizes:>12} |");
+        for k in 0..STEPS.len() {
+            let cell = match (big.times[k], small.times[k]) {
+                (Timing::Done(b, _), Timing::Done(s, _)) => format!(
+                    "{:.2}",
+                    (b.as_secs_f64() / s.as_secs_f64().max(1e-12)).log2()
+                ),
+                _ => "-".into(),
+            };
+            let _ = write!(line, " {cell:>17} |");
+        }
+        println!("{line}");
+    }
+    let mut line = format!("| {:>12} |", "fit");
+    for fit in fits {
+        let cell = match fit {
+            Some(e) if e.is_infinite() => "timed out".to_string(),
+            Some(e) => format!("{e:.2}"),
+            None => "-".into(),
+        };
+        let _ = write!(line, " {cell:>17} |");
+    }
+    println!("{line}");
+    fits
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exponent_of_a_power_law() {
+        let pts: Vec<(f64, f64)> = [1e3, 2e3, 4e3, 8e3]
+            .iter()
+            .map(|&n| (n, 3.0 * n * n))
+            .collect();
+        assert!((exponent(&pts).unwrap() - 2.0).abs() < 1e-9);
+        let lin: Vec<(f64, f64)> = [1e3, 4e3].iter().map(|&n| (n, n)).collect();
+        assert!((exponent(&lin).unwrap() - 1.0).abs() < 1e-9);
+        assert!(exponent(&lin[..1]).is_none());
+    }
 
     #[test]
     fn sizes_parse_with_suffixes() {

@@ -12,6 +12,7 @@
 //! ```
 
 mod bench;
+mod bench_shapes;
 mod oracle;
 mod process;
 mod wgmma_table;

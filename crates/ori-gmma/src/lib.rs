@@ -15,6 +15,7 @@ pub mod loops;
 pub mod messages;
 pub mod propagate_gmma;
 pub mod register_budget;
+pub mod report_order;
 pub mod uniformity;
 
 pub use fixup_gmma_sequence::{FixupGmmaSequence, IsaStrictFixupGmmaSequence};

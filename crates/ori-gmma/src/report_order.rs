@@ -1,0 +1,176 @@
+//! Which functions' messages ptxas prints, how often, and in what order,
+//! for a module of several functions (rule R-kernel-units).
+//!
+//! Phases 85 and 87 run per function, so ori collects each function's
+//! messages in file order. ptxas 13.0.88 does not print them that way; the
+//! scaling benchmark's call graphs showed it, and these probes (recorded in
+//! `tests/corpus/kernel_units_*`) pinned it down:
+//!
+//! * **Whole program (no `-c`).** ptxas compiles each kernel with the
+//!   functions it reaches as one unit, the kernels in *reverse* order of
+//!   definition. Inside a unit the functions come callees first: a
+//!   depth-first post-order from the kernel that visits a function's callees
+//!   from its last call back to its first. A function two kernels reach is
+//!   compiled, and its messages printed, once per kernel; a function no
+//!   kernel reaches is not compiled at all (no messages, no SASS).
+//! * **One C7510 per kernel.** However many calls cross a pipeline, ptxas
+//!   prints C7510 once per unit, after the unit's other messages, naming the
+//!   first function in the unit's order whose call crosses (the others are
+//!   serialized without a word).
+//! * **`-c`.** Every function is compiled alone: the device functions first,
+//!   in reverse order of definition, each after the functions it calls (the
+//!   same post-order), then the kernels in reverse order of definition.
+//!
+//! A module with no kernel keeps file order: ptxas was not probed on one.
+
+use fxhash::FxHashMap;
+use ori_ir::consts::C7510_CROSSES_CALL;
+use ori_ir::{Diagnostic, FuncKind, Module, Opcode, Operand};
+
+/// Reorders (and, per kernel, repeats or drops) the pipeline's messages as
+/// ptxas prints them. `diags` are the pipeline's, each naming its function;
+/// messages that name no function keep their place at the front.
+pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) -> Vec<Diagnostic> {
+    let CallGraph { funcs, callees } = CallGraph::of(m);
+    if !funcs.iter().any(|f| f.kind == FuncKind::Entry) {
+        return diags;
+    }
+    let index: FxHashMap<&str, usize> = funcs
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (&*f.name, i))
+        .collect();
+    let mut lead = Vec::new();
+    let mut by_func: Vec<Vec<Diagnostic>> = vec![Vec::new(); funcs.len()];
+    for d in diags {
+        match d.function.as_deref().and_then(|n| index.get(n)) {
+            Some(&i) => by_func[i].push(d),
+            None => lead.push(d),
+        }
+    }
+    let is_entry = |i: usize| funcs[i].kind == FuncKind::Entry;
+    let mut out = lead;
+    if compile_only {
+        let mut visited = vec![false; funcs.len()];
+        let mut order = Vec::new();
+        for root in (0..funcs.len()).rev().filter(|&i| !is_entry(i)) {
+            post_order(root, &callees, &mut visited, &mut order);
+        }
+        order.extend((0..funcs.len()).rev().filter(|&i| is_entry(i)));
+        for i in order {
+            out.extend(by_func[i].iter().cloned());
+        }
+        return out;
+    }
+    for k in (0..funcs.len()).rev().filter(|&i| is_entry(i)) {
+        let mut visited = vec![false; funcs.len()];
+        let mut order = Vec::new();
+        post_order(k, &callees, &mut visited, &mut order);
+        let mut crossing = None;
+        for i in order {
+            for d in &by_func[i] {
+                if d.code == Some(C7510_CROSSES_CALL) {
+                    crossing.get_or_insert_with(|| d.clone());
+                } else {
+                    out.push(d.clone());
+                }
+            }
+        }
+        out.extend(crossing);
+    }
+    out
+}
+
+/// The functions with a body, in file order, and the ones each calls.
+pub struct CallGraph<'m> {
+    /// Functions with a body, in order of definition.
+    pub funcs: Vec<&'m ori_ir::Function>,
+    /// Per function (same index): the functions with a body it calls, in call order.
+    pub callees: Vec<Vec<usize>>,
+}
+
+impl<'m> CallGraph<'m> {
+    /// The call graph of `m` (direct calls to functions with a body).
+    pub fn of(m: &'m Module) -> Self {
+        let funcs: Vec<&ori_ir::Function> = m.funcs.values().filter(|f| f.has_body).collect();
+        let index: FxHashMap<&str, usize> = funcs
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (&*f.name, i))
+            .collect();
+        let callees = funcs
+            .iter()
+            .map(|f| {
+                f.layout
+                    .blocks()
+                    .iter()
+                    .flat_map(|&b| f.layout.block_insts(b).iter().copied())
+                    .filter(|&i| f.insts[i].opcode == Opcode::Call)
+                    .filter_map(|i| {
+                        f.insts[i].slots.iter().find_map(|s| match &s.op {
+                            Operand::Sym(n) => index.get(&**n).copied(),
+                            _ => None,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        CallGraph { funcs, callees }
+    }
+}
+
+/// Appends to `order` the functions reached from `root` and not yet
+/// visited, callees first, visiting each function's calls last to first.
+/// Iterative: call graphs can be deeper than the stack.
+fn post_order(root: usize, callees: &[Vec<usize>], visited: &mut [bool], order: &mut Vec<usize>) {
+    if visited[root] {
+        return;
+    }
+    visited[root] = true;
+    // (function, how many of its callees, counted from the last, are done)
+    let mut stack = vec![(root, 0usize)];
+    while let Some(top) = stack.last_mut() {
+        let (f, done) = *top;
+        let calls = &callees[f];
+        if done < calls.len() {
+            top.1 += 1;
+            let c = calls[calls.len() - 1 - done];
+            if !visited[c] {
+                visited[c] = true;
+                stack.push((c, 0));
+            }
+        } else {
+            order.push(f);
+            stack.pop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn post_order_visits_calls_last_to_first_callees_first() {
+        // 0 = f0, 1 = g -> f0, 2 = h -> f0, 3 = k -> g, h  (probe e15)
+        let callees = vec![vec![], vec![0], vec![0], vec![1, 2]];
+        let mut visited = vec![false; 4];
+        let mut order = Vec::new();
+        post_order(3, &callees, &mut visited, &mut order);
+        assert_eq!(order, vec![0, 2, 1, 3]);
+    }
+
+    #[test]
+    fn post_order_is_iterative_on_a_deep_chain() {
+        let n = 200_000;
+        let callees: Vec<Vec<usize>> = (0..n)
+            .map(|i| if i + 1 < n { vec![i + 1] } else { vec![] })
+            .collect();
+        let mut visited = vec![false; n];
+        let mut order = Vec::new();
+        post_order(0, &callees, &mut visited, &mut order);
+        assert_eq!(order.len(), n);
+        assert_eq!(order[0], n - 1);
+        assert_eq!(order[n - 1], 0);
+    }
+}
