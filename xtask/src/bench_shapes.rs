@@ -255,7 +255,8 @@ pub fn functions(target: usize) -> Text {
 
 /// A call graph where function i calls i+1 and i+2 (see [`Shape::Calls`]).
 pub fn calls(target: usize) -> Text {
-    let count = (target / (FUNC_INSTS + 2)).max(1);
+    // Two calls of two instructions each (st.param, call).
+    let count = (target / (FUNC_INSTS + 4)).max(1);
     let mut ptx = String::with_capacity(target * 48);
     let _ = write!(
         ptx,
