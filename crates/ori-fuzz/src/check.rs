@@ -1,0 +1,159 @@
+//! The properties every fuzz input must keep. Each check returns `Err` with
+//! a description of the broken property; a panic inside ori is itself a
+//! finding (libFuzzer reports it, and the smoke test fails on it).
+
+use ori::ir::{Diagnostic, Severity};
+use ori::Options;
+
+/// Whether a diagnostic is an internal error (the verifier failed after a
+/// pass, or a pass gave up): never acceptable, whatever the input.
+fn internal(d: &Diagnostic) -> bool {
+    d.severity == Severity::Fatal && d.message.contains("internal error")
+}
+
+fn opts(isa_strict: bool, compile_only: bool) -> Options {
+    Options {
+        verify: true,
+        isa_strict,
+        compile_only,
+        ..Options::default()
+    }
+}
+
+/// Any bytes as PTX, in both modes and under `-c`: no internal error, and
+/// whatever compiles renders and lowers. (Panics surface as panics.)
+pub fn any_ptx(data: &[u8]) -> Result<(), String> {
+    let Ok(src) = std::str::from_utf8(data) else {
+        return Ok(());
+    };
+    for (isa_strict, compile_only) in [(false, false), (true, false), (false, true)] {
+        let c = ori::compile_ptx("fuzz.ptx", src, &opts(isa_strict, compile_only));
+        if let Some(d) = c.diags.iter().find(|d| internal(d)) {
+            return Err(format!("internal error: {}", d.message));
+        }
+        for d in &c.diags {
+            let _ = ori::ir::render::render_ptxas(d);
+            let _ = ori::ir::render::render_human(d);
+            let _ = ori::ir::render::render_json(d);
+        }
+        if let Some(m) = &c.module {
+            let _ = ori::lower::sass::emit_module(m);
+            let _ = ori::fixit_ptx("fuzz.ptx", src, &c);
+        }
+    }
+    Ok(())
+}
+
+/// Any bytes as `.ori` text: no internal error; a module that parses and
+/// verifies prints back to text that parses to the same text again.
+pub fn any_ori(data: &[u8]) -> Result<(), String> {
+    let Ok(src) = std::str::from_utf8(data) else {
+        return Ok(());
+    };
+    if let Ok(m) = ori::ir::parse_module_verified(src) {
+        let text = ori::ir::write::write_module(&m);
+        match ori::ir::parse_module_verified(&text) {
+            Ok(again) => {
+                let text2 = ori::ir::write::write_module(&again);
+                if text2 != text {
+                    return Err("the .ori text does not round-trip".into());
+                }
+            }
+            Err(e) => {
+                return Err(format!(
+                    "ori's own text does not parse back: {}",
+                    e.first().map(|e| e.to_string()).unwrap_or_default()
+                ))
+            }
+        }
+    }
+    for isa_strict in [false, true] {
+        let c = ori::compile_ir("fuzz.ori", src, &opts(isa_strict, false));
+        if let Some(d) = c.diags.iter().find(|d| internal(d)) {
+            return Err(format!("internal error: {}", d.message));
+        }
+        if let Some(m) = &c.module {
+            let _ = ori::lower::sass::emit_module(m);
+        }
+    }
+    Ok(())
+}
+
+/// What one generated pipeline did, for the smoke test's figures.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Outcome {
+    /// ori serialized some function.
+    pub serialized: bool,
+    /// Waits and arrives injected (C7517, C7519).
+    pub injected: usize,
+    /// Hazards left in ptxas mode, each announced by a note.
+    pub announced: usize,
+}
+
+/// A well-formed generated module (see [`crate::pipeline`]): ori accepts
+/// it; in ISA-strict mode phase 87 leaves no hazard; in ptxas mode every
+/// hazard it leaves is announced by a note on its line; the fix-it compiles
+/// again and needs nothing more than what no rewrite removes (C7509 for
+/// calls under `-c`).
+pub fn pipeline(bytes: &[u8]) -> Result<Outcome, String> {
+    let (src, compile_only) = crate::pipeline::generate(bytes);
+    let fail = |what: String| Err(format!("{what}\n--- generated PTX ---\n{src}"));
+    let mut outcome = Outcome::default();
+    for isa_strict in [true, false] {
+        let c = ori::compile_ptx("gen.ptx", &src, &opts(isa_strict, compile_only));
+        if let Some(d) = c
+            .diags
+            .iter()
+            .find(|d| matches!(d.severity, Severity::Error | Severity::Fatal))
+        {
+            return fail(format!(
+                "ori rejects a well-formed kernel (isa_strict {isa_strict}): {}",
+                d.message
+            ));
+        }
+        let Some(m) = &c.module else {
+            return fail("no module".into());
+        };
+        for (id, h) in ori_hazard::check_module(m) {
+            if !h.kind.is_failing() {
+                continue;
+            }
+            let announced = c.diags.iter().any(|d| {
+                d.severity == Severity::Note && d.culprit.as_ref().is_some_and(|n| n.line == h.line)
+            });
+            if isa_strict || !announced {
+                return fail(format!(
+                    "hazard after phase 87 (isa_strict {isa_strict}) in {}: {}",
+                    m.funcs[id].name,
+                    h.describe(&m.funcs[id])
+                ));
+            }
+            outcome.announced += 1;
+        }
+        if isa_strict {
+            continue;
+        }
+        outcome.serialized = m.funcs.values().any(|f| f.serialized.is_some());
+        outcome.injected = c
+            .diags
+            .iter()
+            .filter(|d| matches!(d.code, Some(7517 | 7519)))
+            .count();
+        let Some(fixed) = ori::fixit_ptx("gen.ptx", &src, &c) else {
+            return fail("no fix-it for a module that compiled".into());
+        };
+        let again = ori::compile_ptx("gen.ptx", &fixed, &opts(false, compile_only));
+        if let Some(d) = again
+            .diags
+            .iter()
+            .filter(|d| ori::ir::render::ptxas_prints(d))
+            .find(|d| !matches!(d.code, Some(7509 | 7512)))
+        {
+            return fail(format!(
+                "the fix-it needs more: {}\n--- fix-it ---\n{fixed}",
+                ori::ir::render::render_ptxas(d)
+            ));
+        }
+    }
+    Ok(outcome)
+}

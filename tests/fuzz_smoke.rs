@@ -1,0 +1,121 @@
+//! The fuzz targets' properties, run for a bounded number of inputs on
+//! stable Rust (the CI's short fuzz run; `fuzz/` runs the same checks under
+//! libFuzzer for as long as asked, see its README).
+//!
+//! Three streams, each deterministic so that a failure reproduces:
+//! generated well-formed pipelines (`ori_fuzz::pipeline`: accepted, no
+//! internal error, no hazard left after phase 87 in ISA-strict mode, every
+//! hazard announced in ptxas mode, a fix-it that needs nothing more),
+//! mutations of the corpus kernels as PTX, and mutations of their `.ori`
+//! dumps (no panic, no internal error, the text form round-trips).
+
+mod common;
+
+/// The kind of a broken property, as `tests/fuzz_known.txt` names it.
+fn kind(e: &str) -> String {
+    if let Some(rest) = e.strip_prefix("the fix-it needs more: ") {
+        let code = rest.split(['(', ')']).nth(1).unwrap_or("?");
+        return format!("fixit-{code}");
+    }
+    if e.starts_with("hazard after phase 87 (isa_strict true)") {
+        return "hazard-strict".into();
+    }
+    if e.starts_with("hazard after phase 87 (isa_strict false)") {
+        return "hazard-unannounced".into();
+    }
+    "other".into()
+}
+
+/// Generated pipelines: every seed's kernel keeps the properties, except
+/// the seeds listed in `tests/fuzz_known.txt` with the kind of their
+/// failure (a ratchet: a listed seed that passes must be taken off).
+#[test]
+fn generated_pipelines_keep_the_properties() {
+    let known_text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_known.txt"),
+    )
+    .expect("tests/fuzz_known.txt");
+    let known: std::collections::BTreeMap<u32, String> = known_text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let mut f = l.split('\t');
+            let seed = f.next().unwrap().parse().expect("seed");
+            (seed, f.next().expect("kind").to_string())
+        })
+        .collect();
+    let (mut serialized, mut injected, mut announced) = (0, 0, 0);
+    let mut bad = Vec::new();
+    const RUNS: u32 = 400;
+    for seed in 0..RUNS {
+        let result = ori_fuzz::check::pipeline(&seed.to_le_bytes());
+        match (&result, known.get(&seed)) {
+            (Ok(o), None) => {
+                serialized += usize::from(o.serialized);
+                injected += o.injected;
+                announced += o.announced;
+            }
+            (Ok(_), Some(k)) => bad.push(format!(
+                "seed {seed} is listed as {k} but keeps the properties: take it off tests/fuzz_known.txt"
+            )),
+            (Err(e), Some(k)) if *k == kind(e) => {}
+            (Err(e), _) => bad.push(format!("seed {seed} ({}): {e}", kind(e))),
+        }
+    }
+    println!(
+        "{RUNS} generated kernels ({} listed): {serialized} serialized, {injected} injections, {announced} announced hazards",
+        known.len()
+    );
+    if std::env::var_os("FUZZ_SMOKE_ALL").is_some() {
+        for b in &bad {
+            println!("{}", b.lines().next().unwrap_or_default());
+        }
+    }
+    assert!(bad.is_empty(), "{} failures, first:\n{}", bad.len(), bad[0]);
+    // Not vacuous: the generator reaches both of phase 87's outcomes.
+    assert!(serialized > 0 && injected > 0);
+}
+
+/// Mutations of every corpus kernel, as PTX.
+#[test]
+fn mutated_corpus_ptx_never_breaks_ori() {
+    let mut bad = Vec::new();
+    let mut runs = 0;
+    for path in common::corpus_cases().iter().step_by(3) {
+        let src = std::fs::read_to_string(path).unwrap();
+        for k in 0u32..4 {
+            let text = ori_fuzz::mutate::mutate(&src, &k.to_le_bytes());
+            runs += 1;
+            if let Err(e) = ori_fuzz::check::any_ptx(text.as_bytes()) {
+                bad.push(format!("{} mutation {k}: {e}", path.display()));
+            }
+        }
+    }
+    println!("{runs} mutated kernels");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Mutations of the `.ori` dumps of corpus kernels.
+#[test]
+fn mutated_ori_text_never_breaks_ori() {
+    let mut bad = Vec::new();
+    let mut runs = 0;
+    for path in common::corpus_cases().iter().step_by(5) {
+        let src = std::fs::read_to_string(path).unwrap();
+        let c = ori::compile_ptx("case.ptx", &src, &ori::Options::default());
+        let Some(m) = &c.module else { continue };
+        let text = ori::ir::write::write_module(m);
+        if let Err(e) = ori_fuzz::check::any_ori(text.as_bytes()) {
+            bad.push(format!("{}: unmutated: {e}", path.display()));
+        }
+        for k in 0u32..4 {
+            let t = ori_fuzz::mutate::mutate(&text, &k.to_le_bytes());
+            runs += 1;
+            if let Err(e) = ori_fuzz::check::any_ori(t.as_bytes()) {
+                bad.push(format!("{} mutation {k}: {e}", path.display()));
+            }
+        }
+    }
+    println!("{runs} mutated .ori modules");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
