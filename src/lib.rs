@@ -273,12 +273,6 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation) -> Option<String> {
     // callers' calls cross a pipeline too (ptxas names only the first such
     // function per kernel, R-kernel-units), so they are written out as well.
     let graph = ori_gmma::report_order::CallGraph::of(m);
-    let mut callers = vec![Vec::new(); graph.funcs.len()];
-    for (i, calls) in graph.callees.iter().enumerate() {
-        for &c in calls {
-            callers[c].push(i);
-        }
-    }
     // Functions that hold pipeline ops or call, transitively, one that does.
     let mut reaches: Vec<bool> = graph
         .funcs
@@ -289,19 +283,11 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation) -> Option<String> {
                 .any(|d| d.opcode.is_gmma_family() && !d.opcode.is_arrive())
         })
         .collect();
-    let mut work: Vec<usize> = (0..reaches.len()).filter(|&i| reaches[i]).collect();
-    while let Some(c) = work.pop() {
-        for &i in &callers[c] {
-            if !reaches[i] {
-                reaches[i] = true;
-                work.push(i);
-            }
-        }
-    }
+    graph.mark_callers(&mut reaches);
     // Written out: the calls of functions serialized for a call, and of
     // functions serialized for another reason (a late check such as C7514
     // outranks C7510) whose calls reach a pipeline: kept, such a call would
-    // bring C7510 back.
+    // bring C7510 back. Then the callers of those, transitively.
     let mut out: Vec<bool> = graph
         .funcs
         .iter()
@@ -311,17 +297,7 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation) -> Option<String> {
                 || (f.serialized.is_some() && graph.callees[i].iter().any(|&c| reaches[c]))
         })
         .collect();
-    // Callers of what is written out, transitively: a worklist over the
-    // reversed call graph (linear in its edges).
-    let mut work: Vec<usize> = (0..out.len()).filter(|&i| out[i]).collect();
-    while let Some(c) = work.pop() {
-        for &i in &callers[c] {
-            if !out[i] {
-                out[i] = true;
-                work.push(i);
-            }
-        }
-    }
+    graph.mark_callers(&mut out);
     let by_call: Vec<&str> = graph
         .funcs
         .iter()

@@ -11,21 +11,6 @@
 
 mod common;
 
-/// The kind of a broken property, as `tests/fuzz_known.txt` names it.
-fn kind(e: &str) -> String {
-    if let Some(rest) = e.strip_prefix("the fix-it needs more: ") {
-        let code = rest.split(['(', ')']).nth(1).unwrap_or("?");
-        return format!("fixit-{code}");
-    }
-    if e.starts_with("hazard after phase 87 (isa_strict true)") {
-        return "hazard-strict".into();
-    }
-    if e.starts_with("hazard after phase 87 (isa_strict false)") {
-        return "hazard-unannounced".into();
-    }
-    "other".into()
-}
-
 /// Generated pipelines: every seed's kernel keeps the properties, except
 /// the seeds listed in `tests/fuzz_known.txt` with the kind of their
 /// failure (a ratchet: a listed seed that passes must be taken off).
@@ -58,8 +43,8 @@ fn generated_pipelines_keep_the_properties() {
             (Ok(_), Some(k)) => bad.push(format!(
                 "seed {seed} is listed as {k} but keeps the properties: take it off tests/fuzz_known.txt"
             )),
-            (Err(e), Some(k)) if *k == kind(e) => {}
-            (Err(e), _) => bad.push(format!("seed {seed} ({}): {e}", kind(e))),
+            (Err(e), Some(k)) if *k == ori_fuzz::check::kind(e) => {}
+            (Err(e), _) => bad.push(format!("seed {seed} ({}): {e}", ori_fuzz::check::kind(e))),
         }
     }
     println!(

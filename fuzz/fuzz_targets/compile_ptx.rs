@@ -17,34 +17,20 @@ fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else {
         return;
     };
-    for (isa_strict, compile_only) in [(false, false), (true, false), (false, true)] {
-        let opts = ori::Options {
-            verify: true,
-            isa_strict,
-            compile_only,
-            ..ori::Options::default()
-        };
-        let c = ori::compile_ptx("fuzz.ptx", src, &opts);
-        for d in &c.diags {
-            let _ = ori::ir::render::render_ptxas(d);
-            let _ = ori::ir::render::render_human(d);
-            let _ = ori::ir::render::render_json(d);
-        }
-        if let Some(m) = &c.module {
-            let _ = ori::lower::sass::emit_module(m);
-            let _ = ori::lower::ptx::emit_module(m, src);
-            let _ = ori::fixit_ptx("fuzz.ptx", src, &c);
-            if !isa_strict && !compile_only {
-                for f in m.funcs.values().filter(|f| f.has_body) {
-                    let mut g = ori::host::GlobalMemory::new();
-                    let launch = ori::host::Launch {
-                        params: f.params.iter().map(|_| g.alloc(vec![0; 4096])).collect(),
-                        dynamic_shared: 4096,
-                        step_limit: 20_000,
-                    };
-                    let _ = ori::host::run(m, &f.name, &launch, &mut g);
-                }
-            }
+    let opts = ori::Options {
+        verify: true,
+        ..ori::Options::default()
+    };
+    let c = ori::compile_ptx("fuzz.ptx", src, &opts);
+    if let Some(m) = &c.module {
+        for f in m.funcs.values().filter(|f| f.has_body) {
+            let mut g = ori::host::GlobalMemory::new();
+            let launch = ori::host::Launch {
+                params: f.params.iter().map(|_| g.alloc(vec![0; 4096])).collect(),
+                dynamic_shared: 4096,
+                step_limit: 20_000,
+            };
+            let _ = ori::host::run(m, &f.name, &launch, &mut g);
         }
     }
 });

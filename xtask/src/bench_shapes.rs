@@ -166,18 +166,14 @@ pub fn loops(target: usize) -> Text {
     while units == 0 || n + 9 <= target.saturating_sub(1) {
         inst(&mut body, &mut n, format_args!("mov.u32 k, 0"));
         let _ = writeln!(body, "$L{units}:");
-        inst(&mut body, &mut n, format_args!("wgmma.fence.sync.aligned"));
-        inst(&mut body, &mut n, format_args!("{WGMMA}"));
-        inst(
-            &mut body,
-            &mut n,
-            format_args!("wgmma.commit_group.sync.aligned"),
-        );
-        inst(
-            &mut body,
-            &mut n,
-            format_args!("wgmma.wait_group.sync.aligned 0"),
-        );
+        for text in [
+            "wgmma.fence.sync.aligned",
+            WGMMA,
+            "wgmma.commit_group.sync.aligned",
+            "wgmma.wait_group.sync.aligned 0",
+        ] {
+            inst(&mut body, &mut n, format_args!("{text}"));
+        }
         inst(&mut body, &mut n, format_args!("add.s32 k, k, 1"));
         inst(&mut body, &mut n, format_args!("setp.lt.s32 p, k, iters"));
         inst(&mut body, &mut n, format_args!("@p bra $L{units}"));

@@ -157,3 +157,24 @@ pub fn pipeline(bytes: &[u8]) -> Result<Outcome, String> {
     }
     Ok(outcome)
 }
+
+/// The kind of a broken property of [`pipeline`], as `tests/fuzz_known.txt`
+/// names it: `fixit-C75xx` (the fix-it's output still gets that code),
+/// `hazard-strict`, `hazard-unannounced`, or `other`.
+pub fn kind(e: &str) -> String {
+    if let Some(rest) = e.strip_prefix("the fix-it needs more: ") {
+        let code = rest.split(['(', ')']).nth(1).unwrap_or("?");
+        return format!("fixit-{code}");
+    }
+    if e.starts_with("hazard after phase 87 (isa_strict true)") {
+        return "hazard-strict".into();
+    }
+    if e.starts_with("hazard after phase 87 (isa_strict false)") {
+        return "hazard-unannounced".into();
+    }
+    "other".into()
+}
+
+/// Failure kinds that are understood and listed (`tests/fuzz_known.txt`):
+/// the libFuzzer target does not stop on them, so that a run finds new ones.
+pub const KNOWN_KINDS: &[&str] = &["fixit-C7511"];

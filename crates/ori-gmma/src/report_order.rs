@@ -117,6 +117,26 @@ impl<'m> CallGraph<'m> {
             .collect();
         CallGraph { funcs, callees }
     }
+
+    /// Marks every function that calls, directly or not, a marked one: a
+    /// worklist over the reversed graph, linear in its edges.
+    pub fn mark_callers(&self, marked: &mut [bool]) {
+        let mut callers = vec![Vec::new(); self.funcs.len()];
+        for (i, calls) in self.callees.iter().enumerate() {
+            for &c in calls {
+                callers[c].push(i);
+            }
+        }
+        let mut work: Vec<usize> = (0..marked.len()).filter(|&i| marked[i]).collect();
+        while let Some(c) = work.pop() {
+            for &i in &callers[c] {
+                if !marked[i] {
+                    marked[i] = true;
+                    work.push(i);
+                }
+            }
+        }
+    }
 }
 
 /// Appends to `order` the functions reached from `root` and not yet
