@@ -105,6 +105,14 @@ fn every_mutation_is_an_error_at_its_line() {
             "names no accset",
         ),
         (
+            // Found by the compile_ori fuzz target: the name took the quote
+            // and the text no longer printed back as it was read.
+            "param name running into its type",
+            "param p_out \".u64\"",
+            "param p_o\" ut.u64\"",
+            "NAME",
+        ),
+        (
             "terminator not last",
             "#36 ret",
             "#36 ret\n  #37 st.global.b32 [ptr], d0",

@@ -577,8 +577,15 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Ins
         let w: Vec<&str> = l.split_whitespace().collect();
         match w[0] {
             "param" | "retparam" if cur.is_none() => {
-                let name = w.get(1).copied().unwrap_or("");
                 let ty_start = l.find('"').unwrap_or(l.len());
+                // `param NAME "TYPE"`: exactly one name before the quoted type,
+                // so that the line prints back as it was read.
+                let head: Vec<&str> = l[..ty_start].split_whitespace().collect();
+                let spaced = l[..ty_start].ends_with(char::is_whitespace);
+                let name = match head.as_slice() {
+                    [_, name] if spaced => *name,
+                    _ => return cx.err(indent, format!("expected '{} NAME \"TYPE\"'", w[0])),
+                };
                 let ty = unquote(&cx, indent + ty_start, &l[ty_start..])?;
                 let p = Param {
                     name: name.into(),
