@@ -25,17 +25,52 @@ pub struct PipeState {
     pub groups: SmallVec<[SmallVec<[u32; 4]>; 4]>,
 }
 
+/// `dst |= src` for sets kept sorted and without duplicates. A small
+/// `src` goes in by binary search (a huge merged oldest group, when a
+/// block commits thousands of sets and never waits, takes each commit in
+/// O(log n) plus a move instead of a scan and a sort); a larger one by a
+/// linear merge.
 fn union_into(dst: &mut SmallVec<[u32; 4]>, src: &[u32]) -> bool {
-    let mut changed = false;
-    for s in src {
-        if !dst.contains(s) {
-            dst.push(*s);
-            changed = true;
+    debug_assert!(dst.windows(2).all(|w| w[0] < w[1]));
+    if src.len() <= 4 {
+        let mut changed = false;
+        for &s in src {
+            if let Err(at) = dst.binary_search(&s) {
+                dst.insert(at, s);
+                changed = true;
+            }
+        }
+        return changed;
+    }
+    let mut src: SmallVec<[u32; 8]> = src.iter().copied().collect();
+    src.sort_unstable();
+    src.dedup();
+    let mut out: SmallVec<[u32; 4]> = SmallVec::with_capacity(dst.len() + src.len());
+    let (mut i, mut j) = (0, 0);
+    while i < dst.len() || j < src.len() {
+        match (dst.get(i), src.get(j)) {
+            (Some(&a), Some(&b)) if a == b => {
+                out.push(a);
+                i += 1;
+                j += 1;
+            }
+            (Some(&a), Some(&b)) if a < b => {
+                out.push(a);
+                i += 1;
+            }
+            (Some(&a), None) => {
+                out.push(a);
+                i += 1;
+            }
+            (_, Some(&b)) => {
+                out.push(b);
+                j += 1;
+            }
+            (None, None) => unreachable!(),
         }
     }
-    if changed {
-        dst.sort_unstable();
-    }
+    let changed = out.len() != dst.len();
+    *dst = out;
     changed
 }
 
@@ -46,7 +81,6 @@ impl PipeState {
         for g in &self.groups {
             union_into(&mut v, g);
         }
-        v.sort_unstable();
         v
     }
 
