@@ -1173,17 +1173,22 @@ impl Walker<'_> {
                         // other: a `ret` after `wait_group 1` waits for it
                         // (`heldout3_38`).
                         if let Some(g) = st.pipe.groups.last_mut() {
-                            g.push(DUMMY_GROUP_SET);
+                            // Sets stay sorted (`in_flight::union_into`).
+                            if let Err(at) = g.binary_search(&DUMMY_GROUP_SET) {
+                                g.insert(at, DUMMY_GROUP_SET);
+                            }
                         }
                     }
                     if op.is_wait() && d.wait_count().unwrap_or(0) > 0 && !st.sticky.is_empty() {
                         let all = st.pipe.all();
-                        let kept: SmallVec<[u32; 4]> = st
+                        let mut kept: SmallVec<[u32; 4]> = st
                             .sticky
                             .iter()
                             .copied()
                             .filter(|s| !all.contains(s))
                             .collect();
+                        kept.sort_unstable();
+                        kept.dedup();
                         if !kept.is_empty() {
                             st.pipe.groups.insert(0, kept);
                         }
