@@ -257,18 +257,13 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation) -> Option<String> {
     use ori_ir::consts::{C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7520_WGAR_DIVERGENT};
     let m = c.module.as_ref()?;
     let fixed = ori_lower::ptx::emit_module(m, src);
-    let by_call: Vec<&str> = m
-        .funcs
-        .values()
-        .filter(|f| {
-            // C7520 also comes from divergence: then the function has no
-            // call to write out.
-            f.serialized.is_some_and(|z| {
-                [C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7520_WGAR_DIVERGENT].contains(&z.code)
-            })
+    // C7520 also comes from divergence: then the function has no call to
+    // write out.
+    let for_call = |f: &ori_ir::Function| {
+        f.serialized.is_some_and(|z| {
+            [C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7520_WGAR_DIVERGENT].contains(&z.code)
         })
-        .map(|f| &*f.name)
-        .collect();
+    };
     // Writing a callee's calls out gives it their pipelines: then its own
     // callers' calls cross a pipeline too (ptxas names only the first such
     // function per kernel, R-kernel-units), so they are written out as well.
@@ -277,11 +272,7 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation) -> Option<String> {
     let mut reaches: Vec<bool> = graph
         .funcs
         .iter()
-        .map(|f| {
-            f.insts
-                .values()
-                .any(|d| d.opcode.is_gmma_family() && !d.opcode.is_arrive())
-        })
+        .map(|f| ori_ir::pass::holds_pipeline_ops(f))
         .collect();
     graph.mark_callers(&mut reaches);
     // Written out: the calls of functions serialized for a call, and of
@@ -293,8 +284,7 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation) -> Option<String> {
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            by_call.contains(&&*f.name)
-                || (f.serialized.is_some() && graph.callees[i].iter().any(|&c| reaches[c]))
+            for_call(f) || (f.serialized.is_some() && graph.callees[i].iter().any(|&c| reaches[c]))
         })
         .collect();
     graph.mark_callers(&mut out);

@@ -208,7 +208,8 @@ pub struct Generated {
     pub ptx: String,
     /// PTX instructions in it.
     pub insts: usize,
-    /// Output tiles (one mainloop each), or the units of another shape.
+    /// Output tiles (one mainloop each), or the repeated units of another
+    /// shape (`bench_shapes`: loops, functions, wgmma stages).
     pub tiles: usize,
 }
 
@@ -463,17 +464,12 @@ pub fn generate(target: usize) -> Generated {
 
 /// A kernel of the given shape and about `target` PTX instructions.
 pub fn generate_shape(shape: Shape, target: usize) -> Generated {
-    let t = match shape {
-        Shape::Matmul => return generate(target),
+    match shape {
+        Shape::Matmul => generate(target),
         Shape::Block => crate::bench_shapes::block(target),
         Shape::Loops => crate::bench_shapes::loops(target),
         Shape::Functions => crate::bench_shapes::functions(target),
         Shape::Calls => crate::bench_shapes::calls(target),
-    };
-    Generated {
-        ptx: t.ptx,
-        insts: t.insts,
-        tiles: t.units,
     }
 }
 
@@ -900,8 +896,13 @@ fn report(opts: &Options, shape: Shape, rows: &[Row]) -> [Option<f64>; 6] {
             opts.limit.as_secs()
         );
     }
-    // Scaling: each size against one of half its size, if measured, as the
-    // exponent log2(time(2n) / time(n)); then the fit over every size.
+    print_scaling(rows, &head, &rule)
+}
+
+/// The scaling table: each size against one of half its size, if measured,
+/// as the exponent log2(time(2n) / time(n)); then the fit over every size.
+/// Returns each step's fit.
+fn print_scaling(rows: &[Row], head: &str, rule: &str) -> [Option<f64>; 6] {
     let mut pairs = Vec::new();
     for big in rows {
         if let Some(small) = rows

@@ -69,13 +69,7 @@ impl Shape {
     }
 }
 
-/// PTX text and the number of instructions in it.
-pub struct Text {
-    pub ptx: String,
-    pub insts: usize,
-    /// Repeated units (tiles, loops, functions).
-    pub units: usize,
-}
+use crate::bench::Generated;
 
 const HEADER: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n\n";
 
@@ -99,7 +93,7 @@ const WGMMA: &str =
 /// that a later one overwrites, and phase 87 would then see less than the
 /// text says. As written, ptxas 13.0.88 injects one arrive (C7519) and one
 /// wait (C7517) per unit, as ori does.
-pub fn block(target: usize) -> Text {
+pub fn block(target: usize) -> Generated {
     const UNIT: usize = 9;
     let units = (target.saturating_sub(5) / UNIT).max(1);
     let mut body = String::with_capacity(target * 48);
@@ -151,15 +145,15 @@ pub fn block(target: usize) -> Text {
     );
     ptx.push_str(&body);
     ptx.push_str("\tret;\n}\n");
-    Text {
+    Generated {
         ptx,
         insts: n,
-        units,
+        tiles: units,
     }
 }
 
 /// Many small loops (see [`Shape::Loops`]).
-pub fn loops(target: usize) -> Text {
+pub fn loops(target: usize) -> Generated {
     let mut body = String::with_capacity(target * 48);
     let mut n = 4;
     let mut units = 0;
@@ -192,10 +186,10 @@ pub fn loops(target: usize) -> Text {
     );
     ptx.push_str(&body);
     ptx.push_str("\tret;\n}\n");
-    Text {
+    Generated {
         ptx,
         insts: n,
-        units,
+        tiles: units,
     }
 }
 
@@ -217,20 +211,25 @@ fn func(out: &mut String, n: &mut usize, name: &str, calls: &[String]) {
     inst(out, n, format_args!("wgmma.wait_group.sync.aligned 0"));
     inst(out, n, format_args!("st.global.f32 [ptr], d0"));
     for c in calls {
-        let _ = writeln!(out, "\t{{\n\t.param .u64 q;");
-        inst(out, n, format_args!("st.param.u64 [q], a"));
-        inst(out, n, format_args!("call {c}, (q)"));
-        out.push_str("\t}\n");
+        call(out, n, c);
     }
     inst(out, n, format_args!("ret"));
     out.push_str("}\n\n");
+}
+
+/// A call passing `a` through a `.param` in a scope of its own (two instructions).
+fn call(out: &mut String, n: &mut usize, callee: &str) {
+    let _ = writeln!(out, "\t{{\n\t.param .u64 q;");
+    inst(out, n, format_args!("st.param.u64 [q], a"));
+    inst(out, n, format_args!("call {callee}, (q)"));
+    out.push_str("\t}\n");
 }
 
 /// Instructions of one `.func` of [`func`] with this many calls.
 const FUNC_INSTS: usize = 13;
 
 /// Many independent functions (see [`Shape::Functions`]); the entry calls the first.
-pub fn functions(target: usize) -> Text {
+pub fn functions(target: usize) -> Generated {
     let count = (target / FUNC_INSTS).max(1);
     let mut ptx = String::with_capacity(target * 48);
     let _ = write!(
@@ -242,15 +241,15 @@ pub fn functions(target: usize) -> Text {
         func(&mut ptx, &mut n, &format!("f{i}"), &[]);
     }
     entry(&mut ptx, &mut n, "f0");
-    Text {
+    Generated {
         ptx,
         insts: n,
-        units: count,
+        tiles: count,
     }
 }
 
 /// A call graph where function i calls i+1 and i+2 (see [`Shape::Calls`]).
-pub fn calls(target: usize) -> Text {
+pub fn calls(target: usize) -> Generated {
     // Two calls of two instructions each (st.param, call).
     let count = (target / (FUNC_INSTS + 4)).max(1);
     let mut ptx = String::with_capacity(target * 48);
@@ -269,10 +268,10 @@ pub fn calls(target: usize) -> Text {
         func(&mut ptx, &mut n, &format!("f{i}"), &callees);
     }
     entry(&mut ptx, &mut n, "f0");
-    Text {
+    Generated {
         ptx,
         insts: n,
-        units: count,
+        tiles: count,
     }
 }
 
@@ -282,10 +281,7 @@ fn entry(out: &mut String, n: &mut usize, callee: &str) {
         ".visible .entry k(.param .u64 p_a)\n{{\n\t.reg .b64 a;\n"
     );
     inst(out, n, format_args!("ld.param.u64 a, [p_a]"));
-    let _ = writeln!(out, "\t{{\n\t.param .u64 q;");
-    inst(out, n, format_args!("st.param.u64 [q], a"));
-    inst(out, n, format_args!("call {callee}, (q)"));
-    out.push_str("\t}\n");
+    call(out, n, callee);
     inst(out, n, format_args!("ret"));
     out.push_str("}\n");
 }
@@ -354,8 +350,8 @@ mod tests {
         assert_eq!(f.layout.blocks().len(), 1);
         // ptxas 13.0.88 prints one C7517 and one C7519 per unit for this kernel.
         let count = |code| diags.iter().filter(|d| d.code == Some(code)).count();
-        assert_eq!(count(ori_ir::consts::C7517_WAIT_INJECTED), text.units);
-        assert_eq!(count(ori_ir::consts::C7519_ARRIVE_INJECTED), text.units);
+        assert_eq!(count(ori_ir::consts::C7517_WAIT_INJECTED), text.tiles);
+        assert_eq!(count(ori_ir::consts::C7519_ARRIVE_INJECTED), text.tiles);
         assert!(f.serialized.is_none());
     }
 }

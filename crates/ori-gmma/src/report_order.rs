@@ -31,15 +31,14 @@ use ori_ir::{Diagnostic, FuncKind, Module, Opcode, Operand};
 /// ptxas prints them. `diags` are the pipeline's, each naming its function;
 /// messages that name no function keep their place at the front.
 pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) -> Vec<Diagnostic> {
-    let CallGraph { funcs, callees } = CallGraph::of(m);
+    let CallGraph {
+        funcs,
+        index,
+        callees,
+    } = CallGraph::of(m);
     if !funcs.iter().any(|f| f.kind == FuncKind::Entry) {
         return diags;
     }
-    let index: FxHashMap<&str, usize> = funcs
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (&*f.name, i))
-        .collect();
     let mut lead = Vec::new();
     let mut by_func: Vec<Vec<Diagnostic>> = vec![Vec::new(); funcs.len()];
     for d in diags {
@@ -62,12 +61,18 @@ pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) 
         }
         return out;
     }
+    // One visited vector for every kernel, reset from the unit's own order,
+    // so that many small kernels cost their units, not kernels x functions.
+    let mut visited = vec![false; funcs.len()];
+    let mut order = Vec::new();
     for k in (0..funcs.len()).rev().filter(|&i| is_entry(i)) {
-        let mut visited = vec![false; funcs.len()];
-        let mut order = Vec::new();
+        for &i in &order {
+            visited[i] = false;
+        }
+        order.clear();
         post_order(k, &callees, &mut visited, &mut order);
         let mut crossing = None;
-        for i in order {
+        for &i in &order {
             for d in &by_func[i] {
                 if d.code == Some(C7510_CROSSES_CALL) {
                     crossing.get_or_insert_with(|| d.clone());
@@ -85,6 +90,8 @@ pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) 
 pub struct CallGraph<'m> {
     /// Functions with a body, in order of definition.
     pub funcs: Vec<&'m ori_ir::Function>,
+    /// Index into `funcs` by name.
+    pub index: FxHashMap<&'m str, usize>,
     /// Per function (same index): the functions with a body it calls, in call order.
     pub callees: Vec<Vec<usize>>,
 }
@@ -115,7 +122,11 @@ impl<'m> CallGraph<'m> {
                     .collect()
             })
             .collect();
-        CallGraph { funcs, callees }
+        CallGraph {
+            funcs,
+            index,
+            callees,
+        }
     }
 
     /// Marks every function that calls, directly or not, a marked one: a

@@ -32,15 +32,7 @@ impl ModuleInfo {
         let funcs = m
             .funcs
             .values()
-            .map(|f| {
-                // A callee with only fences is not inlined and counts as a
-                // plain call (`heldout3_25`: C7519 in the caller, no C7510).
-                let wg = f
-                    .insts
-                    .values()
-                    .any(|d| d.opcode.is_gmma_family() && !d.opcode.is_arrive());
-                (f.name.to_string(), (f.has_body, wg))
-            })
+            .map(|f| (f.name.to_string(), (f.has_body, holds_pipeline_ops(f))))
             .collect();
         ModuleInfo {
             arch: m.arch().to_string(),
@@ -50,6 +42,16 @@ impl ModuleInfo {
             maxrregcount: None,
         }
     }
+}
+
+/// Whether `f` holds a GMMA op other than a fence (a wgmma, commit or
+/// wait): what makes a call to it cross a pipeline. A callee with only
+/// fences is not inlined and counts as a plain call (`heldout3_25`: C7519
+/// in the caller, no C7510).
+pub fn holds_pipeline_ops(f: &Function) -> bool {
+    f.insts
+        .values()
+        .any(|d| d.opcode.is_gmma_family() && !d.opcode.is_arrive())
 }
 
 /// Context handed to a running pass.
