@@ -30,13 +30,21 @@ pub struct PtxasBlocks {
 impl PtxasBlocks {
     /// Compute the view for `f`.
     pub fn compute(f: &Function, cfg: &ControlFlowGraph) -> PtxasBlocks {
+        PtxasBlocks::compute_with(f, cfg, &ori_ir::DominatorTree::compute(cfg))
+    }
+
+    /// [`PtxasBlocks::compute`] with the dominator tree already at hand.
+    pub fn compute_with(
+        f: &Function,
+        cfg: &ControlFlowGraph,
+        dt: &ori_ir::DominatorTree,
+    ) -> PtxasBlocks {
         let mut starts = SecondaryMap::new();
         for &b in f.layout.blocks() {
             starts[b] = !merged_into_predecessor(f, cfg, b);
         }
         // ptxas unrolls a loop with a constant bound in full (`heldout3_14`: even
         // 64 iterations come out straight-line), so its header is no boundary.
-        let dt = ori_ir::DominatorTree::compute(cfg);
         for &s in cfg.rpo() {
             for &h in cfg.succs(s) {
                 if dt.dominates(h, s) && crate::loops::constant_bound(f, s) {

@@ -8,7 +8,7 @@
 
 pub mod accumulator_sets;
 pub mod block_merging;
-pub mod fixup_gmma_sequence;
+pub mod fixup;
 pub mod fnv1a;
 pub mod in_flight;
 pub mod loops;
@@ -18,7 +18,7 @@ pub mod register_budget;
 pub mod report_order;
 pub mod uniformity;
 
-pub use fixup_gmma_sequence::{FixupGmmaSequence, IsaStrictFixupGmmaSequence};
+pub use fixup::{FixupGmmaSequence, IsaStrictFixupGmmaSequence, RuleId};
 pub use propagate_gmma::OriPropagateGmma;
 
 /// The GMMA pipeline in ptxas's order.

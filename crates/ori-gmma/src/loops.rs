@@ -25,68 +25,103 @@ use ori_ir::{Block, ControlFlowGraph, DominatorTree, Function, Opcode, Operand};
 /// vectorize, count for less; ori counts PTX instructions.)
 pub const MAX_UNROLLED_BODY: usize = 14;
 
-/// For each block, whether it lies in a loop with a run-time trip count
-/// that ptxas unrolls (a body of at most [`MAX_UNROLLED_BODY`] instructions).
-pub fn unrolled_runtime_loop_blocks(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-) -> SecondaryMap<Block, bool> {
-    loop_blocks(f, cfg, dt, Some(MAX_UNROLLED_BODY))
+/// One natural loop: the back edge `latch -> header` and its blocks.
+struct NaturalLoop {
+    header: Block,
+    latch: Block,
+    /// The header, and every block that reaches the latch without passing
+    /// through the header.
+    body: Vec<Block>,
+    /// PTX instructions in the body.
+    size: usize,
+    /// The latch's branch compares against a constant (`constant_bound`).
+    constant: bool,
 }
 
-/// For each block, whether it lies in a loop with a run-time trip count.
-pub fn runtime_loop_blocks(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-) -> SecondaryMap<Block, bool> {
-    loop_blocks(f, cfg, dt, None)
+impl NaturalLoop {
+    /// A run-time trip count that ptxas unrolls by four with a remainder.
+    fn unrolled(&self) -> bool {
+        !self.constant && self.size <= MAX_UNROLLED_BODY
+    }
 }
 
-/// The back edges `(s, h)` of loops ptxas keeps as loops: a run-time trip
-/// count and a body larger than [`MAX_UNROLLED_BODY`]. ptxas's walk does not
-/// carry what it learnt at the end of such a loop's body back to its header
-/// (R-kept-loop-back-edge): a pure read before the wait inside such a loop
-/// gets its wait (C7517) each time, where in an unrolled loop the second
-/// copy sees the first copy's `wgmma.wait_group` and is refused (C7514,
-/// rule 27; `c7517_loop_read_body_with_8_stores_not_unrolled` against
-/// `c7514_loop_read_body_with_4_stores_unrolled`).
-pub fn kept_back_edges(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-) -> fxhash::FxHashSet<(Block, Block)> {
-    let unrolled = loop_blocks(f, cfg, dt, Some(MAX_UNROLLED_BODY));
-    let mut out = fxhash::FxHashSet::default();
-    for &s in cfg.rpo() {
-        for &h in cfg.succs(s) {
-            if dt.dominates(h, s) && !constant_bound(f, s) && !(unrolled[h] && unrolled[s]) {
-                out.insert((s, h));
+/// Every loop fact phase 87 uses, from one discovery of the natural loops.
+pub struct Loops {
+    /// Blocks of loops with a run-time trip count.
+    pub runtime: SecondaryMap<Block, bool>,
+    /// Blocks of loops with a run-time trip count that ptxas unrolls (a body
+    /// of at most [`MAX_UNROLLED_BODY`] instructions).
+    pub unrolled_runtime: SecondaryMap<Block, bool>,
+    /// Targets of back edges.
+    pub header: SecondaryMap<Block, bool>,
+    /// The back edges `(latch, header)` of loops ptxas keeps as loops: a
+    /// run-time trip count and a body larger than [`MAX_UNROLLED_BODY`].
+    /// ptxas's walk does not carry what it learnt at the end of such a
+    /// loop's body back to its header (R-kept-loop-back-edge): a pure read
+    /// before the wait inside such a loop gets its wait (C7517) each time,
+    /// where in an unrolled loop the second copy sees the first copy's
+    /// `wgmma.wait_group` and is refused (C7514, R-refuse-after-user-wait;
+    /// `c7517_loop_read_body_with_8_stores_not_unrolled` against
+    /// `c7514_loop_read_body_with_4_stores_unrolled`).
+    pub kept_back_edges: fxhash::FxHashSet<(Block, Block)>,
+    /// Heads of loops whose body commits a wgmma group. Only such a loop
+    /// changes how old the groups in flight at its header are; a loop that
+    /// commits nothing (an mbarrier spin-wait, `LAB_WAIT: ... bra
+    /// LAB_WAIT;` in CUTLASS's and FA3's inline asm) leaves them as they
+    /// came in (R-sticky-groups, FA3's forward and backward kernels).
+    pub committing_header: SecondaryMap<Block, bool>,
+}
+
+impl Loops {
+    /// Find the natural loops (a back edge `s -> h` with `h` dominating
+    /// `s`) once and derive every map from them.
+    pub fn compute(f: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Loops {
+        let loops = natural_loops(f, cfg, dt);
+        let mut out = Loops {
+            runtime: SecondaryMap::new(),
+            unrolled_runtime: SecondaryMap::new(),
+            header: SecondaryMap::new(),
+            kept_back_edges: Default::default(),
+            committing_header: SecondaryMap::new(),
+        };
+        for l in &loops {
+            out.header[l.header] = true;
+            let commits = l.body.iter().any(|b| {
+                f.layout
+                    .block_insts(*b)
+                    .iter()
+                    .any(|i| f.insts[*i].opcode.is_commit())
+            });
+            out.committing_header[l.header] |= commits;
+            if l.constant {
+                continue;
+            }
+            for &b in &l.body {
+                out.runtime[b] = true;
+                out.unrolled_runtime[b] |= l.unrolled();
             }
         }
+        for l in loops.iter().filter(|l| !l.constant) {
+            let (h, s) = (l.header, l.latch);
+            if !(out.unrolled_runtime[h] && out.unrolled_runtime[s]) {
+                out.kept_back_edges.insert((s, h));
+            }
+        }
+        out
     }
-    out
 }
 
-fn loop_blocks(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-    max_body: Option<usize>,
-) -> SecondaryMap<Block, bool> {
-    let mut in_loop: SecondaryMap<Block, bool> = SecondaryMap::new();
+fn natural_loops(f: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Vec<NaturalLoop> {
+    let mut loops = Vec::new();
     // Which back edge last visited each block (0: none), so that one map
     // serves every loop.
     let mut seen: SecondaryMap<Block, u32> = SecondaryMap::new();
     let mut stamp = 0;
     for &s in cfg.rpo() {
         for &h in cfg.succs(s) {
-            if !dt.dominates(h, s) || constant_bound(f, s) {
+            if !dt.dominates(h, s) {
                 continue;
             }
-            // The natural loop of the back edge: h, and every block that
-            // reaches s without passing through h.
             stamp += 1;
             seen[h] = stamp;
             let mut body = vec![h];
@@ -99,16 +134,17 @@ fn loop_blocks(
                 body.push(b);
                 work.extend(cfg.preds(b).iter().copied());
             }
-            let size: usize = body.iter().map(|b| f.layout.block_insts(*b).len()).sum();
-            if max_body.is_some_and(|m| size > m) {
-                continue;
-            }
-            for b in body {
-                in_loop[b] = true;
-            }
+            let size = body.iter().map(|b| f.layout.block_insts(*b).len()).sum();
+            loops.push(NaturalLoop {
+                header: h,
+                latch: s,
+                body,
+                size,
+                constant: constant_bound(f, s),
+            });
         }
     }
-    in_loop
+    loops
 }
 
 /// Whether the branch ending block `s` tests a predicate set by comparing
@@ -128,42 +164,4 @@ pub fn constant_bound(f: &Function, s: Block) -> bool {
             && x.defs().contains(&guard.reg)
             && x.slots.iter().any(|s| matches!(s.op, Operand::Imm(_)))
     })
-}
-
-/// For each block, whether it heads a loop (a back edge's target) whose
-/// body commits a wgmma group. Only such a loop changes how old the groups
-/// in flight at its header are; a loop that commits nothing (an mbarrier
-/// spin-wait, `LAB_WAIT: ... bra LAB_WAIT;` in CUTLASS's and FA3's inline
-/// asm) leaves them as they came in (R-sticky-groups, FA3's forward and
-/// backward kernels).
-pub fn committing_loop_headers(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-) -> SecondaryMap<Block, bool> {
-    let mut out: SecondaryMap<Block, bool> = SecondaryMap::new();
-    for &s in cfg.rpo() {
-        for &h in cfg.succs(s) {
-            if !dt.dominates(h, s) || out[h] {
-                continue;
-            }
-            let mut seen = fxhash::FxHashSet::default();
-            seen.insert(h);
-            let mut body = vec![h];
-            let mut work = vec![s];
-            while let Some(b) = work.pop() {
-                if seen.insert(b) {
-                    body.push(b);
-                    work.extend(cfg.preds(b).iter().copied());
-                }
-            }
-            out[h] = body.iter().any(|b| {
-                f.layout
-                    .block_insts(*b)
-                    .iter()
-                    .any(|i| f.insts[*i].opcode.is_commit())
-            });
-        }
-    }
-    out
 }

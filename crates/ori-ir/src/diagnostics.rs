@@ -69,6 +69,9 @@ pub struct Diagnostic {
     pub related: Vec<Note>,
     /// Suggested fix (ori's addition).
     pub help: Option<String>,
+    /// The rule that made the decision (`R-wait-before-read`; phase 87's
+    /// rules, see `ori explain`), where one did.
+    pub rule: Option<&'static str>,
 }
 
 impl Diagnostic {
@@ -85,6 +88,7 @@ impl Diagnostic {
             culprit: None,
             related: Vec::new(),
             help: None,
+            rule: None,
         }
     }
 

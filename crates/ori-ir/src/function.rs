@@ -164,6 +164,19 @@ pub struct Serialization {
     pub shared_accumulators: bool,
 }
 
+/// One decision a pass made, with the rule that made it (phase 87's
+/// `R-...` names): what `--print-after` shows under the function and what
+/// `cargo xtask rules` counts over the corpora.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleUse {
+    /// The rule's name (`R-wait-before-read`).
+    pub rule: &'static str,
+    /// What was decided (`wait`, `arrive`, `serialize C7514`...).
+    pub what: &'static str,
+    /// The PTX line of the instruction it was decided at (0: the function).
+    pub line: u32,
+}
+
 /// A function.
 #[derive(Clone, Debug)]
 pub struct Function {
@@ -195,6 +208,8 @@ pub struct Function {
     pub max_regs: Option<u32>,
     /// Set by phase 87 when it serialized the wgmma pipeline, with why.
     pub serialized: Option<Serialization>,
+    /// The decisions of the passes that ran, in the order they were applied.
+    pub decisions: Vec<RuleUse>,
     names: NameMap<Box<str>, VReg>,
 }
 
@@ -216,6 +231,7 @@ impl Function {
             gmma: None,
             max_regs: None,
             serialized: None,
+            decisions: Vec::new(),
             names: NameMap::default(),
         }
     }

@@ -170,6 +170,7 @@ impl PassManager {
                         function_to_string(f)
                     ));
                 }
+                let decided = f.decisions.len();
                 let mut cx = PassContext {
                     module: &info,
                     diags: Vec::new(),
@@ -187,14 +188,30 @@ impl PassManager {
                 }
                 if DumpOptions::wants(&self.dumps.after, p.name()) {
                     dump(format!(
-                        "; IR after {} (phase {})\n{}",
+                        "; IR after {} (phase {})\n{}{}",
                         p.name(),
                         p.phase(),
-                        function_to_string(f)
+                        function_to_string(f),
+                        decisions_to_string(&f.decisions[decided..]),
                     ));
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The decisions a pass made, as comments under its dump (the text form
+/// skips `;` lines, so the dump still parses): one line each, with the
+/// rule that made it.
+fn decisions_to_string(decisions: &[crate::function::RuleUse]) -> String {
+    let mut s = String::new();
+    for d in decisions {
+        let at = match d.line {
+            0 => "the function".to_string(),
+            l => format!("line {l}"),
+        };
+        s.push_str(&format!("; decision: {} at {at} ({})\n", d.what, d.rule));
+    }
+    s
 }

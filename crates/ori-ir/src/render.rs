@@ -72,6 +72,9 @@ pub fn render_human(d: &Diagnostic) -> String {
     if let Some(h) = &d.help {
         let _ = writeln!(s, "  help: {h}");
     }
+    if let Some(r) = d.rule {
+        let _ = writeln!(s, "  rule: {r}");
+    }
     s.pop();
     s
 }
@@ -141,6 +144,8 @@ pub fn render_json(d: &Diagnostic) -> String {
     }
     s.push_str("],\"help\":");
     json_opt_str(&mut s, d.help.as_deref());
+    s.push_str(",\"rule\":");
+    json_opt_str(&mut s, d.rule);
     s.push('}');
     s
 }

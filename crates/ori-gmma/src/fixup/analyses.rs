@@ -1,0 +1,32 @@
+//! What phase 87 knows about a function's shape, computed once per run and
+//! shared by the walk, the late checks and the edits: the CFG, dominators,
+//! uniformity, the blocks ptxas keeps, and its loops.
+
+use crate::block_merging::PtxasBlocks;
+use crate::loops::Loops;
+use crate::uniformity::Uniformity;
+use ori_ir::{ControlFlowGraph, DominatorTree, Function};
+
+/// The analyses of one function.
+pub(super) struct Analyses {
+    pub(super) cfg: ControlFlowGraph,
+    pub(super) dt: DominatorTree,
+    pub(super) uni: Uniformity,
+    /// Blocks as ptxas keeps them after if-conversion and full unrolling.
+    pub(super) blocks: PtxasBlocks,
+    pub(super) loops: Loops,
+}
+
+impl Analyses {
+    pub(super) fn compute(f: &Function) -> Analyses {
+        let cfg = ControlFlowGraph::compute(f);
+        let dt = DominatorTree::compute(&cfg);
+        Analyses {
+            uni: Uniformity::compute(f, &cfg),
+            blocks: PtxasBlocks::compute_with(f, &cfg, &dt),
+            loops: Loops::compute(f, &cfg, &dt),
+            cfg,
+            dt,
+        }
+    }
+}

@@ -1,0 +1,375 @@
+//! Apply the plan: diagnostics in ptxas's printing order (all C7519, then
+//! all C7517, each in program order, then at most one serialization
+//! message), ori's own notes after them, the layout edits, and on failure
+//! the serialization fallback (seed `sub_AE47B0`, [`serialize`]). Every
+//! diagnostic and every edit carries its rule, and the function keeps the
+//! list (`Function::decisions`).
+
+use super::analyses::Analyses;
+use super::plan::{Close, Plan, WaitAt};
+use super::rules::{Mode, RuleId};
+use crate::messages;
+use crate::uniformity::Uniformity;
+use ori_ir::consts::*;
+use ori_ir::{
+    Diagnostic, DominatorTree, Function, Inst, InstData, Note, Opcode, Operand, PassContext,
+    RuleUse, Severity, Slot,
+};
+
+/// Apply `plan` to `f`, reporting into `cx`.
+pub(super) fn apply(
+    f: &mut Function,
+    cx: &mut PassContext<'_>,
+    an: &Analyses,
+    mut plan: Plan,
+    mode: Mode,
+) {
+    plan.arrives.sort_by_key(|(i, _)| f.layout.order_key(*i));
+    plan.waits.sort_by_key(|w| f.layout.order_key(w.at));
+    if plan.failure.is_some() {
+        // A serialized function waits after every wgmma and arrives before
+        // each, so none of what the notes point at remains.
+        plan.ub_writes.clear();
+        plan.ub_arrives.clear();
+    }
+    plan.ub_writes
+        .sort_by_key(|(i, _, _)| f.layout.order_key(*i));
+    plan.ub_arrives.sort_by_key(|i| f.layout.order_key(*i));
+    let mut diags = advisories(f, &plan);
+    let notes = notes(f, &plan, mode);
+    record_decisions(f, &plan);
+    edit(f, an, &mut plan, mode);
+    if let Some(fail) = &plan.failure {
+        diags.push(serialization_diagnostic(f, fail));
+        let why = ori_ir::Serialization {
+            code: fail.code(),
+            shared_accumulators: fail.shared_accumulators(),
+        };
+        serialize(f, &plan.empty_commits, why);
+    }
+    cx.diags.extend(diags);
+    cx.diags.extend(notes);
+}
+
+/// An advisory (C7519, C7517) at `i`, with its rule.
+fn advisory(
+    f: &Function,
+    code: u32,
+    i: Inst,
+    line: u32,
+    rule: RuleId,
+    why: &str,
+    help: &str,
+) -> Diagnostic {
+    let fname = f.name.to_string();
+    let message = match code {
+        C7519_ARRIVE_INJECTED => messages::arrive_injected(line, &fname),
+        _ => messages::wait_injected(line, &fname),
+    };
+    let mut d = Diagnostic::new(Severity::Info, Some(code), message);
+    d.function = Some(fname);
+    d.culprit = Some(Note {
+        line: f.insts[i].line,
+        inst: Some(describe(f, i)),
+        text: why.into(),
+    });
+    d.help = Some(help.into());
+    d.rule = Some(rule.name());
+    d
+}
+
+/// Arrives then waits, each in program order, as ptxas prints them.
+fn advisories(f: &Function, plan: &Plan) -> Vec<Diagnostic> {
+    let arrives = plan.arrives.iter().map(|&(i, rule)| {
+        advisory(
+            f,
+            C7519_ARRIVE_INJECTED,
+            i,
+            f.insts[i].line,
+            rule,
+            "this wgmma uses registers accessed since the last warpgroup arrive",
+            "put wgmma.fence between the last access of these registers and this wgmma",
+        )
+    });
+    let waits = plan.waits.iter().map(|w| {
+        advisory(
+            f,
+            C7517_WAIT_INJECTED,
+            w.at,
+            w.line.unwrap_or(f.insts[w.at].line),
+            w.rule,
+            "this instruction reads an accumulator of a wgmma still in flight",
+            "put wgmma.commit_group + wgmma.wait_group before this instruction",
+        )
+    });
+    arrives.chain(waits).collect()
+}
+
+/// ori's own notes (no code, left out of ptxas's layout), one per access
+/// the ISA calls undefined and ptxas leaves.
+fn notes(f: &Function, plan: &Plan, mode: Mode) -> Vec<Diagnostic> {
+    let strict = mode == Mode::IsaStrict;
+    let note = |i: Inst, rule: RuleId, message: String, culprit: String, help: &str| {
+        let mut d = Diagnostic::new(Severity::Note, None, message);
+        d.function = Some(f.name.to_string());
+        d.culprit = Some(Note {
+            line: f.insts[i].line,
+            inst: Some(describe(f, i)),
+            text: culprit,
+        });
+        d.help = Some(help.into());
+        d.rule = Some(rule.name());
+        d
+    };
+    let mut out = Vec::new();
+    for &(i, r, _) in &plan.ub_writes {
+        let line = f.insts[i].line;
+        let name = &f.vregs[r].name;
+        let verb = if f.insts[i].defs().contains(&r) {
+            "writes"
+        } else {
+            "reads"
+        };
+        out.push(note(
+            i,
+            RuleId::UndefinedWrite,
+            format!(
+                "line {line}: this instruction accesses register {name} of a wgmma that may still be in flight; the PTX ISA makes this undefined and ptxas 13.0.88 does not fix it{}",
+                if strict { "; ori waits before it (ISA-strict mode)" } else { "" }
+            ),
+            format!("{verb} {name}"),
+            "wgmma.commit_group + wgmma.wait_group before this write, or write another register",
+        ));
+    }
+    for &i in &plan.ub_arrives {
+        out.push(note(
+            i,
+            RuleId::UndefinedArrive,
+            format!(
+                "line {}: the PTX ISA wants a wgmma.fence before this wgmma (its registers were read, or used by a wgmma of another shape, since the last one); ptxas 13.0.88 gives none{}",
+                f.insts[i].line,
+                if strict { "; ori arrives before it (ISA-strict mode)" } else { "" }
+            ),
+            "no fence since the last access of its registers".into(),
+            "wgmma.fence before this wgmma",
+        ));
+    }
+    out
+}
+
+/// The serialization message, naming the culprit and the wgmma in flight.
+fn serialization_diagnostic(f: &Function, fail: &super::plan::Failure) -> Diagnostic {
+    let fname = f.name.to_string();
+    let code = fail.code();
+    let mut d = Diagnostic::new(
+        Severity::Info,
+        Some(code),
+        messages::serialization_message(code, &fname),
+    );
+    d.function = Some(fname);
+    if let Some(i) = fail.inst {
+        let reg = fail
+            .reg
+            .map(|r| format!(" (register {})", f.vregs[r].name))
+            .unwrap_or_default();
+        d.culprit = Some(Note {
+            line: f.insts[i].line,
+            inst: Some(describe(f, i)),
+            text: format!("culprit{reg}"),
+        });
+    }
+    if let Some(w) = fail.wgmma {
+        d.related.push(Note {
+            line: f.insts[w].line,
+            inst: Some(describe(f, w)),
+            text: "in flight from this wgmma".into(),
+        });
+    }
+    let help = if fail.shared_accumulators() {
+        messages::C7511_SHARED_SET_HELP
+    } else {
+        messages::help(code)
+    };
+    d.help = Some(help.to_string());
+    d.rule = Some(fail.rule.name());
+    d
+}
+
+/// Keep every decision, with its rule, on the function.
+fn record_decisions(f: &mut Function, plan: &Plan) {
+    let line = |i: Inst| f.insts[i].line;
+    let mut out: Vec<RuleUse> = Vec::new();
+    let mut push = |rule: RuleId, what: &'static str, line: u32| {
+        out.push(RuleUse {
+            rule: rule.name(),
+            what,
+            line,
+        })
+    };
+    for &(i, rule) in &plan.arrives {
+        push(rule, "arrive", line(i));
+    }
+    for w in &plan.waits {
+        push(w.rule, "wait", w.line.unwrap_or(line(w.at)));
+        if let Close::Hoist(c) = w.close {
+            push(RuleId::HoistCommit, "commit moved up", line(c));
+        }
+    }
+    for &i in &plan.empty_commits {
+        push(RuleId::EmptyGroup, "dummy wgmma", line(i));
+    }
+    for &i in &plan.implicit_commits {
+        push(RuleId::ImplicitCommit, "commit", line(i));
+    }
+    for &(reader, _) in &plan.sinks {
+        push(RuleId::SinkReadBelowRmw, "read moved down", line(reader));
+    }
+    for &(copy, _, rule) in &plan.copy_sinks {
+        push(rule, "copy moved down", line(copy));
+    }
+    for &(i, _, _) in &plan.ub_writes {
+        push(RuleId::UndefinedWrite, "note", line(i));
+    }
+    for &i in &plan.ub_arrives {
+        push(RuleId::UndefinedArrive, "note", line(i));
+    }
+    if let Some(fail) = &plan.failure {
+        push(fail.rule, "serialize", fail.inst.map_or(0, line));
+    }
+    f.decisions.extend(out);
+}
+
+/// The layout edits, all in one rebuild of each block they touch
+/// (`Layout::begin_batch`): anchors are instructions already laid out, and
+/// the one query made meanwhile (`hoist_to_uniform`: a block's last
+/// instruction) does not see the insertions.
+fn edit(f: &mut Function, an: &Analyses, plan: &mut Plan, mode: Mode) {
+    let strict_edits = plan.failure.is_none();
+    f.layout.begin_batch();
+    for &(reader, rmw) in &plan.sinks {
+        f.layout.remove_inst(reader);
+        f.layout.insert_after(reader, rmw);
+    }
+    for &w in &plan.implicit_commits {
+        let line = f.insts[w].line;
+        f.insert_before(w, internal("commit_batch", vec![], line));
+    }
+    if strict_edits && RuleId::UndefinedWrite.injects_in(mode) {
+        for &(at, _, close) in &plan.ub_writes {
+            let rule = RuleId::UndefinedWrite;
+            plan.waits.push(WaitAt {
+                at,
+                close,
+                line: None,
+                rule,
+            });
+        }
+    }
+    for &WaitAt { at: i, close, .. } in &plan.waits {
+        let line = f.insts[i].line;
+        let at = hoist_to_uniform(f, &an.uni, &an.dt, i);
+        match close {
+            Close::Nothing => {}
+            Close::CommitBatch => {
+                f.insert_before(at, internal("commit_batch", vec![], line));
+            }
+            Close::Hoist(c) => {
+                f.layout.remove_inst(c);
+                f.layout.insert_before(c, at);
+            }
+        }
+        f.insert_before(at, wait0(line));
+    }
+    for &(copy, end, _) in &plan.copy_sinks {
+        f.layout.remove_inst(copy);
+        f.layout.insert_before(copy, end);
+    }
+    // Arrives last, so that one before a wgmma that also waits comes after
+    // the wait, next to the wgmma.
+    let strict_arrives = strict_edits && RuleId::UndefinedArrive.injects_in(mode);
+    let ub_arrives = plan.ub_arrives.iter().filter(|_| strict_arrives);
+    for &i in plan.arrives.iter().map(|(i, _)| i).chain(ub_arrives) {
+        let line = f.insts[i].line;
+        f.insert_before(i, internal("arrive", vec![], line));
+    }
+    f.layout.end_batch();
+}
+
+fn internal(name: &str, slots: Vec<Slot>, line: u32) -> InstData {
+    InstData::new("_warpgroup", &[name], slots, line)
+}
+
+fn wait0(line: u32) -> InstData {
+    internal(
+        "wait",
+        vec![Slot::use_(Operand::Imm(ori_ir::Imm::Int(0)))],
+        line,
+    )
+}
+
+/// Serialization fallback (seed `sub_AE47B0`): drop every arrive, commit and
+/// wait (injected or written), then give every wgmma its own arrive before
+/// and commit + wait 0 after. The commits in `empty` close empty groups:
+/// ptxas has made each a dummy wgmma by then, and serializes it like the
+/// others (`c7520_divergent_commit`: ARRIVE, HGMMA.64x8x16.F16, DEPBAR), so
+/// they stay, between an arrive and a wait.
+pub fn serialize(f: &mut Function, empty: &[Inst], why: ori_ir::Serialization) {
+    // One rebuild per block (`Layout::begin_batch`); the queries below see
+    // the original order, which has the same wgmmas and empty commits.
+    f.layout.begin_batch();
+    let injected: Vec<Inst> = f
+        .layout
+        .all_insts()
+        .filter(|i| {
+            let op = f.insts[*i].opcode;
+            (op.is_arrive() || op.is_wait() || op.is_commit()) && !empty.contains(i)
+        })
+        .collect();
+    for i in injected {
+        f.layout.remove_inst(i);
+    }
+    for &c in empty {
+        if f.layout.inst_block(c).is_some() {
+            let line = f.insts[c].line;
+            f.insert_before(c, internal("arrive", vec![], line));
+            f.insert_after(c, wait0(line));
+        }
+    }
+    let wgmmas: Vec<Inst> = f
+        .layout
+        .all_insts()
+        .filter(|i| f.insts[*i].opcode == Opcode::WgmmaMmaAsync)
+        .collect();
+    for w in wgmmas {
+        let line = f.insts[w].line;
+        f.insert_before(w, internal("arrive", vec![], line));
+        let c = f.insert_after(w, internal("commit_batch", vec![], line));
+        f.insert_after(c, wait0(line));
+    }
+    f.layout.end_batch();
+    f.serialized = Some(why);
+}
+
+/// Where a wait for instruction `i` goes: before `i` in uniform code, else
+/// before the terminator of the nearest dominating uniform block.
+fn hoist_to_uniform(f: &Function, uni: &Uniformity, dt: &DominatorTree, i: Inst) -> Inst {
+    let Some(mut b) = f.layout.inst_block(i) else {
+        return i;
+    };
+    if !uni.divergent_block[b] {
+        return i;
+    }
+    while uni.divergent_block[b] {
+        match dt.idom(b) {
+            Some(p) if p != b => b = p,
+            _ => return i,
+        }
+    }
+    f.layout.block_insts(b).last().copied().unwrap_or(i)
+}
+
+fn describe(f: &Function, i: Inst) -> String {
+    let mut s = String::new();
+    ori_ir::write::write_inst(&mut s, f, &f.insts[i]);
+    s
+}

@@ -1,0 +1,129 @@
+//! Phase 87, FixupGmmaSequence: make the wgmma pipeline legal, or serialize it.
+//!
+//! The orchestrator (seed 003: `sub_AE4F70`) runs the steps in ptxas's
+//! order, one module each:
+//!
+//! 1. **Solve** (`solve`): the walk state (`state`, a product of
+//!    join-semilattices) iterated over the CFG to its fixpoint, with the
+//!    transfer function of `walk`; no decision is kept from a state that may
+//!    still move, and failing to converge is an internal error.
+//! 2. **Decide** (`solve::decide`, R-first-visit): one visit over ptxas's
+//!    first-pass states and one over the converged states ask the rules
+//!    (`rules`, one [`RuleId`] per ptxas behaviour, their precedence stated
+//!    once in `walk`) where a `_warpgroup.arrive` or `_warpgroup.wait` goes,
+//!    or why the pipeline must be serialized (`plan`). The failures the
+//!    walk finds itself (calls, injections into divergent code: C7509,
+//!    C7518, C7520) end its injections; the later checks' failures keep
+//!    them, as ptxas prints those advisories.
+//! 3. **Late checks** (`late`): fresh values joining a stage in flight
+//!    (C7515), exits behind a branch, waits injected into loops ptxas
+//!    unrolls (C7514), the function's register pressure (C7512).
+//! 4. **Apply** (`apply`): advisories (C7519, then C7517, each in program
+//!    order), ori's own notes on what the ISA calls undefined, the
+//!    injections, and on failure the serialization fallback (`sub_AE47B0`,
+//!    [`serialize`]): every wgmma gets its own arrive, commit and wait.
+//!
+//! ptxas's phase 87 sees optimized code, so the walk models what it can
+//! name of that: blocks as ptxas keeps them (`block_merging`), copies it
+//! propagates, reads it schedules below a read-modify-write, callees it
+//! inlines, guarded GMMA ops it branches around (front end). Every rule was
+//! found on ptxas 13.0.88 and has corpus cases; `cargo xtask rules` writes
+//! the table of `tests/corpus/README.md` from [`RuleId::info`] with the
+//! number of cases each rule decides.
+
+mod analyses;
+mod apply;
+mod budget;
+mod late;
+mod plan;
+mod queries;
+pub mod rules;
+mod solve;
+mod state;
+mod walk;
+
+pub use apply::serialize;
+pub use budget::{in_flight_budget, LIMIT_MARGIN, MAX_IN_FLIGHT_ACCUMULATOR_REGS};
+pub use plan::Failure;
+pub use rules::{Mode, RuleId, RuleInfo};
+
+use ori_ir::consts::PHASE_FIXUP_GMMA_SEQUENCE;
+use ori_ir::{Diagnostic, Function, ModuleInfo, Opcode, Operand, Pass, PassContext, Severity};
+
+/// The pass, as ptxas 13.0.88 runs it: where ptxas leaves an access that
+/// the PTX ISA calls undefined (a write to a register of a wgmma still in
+/// flight), ori leaves it too and says so in an ori-only note.
+pub struct FixupGmmaSequence;
+
+/// The pass in ISA-strict mode: the same decisions and messages as
+/// [`FixupGmmaSequence`], plus the waits and arrives that make legal what
+/// ptxas leaves undefined (each announced in an ori-only note). Every
+/// function it leaves unserialized passes the independent hazard checker.
+pub struct IsaStrictFixupGmmaSequence;
+
+impl Pass for FixupGmmaSequence {
+    fn name(&self) -> &'static str {
+        "FixupGmmaSequence"
+    }
+
+    fn phase(&self) -> u32 {
+        PHASE_FIXUP_GMMA_SEQUENCE
+    }
+
+    fn run(&self, f: &mut Function, cx: &mut PassContext<'_>) {
+        run_fixup(f, cx, Mode::Ptxas)
+    }
+}
+
+impl Pass for IsaStrictFixupGmmaSequence {
+    fn name(&self) -> &'static str {
+        "FixupGmmaSequence"
+    }
+
+    fn phase(&self) -> u32 {
+        PHASE_FIXUP_GMMA_SEQUENCE
+    }
+
+    fn run(&self, f: &mut Function, cx: &mut PassContext<'_>) {
+        run_fixup(f, cx, Mode::IsaStrict)
+    }
+}
+
+/// Whether phase 87 has anything to do in `f`: a GMMA op of its own, or
+/// (not under `-c`, where ptxas 13.0.88 keeps callees apart,
+/// `clean_func_with_pipeline_c`) a call to a function with a pipeline.
+fn needs_fixup(f: &Function, module: &ModuleInfo) -> bool {
+    if f.insts.values().any(|d| d.opcode.is_gmma_family()) {
+        return true;
+    }
+    !module.compile_only
+        && f.insts.values().any(|d| {
+            d.opcode == Opcode::Call
+                && d.slots.iter().any(|s| {
+                    matches!(&s.op, Operand::Sym(n) if module.funcs.get(&**n).is_some_and(|x| x.1))
+                })
+        })
+}
+
+fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode) {
+    let Some(facts) = f.gmma.clone() else { return };
+    if !needs_fixup(f, cx.module) {
+        return;
+    }
+    let an = analyses::Analyses::compute(f);
+    let walker = walk::Walker::new(f, &facts.sets, &an, cx.module, mode);
+    let sol = match walker.solve() {
+        Ok(sol) => sol,
+        Err(e) => {
+            let msg = format!(
+                "internal error: FixupGmmaSequence did not converge in {} rounds in function '{}'",
+                e.rounds, f.name
+            );
+            cx.diags.push(Diagnostic::new(Severity::Fatal, None, msg));
+            return;
+        }
+    };
+    let mut plan = walker.decide(&sol);
+    walker.late_checks(&sol, &mut plan, cx.module.maxrregcount);
+    apply::apply(f, cx, &an, plan, mode);
+}

@@ -1,0 +1,208 @@
+//! What the primary fixup decided, each decision with the rule that made it.
+//!
+//! The walk only records here; nothing in the plan feeds back into the walk
+//! state, so the solver can run the walk with a scratch plan and the
+//! decisions come from the one visit over the solved states (`solve`).
+
+use super::rules::RuleId;
+use crate::in_flight::PipeState;
+use fxhash::FxHashSet;
+use ori_ir::consts::*;
+use ori_ir::{Block, Inst, VReg};
+
+/// How an injected wait closes the wgmmas still open (uncommitted) before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Close {
+    /// Nothing is open.
+    Nothing,
+    /// Insert a `_warpgroup.commit_batch` before the wait.
+    CommitBatch,
+    /// Move the user's `wgmma.commit_group` that follows (past plain reads
+    /// only) up to the wait (R-hoist-commit): a commit carries the open
+    /// accumulators, so ptxas's scheduler may move accumulator reads below
+    /// it but not writes.
+    Hoist(Inst),
+}
+
+impl Close {
+    /// A commit before the wait when wgmma are still open.
+    pub(super) fn for_open(pipe: &PipeState) -> Close {
+        if pipe.open.is_empty() {
+            Close::Nothing
+        } else {
+            Close::CommitBatch
+        }
+    }
+}
+
+/// One injected wait: before `at`, whose line the advisory names.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct WaitAt {
+    pub(super) at: Inst,
+    pub(super) close: Close,
+    /// The line C7517 names when it is not `at`'s (R-unpack-sinks-to-wait).
+    pub(super) line: Option<u32>,
+    pub(super) rule: RuleId,
+}
+
+/// Kinds of decision, for [`Plan::first`]: one of each kind per instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Seen {
+    Arrive,
+    UbArrive,
+    EmptyCommit,
+    ImplicitCommit,
+    CopySink,
+    Sink,
+    UbWrite,
+    Wait,
+}
+
+/// Why the pipeline was serialized, and where.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The rule that serialized (its code is the message's).
+    pub rule: RuleId,
+    /// The culprit instruction.
+    pub inst: Option<Inst>,
+    /// The register involved.
+    pub reg: Option<VReg>,
+    /// The wgmma it conflicts with.
+    pub wgmma: Option<Inst>,
+}
+
+impl Failure {
+    /// The serialization code (C75xx).
+    pub fn code(&self) -> u32 {
+        self.rule
+            .info()
+            .code
+            .expect("a serializing rule names its code")
+    }
+
+    /// C7511 from a shared accumulator register rather than from too many
+    /// registers in flight (see `ori_ir::Serialization`): its advice differs.
+    pub fn shared_accumulators(&self) -> bool {
+        matches!(self.rule, RuleId::KillBeforeChain | RuleId::OverlappingSets)
+    }
+}
+
+/// Decisions of the primary fixup.
+#[derive(Default, Debug)]
+pub(super) struct Plan {
+    /// Decisions already recorded.
+    seen: FxHashSet<(Seen, Inst)>,
+    /// Arrives to inject before these wgmmas (or empty commits).
+    pub(super) arrives: Vec<(Inst, RuleId)>,
+    /// Waits to inject.
+    pub(super) waits: Vec<WaitAt>,
+    /// The user's commits that close an empty group (ptxas gives each a dummy wgmma).
+    pub(super) empty_commits: Vec<Inst>,
+    /// Pure reads moved below a later read-modify-write: (reader, rmw).
+    pub(super) sinks: Vec<(Inst, Inst)>,
+    /// Copies of in-flight accumulators moved down to where their value is
+    /// first needed: (copy, the instruction it goes before, rule).
+    pub(super) copy_sinks: Vec<(Inst, Inst, RuleId)>,
+    /// User waits reached with wgmmas still open on some path: ptxas closes
+    /// the stage there (the last HGMMA carries `gsb0`); ori adds the commit.
+    pub(super) implicit_commits: Vec<Inst>,
+    /// Writes to registers of a wgmma that may still be in flight, which
+    /// ptxas 13.0.88 leaves as they are (undefined behaviour by the PTX ISA):
+    /// (instruction, register, close needed for a wait).
+    pub(super) ub_writes: Vec<(Inst, VReg, Close)>,
+    /// wgmmas the ISA wants an arrive before and ptxas 13.0.88 gives none.
+    pub(super) ub_arrives: Vec<Inst>,
+    /// Blocks holding only a `ret`, reached with accumulators in flight: ptxas
+    /// turns a branch to such a block into a predicated exit at the branch, so
+    /// the wait goes before the branches of the in-flight predecessors
+    /// (resolved after the fixpoint, from the predecessors' exit states).
+    pub(super) bare_exits: Vec<Block>,
+    pub(super) failure: Option<Failure>,
+}
+
+impl Plan {
+    /// Whether the primary walk still records injections. A failure the primary
+    /// fixup detects itself (calls, divergence) ends its walk, so ptxas 13.0.88
+    /// prints no advisory for later points; the register-resource and
+    /// accumulator-read failures (C7511, C7514, C7515) come from the later
+    /// validation steps, after every injection of the walk was made and
+    /// announced; so does C7510, which ptxas finds on the inlined callee.
+    pub(super) fn injecting(&self) -> bool {
+        self.failure.as_ref().is_none_or(|f| {
+            matches!(
+                f.code(),
+                C7510_CROSSES_CALL
+                    | C7511_PIPELINE_REGISTERS
+                    | C7513_DEFINES_INPUTS
+                    | C7514_READS_ACCUMULATORS
+                    | C7515_DEFINES_ACCUMULATORS
+            )
+        })
+    }
+
+    /// Whether `(kind, i)` is new: each decision is recorded once, however
+    /// many visits reach it (a set, so that this stays O(1)).
+    pub(super) fn first(&mut self, kind: Seen, i: Inst) -> bool {
+        self.seen.insert((kind, i))
+    }
+
+    /// Record `kind` at `i` when the walk still injects and it is new.
+    pub(super) fn record(&mut self, kind: Seen, i: Inst) -> bool {
+        self.injecting() && self.first(kind, i)
+    }
+
+    /// An arrive before `i`.
+    pub(super) fn arrive(&mut self, i: Inst, rule: RuleId) {
+        if self.record(Seen::Arrive, i) {
+            self.arrives.push((i, rule));
+        }
+    }
+
+    /// A wait before `at`; C7517 names `line` when given (R-unpack-sinks-to-wait).
+    pub(super) fn wait(&mut self, at: Inst, close: Close, line: Option<u32>, rule: RuleId) {
+        if self.record(Seen::Wait, at) {
+            self.waits.push(WaitAt {
+                at,
+                close,
+                line,
+                rule,
+            });
+        }
+    }
+
+    /// Serialize for `rule` at `inst`, unless an earlier failure stands
+    /// (the first failure wins, as ptxas prints one per function).
+    pub(super) fn fail(
+        &mut self,
+        rule: RuleId,
+        inst: Option<Inst>,
+        reg: Option<VReg>,
+        wgmma: Option<Inst>,
+    ) {
+        if self.failure.is_none() {
+            self.failure = Some(Failure {
+                rule,
+                inst,
+                reg,
+                wgmma,
+            });
+        }
+    }
+
+    /// **R-in-flight-budget.** Too many accumulator registers in flight
+    /// (C7511): ptxas's register check comes before its check of reads
+    /// between wgmma, so this C7511 replaces a C7514 found earlier in the
+    /// walk (Triton's `max_num_imprecise_acc` kernels issue each wgmma into a
+    /// fresh set of 64 registers and add it into the main accumulator before
+    /// the next wgmma: ptxas says C7511, not C7514).
+    pub(super) fn fail_budget(&mut self, at: Inst) {
+        if self
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.code() == C7514_READS_ACCUMULATORS)
+        {
+            self.failure = None;
+        }
+        self.fail(RuleId::InFlightBudget, Some(at), None, None);
+    }
+}

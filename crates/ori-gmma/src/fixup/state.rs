@@ -1,0 +1,191 @@
+//! The walk state of phase 87: a product of join-semilattices.
+//!
+//! The pipeline part (`PipeState`, phase 85's lattice) says which sets are
+//! in flight; the rest is what ptxas tracks beside it to decide arrives and
+//! waits. Each field's join is one of: union of sets (may on some path),
+//! or of flags (`or`), intersection of flags (`and`: must on every path),
+//! first-wins (the wgmma a message names, which no decision depends on),
+//! a multiset maximum (wgmma per set in this block), and a flat lattice
+//! (one shape per register, 0 = paths disagree). Every field is finite
+//! over a function (sets, registers and instructions of the function,
+//! ages capped), so the fixpoint exists; `solve` reports an internal error
+//! when it is not reached.
+
+use crate::in_flight::PipeState;
+use fxhash::FxHashSet;
+use ori_ir::{Inst, InstData, VReg};
+use smallvec::SmallVec;
+
+/// Walk state at a program point.
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
+pub(super) struct State {
+    pub(super) pipe: PipeState,
+    /// Registers accessed by non-wgmma instructions since the last arrive.
+    pub(super) touched: FxHashSet<VReg>,
+    /// No arrive (fence) seen yet on some path.
+    pub(super) no_arrive: bool,
+    /// The wgmma that last wrote each in-flight set (for messages).
+    pub(super) last_wgmma: Option<Inst>,
+    /// A partial `wait_group N > 0` left committed groups in flight.
+    pub(super) partial_wait: bool,
+    /// Sets in flight on some incoming paths and retired on others.
+    pub(super) mixed: SmallVec<[u32; 4]>,
+    /// Sets written by a group a wait retired, while others stay in flight.
+    pub(super) retired: SmallVec<[u32; 4]>,
+    /// A wgmma since the last commit or wait, in this ptxas block.
+    pub(super) block_wgmma: bool,
+    /// An arrive after the last plain instruction, in this ptxas block.
+    pub(super) fresh_arrive: bool,
+    /// Destination sets of the wgmma of the open stage, one entry per wgmma,
+    /// in this ptxas block.
+    pub(super) block_issues: SmallVec<[u32; 8]>,
+    /// A-fragment registers of wgmmas that may be in flight (until a wait
+    /// retires everything).
+    /// With the number of commits since the wgmma that reads each (capped),
+    /// so that a wait retiring that group releases it (`heldout5_15`:
+    /// double-buffered fragments under `wait_group 1`).
+    pub(super) a_frags: SmallVec<[(VReg, u32); 8]>,
+    /// Accumulator registers read by non-wgmma instructions since the last
+    /// arrive (the ISA orders them before a later wgmma; ptxas does not).
+    pub(super) read_touched: FxHashSet<VReg>,
+    /// The last wait on some path here was in divergent code.
+    pub(super) divergent_wait: bool,
+    /// A wgmma issued since the last arrive, on some path.
+    pub(super) wgmma_since_arrive: bool,
+    /// A `wgmma.wait_group` of the user's ran on some path from the entry.
+    pub(super) user_waited: bool,
+    /// Accumulator sets wgmma wrote since the last arrive.
+    pub(super) wgmma_sets_since_arrive: SmallVec<[u32; 4]>,
+    /// Accumulators rewritten in place (with a wait) since the last user
+    /// commit, and taken by a wgmma since.
+    pub(super) rmw_regs: SmallVec<[VReg; 8]>,
+    /// Committed groups that came into the header of a loop that commits in
+    /// flight: ptxas cannot count how old they are, so only a `wait_group 0`
+    /// retires them (`heldout5_20`: a store of such a set after `wait_group
+    /// 1` is C7514). A loop that commits nothing keeps their age.
+    pub(super) sticky: SmallVec<[u32; 4]>,
+    /// Live copies `(dst, src)` made by `mov dst, src` of an accumulator in
+    /// flight. ptxas propagates such copies before phase 87 (a copy between
+    /// the last wgmma and the commit, stored after the wait, compiles clean:
+    /// `heldout_14`), so the copy is no read; its uses are.
+    pub(super) aliases: SmallVec<[(VReg, VReg); 4]>,
+    /// A fence in divergent code arrived on some path here: an arrive injected
+    /// for the other paths depends on divergent control flow (C7520).
+    pub(super) divergent_fence: bool,
+    /// Shape (`m << 20 | n << 8 | k`) of the wgmma that last used each
+    /// accumulator register since the last arrive; 0 where paths disagree.
+    pub(super) shapes: SmallVec<[(VReg, u32); 8]>,
+}
+
+/// A wgmma's shape as one number (`m << 20 | n << 8 | k`), 0 if unknown.
+pub(super) fn wgmma_shape(d: &InstData) -> u32 {
+    ori_ir::WgmmaForm::decode(&d.mods)
+        .map(|w| (w.m << 20) | (w.n << 8) | w.k)
+        .unwrap_or(0)
+}
+
+/// Add `src` to `dst`; returns whether `dst` grew.
+pub(super) fn add_all<A: smallvec::Array>(
+    dst: &mut SmallVec<A>,
+    src: impl IntoIterator<Item = A::Item>,
+) -> bool
+where
+    A::Item: PartialEq,
+{
+    let mut ch = false;
+    for s in src {
+        if !dst.contains(&s) {
+            dst.push(s);
+            ch = true;
+        }
+    }
+    ch
+}
+
+/// `dst |= src`; returns whether `dst` changed.
+fn or_into(dst: &mut bool, src: bool) -> bool {
+    let ch = src && !*dst;
+    *dst |= src;
+    ch
+}
+
+/// `dst &= src`; returns whether `dst` changed.
+fn and_into(dst: &mut bool, src: bool) -> bool {
+    let ch = *dst && !src;
+    *dst &= src;
+    ch
+}
+
+impl State {
+    /// A wait covered everything: nothing is in flight any more.
+    pub(super) fn retire_all(&mut self) {
+        self.pipe = PipeState::default();
+        self.aliases.clear();
+        self.partial_wait = false;
+        self.mixed.clear();
+        self.a_frags.clear();
+    }
+
+    pub(super) fn join(&mut self, o: &State) -> bool {
+        let (mine, theirs) = (self.pipe.all(), o.pipe.all());
+        let differ = mine
+            .iter()
+            .filter(|s| !theirs.contains(s))
+            .chain(theirs.iter().filter(|s| !mine.contains(s)))
+            .copied()
+            .collect::<SmallVec<[u32; 4]>>();
+        let mut ch = add_all(&mut self.mixed, differ);
+        ch |= add_all(&mut self.mixed, o.mixed.iter().copied());
+        ch |= add_all(&mut self.retired, o.retired.iter().copied());
+        ch |= self.pipe.join(&o.pipe);
+        for r in &o.touched {
+            ch |= self.touched.insert(*r);
+        }
+        ch |= or_into(&mut self.no_arrive, o.no_arrive);
+        ch |= add_all(&mut self.aliases, o.aliases.iter().copied());
+        ch |= add_all(
+            &mut self.wgmma_sets_since_arrive,
+            o.wgmma_sets_since_arrive.iter().copied(),
+        );
+        ch |= add_all(&mut self.sticky, o.sticky.iter().copied());
+        ch |= add_all(&mut self.rmw_regs, o.rmw_regs.iter().copied());
+        ch |= or_into(&mut self.user_waited, o.user_waited);
+        ch |= or_into(&mut self.wgmma_since_arrive, o.wgmma_since_arrive);
+        ch |= or_into(&mut self.divergent_wait, o.divergent_wait);
+        ch |= or_into(&mut self.divergent_fence, o.divergent_fence);
+        ch |= or_into(&mut self.partial_wait, o.partial_wait);
+        if self.last_wgmma.is_none() && o.last_wgmma.is_some() {
+            self.last_wgmma = o.last_wgmma;
+        }
+        ch |= and_into(&mut self.block_wgmma, o.block_wgmma);
+        ch |= and_into(&mut self.fresh_arrive, o.fresh_arrive);
+        for r in &o.read_touched {
+            ch |= self.read_touched.insert(*r);
+        }
+        for (r, s) in &o.shapes {
+            match self.shapes.iter_mut().find(|(x, _)| x == r) {
+                Some(e) if e.1 != *s && e.1 != 0 => {
+                    e.1 = 0;
+                    ch = true;
+                }
+                Some(_) => {}
+                None => {
+                    self.shapes.push((*r, *s));
+                    ch = true;
+                }
+            }
+        }
+        ch |= add_all(&mut self.a_frags, o.a_frags.iter().copied());
+        for s in &o.block_issues {
+            let (mine, theirs) = (
+                self.block_issues.iter().filter(|x| *x == s).count(),
+                o.block_issues.iter().filter(|x| *x == s).count(),
+            );
+            if theirs > mine {
+                self.block_issues.push(*s);
+                ch = true;
+            }
+        }
+        ch
+    }
+}

@@ -1,0 +1,1009 @@
+//! The primary fixup's walk over one block (seed 003: `sub_ADEB40`): the
+//! transfer function of [`State`] and, at each instruction, the rules that
+//! decide an injection or a serialization, asked in one stated order.
+//!
+//! The walk is run twice over each block by `solve`: during the fixpoint,
+//! with a scratch [`Plan`] that is thrown away (only the state out of the
+//! block matters), and once more over the solved states to decide. The
+//! state never depends on the plan, so both runs move it the same way.
+
+use super::analyses::Analyses;
+use super::plan::{Close, Plan, Seen};
+use super::rules::{Mode, RuleId};
+use super::state::{add_all, wgmma_shape, State};
+use cranelift_entity::SecondaryMap;
+use fxhash::FxHashSet;
+use ori_ir::{Block, Function, Inst, InstData, Opcode, Operand, RegClass, VReg};
+use smallvec::SmallVec;
+
+/// The set id standing for the dummy wgmma of an empty group (no registers).
+const DUMMY_GROUP_SET: u32 = u32::MAX;
+
+/// What the walk consults: the function, phase 85's sets and the analyses.
+pub(super) struct Walker<'a> {
+    pub(super) f: &'a Function,
+    pub(super) sets: &'a [SmallVec<[VReg; 8]>],
+    /// For each register, the accumulator sets containing it.
+    pub(super) reg_sets: SecondaryMap<VReg, SmallVec<[u32; 2]>>,
+    /// CFG, dominators, uniformity, ptxas's blocks and loops, computed once.
+    pub(super) an: &'a Analyses,
+    /// Accumulator registers that may be in flight (`budget::in_flight_budget`).
+    pub(super) budget: usize,
+    /// Accumulator sets holding a register some wgmma reads as an A fragment.
+    pub(super) fragment_sets: FxHashSet<u32>,
+    /// Whether a `wgmma.wait_group` of the user's comes earlier in the
+    /// function's layout: ptxas's refusal (R-refuse-after-user-wait) also
+    /// follows the file order, not only paths (`heldout5_37`: an exit block
+    /// laid out after the main path's wait).
+    pub(super) wait_above: SecondaryMap<Inst, bool>,
+    pub(super) module: &'a ori_ir::ModuleInfo,
+    /// ptxas's decisions only, or also what the ISA wants (ISA-strict).
+    pub(super) mode: Mode,
+    /// Each instruction's index in its block.
+    pub(super) pos: SecondaryMap<Inst, u32>,
+    /// Registers of a wgmma with no arrive before it in its block: only these
+    /// need to stay in `touched` / `read_touched` / `shapes` across blocks.
+    pub(super) exposed: SecondaryMap<VReg, bool>,
+}
+
+/// Registers of a wgmma with no arrive before it in its block.
+pub(super) fn exposed_regs(f: &Function) -> SecondaryMap<VReg, bool> {
+    let mut out = SecondaryMap::new();
+    for &b in f.layout.blocks() {
+        for &i in f.layout.block_insts(b) {
+            let d = &f.insts[i];
+            if d.opcode.is_arrive() {
+                break;
+            }
+            if d.opcode == Opcode::WgmmaMmaAsync {
+                for r in accumulator_regs(d).into_iter().chain(a_fragment_regs(d)) {
+                    out[r] = true;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Registers a wgmma reads as a fragment (A fragment, sparse metadata):
+/// ptxas fences both alike.
+pub(super) fn a_fragment_regs(d: &InstData) -> SmallVec<[VReg; 4]> {
+    d.wgmma_fragment_regs()
+}
+
+/// A wgmma's accumulator registers (its D operand).
+pub(super) fn accumulator_regs(d: &InstData) -> SmallVec<[VReg; 4]> {
+    d.slots.first().map(|s| s.op.regs()).unwrap_or_default()
+}
+
+/// What the walk tracks within one PTX block only.
+struct BlockCx {
+    b: Block,
+    /// A wgmma since the last commit or wait, in this ptxas block.
+    block_wgmma: bool,
+    /// An arrive after the last plain instruction, in this ptxas block.
+    fresh_arrive: bool,
+    /// Destination sets of the open stage's wgmma, one entry per wgmma.
+    block_issues: SmallVec<[u32; 8]>,
+    /// A-fragment registers of the wgmma earlier in this PTX block.
+    block_fragments: SmallVec<[VReg; 8]>,
+    /// Accumulator registers a wgmma earlier in this PTX block wrote, with
+    /// the number of wgmma that wrote each.
+    block_wgmma_defs: SmallVec<[(VReg, u32); 16]>,
+}
+
+impl BlockCx {
+    /// A wait or commit injected here closes the stage: a commit later in
+    /// the block closes an empty group (probe n10).
+    fn close_stage(&mut self) {
+        self.block_wgmma = false;
+        self.block_issues.clear();
+    }
+}
+
+/// A plain instruction's register accesses, as ptxas sees them.
+struct Access {
+    defs: SmallVec<[VReg; 8]>,
+    /// Reads, with a guarded instruction's definitions (a predicated write
+    /// keeps the old value where the guard is false) and the accumulators
+    /// behind live copies.
+    uses: SmallVec<[VReg; 8]>,
+    /// Every set in flight before the instruction.
+    all: SmallVec<[u32; 4]>,
+    /// A register read of an open (uncommitted) set.
+    read_open: Option<VReg>,
+    /// A register read of any set in flight.
+    read_any: Option<VReg>,
+    /// Whether the instruction writes a register of a set in flight.
+    defines_acc: bool,
+    /// A pure read of the open stage with more wgmma of the stage to come.
+    between: Option<VReg>,
+}
+
+/// Precedence of the rules for a plain instruction that reads an
+/// accumulator in flight, stated once: the first rule that applies decides.
+const READ_RULES: [RuleId; 7] = [
+    RuleId::SinkReadBelowRmw,
+    RuleId::ReadBetweenWgmma,
+    RuleId::UndefinedWrite,
+    RuleId::ReadUnsureGroup,
+    RuleId::DivergentStoreRun,
+    RuleId::RefuseAfterUserWait,
+    RuleId::WaitBeforeRead,
+];
+
+impl Walker<'_> {
+    /// One walk over block `b` from `st`; records decisions in `plan`.
+    pub(super) fn walk_block(&self, b: Block, mut st: State, plan: &mut Plan) -> State {
+        let mut bx = self.enter_block(b, &mut st);
+        let join_wait = self.join_needs_wait(b, &st);
+        let last = self.f.layout.block_insts(b).last().copied();
+        for &i in self.f.layout.block_insts(b) {
+            let d = &self.f.insts[i];
+            let at_branch = Some(i) == last && d.opcode == Opcode::Branch;
+            if join_wait && at_branch && !st.mixed.is_empty() && !st.pipe.is_empty() {
+                plan.wait(i, Close::for_open(&st.pipe), None, RuleId::JoinWaitLevels);
+                st.retire_all();
+            }
+            match d.opcode {
+                op if op.is_arrive() => self.on_arrive(&mut bx, &mut st, i),
+                Opcode::WgmmaMmaAsync => self.on_wgmma(&mut bx, &mut st, plan, i),
+                op if op.is_commit() || op.is_wait() => self.on_sync(&mut bx, &mut st, plan, i),
+                Opcode::Return => self.on_return(&bx, &mut st, plan, i),
+                Opcode::Call => self.on_call(&mut bx, &mut st, plan, i),
+                _ => self.on_plain(&mut bx, &mut st, plan, i),
+            }
+        }
+        st.block_wgmma = bx.block_wgmma;
+        st.fresh_arrive = bx.fresh_arrive;
+        st.block_issues = bx.block_issues;
+        st
+    }
+
+    /// The state at the top of `b`: ptxas forgets the arrive at a block
+    /// boundary it keeps (`block_merging`), and groups entering a loop that
+    /// commits in flight become sticky (R-sticky-groups).
+    fn enter_block(&self, b: Block, st: &mut State) -> BlockCx {
+        if self.an.blocks.starts_block(b) {
+            st.no_arrive = true;
+            st.block_wgmma = false;
+            st.fresh_arrive = false;
+            st.block_issues.clear();
+        }
+        if self.an.loops.committing_header[b] {
+            for g in st.pipe.groups.clone() {
+                add_all(&mut st.sticky, g);
+            }
+        }
+        BlockCx {
+            b,
+            block_wgmma: st.block_wgmma,
+            fresh_arrive: st.fresh_arrive,
+            block_issues: std::mem::take(&mut st.block_issues),
+            block_fragments: SmallVec::new(),
+            block_wgmma_defs: SmallVec::new(),
+        }
+    }
+
+    /// **R-join-wait-levels.** Entered from uniform arms that each end in a
+    /// wait of their own, at different levels: unless a read needs it
+    /// first, ptxas waits at the end of this block, naming its branch
+    /// (`heldout4_30`). With a wait on one side only, reads here are C7514
+    /// instead (R-read-unsure-group).
+    fn join_needs_wait(&self, b: Block, st: &State) -> bool {
+        let f = self.f;
+        let arm_waits = |p: &Block| {
+            self.an.cfg.preds(*p).len() == 1
+                && f.layout
+                    .block_insts(*p)
+                    .iter()
+                    .any(|i| f.insts[*i].opcode == Opcode::WgmmaWaitGroup)
+        };
+        self.an.cfg.preds(b).len() > 1
+            && !self.an.loops.header[b]
+            && !st.mixed.is_empty()
+            && !st.divergent_wait
+            && self.an.cfg.preds(b).iter().all(arm_waits)
+            && self.unwaited_use_after(b, &st.pipe.all())
+    }
+
+    /// A fence (or an injected arrive) orders everything before it.
+    fn on_arrive(&self, bx: &mut BlockCx, st: &mut State, i: Inst) {
+        bx.fresh_arrive = true;
+        st.wgmma_since_arrive = false;
+        st.wgmma_sets_since_arrive.clear();
+        st.read_touched.clear();
+        st.shapes.clear();
+        // A fence in divergent code is fine for the wgmma it guards
+        // (`attempt_c7520_divergent_fence_mma` compiles clean); it only
+        // matters when a path around it needs an injected arrive.
+        st.divergent_fence = self.an.uni.inst_is_divergent(bx.b, &self.f.insts[i]);
+        st.touched.clear();
+        st.no_arrive = false;
+    }
+
+    fn on_wgmma(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
+        let accs = accumulator_regs(&self.f.insts[i]);
+        self.wgmma_register_failures(st, plan, i, &accs);
+        self.wgmma_over_copy(st, plan, i, &accs);
+        self.wgmma_arrive(bx, st, plan, i, &accs);
+        self.wgmma_transfer(bx, st, plan, i, &accs);
+    }
+
+    /// **R-overlapping-sets** and **R-fragment-from-wgmma**.
+    fn wgmma_register_failures(&self, st: &State, plan: &mut Plan, i: Inst, accs: &[VReg]) {
+        let d = &self.f.insts[i];
+        // Accumulator sets that overlap an in-flight one without starting at
+        // the same register cannot be allocated in place (`heldout5_22`: n16
+        // {f0..f7} then n32 {f4..f19}). Sets are compared by their lowest
+        // register (sets are sorted by register id): CUTLASS writes its
+        // accumulator vectors in descending order (`{%f2930, ..., %f2867}`),
+        // so the first operand is not where the set starts.
+        let flying = st.pipe.all();
+        let lowest = accs.iter().min();
+        let misaligned = accs.iter().any(|r| {
+            self.reg_sets[*r].iter().any(|s| {
+                flying.contains(s)
+                    && self.sets.get(*s as usize).and_then(|set| set.first()) != lowest
+            })
+        });
+        if misaligned {
+            let rule = RuleId::OverlappingSets;
+            plan.fail(rule, Some(i), accs.first().copied(), st.last_wgmma);
+        }
+        // An A fragment a wgmma wrote since the last arrive: no injected
+        // arrive can order it (`heldout5_28`, fixed only by wait + fence).
+        let frag_from_wgmma = a_fragment_regs(d)
+            .into_iter()
+            .find(|r| self.hits(*r, &st.wgmma_sets_since_arrive));
+        if let Some(r) = frag_from_wgmma {
+            plan.fail(RuleId::FragmentFromWgmma, Some(i), Some(r), st.last_wgmma);
+        }
+    }
+
+    /// A wgmma overwriting an accumulator whose old value lives on in a
+    /// copy: the copy must be made first. In a committed group ptxas waits
+    /// before this wgmma (**R-wait-before-copied-overwrite**); in the open
+    /// stage it cannot (**R-copied-overwrite-in-stage**).
+    fn wgmma_over_copy(&self, st: &mut State, plan: &mut Plan, i: Inst, accs: &[VReg]) {
+        let all = st.pipe.all();
+        let copied = st
+            .aliases
+            .iter()
+            .map(|(_, s)| *s)
+            .find(|s| accs.contains(s) && self.hits(*s, &all));
+        let Some(src) = copied else { return };
+        if self.hits(src, &st.pipe.open) {
+            let rule = RuleId::CopiedOverwriteInStage;
+            plan.fail(rule, Some(i), Some(src), st.last_wgmma);
+        } else {
+            plan.wait(i, Close::Nothing, None, RuleId::WaitBeforeCopiedOverwrite);
+            st.retire_all();
+            // The copy, made here, reads the register just before this
+            // wgmma overwrites it: the ISA wants a fence between, ptxas
+            // gives none.
+            st.read_touched.insert(src);
+        }
+        st.aliases.retain(|(_, s)| !accs.contains(s));
+    }
+
+    /// **R-arrive-after-write**, **R-arrive-missing**, **R-divergent-arrive**
+    /// and **R-undefined-arrive**: whether this wgmma needs an arrive.
+    fn wgmma_arrive(
+        &self,
+        bx: &mut BlockCx,
+        st: &mut State,
+        plan: &mut Plan,
+        i: Inst,
+        accs: &[VReg],
+    ) {
+        let (f, d) = (self.f, &self.f.insts[i]);
+        let mut regs: SmallVec<[VReg; 8]> = accs.iter().copied().collect();
+        regs.extend(a_fragment_regs(d));
+        // A write of any accumulator register after a wgmma of this arrive's
+        // stage also needs a new arrive, whatever registers the next wgmma
+        // uses (`heldout4_38`: an add into D between D's last wgmma and E's).
+        let touched = regs.iter().any(|r| st.touched.contains(r))
+            || (st.wgmma_since_arrive
+                && st
+                    .touched
+                    .iter()
+                    .any(|r| f.vregs[*r].class == RegClass::Tensor));
+        // What the ISA also orders and ptxas 13.0.88 does not: a plain read
+        // of the registers since the last arrive, or an accumulator last used
+        // by a wgmma of another shape ("except when these are accumulator
+        // register accesses across multiple wgmma.mma_async instructions of
+        // the same shape").
+        let shape = wgmma_shape(d);
+        let isa_only = !(st.no_arrive || touched)
+            && (regs.iter().any(|r| st.read_touched.contains(r))
+                || accs
+                    .iter()
+                    .any(|r| st.shapes.iter().any(|(x, s)| x == r && *s != shape)));
+        let arrived = |bx: &mut BlockCx, st: &mut State| {
+            st.touched.clear();
+            st.read_touched.clear();
+            st.shapes.clear();
+            bx.fresh_arrive = true;
+        };
+        if isa_only {
+            if plan.record(Seen::UbArrive, i) {
+                plan.ub_arrives.push(i);
+            }
+            if RuleId::UndefinedArrive.injects_in(self.mode) {
+                arrived(bx, st);
+            }
+        }
+        if st.no_arrive || touched {
+            if self.an.uni.inst_is_divergent(bx.b, d) || st.divergent_fence {
+                plan.fail(RuleId::DivergentArrive, Some(i), None, None);
+            } else if st.no_arrive {
+                plan.arrive(i, RuleId::ArriveMissing);
+            } else {
+                plan.arrive(i, RuleId::ArriveAfterWrite);
+            }
+            arrived(bx, st);
+            st.no_arrive = false;
+        }
+    }
+
+    /// How a wgmma moves the state: its set goes in flight, its registers
+    /// are this stage's; then the register budget (R-in-flight-budget).
+    fn wgmma_transfer(
+        &self,
+        bx: &mut BlockCx,
+        st: &mut State,
+        plan: &mut Plan,
+        i: Inst,
+        accs: &[VReg],
+    ) {
+        let d = &self.f.insts[i];
+        let shape = wgmma_shape(d);
+        for &r in accs {
+            match st.shapes.iter_mut().find(|(x, _)| *x == r) {
+                Some(e) => e.1 = shape,
+                None => st.shapes.push((r, shape)),
+            }
+            match bx.block_wgmma_defs.iter_mut().find(|(x, _)| *x == r) {
+                Some(e) => e.1 += 1,
+                None => bx.block_wgmma_defs.push((r, 1)),
+            }
+        }
+        bx.block_wgmma = true;
+        st.wgmma_since_arrive = true;
+        bx.block_fragments.extend(a_fragment_regs(d));
+        for r in a_fragment_regs(d) {
+            if !st.a_frags.contains(&(r, 0)) {
+                st.a_frags.push((r, 0));
+            }
+        }
+        st.pipe.transfer(d);
+        if let Some(w) = d.accum {
+            let set = crate::accumulator_sets::word_index(w.dst);
+            st.mixed.retain(|s| *s != set);
+            bx.block_issues.push(set);
+            // Only sets some wgmma also reads as A fragments can matter,
+            // which keeps the state small.
+            if self.fragment_sets.contains(&set) {
+                add_all(&mut st.wgmma_sets_since_arrive, [set]);
+            }
+        }
+        st.last_wgmma = Some(i);
+        if self.in_flight_regs(st) > self.budget {
+            plan.fail_budget(i);
+        }
+    }
+
+    /// A user's commit or wait. In divergent code it is fine by itself
+    /// (`attempt_c7520_divergent_fence_mma` compiles clean): what fails is
+    /// an injection it forces there, an arrive for the dummy wgmma of an
+    /// empty commit (C7520), or a wait later that depends on which path
+    /// waited (C7518).
+    fn on_sync(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
+        let d = &self.f.insts[i];
+        let op = d.opcode;
+        let divergent = self.an.uni.inst_is_divergent(bx.b, d);
+        if op.is_wait() {
+            st.divergent_wait = divergent;
+            st.user_waited |= op == Opcode::WgmmaWaitGroup;
+        }
+        // R-empty-group: a commit with no wgmma before it in its own block.
+        let empty_group = op == Opcode::WgmmaCommitGroup && !bx.block_wgmma;
+        if empty_group && plan.first(Seen::EmptyCommit, i) {
+            plan.empty_commits.push(i);
+        }
+        if op.is_commit() && !bx.block_wgmma && !bx.fresh_arrive {
+            if divergent {
+                plan.fail(RuleId::DivergentArrive, Some(i), None, None);
+            } else {
+                plan.arrive(i, RuleId::EmptyGroup);
+            }
+            bx.fresh_arrive = true;
+            st.touched.clear();
+            st.no_arrive = false;
+        }
+        // R-wait-closes-stage: ptxas closes a stage left open at a wait (the
+        // last HGMMA carries gsb0, `attempt_c7516_no_commit`); ori writes
+        // the commit out.
+        if op.is_wait() && !st.pipe.open.is_empty() && plan.record(Seen::ImplicitCommit, i) {
+            plan.implicit_commits.push(i);
+        }
+        bx.close_stage();
+        self.sync_transfer(st, d, empty_group);
+    }
+
+    /// How a commit or wait moves the state (PTX ISA: a commit closes the
+    /// open wgmma into a group; `wait_group N` retires all but the N newest).
+    fn sync_transfer(&self, st: &mut State, d: &InstData, empty_group: bool) {
+        let op = d.opcode;
+        // Sets of the groups this wait retires (a wait closes an open stage
+        // first, as ptxas does).
+        let mut groups = st.pipe.groups.clone();
+        if (op.is_wait() && !st.pipe.open.is_empty()) || op.is_commit() {
+            if op.is_wait() {
+                groups.push(st.pipe.open.clone());
+            }
+            // One commit more since each fragment's wgmma (capped like the
+            // groups of `in_flight`, so the state is finite).
+            for (_, age) in st.a_frags.iter_mut() {
+                *age = (*age + 1).min(crate::in_flight::MAX_GROUPS as u32 + 1);
+            }
+            st.a_frags.sort_unstable();
+            st.a_frags.dedup();
+        }
+        if op == Opcode::WgmmaCommitGroup {
+            st.rmw_regs.clear();
+        }
+        st.pipe.transfer(d);
+        if empty_group {
+            // The dummy wgmma of an empty group is in flight like any other:
+            // a `ret` after `wait_group 1` waits for it (`heldout3_38`).
+            if let Some(g) = st.pipe.groups.last_mut() {
+                // Sets stay sorted (`in_flight::union_into`).
+                if let Err(at) = g.binary_search(&DUMMY_GROUP_SET) {
+                    g.insert(at, DUMMY_GROUP_SET);
+                }
+            }
+        }
+        if op.is_wait() {
+            self.wait_transfer(st, d, &groups);
+        }
+        if st.pipe.is_empty() {
+            st.a_frags.clear();
+            st.retired.clear();
+        }
+    }
+
+    /// What a wait does beside retiring groups: sticky groups stay
+    /// (R-sticky-groups), retired sets are remembered, fragments and copies
+    /// of what it made final are released.
+    fn wait_transfer(&self, st: &mut State, d: &InstData, before: &[SmallVec<[u32; 4]>]) {
+        let n = d.wait_count().unwrap_or(0);
+        if n > 0 && !st.sticky.is_empty() {
+            let all = st.pipe.all();
+            let mut kept: SmallVec<[u32; 4]> = st
+                .sticky
+                .iter()
+                .copied()
+                .filter(|s| !all.contains(s))
+                .collect();
+            kept.sort_unstable();
+            kept.dedup();
+            if !kept.is_empty() {
+                st.pipe.groups.insert(0, kept);
+            }
+        } else {
+            st.sticky.clear();
+        }
+        let done = before.len().saturating_sub(st.pipe.groups.len());
+        for g in &before[..done] {
+            add_all(&mut st.retired, g.iter().copied());
+        }
+        st.partial_wait = n > 0 && !st.pipe.is_empty();
+        let all = st.pipe.all();
+        // A copy of a value the wait made final is an ordinary register from
+        // here on (`tests/triton2/accread_partial_*`).
+        st.aliases.retain(|(_, src)| self.hits(*src, &all));
+        // `wait_group N` keeps the N newest groups: fragments whose wgmma is
+        // at most N commits old.
+        let keep = n.max(0) as u32;
+        st.a_frags.retain(|(_, age)| *age <= keep);
+        st.mixed.retain(|s| all.contains(s));
+    }
+
+    /// **R-wait-at-exit**: nothing may stay in flight past the exit.
+    fn on_return(&self, bx: &BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
+        if st.pipe.is_empty() {
+            return;
+        }
+        if st.divergent_wait && !st.mixed.is_empty() {
+            // In flight here only on the paths that skipped a divergent
+            // wait: the exit wait depends on it (probe d2).
+            let rule = RuleId::ReadAfterDivergentWait;
+            plan.fail(rule, Some(i), None, st.last_wgmma);
+            return;
+        }
+        if self.f.layout.block_insts(bx.b)[0] == i {
+            if !plan.bare_exits.contains(&bx.b) {
+                plan.bare_exits.push(bx.b);
+            }
+        } else {
+            plan.wait(i, Close::for_open(&st.pipe), None, RuleId::WaitAtExit);
+        }
+        st.retire_all();
+    }
+
+    /// A call: ptxas inlines a defined callee (without `-c`), whose body
+    /// reads the arguments at the call's line.
+    fn on_call(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
+        let d = &self.f.insts[i];
+        let callee = d.slots.iter().find_map(|s| match &s.op {
+            Operand::Sym(n) => Some(&**n),
+            _ => None,
+        });
+        let info = callee.and_then(|n| self.module.funcs.get(n).copied());
+        let defined = matches!(info, Some((true, _)));
+        let inlined = defined && !self.module.compile_only;
+        let all = st.pipe.all();
+        let passes_in_flight = d.uses().iter().copied().find(|r| self.hits(*r, &all));
+        let unsure = passes_in_flight
+            .filter(|r| st.partial_wait || self.reg_sets[*r].iter().any(|s| st.mixed.contains(s)));
+        if let Some(r) = unsure.filter(|_| defined) {
+            // As for a plain read: ptxas does not strengthen a partial wait
+            // for the inlined callee's reads (`heldout3_24`).
+            plan.fail(
+                RuleId::CallAfterPartialWait,
+                Some(i),
+                Some(r),
+                st.last_wgmma,
+            );
+        } else if passes_in_flight.is_some() && inlined {
+            let close = Close::for_open(&st.pipe);
+            if close == Close::CommitBatch {
+                bx.close_stage();
+            }
+            plan.wait(i, close, None, RuleId::WaitAtCall);
+            st.retire_all();
+        }
+        if !inlined {
+            // R-extern-call: inside an open stage ptxas answers C7520.
+            let rule = if st.pipe.open.is_empty() {
+                RuleId::ExternCall
+            } else {
+                RuleId::ExternCallInStage
+            };
+            plan.fail(rule, Some(i), None, None);
+        } else if info == Some((true, true)) {
+            // R-call-crosses-pipeline: ptxas inlines the callee, whose commits
+            // and waits close this block's stage, so a commit after the call
+            // is empty (`c7510_call_pipeline_func_inside_pipeline`).
+            let rule = RuleId::CallCrossesPipeline;
+            plan.fail(rule, Some(i), None, st.last_wgmma);
+            bx.close_stage();
+        }
+        st.touched.clear();
+        st.no_arrive = true;
+        bx.fresh_arrive = false;
+    }
+
+    /// Any other instruction: the copy rule, the kill rules, the read rules
+    /// in their order, the in-flight write rules, then what it touched.
+    fn on_plain(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
+        bx.fresh_arrive = false;
+        let acc = self.access(bx.b, st, i);
+        if self.copy_rule(bx.b, st, plan, i, &acc) {
+            return;
+        }
+        let (failed, sunk_kill) = self.kill_rules(bx, st, plan, i, &acc);
+        let waited = self.read_rules(bx, st, plan, i, &acc);
+        if !waited && !failed {
+            self.in_flight_write_rules(bx, st, plan, i, &acc);
+        }
+        self.plain_touches(bx, st, i, &acc, sunk_kill);
+    }
+
+    /// The registers a plain instruction reads and writes, copies
+    /// resolved (see `State::aliases`): a use of the copy reads the
+    /// accumulator; so does overwriting it while the copy lives.
+    fn access(&self, b: Block, st: &mut State, i: Inst) -> Access {
+        let d = &self.f.insts[i];
+        let all = st.pipe.all();
+        let defs = d.defs();
+        let mut uses = d.uses();
+        if d.guard.is_some() {
+            uses.extend(defs.iter().copied());
+        }
+        for &(dst, src) in &st.aliases {
+            if uses.contains(&dst) || defs.contains(&src) {
+                uses.push(src);
+            }
+        }
+        st.aliases
+            .retain(|(dst, src)| !defs.contains(dst) && !defs.contains(src));
+        let read_open = uses.iter().copied().find(|r| self.hits(*r, &st.pipe.open));
+        let read_any = uses.iter().copied().find(|r| self.hits(*r, &all));
+        let defines_acc = defs.iter().any(|r| self.hits(*r, &all));
+        let between = read_open.filter(|_| !defines_acc && self.wgmma_later(b, i));
+        Access {
+            defs,
+            uses,
+            all,
+            read_open,
+            read_any,
+            defines_acc,
+            between,
+        }
+    }
+
+    /// **R-copy-propagation** and **R-unpack-sinks-to-wait**: a copy of an
+    /// in-flight accumulator is no read; ori moves it down to where its
+    /// value is first needed. Returns whether the instruction was one.
+    fn copy_rule(&self, b: Block, st: &mut State, plan: &mut Plan, i: Inst, acc: &Access) -> bool {
+        let d = &self.f.insts[i];
+        let copy = self
+            .accumulator_copy(d)
+            .filter(|(_, s)| self.hits(*s, &acc.all))
+            .and_then(|(dsts, src)| match self.copy_end(b, i, &dsts, src) {
+                Some(end) => Some((dsts, src, end, false)),
+                None => self
+                    .retiring_wait_after(b, i, &dsts, src)
+                    .map(|w| (dsts, src, w, true)),
+            });
+        let Some((dsts, src, end, to_wait)) = copy else {
+            return false;
+        };
+        let rule = if to_wait {
+            RuleId::UnpackSinksToWait
+        } else {
+            RuleId::CopyPropagation
+        };
+        if plan.record(Seen::CopySink, i) {
+            plan.copy_sinks.push((i, end, rule));
+        }
+        if to_wait {
+            // A copy whose value lives out of the block sinks to the user's
+            // `wait_group 0`, and a wait is injected before it there (two
+            // WARPGROUP.DEPBAR in the SASS); C7517 names the line of the
+            // instruction just before the user's wait.
+            let line = self.line_before(b, end).unwrap_or(d.line);
+            plan.wait(end, Close::for_open(&st.pipe), Some(line), rule);
+        }
+        for dst in dsts {
+            st.aliases.push((dst, src));
+            st.read_touched.insert(dst);
+        }
+        true
+    }
+
+    /// **R-kill-before-chain** and **R-kill-after-chain**: a write that
+    /// kills an accumulator (its old value unread). Found on ptxas 13.0.88
+    /// (probes n1, n3, n9, n13): when a later wgmma of the block takes the
+    /// register as accumulator, C7511, even across commits and waits when a
+    /// single wgmma wrote it (after two or more ptxas keeps the chain,
+    /// `heldout3_30`); when no later wgmma does but two or more wgmma of the
+    /// open stage chained into it, C7515; after a single wgmma, the write is
+    /// moved past the wait and nothing is said. Returns (serialized here,
+    /// the kill was sunk past a commit or wait of its block).
+    fn kill_rules(
+        &self,
+        bx: &BlockCx,
+        st: &State,
+        plan: &mut Plan,
+        i: Inst,
+        acc: &Access,
+    ) -> (bool, bool) {
+        let b = bx.b;
+        let kill_chain = acc.defs.iter().copied().find(|r| {
+            bx.block_wgmma_defs.contains(&(*r, 1))
+                && !acc.uses.contains(r)
+                && self.wgmma_later_in_block_using(b, i, *r)
+        });
+        let kill_open = || {
+            acc.defs
+                .iter()
+                .copied()
+                .find(|r| self.hits(*r, &st.pipe.open) && !acc.uses.contains(r))
+        };
+        let fail = |plan: &mut Plan, rule, r| {
+            plan.fail(rule, Some(i), Some(r), st.last_wgmma);
+            (true, false)
+        };
+        if let Some(r) = kill_chain {
+            return fail(plan, RuleId::KillBeforeChain, r);
+        }
+        let Some(r) = kill_open() else {
+            return (false, false);
+        };
+        let chained = |s: &u32| bx.block_issues.iter().filter(|x| *x == s).count() >= 2;
+        if self.wgmma_later_using(b, i, r) {
+            fail(plan, RuleId::KillBeforeChain, r)
+        } else if self.reg_sets[r].iter().any(chained) {
+            fail(plan, RuleId::KillAfterChain, r)
+        } else {
+            (false, self.sync_later_in_block(b, i))
+        }
+    }
+
+    /// Whether `rule` of [`READ_RULES`] applies to the plain instruction
+    /// `i`, and with which register and rule (R-read-unsure-group becomes
+    /// R-read-after-divergent-wait when the wait was divergent) and, for
+    /// the sink, which read-modify-write.
+    fn read_rule_applies(
+        &self,
+        rule: RuleId,
+        bx: &BlockCx,
+        st: &State,
+        i: Inst,
+        acc: &Access,
+    ) -> Option<(RuleId, VReg, Option<Inst>)> {
+        let d = &self.f.insts[i];
+        let sets_of = |r: VReg| self.reg_sets[r].clone();
+        let in_any = |r: VReg, ids: &[u32]| sets_of(r).iter().any(|s| ids.contains(s));
+        let committed = acc.read_any.filter(|_| acc.read_open.is_none());
+        match rule {
+            RuleId::SinkReadBelowRmw => {
+                let r = acc.between?;
+                let rmw = self.rmw_later(bx.b, i, &st.pipe.open)?;
+                Some((rule, r, Some(rmw)))
+            }
+            RuleId::ReadBetweenWgmma => acc.between.map(|r| (rule, r, None)),
+            // After a partial wait, a read of a set that a retired group also
+            // wrote passes ptxas 13.0.88 unchecked, though a group still in
+            // flight writes it too (`heldout_04`).
+            RuleId::UndefinedWrite => committed
+                .filter(|r| st.partial_wait && in_any(*r, &st.retired) && !in_any(*r, &st.mixed))
+                .map(|r| (rule, r, None)),
+            // A read of a group a partial wait left in flight, or one in flight
+            // on some paths only (a wait in one arm of a branch).
+            RuleId::ReadUnsureGroup => committed
+                .filter(|r| st.partial_wait || in_any(*r, &st.mixed))
+                .map(|r| match st.divergent_wait {
+                    true => (RuleId::ReadAfterDivergentWait, r, None),
+                    false => (rule, r, None),
+                }),
+            // ptxas turns a run of stores under one divergent predicate into
+            // a branch around them (`heldout_26`; one store alone gets its
+            // wait, C7517).
+            RuleId::DivergentStoreRun => acc
+                .read_any
+                .filter(|_| d.guard.is_some_and(|g| self.an.uni.divergent_reg[g.reg]))
+                .filter(|_| self.in_store_run(bx.b, i))
+                .map(|r| (rule, r, None)),
+            RuleId::RefuseAfterUserWait => acc
+                .read_any
+                .filter(|_| (st.user_waited || self.wait_above[i]) && !acc.defines_acc)
+                .map(|r| (rule, r, None)),
+            RuleId::WaitBeforeRead => acc.read_any.map(|r| (rule, r, None)),
+            _ => None,
+        }
+    }
+
+    /// The first of [`READ_RULES`] that applies decides. Returns whether a
+    /// wait now covers the instruction.
+    fn read_rules(
+        &self,
+        bx: &mut BlockCx,
+        st: &mut State,
+        plan: &mut Plan,
+        i: Inst,
+        acc: &Access,
+    ) -> bool {
+        let Some((rule, r, rmw)) = READ_RULES
+            .iter()
+            .find_map(|&rule| self.read_rule_applies(rule, bx, st, i, acc))
+        else {
+            return false;
+        };
+        match rule {
+            RuleId::SinkReadBelowRmw => {
+                // ptxas's scheduler puts this pure read below the RMW that
+                // follows, under the wait the RMW gets (SASS of
+                // `c7517_c7519_read_then_rmw_between_mma`).
+                if let Some(rmw) = rmw.filter(|_| plan.record(Seen::Sink, i)) {
+                    plan.sinks.push((i, rmw));
+                }
+                false
+            }
+            RuleId::UndefinedWrite => {
+                if plan.record(Seen::UbWrite, i) {
+                    plan.ub_writes.push((i, r, Close::Nothing));
+                }
+                let strict = rule.injects_in(self.mode);
+                if strict {
+                    st.retire_all();
+                    st.retired.clear();
+                }
+                strict
+            }
+            RuleId::WaitBeforeRead => {
+                self.wait_before_read(bx, st, plan, i, acc);
+                true
+            }
+            _ => {
+                plan.fail(rule, Some(i), Some(r), st.last_wgmma);
+                false
+            }
+        }
+    }
+
+    /// **R-wait-before-read** (and **R-hoist-commit**, **R-rmw-twice**): a
+    /// wait before the reader; in divergent code ptxas hoists it to uniform
+    /// code but still names the reader's line.
+    fn wait_before_read(
+        &self,
+        bx: &mut BlockCx,
+        st: &mut State,
+        plan: &mut Plan,
+        i: Inst,
+        acc: &Access,
+    ) {
+        // The same accumulator rewritten in place a second time in one chain
+        // (after a wgmma that took the first rewrite): C7515 (`heldout5_33`;
+        // other registers each time are fine).
+        let in_place = || acc.defs.iter().copied().filter(|r| acc.uses.contains(r));
+        if let Some(r) = in_place().find(|r| st.rmw_regs.contains(r)) {
+            plan.fail(RuleId::RmwTwice, Some(i), Some(r), st.last_wgmma);
+        }
+        for r in in_place() {
+            if self.f.vregs[r].class == RegClass::Tensor && !st.rmw_regs.contains(&r) {
+                st.rmw_regs.push(r);
+            }
+        }
+        let hoist = || {
+            self.commit_after_reads(bx.b, i)
+                .filter(|_| !acc.defines_acc)
+        };
+        let close = if st.pipe.open.is_empty() {
+            Close::Nothing
+        } else if let Some(c) = hoist() {
+            Close::Hoist(c)
+        } else {
+            bx.close_stage();
+            Close::CommitBatch
+        };
+        plan.wait(i, close, None, RuleId::WaitBeforeRead);
+        st.retire_all();
+    }
+
+    /// **R-loop-carried-fragment** and **R-undefined-write**: a write to a
+    /// register of a wgmma that may still be in flight, which no rule above
+    /// handled: undefined behaviour by the PTX ISA ("accessing the
+    /// accumulator register or the input register containing the fragments
+    /// of matrix A ... without first performing a wgmma.wait_group ... is
+    /// undefined behavior"), left alone by ptxas 13.0.88 unless it is an A
+    /// fragment rewritten, in a run-time loop, after the wgmma of its own
+    /// block that reads it (seed 003: "in the same basic block and after the
+    /// WGMMA"): the next iteration's wgmma reads the same register, which
+    /// ptxas cannot rename (C7513, `heldout2_13`; a load at the loop top is
+    /// fine, `heldout_29`; ptxas is also clean when it unrolls the loop,
+    /// which ori does not model).
+    fn in_flight_write_rules(
+        &self,
+        bx: &mut BlockCx,
+        st: &mut State,
+        plan: &mut Plan,
+        i: Inst,
+        acc: &Access,
+    ) {
+        let all = st.pipe.all();
+        let Some(r) = acc
+            .defs
+            .iter()
+            .copied()
+            .find(|r| self.hits(*r, &all) || st.a_frags.iter().any(|(x, _)| x == r))
+        else {
+            return;
+        };
+        let fragment = bx.block_fragments.contains(&r) && self.f.vregs[r].class != RegClass::Tensor;
+        if fragment && self.an.loops.runtime[bx.b] {
+            plan.fail(RuleId::LoopCarriedFragment, Some(i), Some(r), st.last_wgmma);
+            return;
+        }
+        let close = Close::for_open(&st.pipe);
+        if plan.record(Seen::UbWrite, i) {
+            plan.ub_writes.push((i, r, close));
+        }
+        if RuleId::UndefinedWrite.injects_in(self.mode) {
+            if close == Close::CommitBatch {
+                bx.close_stage();
+            }
+            st.retire_all();
+        }
+    }
+
+    /// What a plain instruction leaves for the next wgmma's arrive. A later
+    /// wgmma needs an arrive after writes to its registers; plain reads do
+    /// not count, of A fragments or of accumulators (on ptxas 13.0.88
+    /// `commit; add f0, d0, d1; wgmma {d..}` gets a wait before the add and
+    /// no arrive before the wgmma). Nor does a write of an A fragment
+    /// between an arrive and the first wgmma after it
+    /// (`attempt_c7513_def_rega_after_fence` compiles clean, while
+    /// `heldout_09` and `heldout_12` get C7519). **R-copy-is-no-write**: a
+    /// plain copy (`mov`, also the unpack `mov.b64 {lo, hi}, x`) of
+    /// registers not written since the last arrive gives its destination no
+    /// new value; ptxas coalesces it, and a wgmma taking it (CUTLASS's
+    /// sparse metadata) needs no arrive (`tests/real/cutlass/sparse_*`).
+    fn plain_touches(
+        &self,
+        bx: &mut BlockCx,
+        st: &mut State,
+        i: Inst,
+        acc: &Access,
+        sunk_kill: bool,
+    ) {
+        let (f, d) = (self.f, &self.f.insts[i]);
+        let tensor = |r: &VReg| f.vregs[*r].class == RegClass::Tensor;
+        st.read_touched
+            .extend(acc.uses.iter().copied().filter(tensor));
+        bx.block_wgmma_defs.retain(|(r, _)| !acc.defs.contains(r));
+        let plain_copy = self.mode == Mode::Ptxas
+            && &*d.name == "mov"
+            && d.guard.is_none()
+            && !acc.uses.is_empty()
+            && d.slots.iter().all(|s| !matches!(s.op, Operand::Imm(_)))
+            && acc
+                .uses
+                .iter()
+                .all(|u| !st.touched.contains(u) && !tensor(u));
+        if sunk_kill || plain_copy {
+            return;
+        }
+        for &r in &acc.defs {
+            if tensor(&r) || st.wgmma_since_arrive {
+                st.touched.insert(r);
+            } else {
+                st.read_touched.insert(r);
+            }
+        }
+    }
+}
+
+impl<'a> Walker<'a> {
+    /// The walker of `f`, with phase 85's `sets` and the analyses `an`.
+    pub(super) fn new(
+        f: &'a Function,
+        sets: &'a [SmallVec<[VReg; 8]>],
+        an: &'a Analyses,
+        module: &'a ori_ir::ModuleInfo,
+        mode: Mode,
+    ) -> Walker<'a> {
+        let mut reg_sets: SecondaryMap<VReg, SmallVec<[u32; 2]>> = SecondaryMap::new();
+        for (k, set) in sets.iter().enumerate() {
+            for r in set {
+                reg_sets[*r].push(k as u32);
+            }
+        }
+        let mut fragment_sets = FxHashSet::default();
+        let mut wait_above = SecondaryMap::new();
+        let mut waited = false;
+        for i in f.layout.all_insts() {
+            let d = &f.insts[i];
+            if d.opcode == Opcode::WgmmaMmaAsync {
+                for r in a_fragment_regs(d) {
+                    fragment_sets.extend(reg_sets[r].iter().copied());
+                }
+            }
+            wait_above[i] = waited;
+            waited |= d.opcode == Opcode::WgmmaWaitGroup;
+        }
+        let mut pos = SecondaryMap::new();
+        for &b in f.layout.blocks() {
+            for (k, &i) in f.layout.block_insts(b).iter().enumerate() {
+                pos[i] = k as u32;
+            }
+        }
+        Walker {
+            f,
+            sets,
+            reg_sets,
+            an,
+            budget: super::budget::in_flight_budget(f, module.maxrregcount),
+            fragment_sets,
+            wait_above,
+            module,
+            mode,
+            pos,
+            exposed: exposed_regs(f),
+        }
+    }
+}
