@@ -11,6 +11,8 @@ pub use ori_ir as ir;
 pub use ori_lower as lower;
 pub use ori_ptx as ptx;
 
+pub mod rule_table;
+
 use ori_ir::{Diagnostic, Module, Severity};
 
 /// What to run and what to dump.
@@ -301,4 +303,31 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation) -> Option<String> {
         }
     }
     Some(fixed)
+}
+
+/// The ptxas flags a corpus case's header asks for (`// oracle-flags: -c
+/// -arch=sm_90 -maxrregcount=N`), as ori options (verifier on), so that
+/// ori runs a case the way `cargo xtask oracle record` ran ptxas.
+pub fn case_options(src: &str) -> Options {
+    let mut o = Options {
+        verify: true,
+        ..Options::default()
+    };
+    for line in src.lines().take(30) {
+        let Some(c) = line.trim().strip_prefix("//") else {
+            break;
+        };
+        if let Some(flags) = c.trim().strip_prefix("oracle-flags:") {
+            for f in flags.split_whitespace() {
+                if f == "-c" {
+                    o.compile_only = true;
+                } else if let Some(a) = f.strip_prefix("-arch=") {
+                    o.arch = Some(a.to_string());
+                } else if let Some(n) = f.strip_prefix("-maxrregcount=") {
+                    o.maxrregcount = n.parse().ok();
+                }
+            }
+        }
+    }
+    o
 }

@@ -56,27 +56,7 @@ pub fn triton_kernels() -> Vec<PathBuf> {
 
 /// The ptxas flags a case's header asks for (`// oracle-flags: ...`).
 pub fn case_options(src: &str) -> ori::Options {
-    let mut o = ori::Options {
-        verify: true,
-        ..ori::Options::default()
-    };
-    for line in src.lines().take(30) {
-        let Some(c) = line.trim().strip_prefix("//") else {
-            break;
-        };
-        if let Some(flags) = c.trim().strip_prefix("oracle-flags:") {
-            for f in flags.split_whitespace() {
-                if f == "-c" {
-                    o.compile_only = true;
-                } else if let Some(a) = f.strip_prefix("-arch=") {
-                    o.arch = Some(a.to_string());
-                } else if let Some(n) = f.strip_prefix("-maxrregcount=") {
-                    o.maxrregcount = n.parse().ok();
-                }
-            }
-        }
-    }
-    o
+    ori::case_options(src)
 }
 
 /// Run ori on a case as `ori compile NAME --message-format ptxas --emit sass` would.

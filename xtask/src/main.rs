@@ -42,6 +42,9 @@ commands:
                                run ptxas on every generated wgmma shape/type/form case
                                (ori_oracle::wgmma_table) and write tests/wgmma_table/verdicts.tsv;
                                --dump DIR only writes the .ptx files there
+  rules [--check]              write the rule table of tests/corpus/README.md from phase 87's rules
+                               (ori_gmma::RuleId) and the cases each decides in every recorded
+                               corpus; --check only says whether it is up to date
   bench [OPTIONS]              time parse, lowering, phase 85, phase 87 and the pipeline (release,
                                best of N) on generated kernels of 125k..1M instructions
                                (cargo xtask bench --help for the options)
@@ -73,6 +76,8 @@ fn main() -> ExitCode {
         ["oracle", "check", rest @ ..] => oracle::check(rest),
         ["oracle", "record-table", rest @ ..] => wgmma_table::record_table(rest),
         ["bench", rest @ ..] => bench::run(rest),
+        ["rules"] => rules(false),
+        ["rules", "--check"] => rules(true),
         ["help"] | ["--help"] | ["-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -89,4 +94,31 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `cargo xtask rules`: regenerate (or check) the README's rule table.
+fn rules(check: bool) -> Result<ExitCode, String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let tests = root.join("tests");
+    let readme_path = tests.join("corpus/README.md");
+    let readme = std::fs::read_to_string(&readme_path)
+        .map_err(|e| format!("{}: {e}", readme_path.display()))?;
+    let decided = ori::rule_table::decided_cases(&tests);
+    let table = ori::rule_table::render(&decided);
+    let updated = ori::rule_table::splice(&readme, &table);
+    for info in ori::gmma::RuleId::ALL.iter().map(|r| r.info()) {
+        let n = decided.get(info.name).map_or(0, Vec::len);
+        println!("{:<32} {:>5} cases", info.name, n);
+    }
+    if updated == readme {
+        println!("tests/corpus/README.md: rule table up to date");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if check {
+        println!("tests/corpus/README.md: rule table is stale (run `cargo xtask rules`)");
+        return Ok(ExitCode::FAILURE);
+    }
+    std::fs::write(&readme_path, updated).map_err(|e| format!("{}: {e}", readme_path.display()))?;
+    println!("tests/corpus/README.md: rule table written");
+    Ok(ExitCode::SUCCESS)
 }

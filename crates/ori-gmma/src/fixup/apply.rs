@@ -221,9 +221,6 @@ fn record_decisions(f: &mut Function, plan: &Plan) {
     for &i in &plan.implicit_commits {
         push(RuleId::ImplicitCommit, "commit", line(i));
     }
-    for &(reader, _) in &plan.sinks {
-        push(RuleId::SinkReadBelowRmw, "read moved down", line(reader));
-    }
     for &(copy, _, rule) in &plan.copy_sinks {
         push(rule, "copy moved down", line(copy));
     }
@@ -246,10 +243,6 @@ fn record_decisions(f: &mut Function, plan: &Plan) {
 fn edit(f: &mut Function, an: &Analyses, plan: &mut Plan, mode: Mode) {
     let strict_edits = plan.failure.is_none();
     f.layout.begin_batch();
-    for &(reader, rmw) in &plan.sinks {
-        f.layout.remove_inst(reader);
-        f.layout.insert_after(reader, rmw);
-    }
     for &w in &plan.implicit_commits {
         let line = f.insts[w].line;
         f.insert_before(w, internal("commit_batch", vec![], line));

@@ -53,7 +53,6 @@ pub(super) enum Seen {
     EmptyCommit,
     ImplicitCommit,
     CopySink,
-    Sink,
     UbWrite,
     Wait,
 }
@@ -98,8 +97,6 @@ pub(super) struct Plan {
     pub(super) waits: Vec<WaitAt>,
     /// The user's commits that close an empty group (ptxas gives each a dummy wgmma).
     pub(super) empty_commits: Vec<Inst>,
-    /// Pure reads moved below a later read-modify-write: (reader, rmw).
-    pub(super) sinks: Vec<(Inst, Inst)>,
     /// Copies of in-flight accumulators moved down to where their value is
     /// first needed: (copy, the instruction it goes before, rule).
     pub(super) copy_sinks: Vec<(Inst, Inst, RuleId)>,

@@ -76,29 +76,22 @@ impl Walker<'_> {
         false
     }
 
-    /// Whether an instruction after `at` in block `b`, before the next wgmma,
-    /// reads and redefines a register of the open sets (a read-modify-write,
-    /// which gets a wait).
+    /// The first instruction after `at` in block `b`, before the next GMMA
+    /// op, that reads and redefines a register of the `open` sets (a
+    /// read-modify-write, which gets a wait). Whether it depends on `at`
+    /// does not matter (`c7517_c7519_add_read_then_dependent_rmw_between_mma`).
     pub(super) fn rmw_later(&self, b: Block, at: Inst, open: &[u32]) -> Option<Inst> {
-        let after = self.after_in_block(b, at)?;
-        let reader = &self.f.insts[at];
-        let (r_defs, r_uses) = (reader.defs(), reader.uses());
-        for &i in after {
+        for &i in self.after_in_block(b, at)? {
             let d = &self.f.insts[i];
             if d.opcode.is_gmma_family() || d.opcode.is_terminator() || d.opcode == Opcode::Call {
                 return None;
             }
-            let (defs, uses) = (d.defs(), d.uses());
-            // The reader must be free to move below `i`.
-            let depends = defs
+            let uses = d.uses();
+            if d.defs()
                 .iter()
-                .any(|r| r_defs.contains(r) || r_uses.contains(r))
-                || uses.iter().any(|r| r_defs.contains(r));
-            if defs.iter().any(|r| self.hits(*r, open) && uses.contains(r)) {
-                return (!depends).then_some(i);
-            }
-            if depends {
-                return None;
+                .any(|r| self.hits(*r, open) && uses.contains(r))
+            {
+                return Some(i);
             }
         }
         None

@@ -134,10 +134,10 @@ rules! {
         "closes a stage left open at a user's wait_group (the last HGMMA carries gsb0); ori writes the commit out",
         "corpus/attempt_c7516_no_commit",
         "wait_group waits for committed groups only; uncommitted wgmma are not covered";
-    /// A pure read scheduled below the read-modify-write that follows it.
-    SinkReadBelowRmw => "R-sink-read-below-rmw", None,
-        "schedules a pure read of the open stage below the read-modify-write that follows it, under the wait the RMW gets",
-        "corpus/c7517_c7519_read_then_rmw_between_mma",
+    /// A pure read of the open stage followed by a read-modify-write.
+    ReadBeforeRmw => "R-read-before-rmw", Some(C7517_WAIT_INJECTED),
+        "waits before a pure read of the open stage when a read-modify-write of the stage follows it before the next wgmma (the RMW needs the wait anyway), naming the read's line; without the RMW the read is C7514 (R-read-between-wgmma)",
+        "corpus/c7517_c7519_add_read_then_rmw_between_mma",
         ISA_ASYNC_ACCESS;
     /// A copy of an in-flight accumulator is no read; its uses are.
     CopyPropagation => "R-copy-propagation", None,
@@ -187,7 +187,7 @@ rules! {
     /// A write killing an accumulator two wgmma of the open stage chained into.
     KillAfterChain => "R-kill-after-chain", Some(C7515_DEFINES_ACCUMULATORS),
         "serializes a write that kills an open accumulator after two or more wgmma of the stage chained into it; after one, the write moves past the wait",
-        "corpus/heldout3_30_partial_kill_after_wait0_then_chain_scale1",
+        "corpus/c7515_kill_after_chained_mma",
         ISA_ASYNC_ACCESS;
     /// The same accumulator rewritten in place twice in one chain.
     RmwTwice => "R-rmw-twice", Some(C7515_DEFINES_ACCUMULATORS),
@@ -232,7 +232,7 @@ rules! {
     /// A wait injected into a loop ptxas unrolls with a remainder.
     UnrolledLoopWait => "R-unrolled-loop-wait", Some(C7514_READS_ACCUMULATORS),
         "refuses, in a late check, a wait injected into a small loop with a run-time trip count, which it unrolls with a remainder",
-        "corpus/c7514_loop_read_body_with_4_stores_unrolled",
+        "corpus/c7514_loop_read_acc_in_loop",
         ISA_ASYNC_ACCESS;
     /// Live accumulator and fragment registers over the function's limit.
     FunctionPressure => "R-function-pressure", Some(C7512_FUNCTION_REGISTERS),
@@ -242,7 +242,7 @@ rules! {
     /// A fresh value joining a group in flight.
     ZeroTripJoin => "R-zero-trip-join", Some(C7515_DEFINES_ACCUMULATORS),
         "serializes where a path that never issued a set brings a plain write of its registers to a join with the group in flight on another path",
-        "triton2/accread_clamp_bf16_128x128x64_s3_w8",
+        "triton2/accread_partial_fp16_64x128x64_s3_w4",
         ISA_ASYNC_ACCESS;
     /// A write to a register of a wgmma still in flight, left alone by ptxas.
     UndefinedWrite => "R-undefined-write", None,

@@ -123,7 +123,7 @@ struct Access {
 /// Precedence of the rules for a plain instruction that reads an
 /// accumulator in flight, stated once: the first rule that applies decides.
 const READ_RULES: [RuleId; 7] = [
-    RuleId::SinkReadBelowRmw,
+    RuleId::ReadBeforeRmw,
     RuleId::ReadBetweenWgmma,
     RuleId::UndefinedWrite,
     RuleId::ReadUnsureGroup,
@@ -726,8 +726,7 @@ impl Walker<'_> {
 
     /// Whether `rule` of [`READ_RULES`] applies to the plain instruction
     /// `i`, and with which register and rule (R-read-unsure-group becomes
-    /// R-read-after-divergent-wait when the wait was divergent) and, for
-    /// the sink, which read-modify-write.
+    /// R-read-after-divergent-wait when the wait was divergent).
     fn read_rule_applies(
         &self,
         rule: RuleId,
@@ -735,31 +734,31 @@ impl Walker<'_> {
         st: &State,
         i: Inst,
         acc: &Access,
-    ) -> Option<(RuleId, VReg, Option<Inst>)> {
+    ) -> Option<(RuleId, VReg)> {
         let d = &self.f.insts[i];
         let sets_of = |r: VReg| self.reg_sets[r].clone();
         let in_any = |r: VReg, ids: &[u32]| sets_of(r).iter().any(|s| ids.contains(s));
         let committed = acc.read_any.filter(|_| acc.read_open.is_none());
         match rule {
-            RuleId::SinkReadBelowRmw => {
+            RuleId::ReadBeforeRmw => {
                 let r = acc.between?;
-                let rmw = self.rmw_later(bx.b, i, &st.pipe.open)?;
-                Some((rule, r, Some(rmw)))
+                self.rmw_later(bx.b, i, &st.pipe.open)?;
+                Some((rule, r))
             }
-            RuleId::ReadBetweenWgmma => acc.between.map(|r| (rule, r, None)),
+            RuleId::ReadBetweenWgmma => acc.between.map(|r| (rule, r)),
             // After a partial wait, a read of a set that a retired group also
             // wrote passes ptxas 13.0.88 unchecked, though a group still in
             // flight writes it too (`heldout_04`).
             RuleId::UndefinedWrite => committed
                 .filter(|r| st.partial_wait && in_any(*r, &st.retired) && !in_any(*r, &st.mixed))
-                .map(|r| (rule, r, None)),
+                .map(|r| (rule, r)),
             // A read of a group a partial wait left in flight, or one in flight
             // on some paths only (a wait in one arm of a branch).
             RuleId::ReadUnsureGroup => committed
                 .filter(|r| st.partial_wait || in_any(*r, &st.mixed))
                 .map(|r| match st.divergent_wait {
-                    true => (RuleId::ReadAfterDivergentWait, r, None),
-                    false => (rule, r, None),
+                    true => (RuleId::ReadAfterDivergentWait, r),
+                    false => (rule, r),
                 }),
             // ptxas turns a run of stores under one divergent predicate into
             // a branch around them (`heldout_26`; one store alone gets its
@@ -768,12 +767,12 @@ impl Walker<'_> {
                 .read_any
                 .filter(|_| d.guard.is_some_and(|g| self.an.uni.divergent_reg[g.reg]))
                 .filter(|_| self.in_store_run(bx.b, i))
-                .map(|r| (rule, r, None)),
+                .map(|r| (rule, r)),
             RuleId::RefuseAfterUserWait => acc
                 .read_any
                 .filter(|_| (st.user_waited || self.wait_above[i]) && !acc.defines_acc)
-                .map(|r| (rule, r, None)),
-            RuleId::WaitBeforeRead => acc.read_any.map(|r| (rule, r, None)),
+                .map(|r| (rule, r)),
+            RuleId::WaitBeforeRead => acc.read_any.map(|r| (rule, r)),
             _ => None,
         }
     }
@@ -788,21 +787,16 @@ impl Walker<'_> {
         i: Inst,
         acc: &Access,
     ) -> bool {
-        let Some((rule, r, rmw)) = READ_RULES
+        let Some((rule, r)) = READ_RULES
             .iter()
             .find_map(|&rule| self.read_rule_applies(rule, bx, st, i, acc))
         else {
             return false;
         };
         match rule {
-            RuleId::SinkReadBelowRmw => {
-                // ptxas's scheduler puts this pure read below the RMW that
-                // follows, under the wait the RMW gets (SASS of
-                // `c7517_c7519_read_then_rmw_between_mma`).
-                if let Some(rmw) = rmw.filter(|_| plan.record(Seen::Sink, i)) {
-                    plan.sinks.push((i, rmw));
-                }
-                false
+            RuleId::ReadBeforeRmw | RuleId::WaitBeforeRead => {
+                self.wait_before_read(bx, st, plan, i, acc, rule);
+                true
             }
             RuleId::UndefinedWrite => {
                 if plan.record(Seen::UbWrite, i) {
@@ -815,10 +809,6 @@ impl Walker<'_> {
                 }
                 strict
             }
-            RuleId::WaitBeforeRead => {
-                self.wait_before_read(bx, st, plan, i, acc);
-                true
-            }
             _ => {
                 plan.fail(rule, Some(i), Some(r), st.last_wgmma);
                 false
@@ -826,8 +816,8 @@ impl Walker<'_> {
         }
     }
 
-    /// **R-wait-before-read** (and **R-hoist-commit**, **R-rmw-twice**): a
-    /// wait before the reader; in divergent code ptxas hoists it to uniform
+    /// **R-wait-before-read**, **R-read-before-rmw** (and
+    /// **R-hoist-commit**, **R-rmw-twice**): a wait before the reader; in divergent code ptxas hoists it to uniform
     /// code but still names the reader's line.
     fn wait_before_read(
         &self,
@@ -836,6 +826,7 @@ impl Walker<'_> {
         plan: &mut Plan,
         i: Inst,
         acc: &Access,
+        rule: RuleId,
     ) {
         // The same accumulator rewritten in place a second time in one chain
         // (after a wgmma that took the first rewrite): C7515 (`heldout5_33`;
@@ -861,7 +852,7 @@ impl Walker<'_> {
             bx.close_stage();
             Close::CommitBatch
         };
-        plan.wait(i, close, None, RuleId::WaitBeforeRead);
+        plan.wait(i, close, None, rule);
         st.retire_all();
     }
 
