@@ -182,6 +182,9 @@ mod tests {
         assert!(j.contains("\"file\":\"a\\\"b.ptx\""));
         assert!(j.contains("\"message\":\"bad\\nthing\""));
         assert!(j.contains("\"line\":1,\"column\":2"));
-        assert!(j.ends_with("\"help\":\"fix\"}"));
+        assert!(j.ends_with("\"help\":\"fix\",\"rule\":null}"));
+        d.rule = Some("R-wait-before-read");
+        assert!(render_json(&d).ends_with("\"rule\":\"R-wait-before-read\"}"));
+        assert!(render_human(&d).ends_with("  rule: R-wait-before-read"));
     }
 }
