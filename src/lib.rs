@@ -11,6 +11,7 @@ pub use ori_ir as ir;
 pub use ori_lower as lower;
 pub use ori_ptx as ptx;
 
+pub mod explain;
 pub mod rule_table;
 
 use ori_ir::{Diagnostic, Module, Severity};

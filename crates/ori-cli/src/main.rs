@@ -79,6 +79,11 @@ enum Cmd {
     },
     /// List the pass pipeline: phase number and name.
     Passes,
+    /// Explain a ptxas message code (C7514) or a phase-87 rule (R-read-unsure-group).
+    Explain {
+        /// The code or rule name; `ori explain list` lists them.
+        what: String,
+    },
 }
 
 /// ptxas spells long options with one dash (`-arch=sm_90`, `-maxrregcount=64`);
@@ -189,6 +194,24 @@ fn run() -> Result<ExitCode, ExitCode> {
         }
     };
     match cli.cmd {
+        Cmd::Explain { what } if what == "list" => {
+            for name in ori::explain::known() {
+                out.put(&format!("{name}\n"))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Explain { what } => match ori::explain::explain(&what) {
+            Some(text) => {
+                out.put(&text)?;
+                Ok(ExitCode::SUCCESS)
+            }
+            None => {
+                eprintln!(
+                    "error: ori knows no code or rule '{what}' (`ori explain list` lists them)"
+                );
+                Ok(ExitCode::from(2))
+            }
+        },
         Cmd::Passes => {
             for (phase, name) in ori::pipeline(&ori::Options::default()).pipeline() {
                 out.put(&format!("{phase} {name}\n"))?;

@@ -73,7 +73,7 @@ pub fn render_human(d: &Diagnostic) -> String {
         let _ = writeln!(s, "  help: {h}");
     }
     if let Some(r) = d.rule {
-        let _ = writeln!(s, "  rule: {r}");
+        let _ = writeln!(s, "  rule: {r} (ori explain {r})");
     }
     s.pop();
     s
@@ -185,6 +185,7 @@ mod tests {
         assert!(j.ends_with("\"help\":\"fix\",\"rule\":null}"));
         d.rule = Some("R-wait-before-read");
         assert!(render_json(&d).ends_with("\"rule\":\"R-wait-before-read\"}"));
-        assert!(render_human(&d).ends_with("  rule: R-wait-before-read"));
+        assert!(render_human(&d)
+            .ends_with("  rule: R-wait-before-read (ori explain R-wait-before-read)"));
     }
 }
