@@ -2,7 +2,7 @@
 //! code or a phase-87 rule means, what ptxas 13.0.88 does, what the PTX ISA
 //! says, the fix, and a recorded corpus case that shows it.
 
-use ori_gmma::fixup::rules::{RuleInfo, FIRST_VISIT};
+use ori_gmma::fixup::rules::{RuleInfo, ANALYSIS_RULES};
 use ori_gmma::messages;
 use ori_gmma::RuleId;
 use ori_ir::consts::*;
@@ -90,7 +90,7 @@ pub fn explain(what: &str) -> Option<String> {
     RuleId::ALL
         .iter()
         .map(|r| r.info())
-        .chain([FIRST_VISIT])
+        .chain(ANALYSIS_RULES)
         .find(|i| i.name.eq_ignore_ascii_case(w))
         .map(|i| rule_text(&i))
 }
@@ -101,7 +101,7 @@ pub fn known() -> Vec<String> {
         .iter()
         .map(|(c, _)| format!("C{c}"))
         .chain(RuleId::ALL.iter().map(|r| r.name().to_string()))
-        .chain([FIRST_VISIT.name.to_string()])
+        .chain(ANALYSIS_RULES.iter().map(|r| r.name.to_string()))
         .collect()
 }
 

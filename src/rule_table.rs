@@ -4,7 +4,7 @@
 //! `cargo xtask rules` rewrites it, and a test fails when it is stale.
 
 use crate::{case_options, compile_source};
-use ori_gmma::fixup::rules::FIRST_VISIT;
+use ori_gmma::fixup::rules::ANALYSIS_RULES;
 use ori_gmma::RuleId;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -92,10 +92,12 @@ pub fn render(decided: &BTreeMap<&'static str, Vec<String>>) -> String {
             info.example
         ));
     }
-    s.push_str(&format!(
-        "| **{}** | - | {} | `{}` | (the solver) |\n",
-        FIRST_VISIT.name, FIRST_VISIT.ptxas, FIRST_VISIT.example
-    ));
+    for info in ANALYSIS_RULES {
+        s.push_str(&format!(
+            "| **{}** | - | {} | `{}` | (analysis) |\n",
+            info.name, info.ptxas, info.example
+        ));
+    }
     let total = cases_total(decided);
     s.push_str(&format!(
         "\nCounted over every recorded case of `tests/corpus`, `tests/real`, `tests/triton` and \

@@ -36,12 +36,18 @@ struct NaturalLoop {
     size: usize,
     /// The latch's branch compares against a constant (`constant_bound`).
     constant: bool,
+    /// The header holds `.pragma "nounroll"`.
+    nounroll: bool,
 }
 
 impl NaturalLoop {
-    /// A run-time trip count that ptxas unrolls by four with a remainder.
+    /// A run-time trip count that ptxas unrolls by four with a remainder:
+    /// a small body, and no `.pragma "nounroll"` in the header
+    /// (R-nounroll: `c7517_f16x2_loop_nounroll_repacked_halves` keeps its
+    /// injected wait, C7517 alone, where the same loop without the pragma
+    /// is refused, C7514).
     fn unrolled(&self) -> bool {
-        !self.constant && self.size <= MAX_UNROLLED_BODY
+        !self.constant && self.size <= MAX_UNROLLED_BODY && !self.nounroll
     }
 }
 
@@ -141,6 +147,7 @@ fn natural_loops(f: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Ve
                 body,
                 size,
                 constant: constant_bound(f, s),
+                nounroll: f.blocks[h].nounroll,
             });
         }
     }

@@ -120,6 +120,9 @@ pub struct VRegData {
 pub struct BlockData {
     /// The PTX label that starts it, if any.
     pub label: Option<Box<str>>,
+    /// `.pragma "nounroll";` stands in this block: ptxas keeps a loop
+    /// headed here whole (text form: `nounroll` after the block's label).
+    pub nounroll: bool,
 }
 
 /// A parameter of a function.
@@ -259,6 +262,7 @@ impl Function {
     pub fn append_block(&mut self, label: Option<&str>) -> Block {
         let b = self.blocks.push(BlockData {
             label: label.map(Into::into),
+            nounroll: false,
         });
         self.layout.append_block(b);
         b

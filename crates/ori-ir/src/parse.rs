@@ -531,6 +531,7 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Ins
         };
         let b = fcx.f.blocks.push(BlockData {
             label: label.map(Into::into),
+            nounroll: false,
         });
         fcx.f.layout.append_block(b);
         fcx.blocks.insert(n.clone(), b);
@@ -557,6 +558,8 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Ins
             let b = fcx.blocks[&block_names[bi]];
             bi += 1;
             cur = Some(b);
+            let after_label = l.split_once(':').map_or("", |(_, r)| r);
+            fcx.f.blocks[b].nounroll = after_label.split_whitespace().next() == Some("nounroll");
             if let Some(p) = l.find("inflight {") {
                 let inner = l[p + 10..].trim_end_matches('}');
                 let mut v = SmallVec::new();

@@ -154,6 +154,9 @@ pub fn write_function(out: &mut String, f: &Function) {
     }
     for &b in f.layout.blocks() {
         let _ = write!(out, "{}:", f.block_name(b));
+        if f.blocks[b].nounroll {
+            out.push_str(" nounroll");
+        }
         if let Some(g) = &f.gmma {
             out.push_str(" inflight {");
             for (k, s) in g.in_flight_at_entry[b].iter().enumerate() {

@@ -122,7 +122,7 @@ rules! {
     /// A copy whose value lives out of its block sinks to the user's wait.
     UnpackSinksToWait => "R-unpack-sinks-to-wait", Some(C7517_WAIT_INJECTED),
         "sinks a copy (an f16x2 unpack) of an in-flight accumulator whose value lives out of its block to the block's wait_group 0 and waits there; C7517 names the line before the user's wait",
-        "corpus/c7517_triton_f16acc_128x128x64_s3_w4",
+        "corpus/c7517_f16x2_loop_nounroll_repacked_halves",
         ISA_ASYNC_ACCESS;
     /// The wait at a join of arms that waited at different levels.
     JoinWaitLevels => "R-join-wait-levels", Some(C7517_WAIT_INJECTED),
@@ -283,6 +283,19 @@ pub const FIRST_VISIT: RuleInfo = RuleInfo {
     isa: "-",
 };
 
+/// The loop analysis's rule: which loops ptxas keeps whole.
+pub const NOUNROLL: RuleInfo = RuleInfo {
+    name: "R-nounroll",
+    code: None,
+    ptxas: "keeps whole a loop whose header holds .pragma \"nounroll\", so a wait injected there stands (no R-unrolled-loop-wait) and what the user's waits taught the walk does not go round it",
+    example: "corpus/c7517_f16x2_loop_nounroll_repacked_halves",
+    isa: "the nounroll pragma disables loop unrolling of the loop whose header block holds it",
+};
+
+/// The rules that decide no injection themselves but when and where the
+/// others are asked: the solver's and the loop analysis's.
+pub const ANALYSIS_RULES: [RuleInfo; 2] = [FIRST_VISIT, NOUNROLL];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,7 +303,7 @@ mod tests {
     #[test]
     fn names_are_unique_and_well_formed() {
         let mut names: Vec<&str> = RuleId::ALL.iter().map(|r| r.name()).collect();
-        names.push(FIRST_VISIT.name);
+        names.extend(ANALYSIS_RULES.iter().map(|r| r.name));
         for n in &names {
             assert!(n.starts_with("R-") && !n.contains(' '), "{n}");
         }
@@ -303,7 +316,7 @@ mod tests {
     #[test]
     fn every_example_is_a_recorded_case() {
         let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
-        for info in RuleId::ALL.iter().map(|r| r.info()).chain([FIRST_VISIT]) {
+        for info in RuleId::ALL.iter().map(|r| r.info()).chain(ANALYSIS_RULES) {
             let ptx = tests.join(format!("{}.ptx", info.example));
             assert!(ptx.is_file(), "{}: no case {}", info.name, ptx.display());
         }

@@ -95,6 +95,7 @@ impl LowerCx<'_> {
         let ir = self.label_scopes.unique_name(name);
         self.func.blocks.push(ori_ir::BlockData {
             label: Some(ir.into()),
+            nounroll: false,
         })
     }
 
@@ -583,6 +584,7 @@ fn collect_labels_and_locals(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
         let ir = cx.label_scopes.unique_name(name);
         let b = cx.func.blocks.push(ori_ir::BlockData {
             label: Some(ir.into()),
+            nounroll: false,
         });
         cx.label_scopes.defs[scope].insert(name.to_string(), b);
     }
@@ -611,6 +613,15 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt], table: &HandlerTable) 
                     data.src = Some((i.span.lo, i.span.hi));
                     cx.push(data);
                 }
+            }
+            // PTX ISA: `.pragma "nounroll"` in a loop's header block keeps
+            // ptxas from unrolling the loop (R-nounroll).
+            ast::Stmt::Pragma { text, .. } if text == "nounroll" => {
+                if cx.need_block {
+                    cx.cur = cx.func.append_block(None);
+                    cx.need_block = false;
+                }
+                cx.func.blocks[cx.cur].nounroll = true;
             }
             ast::Stmt::Scope { body, .. } => {
                 cx.next_scope += 1;
