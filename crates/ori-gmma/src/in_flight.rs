@@ -84,6 +84,13 @@ impl PipeState {
         v
     }
 
+    /// Whether set `s` is in flight (open or in a committed group): a
+    /// binary search per group, without building the union.
+    pub fn contains(&self, s: u32) -> bool {
+        self.open.binary_search(&s).is_ok()
+            || self.groups.iter().any(|g| g.binary_search(&s).is_ok())
+    }
+
     /// Whether nothing is in flight.
     pub fn is_empty(&self) -> bool {
         self.open.is_empty() && self.groups.iter().all(|g| g.is_empty())
@@ -118,8 +125,12 @@ impl PipeState {
                 let g = std::mem::take(&mut self.open);
                 self.groups.push(g);
                 if self.groups.len() > MAX_GROUPS {
+                    // Merge the two oldest, the small one into the large one
+                    // (the oldest grows with every commit past the cap; the
+                    // other way round copied and sorted it at each commit).
                     let oldest = self.groups.remove(0);
-                    union_into(&mut self.groups[0], &oldest);
+                    let next = std::mem::replace(&mut self.groups[0], oldest);
+                    union_into(&mut self.groups[0], &next);
                 }
             }
             op if op.is_wait() => {
@@ -185,5 +196,35 @@ impl InFlight {
             visit(i, &s);
             s.transfer(&f.insts[i]);
         }
+    }
+
+    /// The most distinct sets in flight at once in block `b`. Kept by
+    /// count rather than by building the union at every instruction (which
+    /// is quadratic in a block that commits thousands of sets and never
+    /// waits): only a wgmma adds a set (one more unless already in flight),
+    /// a commit moves sets between groups, and only a wait drops some (a
+    /// recount of what stays).
+    pub fn max_active_in_block(&self, f: &Function, b: Block) -> usize {
+        let mut s = self.entry[b].clone();
+        let mut count = s.all().len();
+        let mut most = count;
+        for &i in f.layout.block_insts(b) {
+            let d = &f.insts[i];
+            match d.opcode {
+                Opcode::WgmmaMmaAsync => {
+                    if let Some(w) = d.accum {
+                        count += usize::from(!s.contains(word_index(w.dst)));
+                    }
+                    s.transfer(d);
+                    most = most.max(count);
+                }
+                op if op.is_wait() => {
+                    s.transfer(d);
+                    count = s.all().len();
+                }
+                _ => s.transfer(d),
+            }
+        }
+        most
     }
 }

@@ -77,9 +77,7 @@ pub fn propagate(f: &mut Function) -> GmmaFacts {
     let mut facts = GmmaFacts::default();
     for &b in f.layout.blocks() {
         facts.in_flight_at_entry[b] = flow.entry[b].all();
-        flow.walk_block(f, b, |_, s| {
-            facts.max_active = facts.max_active.max(s.all().len() as u32);
-        });
+        facts.max_active = facts.max_active.max(flow.max_active_in_block(f, b) as u32);
     }
     facts.sets = table.into_sets();
     facts

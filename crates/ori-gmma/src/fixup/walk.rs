@@ -12,7 +12,7 @@ use super::plan::{Close, Plan, Seen};
 use super::rules::{Mode, RuleId};
 use super::state::{add_all, wgmma_shape, State};
 use cranelift_entity::SecondaryMap;
-use fxhash::FxHashSet;
+use fxhash::{FxHashMap, FxHashSet};
 use ori_ir::{Block, Function, Inst, InstData, Opcode, Operand, RegClass, VReg};
 use smallvec::SmallVec;
 
@@ -86,10 +86,10 @@ struct BlockCx {
     /// Destination sets of the open stage's wgmma, one entry per wgmma.
     block_issues: SmallVec<[u32; 8]>,
     /// A-fragment registers of the wgmma earlier in this PTX block.
-    block_fragments: SmallVec<[VReg; 8]>,
+    block_fragments: FxHashSet<VReg>,
     /// Accumulator registers a wgmma earlier in this PTX block wrote, with
     /// the number of wgmma that wrote each.
-    block_wgmma_defs: SmallVec<[(VReg, u32); 16]>,
+    block_wgmma_defs: FxHashMap<VReg, u32>,
 }
 
 impl BlockCx {
@@ -180,8 +180,8 @@ impl Walker<'_> {
             block_wgmma: st.block_wgmma,
             fresh_arrive: st.fresh_arrive,
             block_issues: std::mem::take(&mut st.block_issues),
-            block_fragments: SmallVec::new(),
-            block_wgmma_defs: SmallVec::new(),
+            block_fragments: FxHashSet::default(),
+            block_wgmma_defs: FxHashMap::default(),
         }
     }
 
@@ -364,10 +364,7 @@ impl Walker<'_> {
                 Some(e) => e.1 = shape,
                 None => st.shapes.push((r, shape)),
             }
-            match bx.block_wgmma_defs.iter_mut().find(|(x, _)| *x == r) {
-                Some(e) => e.1 += 1,
-                None => bx.block_wgmma_defs.push((r, 1)),
-            }
+            *bx.block_wgmma_defs.entry(r).or_insert(0) += 1;
         }
         bx.block_wgmma = true;
         st.wgmma_since_arrive = true;
@@ -694,7 +691,7 @@ impl Walker<'_> {
     ) -> (bool, bool) {
         let b = bx.b;
         let kill_chain = acc.defs.iter().copied().find(|r| {
-            bx.block_wgmma_defs.contains(&(*r, 1))
+            bx.block_wgmma_defs.get(r) == Some(&1)
                 && !acc.uses.contains(r)
                 && self.wgmma_later_in_block_using(b, i, *r)
         });
@@ -926,7 +923,9 @@ impl Walker<'_> {
         let tensor = |r: &VReg| f.vregs[*r].class == RegClass::Tensor;
         st.read_touched
             .extend(acc.uses.iter().copied().filter(tensor));
-        bx.block_wgmma_defs.retain(|(r, _)| !acc.defs.contains(r));
+        for r in &acc.defs {
+            bx.block_wgmma_defs.remove(r);
+        }
         let plain_copy = self.mode == Mode::Ptxas
             && &*d.name == "mov"
             && d.guard.is_none()
