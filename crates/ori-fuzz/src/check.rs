@@ -114,8 +114,15 @@ pub fn pipeline(bytes: &[u8]) -> Result<Outcome, String> {
         let Some(m) = &c.module else {
             return fail("no module".into());
         };
+        // Without `-c`, ptxas compiles (and ori reports) only the functions
+        // a kernel reaches (R-kernel-units): a hazard in one no kernel
+        // calls never runs and is announced nowhere.
+        let graph = ori::gmma::report_order::CallGraph::of(m);
+        let reached = graph.reached_from_kernels();
+        let compiled =
+            |name: &str| compile_only || graph.index.get(name).is_none_or(|&k| reached[k]);
         for (id, h) in ori_hazard::check_module(m) {
-            if !h.kind.is_failing() {
+            if !h.kind.is_failing() || !compiled(&m.funcs[id].name) {
                 continue;
             }
             let announced = c.diags.iter().any(|d| {

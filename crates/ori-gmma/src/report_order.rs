@@ -129,6 +129,22 @@ impl<'m> CallGraph<'m> {
         }
     }
 
+    /// Per function (same index): whether a kernel reaches it through calls
+    /// (kernels included). Without `-c`, ptxas compiles and reports only
+    /// these (R-kernel-units).
+    pub fn reached_from_kernels(&self) -> Vec<bool> {
+        let mut reached = vec![false; self.funcs.len()];
+        let mut work: Vec<usize> = (0..self.funcs.len())
+            .filter(|&i| self.funcs[i].kind == ori_ir::FuncKind::Entry)
+            .collect();
+        while let Some(i) = work.pop() {
+            if !std::mem::replace(&mut reached[i], true) {
+                work.extend(self.callees[i].iter().copied());
+            }
+        }
+        reached
+    }
+
     /// Marks every function that calls, directly or not, a marked one: a
     /// worklist over the reversed graph, linear in its edges.
     pub fn mark_callers(&self, marked: &mut [bool]) {

@@ -792,6 +792,11 @@ impl Walker<'_> {
         };
         match rule {
             RuleId::ReadBeforeRmw | RuleId::WaitBeforeRead => {
+                if self.wait_leaves_loop(bx.b) {
+                    let rule = RuleId::DivergentLoopWait;
+                    plan.fail(rule, Some(i), Some(r), st.last_wgmma);
+                    return false;
+                }
                 self.wait_before_read(bx, st, plan, i, acc, rule);
                 true
             }
@@ -800,6 +805,9 @@ impl Walker<'_> {
                     plan.ub_writes.push((i, r, Close::Nothing));
                 }
                 let strict = rule.injects_in(self.mode);
+                if strict && !self.strict_wait_placeable(plan, i, r, st) {
+                    return false;
+                }
                 if strict {
                     st.retire_all();
                     st.retired.clear();
@@ -811,6 +819,44 @@ impl Walker<'_> {
                 false
             }
         }
+    }
+
+    /// **R-divergent-loop-wait**: whether the wait for an instruction of
+    /// block `b`, hoisted to uniform code as ptxas hoists the waits of
+    /// divergent code, would leave a run-time loop holding `b` (climbing the
+    /// dominator tree from `b`, a divergent loop header comes before any
+    /// uniform block). ptxas then serializes, C7518
+    /// (`c7518_divergent_loop_read_only`, `..._read_then_mma`); a read in a
+    /// divergent branch outside loops gets its hoisted wait (C7517).
+    fn wait_leaves_loop(&self, b: Block) -> bool {
+        let (uni, loops) = (&self.an.uni, &self.an.loops);
+        let mut x = b;
+        while uni.divergent_block[x] {
+            if loops.header[x] && loops.runtime[x] {
+                return true;
+            }
+            match self.an.dt.idom(x) {
+                Some(p) if p != x => x = p,
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// In ISA-strict mode, whether the wait the ISA wants before `i` has a
+    /// legal place: not when it would have to leave a loop to reach uniform
+    /// code (R-divergent-loop-wait), where the only legal form left is the
+    /// serialized one (ptxas 13.0.88 leaves the access as it is; this
+    /// serialization is ori's, in ISA-strict mode only).
+    fn strict_wait_placeable(&self, plan: &mut Plan, i: Inst, r: VReg, st: &State) -> bool {
+        let Some(b) = self.f.layout.inst_block(i) else {
+            return true;
+        };
+        if !self.wait_leaves_loop(b) {
+            return true;
+        }
+        plan.fail(RuleId::DivergentLoopWait, Some(i), Some(r), st.last_wgmma);
+        false
     }
 
     /// **R-wait-before-read**, **R-read-before-rmw** (and
@@ -891,7 +937,9 @@ impl Walker<'_> {
         if plan.record(Seen::UbWrite, i) {
             plan.ub_writes.push((i, r, close));
         }
-        if RuleId::UndefinedWrite.injects_in(self.mode) {
+        if RuleId::UndefinedWrite.injects_in(self.mode)
+            && self.strict_wait_placeable(plan, i, r, st)
+        {
             if close == Close::CommitBatch {
                 bx.close_stage();
             }
