@@ -159,9 +159,9 @@ rules! {
         "serializes with C7518 when the wait a read or an exit needs depends on a wait in divergent code",
         "corpus/c7518_divergent_wait_then_exit",
         "wgmma.wait_group is a .aligned warpgroup instruction";
-    /// A wait that would have to leave a loop to reach uniform code.
-    DivergentLoopWait => "R-divergent-loop-wait", Some(C7518_WGDP_DIVERGENT),
-        "serializes with C7518 when a read needing a wait stands in divergent code inside a run-time loop whose header is divergent too: the wait cannot be hoisted to uniform code without leaving the loop",
+    /// A wait in divergent code that cannot be hoisted to uniform code.
+    DivergentHoist => "R-divergent-hoist", Some(C7518_WGDP_DIVERGENT),
+        "serializes with C7518 when a read needing a wait stands in divergent code and the wait, hoisted to the nearest uniform dominator, would leave a run-time loop holding the read or come before the wgmma it waits for",
         "corpus/c7518_divergent_loop_read_only",
         "wgmma.wait_group is a .aligned warpgroup instruction";
     /// A run of stores under one divergent predicate.

@@ -792,8 +792,8 @@ impl Walker<'_> {
         };
         match rule {
             RuleId::ReadBeforeRmw | RuleId::WaitBeforeRead => {
-                if self.wait_leaves_loop(bx.b) {
-                    let rule = RuleId::DivergentLoopWait;
+                if self.wait_unplaceable(bx.b, st) {
+                    let rule = RuleId::DivergentHoist;
                     plan.fail(rule, Some(i), Some(r), st.last_wgmma);
                     return false;
                 }
@@ -821,41 +821,49 @@ impl Walker<'_> {
         }
     }
 
-    /// **R-divergent-loop-wait**: whether the wait for an instruction of
-    /// block `b`, hoisted to uniform code as ptxas hoists the waits of
-    /// divergent code, would leave a run-time loop holding `b` (climbing the
-    /// dominator tree from `b`, a divergent loop header comes before any
-    /// uniform block). ptxas then serializes, C7518
-    /// (`c7518_divergent_loop_read_only`, `..._read_then_mma`); a read in a
-    /// divergent branch outside loops gets its hoisted wait (C7517).
-    fn wait_leaves_loop(&self, b: Block) -> bool {
-        let (uni, loops) = (&self.an.uni, &self.an.loops);
-        let mut x = b;
-        while uni.divergent_block[x] {
-            if loops.header[x] && loops.runtime[x] {
+    /// **R-divergent-hoist**: whether the wait for an instruction of block
+    /// `b` cannot be placed. ptxas hoists the waits of divergent code to the
+    /// end of the nearest uniform dominator; it serializes instead (C7518)
+    /// when the climb there passes the divergent header of a run-time loop
+    /// holding `b` (`c7518_divergent_loop_read_only`, `..._read_then_mma`),
+    /// or when the wgmma last issued on the way lies below that point, in
+    /// divergent code (`c7518_divergent_wgmma_then_read`). A read in a
+    /// divergent branch of a stage issued in uniform code gets its hoisted
+    /// wait (C7517).
+    fn wait_unplaceable(&self, b: Block, st: &State) -> bool {
+        let (uni, loops, dt) = (&self.an.uni, &self.an.loops, &self.an.dt);
+        let mut h = b;
+        while uni.divergent_block[h] {
+            if loops.header[h] && loops.runtime[h] {
                 return true;
             }
-            match self.an.dt.idom(x) {
-                Some(p) if p != x => x = p,
+            match dt.idom(h) {
+                Some(p) if p != h => h = p,
                 _ => return false,
             }
         }
-        false
+        let issued_below = |w: Inst| {
+            self.f
+                .layout
+                .inst_block(w)
+                .is_some_and(|wb| wb != h && uni.divergent_block[wb] && dt.dominates(h, wb))
+        };
+        h != b && st.last_wgmma.is_some_and(issued_below)
     }
 
     /// In ISA-strict mode, whether the wait the ISA wants before `i` has a
-    /// legal place: not when it would have to leave a loop to reach uniform
-    /// code (R-divergent-loop-wait), where the only legal form left is the
+    /// legal place: not where ptxas could not hoist it to uniform code
+    /// (R-divergent-hoist), where the only legal form left is the
     /// serialized one (ptxas 13.0.88 leaves the access as it is; this
     /// serialization is ori's, in ISA-strict mode only).
     fn strict_wait_placeable(&self, plan: &mut Plan, i: Inst, r: VReg, st: &State) -> bool {
         let Some(b) = self.f.layout.inst_block(i) else {
             return true;
         };
-        if !self.wait_leaves_loop(b) {
+        if !self.wait_unplaceable(b, st) {
             return true;
         }
-        plan.fail(RuleId::DivergentLoopWait, Some(i), Some(r), st.last_wgmma);
+        plan.fail(RuleId::DivergentHoist, Some(i), Some(r), st.last_wgmma);
         false
     }
 
