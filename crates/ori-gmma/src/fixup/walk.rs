@@ -991,7 +991,16 @@ impl Walker<'_> {
                 .uses
                 .iter()
                 .all(|u| !st.touched.contains(u) && !tensor(u));
-        if sunk_kill || plain_copy {
+        // ptxas sinks the kill past the wait, so it touches nothing before
+        // the next wgmma; ISA-strict mode waits before the write instead,
+        // which then needs the arrive like any other write.
+        // (The ISA still wants a fence between the write and a later wgmma
+        // that reads it: R-undefined-arrive announces it.)
+        let sunk = sunk_kill && self.mode == Mode::Ptxas;
+        if sunk {
+            st.read_touched.extend(acc.defs.iter().copied());
+        }
+        if sunk || plain_copy {
             return;
         }
         for &r in &acc.defs {
