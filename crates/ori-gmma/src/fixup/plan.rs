@@ -156,6 +156,9 @@ impl Plan {
     }
 
     /// A wait before `at`; C7517 names `line` when given (R-unpack-sinks-to-wait).
+    /// A wait decided on the first visit and asked for again with wgmma
+    /// open (the converged state brings them round a back edge) gets the
+    /// commit it then needs: a wait covers committed groups only.
     pub(super) fn wait(&mut self, at: Inst, close: Close, line: Option<u32>, rule: RuleId) {
         if self.record(Seen::Wait, at) {
             self.waits.push(WaitAt {
@@ -164,6 +167,24 @@ impl Plan {
                 line,
                 rule,
             });
+        } else if close == Close::CommitBatch {
+            let earlier = self.waits.iter_mut().find(|w| w.at == at);
+            if let Some(w) = earlier.filter(|w| w.close == Close::Nothing) {
+                w.close = Close::CommitBatch;
+            }
+        }
+    }
+
+    /// An access the ISA calls undefined at `i` (register `r`), with the
+    /// close its ISA-strict wait needs (upgraded as for [`Plan::wait`]).
+    pub(super) fn undefined_write(&mut self, i: Inst, r: VReg, close: Close) {
+        if self.record(Seen::UbWrite, i) {
+            self.ub_writes.push((i, r, close));
+        } else if close == Close::CommitBatch {
+            let earlier = self.ub_writes.iter_mut().find(|w| w.0 == i);
+            if let Some(w) = earlier.filter(|w| w.2 == Close::Nothing) {
+                w.2 = Close::CommitBatch;
+            }
         }
     }
 

@@ -801,9 +801,7 @@ impl Walker<'_> {
                 true
             }
             RuleId::UndefinedWrite => {
-                if plan.record(Seen::UbWrite, i) {
-                    plan.ub_writes.push((i, r, Close::Nothing));
-                }
+                plan.undefined_write(i, r, Close::Nothing);
                 let strict = rule.injects_in(self.mode);
                 if strict && !self.strict_wait_placeable(plan, i, r, st) {
                     return false;
@@ -942,9 +940,7 @@ impl Walker<'_> {
             return;
         }
         let close = Close::for_open(&st.pipe);
-        if plan.record(Seen::UbWrite, i) {
-            plan.ub_writes.push((i, r, close));
-        }
+        plan.undefined_write(i, r, close);
         if RuleId::UndefinedWrite.injects_in(self.mode)
             && self.strict_wait_placeable(plan, i, r, st)
         {
