@@ -28,7 +28,7 @@ fn emitted_ptx_needs_no_more_injections() {
         }
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let src = std::fs::read_to_string(&path).unwrap();
-        let opts = common::case_options(&src);
+        let opts = ori::case_options(&src);
         let c = ori::compile_ptx(&name, &src, &opts);
         let Some(m) = &c.module else {
             rejected.push(name);

@@ -69,7 +69,7 @@ fn fixit_is_valid_for_any_layout() {
         }
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let src = std::fs::read_to_string(&path).unwrap();
-        let opts = common::case_options(&src);
+        let opts = ori::case_options(&src);
         let original = ori::compile_ptx(&name, &src, &opts);
         if original.module.is_none() {
             continue;

@@ -39,7 +39,7 @@ fn check_all(
     for path in &cases {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let src = std::fs::read_to_string(path).unwrap();
-        let mut opts = common::case_options(&src);
+        let mut opts = ori::case_options(&src);
         opts.isa_strict = isa_strict;
         let c = ori::compile_ptx(&name, &src, &opts);
         if c.failed() || ptxas_failed(path) {

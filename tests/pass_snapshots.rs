@@ -16,7 +16,7 @@ fn ir_before_and_after_each_pass() {
         if src.len() > 6000 {
             continue; // keep the snapshots readable: the large-N cases are covered by corpus_agreement
         }
-        let mut opts = common::case_options(&src);
+        let mut opts = ori::case_options(&src);
         opts.print_before = vec!["OriPropagateGmma".into()];
         opts.print_after = vec!["all".into()];
         let c = ori::compile_ptx(&format!("{name}.ptx"), &src, &opts);

@@ -18,7 +18,7 @@ mod common;
 fn negations_and_transposes_are_spelled_as_ptxas_does() {
     let path = common::corpus_dir().join("clean_neg_tnsp_operand_modifiers.ptx");
     let src = std::fs::read_to_string(&path).unwrap();
-    let c = ori::compile_ptx("k.ptx", &src, &common::case_options(&src));
+    let c = ori::compile_ptx("k.ptx", &src, &ori::case_options(&src));
     let sass = ori::lower::sass::emit_module(c.module.as_ref().expect("compiles"));
     let gmma: Vec<&str> = sass.lines().filter(|l| l.contains("GMMA")).collect();
     assert_eq!(gmma.len(), 3, "{sass}");
@@ -57,7 +57,7 @@ fn sparse_wgmma_is_spelled_as_ptxas_does() {
     let gmma = |case: &str| -> Vec<String> {
         let path = common::corpus_dir().join(case);
         let src = std::fs::read_to_string(&path).unwrap();
-        let c = ori::compile_ptx(case, &src, &common::case_options(&src));
+        let c = ori::compile_ptx(case, &src, &ori::case_options(&src));
         let sass = ori::lower::sass::emit_module(c.module.as_ref().expect("compiles"));
         sass.lines()
             .filter(|l| l.contains("GMMA"))

@@ -35,7 +35,7 @@ fn every_test_input_round_trips() {
             continue;
         };
         roundtrip(&ori::ir::write_module(&m), &format!("{name} (lowered)"));
-        let c = ori::run_passes(m, &common::case_options(&src));
+        let c = ori::run_passes(m, &ori::case_options(&src));
         if let Some(m) = c.module {
             roundtrip(
                 &ori::ir::write_module(&m),

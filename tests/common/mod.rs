@@ -54,16 +54,11 @@ pub fn triton_kernels() -> Vec<PathBuf> {
     ptx_files("triton")
 }
 
-/// The ptxas flags a case's header asks for (`// oracle-flags: ...`).
-pub fn case_options(src: &str) -> ori::Options {
-    ori::case_options(src)
-}
-
 /// Run ori on a case as `ori compile NAME --message-format ptxas --emit sass` would.
 pub fn observe(path: &Path) -> ori_oracle::Observed {
     let src = std::fs::read_to_string(path).expect("read case");
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    let c = ori::compile_source(&name, &src, &case_options(&src));
+    let c = ori::compile_source(&name, &src, &ori::case_options(&src));
     let messages = c
         .diags
         .iter()

@@ -9,7 +9,7 @@
 
 use crate::accumulator_sets::word_index;
 use cranelift_entity::SecondaryMap;
-use ori_ir::{Block, ControlFlowGraph, Function, Inst, InstData, Opcode};
+use ori_ir::{Block, ControlFlowGraph, Function, InstData, Opcode};
 use smallvec::SmallVec;
 use std::collections::VecDeque;
 
@@ -187,15 +187,6 @@ impl InFlight {
             }
         }
         r
-    }
-
-    /// Call `visit(inst, state_before)` for each instruction of `b` in order.
-    pub fn walk_block(&self, f: &Function, b: Block, mut visit: impl FnMut(Inst, &PipeState)) {
-        let mut s = self.entry[b].clone();
-        for &i in f.layout.block_insts(b) {
-            visit(i, &s);
-            s.transfer(&f.insts[i]);
-        }
     }
 
     /// The most distinct sets in flight at once in block `b`. Kept by

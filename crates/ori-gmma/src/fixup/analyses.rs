@@ -5,7 +5,8 @@
 use crate::block_merging::PtxasBlocks;
 use crate::loops::Loops;
 use crate::uniformity::Uniformity;
-use ori_ir::{ControlFlowGraph, DominatorTree, Function};
+use ori_ir::{Block, ControlFlowGraph, DominatorTree, Function};
+use smallvec::SmallVec;
 
 /// The analyses of one function.
 pub(super) struct Analyses {
@@ -28,5 +29,22 @@ impl Analyses {
             cfg,
             dt,
         }
+    }
+
+    /// Where ptxas hoists a wait needed in block `b`: up the dominator tree
+    /// through divergent blocks to the nearest uniform one. Returns the
+    /// divergent blocks climbed (`b` first; none when `b` is uniform) and
+    /// the uniform block reached (`None` when the entry is divergent).
+    pub(super) fn climb_to_uniform(&self, b: Block) -> (SmallVec<[Block; 4]>, Option<Block>) {
+        let mut passed = SmallVec::new();
+        let mut h = b;
+        while self.uni.divergent_block[h] {
+            passed.push(h);
+            match self.dt.idom(h) {
+                Some(p) if p != h => h = p,
+                _ => return (passed, None),
+            }
+        }
+        (passed, Some(h))
     }
 }

@@ -9,11 +9,10 @@ use super::analyses::Analyses;
 use super::plan::{Close, Plan, WaitAt};
 use super::rules::{Mode, RuleId};
 use crate::messages;
-use crate::uniformity::Uniformity;
 use ori_ir::consts::*;
 use ori_ir::{
-    Diagnostic, DominatorTree, Function, Inst, InstData, Note, Opcode, Operand, PassContext,
-    RuleUse, Severity, Slot,
+    Diagnostic, Function, Inst, InstData, Note, Opcode, Operand, PassContext, RuleUse, Severity,
+    Slot,
 };
 
 /// Apply `plan` to `f`, reporting into `cx`.
@@ -260,7 +259,7 @@ fn edit(f: &mut Function, an: &Analyses, plan: &mut Plan, mode: Mode) {
     }
     for &WaitAt { at: i, close, .. } in &plan.waits {
         let line = f.insts[i].line;
-        let at = hoist_to_uniform(f, &an.uni, &an.dt, i);
+        let at = hoist_to_uniform(f, an, i);
         match close {
             Close::Nothing => {}
             Close::CommitBatch => {
@@ -345,20 +344,16 @@ pub fn serialize(f: &mut Function, empty: &[Inst], why: ori_ir::Serialization) {
 
 /// Where a wait for instruction `i` goes: before `i` in uniform code, else
 /// before the terminator of the nearest dominating uniform block.
-fn hoist_to_uniform(f: &Function, uni: &Uniformity, dt: &DominatorTree, i: Inst) -> Inst {
-    let Some(mut b) = f.layout.inst_block(i) else {
+fn hoist_to_uniform(f: &Function, an: &Analyses, i: Inst) -> Inst {
+    let Some(b) = f.layout.inst_block(i) else {
         return i;
     };
-    if !uni.divergent_block[b] {
-        return i;
-    }
-    while uni.divergent_block[b] {
-        match dt.idom(b) {
-            Some(p) if p != b => b = p,
-            _ => return i,
+    match an.climb_to_uniform(b) {
+        (passed, Some(h)) if !passed.is_empty() => {
+            f.layout.block_insts(h).last().copied().unwrap_or(i)
         }
+        _ => i,
     }
-    f.layout.block_insts(b).last().copied().unwrap_or(i)
 }
 
 fn describe(f: &Function, i: Inst) -> String {

@@ -733,8 +733,7 @@ impl Walker<'_> {
         acc: &Access,
     ) -> Option<(RuleId, VReg)> {
         let d = &self.f.insts[i];
-        let sets_of = |r: VReg| self.reg_sets[r].clone();
-        let in_any = |r: VReg, ids: &[u32]| sets_of(r).iter().any(|s| ids.contains(s));
+        let in_any = |r: VReg, ids: &[u32]| self.hits(r, ids);
         let committed = acc.read_any.filter(|_| acc.read_open.is_none());
         match rule {
             RuleId::ReadBeforeRmw => {
@@ -830,23 +829,20 @@ impl Walker<'_> {
     /// wait (C7517).
     fn wait_unplaceable(&self, b: Block, st: &State) -> bool {
         let (uni, loops, dt) = (&self.an.uni, &self.an.loops, &self.an.dt);
-        let mut h = b;
-        while uni.divergent_block[h] {
-            if loops.header[h] && loops.runtime[h] {
-                return true;
-            }
-            match dt.idom(h) {
-                Some(p) if p != h => h = p,
-                _ => return false,
-            }
+        let (passed, target) = self.an.climb_to_uniform(b);
+        if passed.iter().any(|h| loops.header[*h] && loops.runtime[*h]) {
+            return true;
         }
+        let Some(h) = target.filter(|_| !passed.is_empty()) else {
+            return false;
+        };
         let issued_below = |w: Inst| {
             self.f
                 .layout
                 .inst_block(w)
                 .is_some_and(|wb| wb != h && uni.divergent_block[wb] && dt.dominates(h, wb))
         };
-        h != b && st.last_wgmma.is_some_and(issued_below)
+        st.last_wgmma.is_some_and(issued_below)
     }
 
     /// In ISA-strict mode, whether the wait the ISA wants before `i` has a
