@@ -73,7 +73,12 @@ pub fn check(p: &TileProgram) -> (Vec<String>, Option<String>) {
     let ptx = lower_to_ptx(p);
     let opts = ori::Options::default();
     let c = ori::compile_ptx("tile.ptx", &ptx, &opts);
-    let report = c.diags.iter().map(ori::ir::render::render_human).collect();
+    let source = ori::report::Source::new("tile.ptx", &ptx);
+    let report = c
+        .diags
+        .iter()
+        .map(|d| ori::report::render_human(d, Some(&source), ori::report::Style::Plain))
+        .collect();
     let fixed = ori::fixit_ptx("tile.ptx", &ptx, &c);
     (report, fixed)
 }

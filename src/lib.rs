@@ -10,6 +10,7 @@ pub use ori_host as host;
 pub use ori_ir as ir;
 pub use ori_lower as lower;
 pub use ori_ptx as ptx;
+pub use ori_report as report;
 
 pub mod explain;
 pub mod rule_table;

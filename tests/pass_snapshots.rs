@@ -19,14 +19,20 @@ fn ir_before_and_after_each_pass() {
         let mut opts = ori::case_options(&src);
         opts.print_before = vec!["OriPropagateGmma".into()];
         opts.print_after = vec!["all".into()];
-        let c = ori::compile_ptx(&format!("{name}.ptx"), &src, &opts);
+        let file = format!("{name}.ptx");
+        let c = ori::compile_ptx(&file, &src, &opts);
         let mut out = c.dumps.join("\n");
         out.push_str("\n; diagnostics\n");
         for d in &c.diags {
             if ori::ir::render::ptxas_prints(d) {
                 out.push_str(&ori::ir::render::render_ptxas(d));
             } else {
-                out.push_str(&ori::ir::render::render_human(d));
+                let source = ori::report::Source::new(&file, &src);
+                out.push_str(&ori::report::render_human(
+                    d,
+                    Some(&source),
+                    ori::report::Style::Plain,
+                ));
             }
             out.push('\n');
         }

@@ -6,7 +6,7 @@
 //! pipeline. Exit status: 0 compiled, 1 input error, 2 usage error.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ori::ir::render::{ptxas_prints, render_human, render_json, render_ptxas};
+use ori::ir::render::{ptxas_prints, render_json, render_ptxas};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::process::ExitCode;
@@ -37,9 +37,42 @@ enum Emit {
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
 enum MessageFormat {
+    /// ptxas's own lines, byte for byte.
     Ptxas,
+    /// rustc-style: the PTX source with spans, help and the rule.
     Human,
+    /// One JSON object per line (`tests/schemas/ori-diagnostic.schema.json`).
     Json,
+    /// One SARIF 2.1.0 log, for code scanning.
+    Sarif,
+}
+
+/// When to color human diagnostics.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    fn style(self) -> ori::report::Style {
+        use std::io::IsTerminal;
+        let color = match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stderr().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        };
+        if color {
+            ori::report::Style::Color
+        } else {
+            ori::report::Style::Plain
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -63,6 +96,9 @@ enum Cmd {
         /// Layout of diagnostics on stderr.
         #[arg(long = "message-format", value_enum, default_value = "human")]
         message_format: MessageFormat,
+        /// Color the human diagnostics.
+        #[arg(long, value_enum, default_value = "auto")]
+        color: ColorChoice,
         /// Compile only (ptxas `-c`): every callee counts as external.
         #[arg(short = 'c', long = "compile-only")]
         compile_only: bool,
@@ -170,12 +206,56 @@ fn err_line(line: &str) {
 /// with `--message-format json` a JSON diagnostic like the compiler's, so
 /// that tools read every line of stderr the same way.
 fn cli_error(format: MessageFormat, message: &str) {
+    let d = ori::ir::Diagnostic::new(ori::ir::Severity::Error, None, message.to_string());
     if format == MessageFormat::Json {
-        let d = ori::ir::Diagnostic::new(ori::ir::Severity::Error, None, message.to_string());
         err_line(&render_json(&d));
+    } else if format == MessageFormat::Sarif {
+        let file = ori::report::SarifFile {
+            uri: String::new(),
+            source: None,
+            diags: std::slice::from_ref(&d),
+        };
+        err_line(&ori::report::sarif_log(&[file], &ori::explain::explain).to_string());
     } else {
         err_line(&format!("ori: {message}"));
     }
+}
+
+/// Print a compilation's diagnostics on stderr in `format`.
+fn print_diagnostics(
+    diags: &[ori::ir::Diagnostic],
+    path: &str,
+    source: Option<&ori::report::Source>,
+    format: MessageFormat,
+    color: ColorChoice,
+) {
+    if format == MessageFormat::Sarif {
+        let file = ori::report::SarifFile {
+            uri: sarif_uri(path),
+            source,
+            diags,
+        };
+        let log = ori::report::sarif_log(&[file], &ori::explain::explain);
+        err_line(&log.to_string());
+        return;
+    }
+    let style = color.style();
+    for d in diags {
+        if format == MessageFormat::Ptxas && !ptxas_prints(d) {
+            continue;
+        }
+        let line = match format {
+            MessageFormat::Ptxas => render_ptxas(d),
+            MessageFormat::Human => ori::report::render_human(d, source, style),
+            MessageFormat::Json | MessageFormat::Sarif => render_json(d),
+        };
+        err_line(&line);
+    }
+}
+
+/// A path as a SARIF URI reference: forward slashes, relative as given.
+fn sarif_uri(path: &str) -> String {
+    path.replace('\\', "/").trim_start_matches("./").to_string()
 }
 
 fn main() -> ExitCode {
@@ -225,6 +305,7 @@ fn run() -> Result<ExitCode, ExitCode> {
             print_before,
             print_after,
             message_format,
+            color,
             compile_only,
             isa_strict,
             maxrregcount,
@@ -263,17 +344,9 @@ fn run() -> Result<ExitCode, ExitCode> {
             for d in &c.dumps {
                 out.put(d)?;
             }
-            for d in &c.diags {
-                if message_format == MessageFormat::Ptxas && !ptxas_prints(d) {
-                    continue;
-                }
-                let line = match message_format {
-                    MessageFormat::Ptxas => render_ptxas(d),
-                    MessageFormat::Human => render_human(d),
-                    MessageFormat::Json => render_json(d),
-                };
-                err_line(&line);
-            }
+            // Spans point into PTX input only (IR text has none).
+            let source = (!name.ends_with(".ori")).then(|| ori::report::Source::new(&file, &src));
+            print_diagnostics(&c.diags, &file, source.as_ref(), message_format, color);
             if c.failed() {
                 return Ok(ExitCode::from(1));
             }

@@ -66,7 +66,11 @@ fn ptxas_format_matches_the_recorded_oracle_line() {
 fn human_and_json_formats_name_the_culprit() {
     let (_, _, human) = ori(&["compile", &corpus("c7514_mov_read_d0_between_mma.ptx")]);
     assert!(
-        human.contains("[C7514]") && human.contains("-->") && human.contains("help:"),
+        human.contains("info[C7514]: Potential Performance Loss")
+            && human.contains("--> ")
+            && human.contains("^^^")
+            && human.contains("= help:")
+            && !human.contains('\x1b'),
         "{human}"
     );
     let (_, _, json) = ori(&[
@@ -76,7 +80,7 @@ fn human_and_json_formats_name_the_culprit() {
         "json",
     ]);
     assert!(
-        json.starts_with("{\"severity\":\"info\",\"code\":\"C7514\""),
+        json.starts_with("{\"version\":1,\"severity\":\"info\",\"code\":\"C7514\""),
         "{json}"
     );
 }

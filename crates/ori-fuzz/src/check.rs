@@ -31,11 +31,19 @@ pub fn any_ptx(data: &[u8]) -> Result<(), String> {
         if let Some(d) = c.diags.iter().find(|d| internal(d)) {
             return Err(format!("internal error: {}", d.message));
         }
+        let source = ori::report::Source::new("fuzz.ptx", src);
         for d in &c.diags {
             let _ = ori::ir::render::render_ptxas(d);
-            let _ = ori::ir::render::render_human(d);
+            let _ = ori::report::render_human(d, Some(&source), ori::report::Style::Plain);
+            let _ = ori::report::render_human(d, None, ori::report::Style::Color);
             let _ = ori::ir::render::render_json(d);
         }
+        let file = ori::report::SarifFile {
+            uri: "fuzz.ptx".into(),
+            source: Some(&source),
+            diags: &c.diags,
+        };
+        let _ = ori::report::sarif_log(&[file], &ori::explain::explain);
         if let Some(m) = &c.module {
             let _ = ori::lower::sass::emit_module(m);
             let _ = ori::fixit_ptx("fuzz.ptx", src, &c);

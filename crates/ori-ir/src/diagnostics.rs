@@ -42,6 +42,10 @@ pub struct Note {
     pub line: u32,
     /// The instruction's text, if any.
     pub inst: Option<String>,
+    /// The statement's byte range `[lo, hi)` in the source the diagnostic is
+    /// about (`InstData::src`), so renderers can point at the source
+    /// instead of printing ori's IR; `None` for IR-text input.
+    pub span: Option<(u32, u32)>,
     /// What this position has to do with the diagnostic.
     pub text: String,
 }

@@ -1,8 +1,8 @@
-//! Renderers of diagnostics: ptxas's layout, a human layout, and JSON.
+//! Renderers of diagnostics that need no source text: ptxas's layout and JSON.
 //!
 //! `ptxas` reproduces what ptxas 13.0.88 prints byte for byte, so the two can
-//! be diffed; `human` adds the culprit instruction, related positions and a
-//! fix; `json` is one object per line for tools.
+//! be diffed; `json` is one object per line for tools. The human layout and
+//! SARIF, which show the user's source, are in the `ori-report` crate.
 
 use crate::diagnostics::{Diagnostic, Severity};
 use std::fmt::Write;
@@ -32,53 +32,6 @@ pub fn render_ptxas(d: &Diagnostic) -> String {
     }
 }
 
-/// A human layout: location, severity, code, message, then the culprit,
-/// related positions and a suggested fix, each on its own line.
-pub fn render_human(d: &Diagnostic) -> String {
-    let mut s = String::new();
-    if let Some(file) = &d.file {
-        let _ = write!(s, "{file}:");
-        if let Some(l) = d.line {
-            let _ = write!(s, "{l}:");
-            if let Some(c) = d.col {
-                let _ = write!(s, "{c}:");
-            }
-        }
-        s.push(' ');
-    }
-    let _ = write!(s, "{}", d.severity.word());
-    if let Some(c) = d.code {
-        let _ = write!(s, "[C{c}]");
-    }
-    let _ = write!(s, ": {}", d.message);
-    if let Some(f) = &d.function {
-        if !d.message.contains(&format!("'{f}'")) {
-            let _ = write!(s, " (in function '{f}')");
-        }
-    }
-    s.push('\n');
-    if let Some(c) = &d.culprit {
-        let _ = writeln!(s, "  --> line {}: {}", c.line, c.text);
-        if let Some(i) = &c.inst {
-            let _ = writeln!(s, "      | {i}");
-        }
-    }
-    for n in &d.related {
-        let _ = writeln!(s, "  note: line {}: {}", n.line, n.text);
-        if let Some(i) = &n.inst {
-            let _ = writeln!(s, "      | {i}");
-        }
-    }
-    if let Some(h) = &d.help {
-        let _ = writeln!(s, "  help: {h}");
-    }
-    if let Some(r) = d.rule {
-        let _ = writeln!(s, "  rule: {r} (ori explain {r})");
-    }
-    s.pop();
-    s
-}
-
 fn json_str(out: &mut String, v: &str) {
     out.push('"');
     for c in v.chars() {
@@ -104,16 +57,29 @@ fn json_opt_str(out: &mut String, v: Option<&str>) {
 }
 
 fn json_note(out: &mut String, n: &crate::diagnostics::Note) {
-    let _ = write!(out, "{{\"line\":{},\"inst\":", n.line);
+    let _ = write!(out, "{{\"line\":{},\"span\":", n.line);
+    match n.span {
+        Some((lo, hi)) => {
+            let _ = write!(out, "[{lo},{hi}]");
+        }
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"inst\":");
     json_opt_str(out, n.inst.as_deref());
     out.push_str(",\"text\":");
     json_str(out, &n.text);
     out.push('}');
 }
 
-/// One JSON object (no trailing newline).
+/// The version of the JSON layout, the first field of every object; it
+/// changes when a field changes meaning or goes away (adding a field does
+/// not change it). Schema: `tests/schemas/ori-diagnostic.schema.json`.
+pub const JSON_VERSION: u32 = 1;
+
+/// One JSON object (no trailing newline), as
+/// `tests/schemas/ori-diagnostic.schema.json` describes it.
 pub fn render_json(d: &Diagnostic) -> String {
-    let mut s = String::from("{\"severity\":");
+    let mut s = format!("{{\"version\":{JSON_VERSION},\"severity\":");
     json_str(&mut s, d.severity.word());
     s.push_str(",\"code\":");
     match d.code {
@@ -185,7 +151,6 @@ mod tests {
         assert!(j.ends_with("\"help\":\"fix\",\"rule\":null}"));
         d.rule = Some("R-wait-before-read");
         assert!(render_json(&d).ends_with("\"rule\":\"R-wait-before-read\"}"));
-        assert!(render_human(&d)
-            .ends_with("  rule: R-wait-before-read (ori explain R-wait-before-read)"));
+        assert!(j.starts_with("{\"version\":1,\"severity\":\"error\""));
     }
 }

@@ -6,6 +6,7 @@
 //! list (`Function::decisions`).
 
 use super::analyses::Analyses;
+use super::conflicts::{touched_before, Writers};
 use super::plan::{Close, Plan, WaitAt};
 use super::rules::{Mode, RuleId};
 use crate::messages;
@@ -59,6 +60,7 @@ fn advisory(
     rule: RuleId,
     why: &str,
     help: &str,
+    related: Option<Note>,
 ) -> Diagnostic {
     let fname = f.name.to_string();
     let message = match code {
@@ -70,27 +72,53 @@ fn advisory(
     d.culprit = Some(Note {
         line: f.insts[i].line,
         inst: Some(describe(f, i)),
+        span: f.insts[i].src,
         text: why.into(),
     });
+    d.related.extend(related);
     d.help = Some(help.into());
     d.rule = Some(rule.name());
     d
 }
 
+/// A note pointing at `i` (a secondary span of a diagnostic).
+fn note_at(f: &Function, i: Inst, text: String) -> Note {
+    Note {
+        line: f.insts[i].line,
+        inst: Some(describe(f, i)),
+        span: f.insts[i].src,
+        text,
+    }
+}
+
 /// Arrives then waits, each in program order, as ptxas prints them.
 fn advisories(f: &Function, plan: &Plan) -> Vec<Diagnostic> {
+    let writers = (!plan.waits.is_empty()).then(|| Writers::new(f));
     let arrives = plan.arrives.iter().map(|&(i, rule)| {
+        let touched = touched_before(f, i).map(|(j, r, wrote)| {
+            let verb = if wrote { "writes" } else { "reads" };
+            note_at(f, j, format!("{verb} {}, which the wgmma uses", f.vregs[r].name))
+        });
         advisory(
             f,
             C7519_ARRIVE_INJECTED,
             i,
             f.insts[i].line,
             rule,
-            "this wgmma uses registers accessed since the last warpgroup arrive",
+            match rule {
+                RuleId::EmptyGroup => "this commit closes a group with no wgmma: ptxas gives it a dummy wgmma, fenced here",
+                RuleId::ArriveMissing => "no warpgroup arrive before this wgmma since the start of its block",
+                _ => "this wgmma uses registers accessed since the last warpgroup arrive",
+            },
             "put wgmma.fence between the last access of these registers and this wgmma",
+            touched,
         )
     });
     let waits = plan.waits.iter().map(|w| {
+        let writer = writers
+            .as_ref()
+            .and_then(|ws| ws.read_by(f, w.at))
+            .map(|(j, r)| note_at(f, j, format!("this wgmma writes {}", f.vregs[r].name)));
         advisory(
             f,
             C7517_WAIT_INJECTED,
@@ -99,6 +127,7 @@ fn advisories(f: &Function, plan: &Plan) -> Vec<Diagnostic> {
             w.rule,
             "this instruction reads an accumulator of a wgmma still in flight",
             "put wgmma.commit_group + wgmma.wait_group before this instruction",
+            writer,
         )
     });
     arrives.chain(waits).collect()
@@ -114,6 +143,7 @@ fn notes(f: &Function, plan: &Plan, mode: Mode) -> Vec<Diagnostic> {
         d.culprit = Some(Note {
             line: f.insts[i].line,
             inst: Some(describe(f, i)),
+            span: f.insts[i].src,
             text: culprit,
         });
         d.help = Some(help.into());
@@ -174,6 +204,7 @@ fn serialization_diagnostic(f: &Function, fail: &super::plan::Failure) -> Diagno
         d.culprit = Some(Note {
             line: f.insts[i].line,
             inst: Some(describe(f, i)),
+            span: f.insts[i].src,
             text: format!("culprit{reg}"),
         });
     }
@@ -181,6 +212,7 @@ fn serialization_diagnostic(f: &Function, fail: &super::plan::Failure) -> Diagno
         d.related.push(Note {
             line: f.insts[w].line,
             inst: Some(describe(f, w)),
+            span: f.insts[w].src,
             text: "in flight from this wgmma".into(),
         });
     }

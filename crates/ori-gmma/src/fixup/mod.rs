@@ -34,6 +34,7 @@
 mod analyses;
 mod apply;
 mod budget;
+mod conflicts;
 mod late;
 mod plan;
 mod queries;

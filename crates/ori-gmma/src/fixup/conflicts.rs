@@ -1,0 +1,92 @@
+//! What an advisory's culprit conflicts with, for the diagnostics' secondary
+//! span.
+//!
+//! ptxas names one line; a kernel author also wants to see the other half of
+//! the conflict: for an injected wait, a wgmma writing the accumulator the
+//! culprit reads; for an injected arrive, the instruction that touched the
+//! wgmma's registers since the last fence. These are found after the
+//! decisions, for display only, and each label says only what is true of
+//! the instruction it points at ("writes %f1"), not which dynamic instance
+//! is in flight.
+
+use ori_ir::{Function, Inst, Opcode, RegClass, VReg};
+use std::collections::HashMap;
+
+/// How far back in its block an arrive's culprit is looked for; past it the
+/// diagnostic has no secondary span (keeps huge blocks linear).
+const ARRIVE_LOOKBACK: usize = 64;
+
+/// Every wgmma of a function by the accumulator registers it writes, in
+/// program order.
+pub(super) struct Writers {
+    by_reg: HashMap<VReg, Vec<((u32, u32), Inst)>>,
+}
+
+impl Writers {
+    /// Index `f`'s wgmma (once per function with advisories).
+    pub(super) fn new(f: &Function) -> Self {
+        let mut by_reg: HashMap<VReg, Vec<((u32, u32), Inst)>> = HashMap::new();
+        for &b in f.layout.blocks() {
+            for &i in f.layout.block_insts(b) {
+                if f.insts[i].opcode == Opcode::WgmmaMmaAsync {
+                    let key = f.layout.order_key(i);
+                    for r in f.insts[i].defs() {
+                        by_reg.entry(r).or_default().push((key, i));
+                    }
+                }
+            }
+        }
+        Writers { by_reg }
+    }
+
+    /// A wgmma writing an accumulator `i` reads: the nearest before `i` in
+    /// program order, else the last one (reaching `i` over a back edge).
+    pub(super) fn read_by(&self, f: &Function, i: Inst) -> Option<(Inst, VReg)> {
+        let key = f.layout.order_key(i);
+        let mut best: Option<((u32, u32), Inst, VReg, bool)> = None;
+        for r in f.insts[i].uses() {
+            if f.vregs[r].class != RegClass::Tensor {
+                continue;
+            }
+            let Some(ws) = self.by_reg.get(&r) else {
+                continue;
+            };
+            let before = ws.partition_point(|&(k, _)| k < key);
+            let (wk, w, earlier) = match before.checked_sub(1) {
+                Some(k) => (ws[k].0, ws[k].1, true),
+                None => (ws[ws.len() - 1].0, ws[ws.len() - 1].1, false),
+            };
+            let better = match best {
+                None => true,
+                Some((bk, _, _, be)) => (earlier, wk) > (be, bk),
+            };
+            if better {
+                best = Some((wk, w, r, earlier));
+            }
+        }
+        best.map(|(_, w, r, _)| (w, r))
+    }
+}
+
+/// The nearest instruction before wgmma `i` in its block that is not GMMA
+/// and touches one of its registers: what the injected arrive fences off.
+pub(super) fn touched_before(f: &Function, i: Inst) -> Option<(Inst, VReg, bool)> {
+    let b = f.layout.inst_block(i)?;
+    let insts = f.layout.block_insts(b);
+    let at = insts.iter().position(|&x| x == i)?;
+    let mut regs = f.insts[i].uses();
+    regs.extend(f.insts[i].defs());
+    for &j in insts[..at].iter().rev().take(ARRIVE_LOOKBACK) {
+        let d = &f.insts[j];
+        if d.opcode.is_gmma_family() {
+            continue;
+        }
+        if let Some(r) = d.defs().into_iter().find(|r| regs.contains(r)) {
+            return Some((j, r, true));
+        }
+        if let Some(r) = d.uses().into_iter().find(|r| regs.contains(r)) {
+            return Some((j, r, false));
+        }
+    }
+    None
+}
