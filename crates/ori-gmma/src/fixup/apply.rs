@@ -51,14 +51,14 @@ pub(super) fn apply(
     cx.diags.extend(notes);
 }
 
-/// An advisory (C7519, C7517) at `i`, with its rule.
+/// An advisory (C7519, C7517) naming `line`, with its rule, its culprit and
+/// what the culprit conflicts with.
 fn advisory(
     f: &Function,
     code: u32,
-    i: Inst,
     line: u32,
     rule: RuleId,
-    why: &str,
+    culprit: Note,
     help: &str,
     related: Option<Note>,
 ) -> Diagnostic {
@@ -69,12 +69,7 @@ fn advisory(
     };
     let mut d = Diagnostic::new(Severity::Info, Some(code), message);
     d.function = Some(fname);
-    d.culprit = Some(Note {
-        line: f.insts[i].line,
-        inst: Some(describe(f, i)),
-        span: f.insts[i].src,
-        text: why.into(),
-    });
+    d.culprit = Some(culprit);
     d.related.extend(related);
     d.help = Some(help.into());
     d.rule = Some(rule.name());
@@ -99,17 +94,17 @@ fn advisories(f: &Function, plan: &Plan) -> Vec<Diagnostic> {
             let verb = if wrote { "writes" } else { "reads" };
             note_at(f, j, format!("{verb} {}, which the wgmma uses", f.vregs[r].name))
         });
+        let why = match rule {
+            RuleId::EmptyGroup => "this commit closes a group with no wgmma: ptxas gives it a dummy wgmma, fenced here",
+            RuleId::ArriveMissing => "no warpgroup arrive before this wgmma since the start of its block",
+            _ => "this wgmma uses registers accessed since the last warpgroup arrive",
+        };
         advisory(
             f,
             C7519_ARRIVE_INJECTED,
-            i,
             f.insts[i].line,
             rule,
-            match rule {
-                RuleId::EmptyGroup => "this commit closes a group with no wgmma: ptxas gives it a dummy wgmma, fenced here",
-                RuleId::ArriveMissing => "no warpgroup arrive before this wgmma since the start of its block",
-                _ => "this wgmma uses registers accessed since the last warpgroup arrive",
-            },
+            note_at(f, i, why.into()),
             "put wgmma.fence between the last access of these registers and this wgmma",
             touched,
         )
@@ -122,10 +117,13 @@ fn advisories(f: &Function, plan: &Plan) -> Vec<Diagnostic> {
         advisory(
             f,
             C7517_WAIT_INJECTED,
-            w.at,
             w.line.unwrap_or(f.insts[w.at].line),
             w.rule,
-            "this instruction reads an accumulator of a wgmma still in flight",
+            note_at(
+                f,
+                w.at,
+                "this instruction reads an accumulator of a wgmma still in flight".into(),
+            ),
             "put wgmma.commit_group + wgmma.wait_group before this instruction",
             writer,
         )

@@ -16,16 +16,19 @@ use std::collections::HashMap;
 /// diagnostic has no secondary span (keeps huge blocks linear).
 const ARRIVE_LOOKBACK: usize = 64;
 
+/// An instruction's place in program order (`Layout::order_key`).
+type Order = (u32, u32);
+
 /// Every wgmma of a function by the accumulator registers it writes, in
 /// program order.
 pub(super) struct Writers {
-    by_reg: HashMap<VReg, Vec<((u32, u32), Inst)>>,
+    by_reg: HashMap<VReg, Vec<(Order, Inst)>>,
 }
 
 impl Writers {
     /// Index `f`'s wgmma (once per function with advisories).
     pub(super) fn new(f: &Function) -> Self {
-        let mut by_reg: HashMap<VReg, Vec<((u32, u32), Inst)>> = HashMap::new();
+        let mut by_reg: HashMap<VReg, Vec<(Order, Inst)>> = HashMap::new();
         for &b in f.layout.blocks() {
             for &i in f.layout.block_insts(b) {
                 if f.insts[i].opcode == Opcode::WgmmaMmaAsync {
@@ -43,7 +46,7 @@ impl Writers {
     /// program order, else the last one (reaching `i` over a back edge).
     pub(super) fn read_by(&self, f: &Function, i: Inst) -> Option<(Inst, VReg)> {
         let key = f.layout.order_key(i);
-        let mut best: Option<((u32, u32), Inst, VReg, bool)> = None;
+        let mut best: Option<(Order, Inst, VReg, bool)> = None;
         for r in f.insts[i].uses() {
             if f.vregs[r].class != RegClass::Tensor {
                 continue;
