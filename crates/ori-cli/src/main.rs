@@ -5,6 +5,8 @@
 //! JSON layout, and emits IR, SASS-like text or PTX. `ori passes` lists the
 //! pipeline. Exit status: 0 compiled, 1 input error, 2 usage error.
 
+mod scan;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use ori::ir::render::{ptxas_prints, render_json, render_ptxas};
 use std::ffi::OsString;
@@ -112,6 +114,25 @@ enum Cmd {
         /// Write the emitted output here instead of stdout.
         #[arg(short = 'o', value_name = "FILE")]
         output: Option<String>,
+    },
+    /// Find the kernels ptxas would serialize or inject into: every .ptx
+    /// under the given paths (a Triton cache, a CUTLASS build tree).
+    Scan {
+        /// Files or directories (searched recursively for .ptx).
+        #[arg(required = true)]
+        paths: Vec<String>,
+        /// Layout: human (one line per finding and a summary table), json
+        /// (one diagnostic per line) or sarif (one log); the last two write
+        /// the summary to stderr.
+        #[arg(long = "message-format", value_enum, default_value = "human")]
+        message_format: MessageFormat,
+        /// Threads (default: one per core).
+        #[arg(short = 'j', long)]
+        jobs: Option<usize>,
+        /// Exit with status 1 when a file has errors (error), also when a
+        /// kernel is serialized (serialized), or on any finding (any).
+        #[arg(long = "fail-on", value_enum, default_value = "error")]
+        fail_on: scan::FailOn,
     },
     /// List the pass pipeline: phase number and name.
     Passes,
@@ -292,6 +313,12 @@ fn run() -> Result<ExitCode, ExitCode> {
                 Ok(ExitCode::from(2))
             }
         },
+        Cmd::Scan {
+            paths,
+            message_format,
+            jobs,
+            fail_on,
+        } => scan::run(&paths, message_format, jobs, fail_on, &mut out),
         Cmd::Passes => {
             for (phase, name) in ori::pipeline(&ori::Options::default()).pipeline() {
                 out.put(&format!("{phase} {name}\n"))?;

@@ -1,0 +1,323 @@
+//! `ori scan PATH...`: which kernels of a build would ptxas serialize or
+//! inject into?
+//!
+//! A Triton cache (`~/.triton/cache`) or a CUTLASS build tree holds hundreds
+//! of `.ptx` files; a kernel author wants the few whose `wgmma` pipeline
+//! ptxas will serialize, and the line that causes it, without compiling
+//! each by hand. Every `.ptx` under the given paths is analysed in parallel
+//! (rayon, one task per file), then reported in path order: one line per
+//! phase-87 message (code, rule, culprit line and statement, kernel, file),
+//! then a summary table. `--message-format json|sarif` writes the findings
+//! for CI on stdout (the summary goes to stderr); a progress bar shows on a
+//! terminal.
+
+use crate::MessageFormat;
+use indicatif::{ProgressBar, ProgressStyle};
+use ori::ir::{Diagnostic, Severity};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// What makes `ori scan` exit with status 1 (for CI gates).
+#[derive(Copy, Clone, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// Only files that cannot be read or parsed.
+    Error,
+    /// Also any kernel ptxas would serialize.
+    Serialized,
+    /// Also any injected arrive or wait.
+    Any,
+}
+
+/// One scanned file.
+struct Scanned {
+    path: PathBuf,
+    /// The text, when it could be read.
+    text: Option<String>,
+    /// ori's diagnostics (an I/O error as one error diagnostic).
+    diags: Vec<Diagnostic>,
+    /// Functions (kernels and device functions) of the compiled module.
+    functions: usize,
+}
+
+impl Scanned {
+    fn serialized(&self) -> bool {
+        self.diags.iter().any(is_serialization)
+    }
+    fn advisories(&self) -> bool {
+        self.diags
+            .iter()
+            .any(|d| matches!(d.code, Some(7517 | 7519)))
+    }
+    fn failed(&self) -> bool {
+        self.diags
+            .iter()
+            .any(|d| matches!(d.severity, Severity::Error | Severity::Fatal))
+    }
+}
+
+/// A serialization: phase 87's codes other than the injected arrive/wait.
+fn is_serialization(d: &Diagnostic) -> bool {
+    matches!(d.code, Some(7509..=7516 | 7518 | 7520))
+}
+
+/// Every `.ptx` file under `paths` (a file is taken as given), sorted,
+/// without following symbolic links into directories.
+fn collect(paths: &[String]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("cannot read '{p}': {e}"))?;
+        if meta.is_dir() {
+            stack.push(PathBuf::from(p));
+        } else {
+            out.push(PathBuf::from(p));
+        }
+    }
+    while let Some(dir) = stack.pop() {
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| format!("cannot read '{}': {e}", dir.display()))?;
+        for e in entries.flatten() {
+            let path = e.path();
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() && path.extension().is_some_and(|x| x == "ptx") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn scan_one(path: &Path) -> Scanned {
+    let shown = path.display().to_string();
+    match crate::read_input(&shown) {
+        Err(e) => Scanned {
+            path: path.to_path_buf(),
+            text: None,
+            diags: vec![Diagnostic::new(Severity::Error, None, e)],
+            functions: 0,
+        },
+        Ok(text) => {
+            let c = ori::compile_ptx(&shown, &text, &ori::Options::default());
+            Scanned {
+                path: path.to_path_buf(),
+                text: Some(text),
+                functions: c.module.as_ref().map_or(0, |m| m.funcs.len()),
+                diags: c.diags,
+            }
+        }
+    }
+}
+
+/// The statement a note points at, on one line, shortened.
+fn statement(text: &str, span: Option<(u32, u32)>) -> Option<String> {
+    let (lo, hi) = span?;
+    let s = text.get(lo as usize..hi as usize)?;
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(if one.chars().count() > 100 {
+        format!("{}...", one.chars().take(97).collect::<String>())
+    } else {
+        one
+    })
+}
+
+/// One human line per finding.
+fn human_line(s: &Scanned, d: &Diagnostic) -> String {
+    let file = s.path.display();
+    let line = d
+        .culprit
+        .as_ref()
+        .map(|n| n.line)
+        .filter(|&l| l > 0)
+        .or(d.line)
+        .map_or(String::new(), |l| format!(":{l}"));
+    let mut out = format!("{file}{line}: ");
+    match d.code {
+        Some(c) => {
+            let _ = write!(out, "C{c}");
+        }
+        None => out.push_str(d.severity.word()),
+    }
+    if let Some(r) = d.rule {
+        let _ = write!(out, " {r}");
+    }
+    if let Some(f) = &d.function {
+        let _ = write!(out, " in '{f}'");
+    }
+    let what = if is_serialization(d) {
+        "serialized".to_string()
+    } else {
+        match d.code {
+            Some(7517) => "wait injected".into(),
+            Some(7519) => "arrive injected".into(),
+            _ => d.message.clone(),
+        }
+    };
+    let _ = write!(out, ": {what}");
+    let stmt = s
+        .text
+        .as_deref()
+        .and_then(|t| statement(t, d.culprit.as_ref().and_then(|n| n.span)));
+    if let Some(st) = stmt {
+        let _ = write!(out, ": {st}");
+    }
+    out
+}
+
+/// Findings a scan reports: phase 87's messages and input errors (ori's
+/// own notes on what ptxas leaves undefined are left to `ori compile`).
+fn reported(d: &Diagnostic) -> bool {
+    d.code.is_some_and(|c| (7509..=7520).contains(&c))
+        || matches!(d.severity, Severity::Error | Severity::Fatal)
+}
+
+/// The summary table.
+fn summary(scanned: &[Scanned]) -> String {
+    let files = scanned.len();
+    let functions: usize = scanned.iter().map(|s| s.functions).sum();
+    let failed = scanned.iter().filter(|s| s.failed()).count();
+    let serialized = scanned
+        .iter()
+        .filter(|s| !s.failed() && s.serialized())
+        .count();
+    let advisories = scanned
+        .iter()
+        .filter(|s| !s.failed() && !s.serialized() && s.advisories())
+        .count();
+    let clean = files - failed - serialized - advisories;
+    let mut by_code: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+    for s in scanned {
+        let mut seen = Vec::new();
+        for c in s
+            .diags
+            .iter()
+            .filter(|d| reported(d))
+            .filter_map(|d| d.code)
+        {
+            let e = by_code.entry(c).or_default();
+            e.0 += 1;
+            if !seen.contains(&c) {
+                seen.push(c);
+                e.1 += 1;
+            }
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| files | functions | clean | advisories only | serialized | errors |"
+    );
+    let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        out,
+        "| {files} | {functions} | {clean} | {advisories} | {serialized} | {failed} |"
+    );
+    if !by_code.is_empty() {
+        let _ = writeln!(out, "\n| code | messages | files |");
+        let _ = writeln!(out, "|---|---:|---:|");
+        for (c, (n, f)) in &by_code {
+            let _ = writeln!(out, "| C{c} | {n} | {f} |");
+        }
+    }
+    out
+}
+
+/// Run `ori scan`.
+pub fn run(
+    paths: &[String],
+    format: MessageFormat,
+    jobs: Option<usize>,
+    fail_on: FailOn,
+    out: &mut crate::Out,
+) -> Result<std::process::ExitCode, std::process::ExitCode> {
+    let files = match collect(paths) {
+        Ok(f) => f,
+        Err(e) => {
+            crate::cli_error(format, &e);
+            return Ok(std::process::ExitCode::from(1));
+        }
+    };
+    let bar = ProgressBar::new(files.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} kernels {elapsed} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = jobs {
+        builder = builder.num_threads(n.max(1));
+    }
+    let scan = |files: &[PathBuf]| -> Vec<Scanned> {
+        files
+            .par_iter()
+            .map(|p| {
+                let s = scan_one(p);
+                bar.inc(1);
+                s
+            })
+            .collect()
+    };
+    let scanned = match builder.build() {
+        Ok(pool) => pool.install(|| scan(&files)),
+        Err(_) => scan(&files),
+    };
+    bar.finish_and_clear();
+    let table = summary(&scanned);
+    match format {
+        MessageFormat::Sarif => {
+            let sources: Vec<Option<ori::report::Source>> = scanned
+                .iter()
+                .map(|s| {
+                    s.text
+                        .as_deref()
+                        .map(|t| ori::report::Source::new(s.path.to_str().unwrap_or(""), t))
+                })
+                .collect();
+            let kept: Vec<Vec<Diagnostic>> = scanned
+                .iter()
+                .map(|s| s.diags.iter().filter(|d| reported(d)).cloned().collect())
+                .collect();
+            let files: Vec<ori::report::SarifFile> = scanned
+                .iter()
+                .zip(&sources)
+                .zip(&kept)
+                .map(|((s, src), diags)| ori::report::SarifFile {
+                    uri: crate::sarif_uri(&s.path.display().to_string()),
+                    source: src.as_ref(),
+                    diags,
+                })
+                .collect();
+            let log = ori::report::sarif_log(&files, &ori::explain::explain);
+            out.put(&format!("{log}\n"))?;
+            crate::err_line(table.trim_end());
+        }
+        MessageFormat::Json => {
+            for s in &scanned {
+                for d in s.diags.iter().filter(|d| reported(d)) {
+                    let mut d = d.clone();
+                    d.file = Some(s.path.display().to_string());
+                    out.put(&format!("{}\n", ori::ir::render::render_json(&d)))?;
+                }
+            }
+            crate::err_line(table.trim_end());
+        }
+        MessageFormat::Human | MessageFormat::Ptxas => {
+            for s in &scanned {
+                for d in s.diags.iter().filter(|d| reported(d)) {
+                    out.put(&format!("{}\n", human_line(s, d)))?;
+                }
+            }
+            out.put(&format!("\n{table}"))?;
+        }
+    }
+    let fail = scanned.iter().any(|s| match fail_on {
+        FailOn::Error => s.failed(),
+        FailOn::Serialized => s.failed() || s.serialized(),
+        FailOn::Any => s.failed() || s.serialized() || s.advisories(),
+    });
+    Ok(std::process::ExitCode::from(u8::from(fail)))
+}

@@ -1,0 +1,155 @@
+//! `ori scan` over the real-kernel corpus (`tests/real`: Triton 3.6 and
+//! 3.9, CUTLASS, DeepGEMM and FlashAttention-3 kernels): for every kernel
+//! it reports exactly the phase-87 messages ptxas 13.0.88 printed when the
+//! kernel was recorded (its `.expected` file), the summary counts them, and
+//! the three layouts agree.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn real() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/real")
+}
+
+fn scan(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ori"))
+        .arg("scan")
+        .args(args)
+        .output()
+        .expect("run ori");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The phase-87 lines ptxas printed for each recorded kernel, as
+/// `(C7517) message`, sorted.
+fn recorded() -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for fam in std::fs::read_dir(real()).unwrap().flatten() {
+        if !fam.path().is_dir() {
+            continue;
+        }
+        for e in std::fs::read_dir(fam.path()).unwrap().flatten() {
+            let p = e.path();
+            if p.extension().is_none_or(|x| x != "ptx") {
+                continue;
+            }
+            let exp = std::fs::read_to_string(p.with_extension("expected")).unwrap();
+            let mut msgs: Vec<String> = exp
+                .lines()
+                .filter_map(|l| l.strip_prefix("ptxas info    : "))
+                .filter(|m| {
+                    m.get(2..6)
+                        .and_then(|c| c.parse::<u32>().ok())
+                        .is_some_and(|c| (7509..=7520).contains(&c))
+                })
+                .map(str::to_string)
+                .collect();
+            msgs.sort();
+            let key = p.canonicalize().unwrap().to_string_lossy().into_owned();
+            out.insert(key, msgs);
+        }
+    }
+    out
+}
+
+#[test]
+fn scan_reports_what_ptxas_printed_for_every_real_kernel() {
+    let expected = recorded();
+    assert!(expected.len() > 400, "{} kernels", expected.len());
+    let dir = real();
+    let (code, stdout, stderr) = scan(&[dir.to_str().unwrap(), "--message-format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let mut got: BTreeMap<String, Vec<String>> =
+        expected.keys().map(|k| (k.clone(), Vec::new())).collect();
+    for line in stdout.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let file = Path::new(v["file"].as_str().unwrap())
+            .canonicalize()
+            .unwrap();
+        let msg = format!(
+            "({}) {}",
+            v["code"].as_str().unwrap(),
+            v["message"].as_str().unwrap()
+        );
+        got.entry(file.to_string_lossy().into_owned())
+            .or_default()
+            .push(msg);
+    }
+    for v in got.values_mut() {
+        v.sort();
+    }
+    let differ: Vec<String> = expected
+        .iter()
+        .filter(|(k, v)| got.get(*k) != Some(v))
+        .map(|(k, v)| format!("{k}:\n  ptxas {v:?}\n  scan  {:?}", got.get(k)))
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+
+    // The human layout: one line per message, then the summary table.
+    let (code, human, _) = scan(&[dir.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let findings = human.lines().take_while(|l| !l.is_empty()).count();
+    assert_eq!(findings, stdout.lines().count(), "{human}");
+    let serialized = expected
+        .values()
+        .filter(|v| {
+            v.iter()
+                .any(|m| !m.starts_with("(C7517)") && !m.starts_with("(C7519)"))
+        })
+        .count();
+    let advisories = expected
+        .values()
+        .filter(|v| {
+            !v.is_empty()
+                && v.iter()
+                    .all(|m| m.starts_with("(C7517)") || m.starts_with("(C7519)"))
+        })
+        .count();
+    let clean = expected.len() - serialized - advisories;
+    let row = format!("| {} | ", expected.len());
+    let counts = format!("| {clean} | {advisories} | {serialized} | 0 |");
+    assert!(
+        human
+            .lines()
+            .any(|l| l.starts_with(&row) && l.ends_with(&counts)),
+        "no summary row {row}... {counts}:\n{human}"
+    );
+    // Every finding names its file, code, rule and kernel.
+    for l in human.lines().take(findings) {
+        assert!(
+            l.contains(".ptx") && l.contains(": C75") && l.contains(" R-") && l.contains(" in '"),
+            "{l}"
+        );
+    }
+}
+
+#[test]
+fn sarif_and_fail_on() {
+    let dir = real().join("triton39");
+    let (code, stdout, stderr) = scan(&[
+        dir.to_str().unwrap(),
+        "--message-format",
+        "sarif",
+        "-j",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let log: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    assert!(!log["runs"][0]["results"].as_array().unwrap().is_empty());
+    assert!(stderr.contains("| files |"), "{stderr}");
+    // triton39 has serialized kernels: --fail-on serialized makes CI red.
+    let (code, _, _) = scan(&[dir.to_str().unwrap(), "--fail-on", "serialized"]);
+    assert_eq!(code, 1);
+    let (code, _, stderr) = scan(&["/nonexistent/ori-scan"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("cannot read '/nonexistent/ori-scan'"),
+        "{stderr}"
+    );
+}
