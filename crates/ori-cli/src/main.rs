@@ -5,6 +5,7 @@
 //! JSON layout, and emits IR, SASS-like text or PTX. `ori passes` lists the
 //! pipeline. Exit status: 0 compiled, 1 input error, 2 usage error.
 
+mod ptxas_wrapper;
 mod scan;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -133,6 +134,14 @@ enum Cmd {
         /// kernel is serialized (serialized), or on any finding (any).
         #[arg(long = "fail-on", value_enum, default_value = "error")]
         fail_on: scan::FailOn,
+    },
+    /// Run the real ptxas (ORI_PTXAS, else PATH) with these arguments and
+    /// explain its C75xx messages on stderr; usable as TRITON_PTXAS_PATH
+    /// (through the `ori-ptxas` binary).
+    Ptxas {
+        /// ptxas's arguments, passed through untouched.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
     },
     /// List the pass pipeline: phase number and name.
     Passes,
@@ -279,7 +288,26 @@ fn sarif_uri(path: &str) -> String {
     path.replace('\\', "/").trim_start_matches("./").to_string()
 }
 
+/// Whether this program was started as a ptxas: as `ori ptxas ARGS` or
+/// under the name `ptxas` / `ori-ptxas`; then the arguments are ptxas's
+/// own (one-dash long options and all) and go to the wrapper untouched.
+fn ptxas_args() -> Option<Vec<OsString>> {
+    let mut args = std::env::args_os();
+    let argv0 = args.next()?;
+    let name = std::path::Path::new(&argv0)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name == "ptxas" || name == "ori-ptxas" {
+        return Some(args.collect());
+    }
+    (args.next()? == "ptxas").then(|| args.collect())
+}
+
 fn main() -> ExitCode {
+    if let Some(args) = ptxas_args() {
+        return ptxas_wrapper::run(&args);
+    }
     match run() {
         Ok(c) | Err(c) => c,
     }
@@ -319,6 +347,7 @@ fn run() -> Result<ExitCode, ExitCode> {
             jobs,
             fail_on,
         } => scan::run(&paths, message_format, jobs, fail_on, &mut out),
+        Cmd::Ptxas { args } => Ok(ptxas_wrapper::run(&args)),
         Cmd::Passes => {
             for (phase, name) in ori::pipeline(&ori::Options::default()).pipeline() {
                 out.put(&format!("{phase} {name}\n"))?;

@@ -76,6 +76,22 @@ fn advisory(
     d
 }
 
+/// What the instruction an injected wait goes before has to do with it.
+fn wait_culprit(rule: RuleId) -> &'static str {
+    match rule {
+        RuleId::WaitAtExit => "the function exits here with wgmma in flight",
+        RuleId::WaitAtCall => "this call passes accumulators in flight to a callee ptxas inlines",
+        RuleId::UnpackSinksToWait => {
+            "ptxas sinks a copy of an in-flight accumulator (used past its block) to this wait_group and waits here"
+        }
+        RuleId::JoinWaitLevels => "paths reaching this point left different groups in flight",
+        RuleId::WaitBeforeCopiedOverwrite => {
+            "this wgmma overwrites an accumulator whose copy is still live"
+        }
+        _ => "this instruction reads an accumulator of a wgmma still in flight",
+    }
+}
+
 /// A note pointing at `i` (a secondary span of a diagnostic).
 fn note_at(f: &Function, i: Inst, text: String) -> Note {
     Note {
@@ -119,11 +135,7 @@ fn advisories(f: &Function, plan: &Plan) -> Vec<Diagnostic> {
             C7517_WAIT_INJECTED,
             w.line.unwrap_or(f.insts[w.at].line),
             w.rule,
-            note_at(
-                f,
-                w.at,
-                "this instruction reads an accumulator of a wgmma still in flight".into(),
-            ),
+            note_at(f, w.at, wait_culprit(w.rule).into()),
             "put wgmma.commit_group + wgmma.wait_group before this instruction",
             writer,
         )

@@ -1,0 +1,255 @@
+//! `ori ptxas [PTXAS ARGS...]` (also the `ori-ptxas` binary): a drop-in
+//! ptxas that explains its phase-87 messages.
+//!
+//! Kernel authors meet ptxas's C75xx lines inside a Triton or CMake build,
+//! not by running ori. This wrapper runs the real ptxas (`ORI_PTXAS`, else
+//! the first `ptxas` on `PATH` that is not this program) with the same
+//! arguments, passes its standard output, standard error and exit status
+//! through unchanged, and, where ptxas printed a C75xx line, adds ori's
+//! explanation of it on stderr: the culprit's PTX line with its source, the
+//! rule that decided, the fix. Triton keeps ptxas's stderr to itself when
+//! the compile succeeds, so `ORI_PTXAS_LOG=FILE` also appends the
+//! explanations to FILE. ori never changes what ptxas produces; an input ori
+//! cannot read only loses the explanation.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+/// The environment variable naming the real ptxas.
+pub const ORI_PTXAS: &str = "ORI_PTXAS";
+/// The environment variable naming a file the explanations are appended to.
+pub const ORI_PTXAS_LOG: &str = "ORI_PTXAS_LOG";
+/// Set by the wrapper for the ptxas it runs: finding it set means the ptxas
+/// found was the wrapper again (installed as `ptxas` on `PATH`).
+const ORI_PTXAS_ACTIVE: &str = "ORI_PTXAS_ACTIVE";
+
+/// The real ptxas: `ORI_PTXAS`, else the first `ptxas` on `PATH` that is
+/// not this executable (the wrapper may be installed under that name).
+fn real_ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(ORI_PTXAS).filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let me = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok());
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join("ptxas"))
+        .filter(|p| p.is_file())
+        .find(|p| p.canonicalize().ok() != me)
+}
+
+/// What ori needs of a ptxas command line: the PTX inputs and the options
+/// that change phase 87's decisions.
+#[derive(Default, Debug, PartialEq)]
+struct PtxasArgs {
+    inputs: Vec<PathBuf>,
+    arch: Option<String>,
+    maxrregcount: Option<u32>,
+    compile_only: bool,
+}
+
+/// ptxas options that take a value as the next argument.
+const TAKES_VALUE: &[&str] = &[
+    "-o",
+    "--output-file",
+    "-arch",
+    "--gpu-name",
+    "-maxrregcount",
+    "--maxrregcount",
+    "-O",
+    "--opt-level",
+    "-e",
+    "--entry",
+    "-g",
+    "-h",
+];
+
+fn parse_args(args: &[OsString]) -> PtxasArgs {
+    let mut out = PtxasArgs::default();
+    let mut k = 0;
+    while k < args.len() {
+        let a = args[k].to_string_lossy();
+        let (key, inline) = match a.split_once('=') {
+            Some((key, v)) if key.starts_with('-') => (key.to_string(), Some(v.to_string())),
+            _ => (a.to_string(), None),
+        };
+        let mut value = || {
+            inline.clone().or_else(|| {
+                k += 1;
+                args.get(k).map(|v| v.to_string_lossy().into_owned())
+            })
+        };
+        match key.as_str() {
+            "-arch" | "--gpu-name" => out.arch = value(),
+            "-maxrregcount" | "--maxrregcount" => {
+                out.maxrregcount = value().and_then(|v| v.parse().ok())
+            }
+            "-c" | "--compile-only" => out.compile_only = true,
+            opt if TAKES_VALUE.contains(&opt) && inline.is_none() => {
+                value();
+            }
+            file if !file.starts_with('-') && file.ends_with(".ptx") => {
+                out.inputs.push(PathBuf::from(file));
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    out
+}
+
+/// The phase-87 code of a ptxas line (`ptxas info    : (C7517) ...`).
+fn c75_code(line: &str) -> Option<u32> {
+    let at = line.find("(C75")?;
+    line.get(at + 2..at + 6)?.parse().ok()
+}
+
+/// ori's explanation of the C75xx lines ptxas printed for `input`.
+fn explain(input: &Path, lines: &[&str], a: &PtxasArgs, style: ori::report::Style) -> String {
+    let shown = input.display().to_string();
+    let src = match crate::read_input(&shown) {
+        Ok(s) => s,
+        Err(e) => return format!("ori: no explanation: {e}\n"),
+    };
+    let opts = ori::Options {
+        arch: a.arch.clone(),
+        compile_only: a.compile_only,
+        maxrregcount: a.maxrregcount,
+        ..ori::Options::default()
+    };
+    let c = ori::compile_ptx(&shown, &src, &opts);
+    let source = ori::report::Source::new(&shown, &src);
+    let mut out = String::new();
+    for line in lines {
+        let code = c75_code(line);
+        let found = c.diags.iter().find(|d| {
+            d.code == code && line.ends_with(&format!("(C{}) {}", d.code.unwrap_or(0), d.message))
+        });
+        match found {
+            Some(d) => {
+                out.push_str(&ori::report::render_human(d, Some(&source), style));
+                out.push_str("\n\n");
+            }
+            None => {
+                let code = code.map_or(String::new(), |c| format!("C{c}"));
+                out.push_str(&format!(
+                    "ori: no explanation (ori's phase 87 does not give this message here; `ori explain {code}` says what the code means): {line}\n\n"
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Run the wrapper with ptxas's arguments; returns ptxas's exit status.
+pub fn run(args: &[OsString]) -> ExitCode {
+    if std::env::var_os(ORI_PTXAS_ACTIVE).is_some() {
+        eprintln!(
+            "ori ptxas: the ptxas found runs ori ptxas again; set {ORI_PTXAS} to the real ptxas"
+        );
+        return ExitCode::from(127);
+    }
+    let Some(ptxas) = real_ptxas() else {
+        eprintln!("ori ptxas: no ptxas to run: set {ORI_PTXAS} to its path or put it on PATH");
+        return ExitCode::from(127);
+    };
+    let child = Command::new(&ptxas)
+        .args(args)
+        .env(ORI_PTXAS_ACTIVE, "1")
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ori ptxas: cannot run '{}': {e}", ptxas.display());
+            return ExitCode::from(127);
+        }
+    };
+    // Pass ptxas's stderr through as it comes, keeping its lines.
+    let mut captured = Vec::new();
+    if let Some(mut err) = child.stderr.take() {
+        let mut buf = [0u8; 8192];
+        let mut stderr = std::io::stderr();
+        while let Ok(n) = std::io::Read::read(&mut err, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            let _ = stderr.write_all(&buf[..n]);
+            captured.extend_from_slice(&buf[..n]);
+        }
+    }
+    let status = match child.wait() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ori ptxas: waiting for ptxas: {e}");
+            return ExitCode::from(127);
+        }
+    };
+    let text = String::from_utf8_lossy(&captured);
+    let c75: Vec<&str> = text.lines().filter(|l| c75_code(l).is_some()).collect();
+    if !c75.is_empty() {
+        let a = parse_args(args);
+        if let [input] = a.inputs.as_slice() {
+            let style = crate::ColorChoice::Auto.style();
+            let explained = explain(input, &c75, &a, style);
+            let _ = std::io::stderr().write_all(explained.as_bytes());
+            if let Some(log) = std::env::var_os(ORI_PTXAS_LOG).filter(|l| !l.is_empty()) {
+                let plain = explain(input, &c75, &a, ori::report::Style::Plain);
+                let _ = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(log)
+                    .and_then(|mut f| f.write_all(plain.as_bytes()));
+            }
+        }
+    }
+    match status.code() {
+        Some(c) => ExitCode::from(c.clamp(0, 255) as u8),
+        None => ExitCode::from(1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn reads_what_phase_87_depends_on() {
+        let a = parse_args(&os(&[
+            "-lineinfo",
+            "-v",
+            "--gpu-name",
+            "sm_90a",
+            "/tmp/k.ptx",
+            "-o",
+            "/tmp/k.ptx.o",
+        ]));
+        assert_eq!(a.inputs, vec![PathBuf::from("/tmp/k.ptx")]);
+        assert_eq!(a.arch.as_deref(), Some("sm_90a"));
+        let a = parse_args(&os(&["-arch=sm_90a", "-maxrregcount=128", "-c", "k.ptx"]));
+        assert_eq!(a.arch.as_deref(), Some("sm_90a"));
+        assert_eq!(a.maxrregcount, Some(128));
+        assert!(a.compile_only);
+        assert_eq!(a.inputs, vec![PathBuf::from("k.ptx")]);
+        // `-o x.ptx` names an output, not an input.
+        let a = parse_args(&os(&["k.ptx", "-o", "out.ptx"]));
+        assert_eq!(a.inputs, vec![PathBuf::from("k.ptx")]);
+    }
+
+    #[test]
+    fn finds_the_code() {
+        assert_eq!(
+            c75_code("ptxas info    : (C7517) warpgroup.wait is injected"),
+            Some(7517)
+        );
+        assert_eq!(c75_code("ptxas info    : Used 90 registers"), None);
+    }
+}
