@@ -792,9 +792,13 @@ fn bench(opts: &Options) -> Result<ExitCode, String> {
         eprintln!("{}:", shape.name());
         let mut rows = Vec::new();
         let mut dead = [false; 6];
+        let bar = crate::progress::bar(opts.sizes.len(), "sizes");
         for &n in &opts.sizes {
-            rows.push(measure(opts, shape, n, &mut dead)?);
+            bar.set_message(format!("{n} instructions"));
+            rows.push(bar.suspend(|| measure(opts, shape, n, &mut dead))?);
+            bar.inc(1);
         }
+        bar.finish_and_clear();
         for (k, e) in report(opts, shape, &rows).into_iter().enumerate() {
             if let Some(e) = e {
                 worst.push((e, shape, STEPS[k]));

@@ -15,6 +15,7 @@ mod bench;
 mod bench_shapes;
 mod oracle;
 mod process;
+mod progress;
 mod wgmma_table;
 
 use std::process::ExitCode;

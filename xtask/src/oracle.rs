@@ -276,13 +276,15 @@ pub fn record(args: &[&str]) -> Result<ExitCode, String> {
     std::fs::create_dir_all(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
+    let bar = crate::progress::bar(list.len(), "cases");
     std::thread::scope(|s| {
         for _ in 0..jobs.min(list.len().max(1)) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(name) = list.get(i) else { break };
                 let r = record_one(name, &ptxas, &cuobjdump, &pv, &cv, &tmp);
-                report_recorded(name, &r);
+                bar.suspend(|| report_recorded(name, &r));
+                bar.inc(1);
                 results
                     .lock()
                     .expect("no panics while held")
@@ -290,6 +292,7 @@ pub fn record(args: &[&str]) -> Result<ExitCode, String> {
             });
         }
     });
+    bar.finish_and_clear();
     let failures = results
         .into_inner()
         .expect("threads joined")
@@ -497,7 +500,9 @@ pub fn check(args: &[&str]) -> Result<ExitCode, String> {
     // Issue #7's SASS target: skeletons of the cases without loops or calls.
     let mut straight = ColumnTotal::default();
     let mut families = FamilyTable::default();
+    let bar = crate::progress::bar(list.len(), "cases");
     for case in &list {
+        bar.inc(1);
         let (dir, name) = case_location(case);
         let exp_path = dir.join(format!("{name}.expected"));
         let Ok(exp_text) = std::fs::read_to_string(&exp_path) else {
@@ -528,6 +533,7 @@ pub fn check(args: &[&str]) -> Result<ExitCode, String> {
         families.push(family_of(case), &a, observed.exit_code, loop_free);
         table.push(case.clone(), a);
     }
+    bar.finish_and_clear();
     print!("{}", table.render());
     println!(
         "skeleton on cases without loops or calls: {}/{} ({:.1}%)",
@@ -741,7 +747,9 @@ fn roundtrip(opts: &CheckOptions, ori: &Path) -> Result<ExitCode, String> {
     std::fs::create_dir_all(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
     let (mut tried, mut clean, mut same) = (0, 0, 0);
     let mut bad = Vec::new();
+    let bar = crate::progress::bar(list.len(), "cases");
     for name in &list {
+        bar.inc(1);
         let (case_dir, stem) = case_location(name);
         let Ok(t) = std::fs::read_to_string(case_dir.join(format!("{stem}.expected"))) else {
             continue;
@@ -759,6 +767,7 @@ fn roundtrip(opts: &CheckOptions, ori: &Path) -> Result<ExitCode, String> {
             bad.push((name.clone(), why));
         }
     }
+    bar.finish_and_clear();
     let _ = std::fs::remove_dir_all(&tmp);
     for (name, why) in &bad {
         println!("{name}:");

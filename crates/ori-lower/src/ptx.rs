@@ -282,6 +282,24 @@ fn plan_function(f: &Function, src: &str, e: &mut Edits) {
                 continue;
             }
         }
+        // The user's fence, commit or wait that phase 87 moved up, above
+        // statements that precede it in the source (R-hoist-commit): it is
+        // written at its new place rather than those statements moved down
+        // below it, because a sync op has no operands a scope could hide,
+        // while a plain statement moved out of an inline-asm `{ ... }` block
+        // loses the `.reg` it declares.
+        let moved_up = d.opcode.is_gmma_family()
+            && d.opcode != Opcode::WgmmaMmaAsync
+            && order[k + 1..]
+                .iter()
+                .find_map(|n| f.insts[*n].src)
+                .is_some_and(|next| next.0 < stmt.0 && anchor.is_none_or(|a| next.0 > a.0));
+        if moved_up {
+            let text = text_of(stmt).trim().to_string();
+            pending.push(format!("{text} // ori: moved up from line {}", d.line));
+            e.drop.insert(stmt.0, (stmt.1, "moved up"));
+            continue;
+        }
         match anchor {
             // In source order: injected statements go just before it.
             Some(a) if stmt.0 < a.0 => {

@@ -136,6 +136,21 @@ fn arithmetic_modifier(m: &str) -> bool {
         && rest.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
+/// Whether a register operand of `i` (alone or in a vector) names nothing.
+pub(super) fn has_unknown_operand(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
+    use ast::OperandKind as K;
+    fn names(op: &ast::Operand, out: &mut Vec<String>) {
+        match &op.kind {
+            K::Reg(n) | K::Symbol(n) | K::NegPred(n) => out.push(n.clone()),
+            K::Vector(v) => v.iter().for_each(|o| names(o, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    i.operands.iter().for_each(|o| names(o, &mut all));
+    all.iter().any(|n| !cx.knows_name(n))
+}
+
 /// Any instruction without a handler of its own.
 pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
     if i.opcode == "st" && !check_st_arity(cx, i) {
@@ -153,6 +168,16 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
             format!("Arguments mismatch for instruction '{}'", i.opcode),
         );
         return None;
+    }
+    if (i.opcode == "st" || fixed_arity(&i.opcode).is_some()) && has_unknown_operand(cx, i) {
+        // ptxas 13.0.88 types the operands before it resolves them: an
+        // unknown name is an operand of no type, so the instruction's
+        // arguments mismatch first, then the name is an unknown symbol
+        // (`tests/bad_input/*__undeclared_register`, `*__reg_used_out_of_scope`).
+        cx.error(
+            i.span,
+            format!("Arguments mismatch for instruction '{}'", i.opcode),
+        );
     }
     let ops = lower_operands(cx, i)?;
     let slots: Vec<Slot> = if defines_nothing(i) {

@@ -16,7 +16,7 @@ pub use handlers::{handler_table, Handler, HandlerTable};
 
 use crate::ast;
 use crate::diag::{Diag, Severity, Span};
-use fxhash::FxHashMap;
+use fxhash::{FxHashMap, FxHashSet};
 use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, VReg};
 
 /// State shared by the handlers while one function is lowered.
@@ -62,6 +62,11 @@ pub struct LowerCx<'a> {
     /// a sibling scope) is a register of its own, as in ptxas; its IR name
     /// gets a suffix (`x_1`) to stay unique in the function.
     scopes: Vec<FxHashMap<String, VReg>>,
+    /// Registers declared in a nested scope: found by name only through
+    /// `scopes`, so that a use after their scope closes is an `Unknown
+    /// symbol`, as in ptxas (a statement moved out of an inline-asm block
+    /// loses the `.reg` it declares).
+    scoped: FxHashSet<VReg>,
 }
 
 /// `.reg` ranges up to this size are declared at once; larger ones (ptxas
@@ -217,7 +222,7 @@ impl LowerCx<'_> {
         if let Some(r) = self.scopes.iter().rev().find_map(|m| m.get(n).copied()) {
             return Some(r);
         }
-        if let Some(r) = self.func.reg(n) {
+        if let Some(r) = self.func.reg(n).filter(|r| !self.scoped.contains(r)) {
             return Some(r);
         }
         let digits = n.len() - n.bytes().rev().take_while(u8::is_ascii_digit).count();
@@ -228,6 +233,15 @@ impl LowerCx<'_> {
         let i: u64 = index.parse().ok()?;
         let (ty, class, count) = self.lazy_ranges.get(prefix)?.clone();
         (i < u64::from(count)).then(|| self.func.declare_reg(n, &ty, class))
+    }
+
+    /// Whether `n` names anything here: a register, a special register, a
+    /// symbol or a label.
+    pub fn knows_name(&mut self, n: &str) -> bool {
+        self.lookup_reg(n).is_some()
+            || ori_ir::parse::is_special_register(n)
+            || self.is_symbol(n)
+            || self.resolve_label(n).is_some()
     }
 
     fn name(&mut self, n: &str, span: Span) -> Option<Operand> {
@@ -474,6 +488,7 @@ fn declare_scoped(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClass) {
         ir_name = format!("{name}_{k}");
     }
     let r = cx.func.declare_reg(&ir_name, ty, class);
+    cx.scoped.insert(r);
     cx.scopes[depth].insert(name.to_string(), r);
 }
 
@@ -685,6 +700,7 @@ fn lower_function(
         need_block: false,
         lazy_ranges: FxHashMap::default(),
         scopes: Vec::new(),
+        scoped: FxHashSet::default(),
     };
     // `.reg` parameters are registers inside the body.
     for p in f.params.iter().chain(&f.ret_params) {

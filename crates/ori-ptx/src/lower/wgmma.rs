@@ -576,7 +576,12 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
         );
         return None;
     };
-    // 4. The operand template.
+    // 4. The operand template. An unknown name is an operand of no type:
+    // the arguments mismatch, then the name is unknown (ptxas 13.0.88,
+    // `tests/bad_input/*__undeclared_register`).
+    if super::generic::has_unknown_operand(cx, i) {
+        cx.error(span, format!("Arguments mismatch for instruction '{NAME}'"));
+    }
     let mut ops = Vec::with_capacity(i.operands.len());
     for o in &i.operands {
         ops.push(cx.operand(o)?);
