@@ -3,17 +3,9 @@
 
 use std::process::Command;
 
-fn ori(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ori"))
-        .args(args)
-        .output()
-        .expect("run ori");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+
+use common::ori;
 
 fn corpus(name: &str) -> String {
     format!("{}/../../tests/corpus/{name}", env!("CARGO_MANIFEST_DIR"))

@@ -50,22 +50,32 @@ fn run(cmd: &mut Command) -> Run {
     }
 }
 
+/// `ptxas -arch=sm_90a CASE -o DIR/direct.cubin`, then the same through
+/// `ori ptxas` into `DIR/wrapped.cubin`.
+fn direct_and_wrapped(ptxas: &Path, case: &Path, dir: &Path) -> (Run, Run) {
+    let compile = |cmd: &mut Command, out: &str| {
+        run(cmd
+            .arg("-arch=sm_90a")
+            .arg(case)
+            .arg("-o")
+            .arg(dir.join(out)))
+    };
+    let direct = compile(&mut Command::new(ptxas), "direct.cubin");
+    let wrapped = compile(
+        Command::new(env!("CARGO_BIN_EXE_ori"))
+            .env("ORI_PTXAS", ptxas)
+            .arg("ptxas"),
+        "wrapped.cubin",
+    );
+    (direct, wrapped)
+}
+
 #[test]
 fn passes_ptxas_through_and_explains_its_c75_lines() {
     let Some(ptxas) = real_ptxas() else { return };
     let dir = scratch("pass");
     let case = repo().join("tests/corpus/c7517_c7519_read_then_rmw_between_mma.ptx");
-    let direct = run(Command::new(&ptxas)
-        .arg("-arch=sm_90a")
-        .arg(&case)
-        .arg("-o")
-        .arg(dir.join("direct.cubin")));
-    let wrapped = run(Command::new(env!("CARGO_BIN_EXE_ori"))
-        .env("ORI_PTXAS", &ptxas)
-        .args(["ptxas", "-arch=sm_90a"])
-        .arg(&case)
-        .arg("-o")
-        .arg(dir.join("wrapped.cubin")));
+    let (direct, wrapped) = direct_and_wrapped(&ptxas, &case, &dir);
     assert_eq!(wrapped.code, direct.code);
     assert_eq!(wrapped.stdout, direct.stdout);
     // ptxas's own lines first, unchanged, then ori's explanation of each.
@@ -93,17 +103,7 @@ fn passes_ptxas_through_and_explains_its_c75_lines() {
 
     // An input ptxas rejects: the same lines and status, nothing added.
     let bad = repo().join("tests/bad_input/c7510_func_with_pipeline__missing_comma.ptx");
-    let direct = run(Command::new(&ptxas)
-        .arg("-arch=sm_90a")
-        .arg(&bad)
-        .arg("-o")
-        .arg(dir.join("b")));
-    let wrapped = run(Command::new(env!("CARGO_BIN_EXE_ori"))
-        .env("ORI_PTXAS", &ptxas)
-        .args(["ptxas", "-arch=sm_90a"])
-        .arg(&bad)
-        .arg("-o")
-        .arg(dir.join("b")));
+    let (direct, wrapped) = direct_and_wrapped(&ptxas, &bad, &dir);
     assert_ne!(direct.code, 0);
     assert_eq!(
         (wrapped.code, &wrapped.stderr),

@@ -6,23 +6,16 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
 fn real() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/real")
 }
 
 fn scan(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ori"))
-        .arg("scan")
-        .args(args)
-        .output()
-        .expect("run ori");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut all = vec!["scan"];
+    all.extend_from_slice(args);
+    common::ori(&all)
 }
 
 /// The phase-87 lines ptxas printed for each recorded kernel, as
