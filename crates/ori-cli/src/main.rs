@@ -236,16 +236,10 @@ fn err_line(line: &str) {
 /// with `--message-format json` a JSON diagnostic like the compiler's, so
 /// that tools read every line of stderr the same way.
 fn cli_error(format: MessageFormat, message: &str) {
-    let d = ori::ir::Diagnostic::new(ori::ir::Severity::Error, None, message.to_string());
-    if format == MessageFormat::Json {
-        err_line(&render_json(&d));
-    } else if format == MessageFormat::Sarif {
-        let file = ori::report::SarifFile {
-            uri: String::new(),
-            source: None,
-            diags: std::slice::from_ref(&d),
-        };
-        err_line(&ori::report::sarif_log(&[file], &ori::explain::explain).to_string());
+    if matches!(format, MessageFormat::Json | MessageFormat::Sarif) {
+        let d = ori::ir::Diagnostic::new(ori::ir::Severity::Error, None, message.to_string());
+        // No file: a SARIF result without a location.
+        print_diagnostics(&[d], "", None, format, ColorChoice::Never);
     } else {
         err_line(&format!("ori: {message}"));
     }

@@ -106,12 +106,19 @@ fn c75_code(line: &str) -> Option<u32> {
     line.get(at + 2..at + 6)?.parse().ok()
 }
 
-/// ori's explanation of the C75xx lines ptxas printed for `input`.
-fn explain(input: &Path, lines: &[&str], a: &PtxasArgs, style: ori::report::Style) -> String {
+/// ori's explanation of the C75xx lines ptxas printed for `input`, once
+/// per style asked for (stderr's, and plain for `ORI_PTXAS_LOG`), from one
+/// compilation.
+fn explain(
+    input: &Path,
+    lines: &[&str],
+    a: &PtxasArgs,
+    styles: &[ori::report::Style],
+) -> Vec<String> {
     let shown = input.display().to_string();
     let src = match crate::read_input(&shown) {
         Ok(s) => s,
-        Err(e) => return format!("ori: no explanation: {e}\n"),
+        Err(e) => return vec![format!("ori: no explanation: {e}\n"); styles.len()],
     };
     let opts = ori::Options {
         arch: a.arch.clone(),
@@ -121,7 +128,7 @@ fn explain(input: &Path, lines: &[&str], a: &PtxasArgs, style: ori::report::Styl
     };
     let c = ori::compile_ptx(&shown, &src, &opts);
     let source = ori::report::Source::new(&shown, &src);
-    let mut out = String::new();
+    let mut out = vec![String::new(); styles.len()];
     for line in lines {
         let code = c75_code(line);
         let found = c.diags.iter().find(|d| {
@@ -129,14 +136,17 @@ fn explain(input: &Path, lines: &[&str], a: &PtxasArgs, style: ori::report::Styl
         });
         match found {
             Some(d) => {
-                out.push_str(&ori::report::render_human(d, Some(&source), style));
-                out.push_str("\n\n");
+                for (o, &style) in out.iter_mut().zip(styles) {
+                    o.push_str(&ori::report::render_human(d, Some(&source), style));
+                    o.push_str("\n\n");
+                }
             }
             None => {
                 let code = code.map_or(String::new(), |c| format!("C{c}"));
-                out.push_str(&format!(
+                let text = format!(
                     "ori: no explanation (ori's phase 87 does not give this message here; `ori explain {code}` says what the code means): {line}\n\n"
-                ));
+                );
+                out.iter_mut().for_each(|o| o.push_str(&text));
             }
         }
     }
@@ -194,11 +204,14 @@ pub fn run(args: &[OsString]) -> ExitCode {
     if !c75.is_empty() {
         let a = parse_args(args);
         if let [input] = a.inputs.as_slice() {
-            let style = crate::ColorChoice::Auto.style();
-            let explained = explain(input, &c75, &a, style);
-            let _ = std::io::stderr().write_all(explained.as_bytes());
-            if let Some(log) = std::env::var_os(ORI_PTXAS_LOG).filter(|l| !l.is_empty()) {
-                let plain = explain(input, &c75, &a, ori::report::Style::Plain);
+            let log = std::env::var_os(ORI_PTXAS_LOG).filter(|l| !l.is_empty());
+            let mut styles = vec![crate::ColorChoice::Auto.style()];
+            if log.is_some() {
+                styles.push(ori::report::Style::Plain);
+            }
+            let explained = explain(input, &c75, &a, &styles);
+            let _ = std::io::stderr().write_all(explained[0].as_bytes());
+            if let (Some(log), Some(plain)) = (log, explained.get(1)) {
                 let _ = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)

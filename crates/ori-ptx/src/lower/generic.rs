@@ -138,17 +138,15 @@ fn arithmetic_modifier(m: &str) -> bool {
 
 /// Whether a register operand of `i` (alone or in a vector) names nothing.
 pub(super) fn has_unknown_operand(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
-    use ast::OperandKind as K;
-    fn names(op: &ast::Operand, out: &mut Vec<String>) {
+    fn unknown(cx: &mut LowerCx<'_>, op: &ast::Operand) -> bool {
+        use ast::OperandKind as K;
         match &op.kind {
-            K::Reg(n) | K::Symbol(n) | K::NegPred(n) => out.push(n.clone()),
-            K::Vector(v) => v.iter().for_each(|o| names(o, out)),
-            _ => {}
+            K::Reg(n) | K::Symbol(n) | K::NegPred(n) => !cx.knows_name(n),
+            K::Vector(v) => v.iter().any(|o| unknown(cx, o)),
+            _ => false,
         }
     }
-    let mut all = Vec::new();
-    i.operands.iter().for_each(|o| names(o, &mut all));
-    all.iter().any(|n| !cx.knows_name(n))
+    i.operands.iter().any(|o| unknown(cx, o))
 }
 
 /// Any instruction without a handler of its own.
