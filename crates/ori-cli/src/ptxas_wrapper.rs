@@ -62,8 +62,6 @@ const TAKES_VALUE: &[&str] = &[
     "--opt-level",
     "-e",
     "--entry",
-    "-g",
-    "-h",
 ];
 
 fn parse_args(args: &[OsString]) -> PtxasArgs {
@@ -251,6 +249,9 @@ mod tests {
         assert_eq!(a.arch.as_deref(), Some("sm_90a"));
         assert_eq!(a.maxrregcount, Some(128));
         assert!(a.compile_only);
+        assert_eq!(a.inputs, vec![PathBuf::from("k.ptx")]);
+        // `-g` (`--device-debug`) is a flag: the file after it is the input.
+        let a = parse_args(&os(&["-g", "k.ptx"]));
         assert_eq!(a.inputs, vec![PathBuf::from("k.ptx")]);
         // `-o x.ptx` names an output, not an input.
         let a = parse_args(&os(&["k.ptx", "-o", "out.ptx"]));
