@@ -282,19 +282,7 @@ fn plan_function(f: &Function, src: &str, e: &mut Edits) {
                 continue;
             }
         }
-        // The user's fence, commit or wait that phase 87 moved up, above
-        // statements that precede it in the source (R-hoist-commit): it is
-        // written at its new place rather than those statements moved down
-        // below it, because a sync op has no operands a scope could hide,
-        // while a plain statement moved out of an inline-asm `{ ... }` block
-        // loses the `.reg` it declares.
-        let moved_up = d.opcode.is_gmma_family()
-            && d.opcode != Opcode::WgmmaMmaAsync
-            && order[k + 1..]
-                .iter()
-                .find_map(|n| f.insts[*n].src)
-                .is_some_and(|next| next.0 < stmt.0 && anchor.is_none_or(|a| next.0 > a.0));
-        if moved_up {
+        if moved_up(f, &order[k + 1..], i, stmt, anchor) {
             let text = text_of(stmt).trim().to_string();
             pending.push(format!("{text} // ori: moved up from line {}", d.line));
             e.drop.insert(stmt.0, (stmt.1, "moved up"));
@@ -321,6 +309,22 @@ fn plan_function(f: &Function, src: &str, e: &mut Edits) {
     if let (Some(a), false) = (anchor, pending.is_empty()) {
         e.after.entry(a.1).or_default().append(&mut pending);
     }
+}
+
+/// Whether `i`, at statement `stmt`, is the user's fence, commit or wait
+/// that phase 87 moved up above statements that precede it in the source
+/// (R-hoist-commit; `rest` is the IR order after it). Such an op is written
+/// at its new place rather than those statements moved down below it: a
+/// sync op has no operands a scope could hide, while a plain statement moved
+/// out of an inline-asm `{ ... }` block loses the `.reg` it declares.
+fn moved_up(f: &Function, rest: &[Inst], i: Inst, stmt: Stmt, anchor: Option<Stmt>) -> bool {
+    let op = f.insts[i].opcode;
+    op.is_gmma_family()
+        && op != Opcode::WgmmaMmaAsync
+        && rest
+            .iter()
+            .find_map(|n| f.insts[*n].src)
+            .is_some_and(|next| next.0 < stmt.0 && anchor.is_none_or(|a| next.0 > a.0))
 }
 
 /// Print the module's source with the passes' decisions written in.
