@@ -7,8 +7,8 @@
 //! their bodies, and wgmma whose accumulator registers are shared get sets
 //! of their own, so C7510 and C7511 must be gone. This is checked with
 //! no ptxas, on both corpora (the real kernels of `tests/real/` included);
-//! `cargo xtask oracle check [--corpus tests/real] --ptx-roundtrip` checks
-//! the same outputs against ptxas itself.
+//! `tests/fixit_roundtrip.rs` checks the same outputs against ptxas's
+//! recorded verdicts on them.
 
 mod common;
 

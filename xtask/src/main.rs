@@ -16,6 +16,7 @@ mod bench_shapes;
 mod oracle;
 mod process;
 mod progress;
+mod roundtrip;
 mod wgmma_table;
 
 use std::process::ExitCode;
@@ -37,8 +38,11 @@ commands:
       --ori PATH               use this ori binary instead of building target/release/ori
       --strict                 exit nonzero unless every case fully agrees
       --report FILE            write the per-case verdicts as TSV (first-contact records)
-      --ptx-roundtrip          run ori --emit ptx on every case ptxas compiles, then ptxas on that:
-                               count outputs with no C75xx message and the same sync skeleton
+      --ptx-roundtrip          run ori's fix-it (--emit ptx) of every case ptxas compiles through
+                               ptxas again: no C75xx message but C7509/C7512, and the sync skeleton
+  oracle record-roundtrip [-j N] [CASE...]
+                               the same round trip, written to CORPUS/roundtrip.expected (one line
+                               per case, keyed by the fix-it's digest) for tests/fixit_roundtrip.rs
   oracle record-table [--dump DIR]
                                run ptxas on every generated wgmma shape/type/form case
                                (ori_oracle::wgmma_table) and write tests/wgmma_table/verdicts.tsv;
@@ -75,6 +79,7 @@ fn main() -> ExitCode {
         ["oracle", "install"] => oracle::install(),
         ["oracle", "record", cases @ ..] => oracle::record(cases),
         ["oracle", "check", rest @ ..] => oracle::check(rest),
+        ["oracle", "record-roundtrip", rest @ ..] => roundtrip::record(rest),
         ["oracle", "record-table", rest @ ..] => wgmma_table::record_table(rest),
         ["bench", rest @ ..] => bench::run(rest),
         ["rules"] => rules(false),

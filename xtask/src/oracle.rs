@@ -83,7 +83,7 @@ fn tools_dir() -> PathBuf {
     }
 }
 
-fn tool(name: &str) -> PathBuf {
+pub fn tool(name: &str) -> PathBuf {
     tools_dir()
         .join("nvidia")
         .join("cu13")
@@ -92,7 +92,7 @@ fn tool(name: &str) -> PathBuf {
 }
 
 /// `Cuda compilation tools, release 13.0, V13.0.88` -> `13.0.88`.
-fn tool_version(path: &Path) -> Option<String> {
+pub fn tool_version(path: &Path) -> Option<String> {
     let out = Command::new(path).arg("--version").output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     text.lines()
@@ -175,7 +175,7 @@ pub fn case_header(text: &str) -> CaseHeader {
 /// Case names of the corpus (file stems, `family/stem` in a family
 /// folder), or the named ones: a name may be given with or without `.ptx`;
 /// a family folder's name selects all its cases.
-fn cases(named: &[&str]) -> Result<Vec<String>, String> {
+pub fn cases(named: &[&str]) -> Result<Vec<String>, String> {
     let dir = corpus_dir();
     let all = all_cases(&dir, "")?;
     if named.is_empty() {
@@ -456,43 +456,29 @@ fn build_ori() -> Result<PathBuf, String> {
 }
 
 /// The ori command line for a case (run with cwd = tests/corpus).
-fn ori_args(mode: CheckMode, name: &str, header: &CaseHeader) -> Vec<String> {
-    match mode {
-        CheckMode::PtxRoundtrip => {
-            let mut v = vec![
-                "compile".to_string(),
-                format!("{name}.ptx"),
-                "--emit".into(),
-                "ptx".into(),
-            ];
-            v.extend(header.flags.iter().cloned());
-            v
-        }
-        CheckMode::Compile => {
-            let mut v = vec![
-                "compile".to_string(),
-                format!("{name}.ptx"),
-                "--message-format".into(),
-                "ptxas".into(),
-                "--emit".into(),
-                "sass".into(),
-            ];
-            // Same extra flags ptxas got (e.g. `-c`), verbatim.
-            v.extend(header.flags.iter().cloned());
-            v
-        }
-    }
+fn ori_args(name: &str, header: &CaseHeader) -> Vec<String> {
+    let mut v = vec![
+        "compile".to_string(),
+        format!("{name}.ptx"),
+        "--message-format".into(),
+        "ptxas".into(),
+        "--emit".into(),
+        "sass".into(),
+    ];
+    // Same extra flags ptxas got (e.g. `-c`), verbatim.
+    v.extend(header.flags.iter().cloned());
+    v
 }
 
 pub fn check(args: &[&str]) -> Result<ExitCode, String> {
     let opts = parse_check_options(args)?;
+    if opts.mode == CheckMode::PtxRoundtrip {
+        return crate::roundtrip::check(&opts.cases, opts.strict);
+    }
     let ori = match &opts.ori {
         Some(p) => p.clone(),
         None => build_ori()?,
     };
-    if opts.mode == CheckMode::PtxRoundtrip {
-        return roundtrip(&opts, &ori);
-    }
     let names: Vec<&str> = opts.cases.iter().map(String::as_str).collect();
     let list = cases(&names)?;
     let mut table = AgreementTable::default();
@@ -514,7 +500,7 @@ pub fn check(args: &[&str]) -> Result<ExitCode, String> {
             Expectation::parse(&exp_text).map_err(|e| format!("{}: {e}", exp_path.display()))?;
         let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap_or_default();
         let header = case_header(&text);
-        let out = process::run(&ori, &ori_args(opts.mode, name, &header), &dir, ORI_LIMIT)?;
+        let out = process::run(&ori, &ori_args(name, &header), &dir, ORI_LIMIT)?;
         let observed = Observed {
             exit_code: out.code,
             messages: lines(&out.stderr),
@@ -661,132 +647,6 @@ impl FamilyTable {
         s.push_str(&line("**all**", &total));
         s
     }
-}
-
-/// Why a case's `--emit ptx` output fails the round trip.
-fn roundtrip_one(
-    case: &str,
-    ori: &Path,
-    ptxas: &Path,
-    cuobjdump: &Path,
-    tmp: &Path,
-    expected: &Expectation,
-) -> Result<Vec<String>, String> {
-    let (dir, name) = case_location(case);
-    let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap_or_default();
-    let header = case_header(&text);
-    let out = process::run(
-        ori,
-        &ori_args(CheckMode::PtxRoundtrip, name, &header),
-        &dir,
-        ORI_LIMIT,
-    )?;
-    if out.code != 0 {
-        return Ok(vec![format!("ori --emit ptx failed ({})", out.code)]);
-    }
-    let ptx = tmp.join(format!("{}.ptx", case.replace('/', "__")));
-    std::fs::write(&ptx, &out.stdout).map_err(|e| format!("writing {}: {e}", ptx.display()))?;
-    let cubin = tmp.join(format!("{}.cubin", case.replace('/', "__")));
-    let _ = std::fs::remove_file(&cubin);
-    let mut args = ptxas_args(name, &header, &cubin);
-    // Same flags, the emitted file instead of the case.
-    if let Some(a) = args
-        .iter_mut()
-        .find(|a| a.ends_with(&format!("{name}.ptx")))
-    {
-        *a = ptx.display().to_string();
-    }
-    let p = process::run(ptxas, &args, tmp, TOOL_LIMIT)?;
-    let mut why = Vec::new();
-    let msgs: Vec<String> = lines(&p.stdout)
-        .into_iter()
-        .chain(lines(&p.stderr))
-        .filter(|l| l.contains("(C75"))
-        .collect();
-    if p.code != 0 {
-        why.push(format!("ptxas exit {}", p.code));
-    }
-    for m in &msgs {
-        why.push(format!("ptxas says: {m}"));
-    }
-    if p.code == 0 && cubin.is_file() && expected.skeleton_comparable {
-        let d = process::run(
-            cuobjdump,
-            &["-sass".into(), cubin.display().to_string()],
-            tmp,
-            TOOL_LIMIT,
-        )?;
-        // Per function: the order in which the cubin lists functions is no
-        // part of the skeleton (inlining a call can change it).
-        let by_name = |v: &[(String, Vec<String>)]| {
-            v.iter()
-                .cloned()
-                .collect::<std::collections::BTreeMap<_, _>>()
-        };
-        let got = skeleton_from_sass(&d.stdout);
-        if by_name(&got) != by_name(&expected.functions) {
-            why.push("sync skeleton differs from the original's".into());
-        }
-    }
-    Ok(why)
-}
-
-/// `check --ptx-roundtrip`: every case ptxas compiles, through `ori --emit
-/// ptx` and back through ptxas.
-fn roundtrip(opts: &CheckOptions, ori: &Path) -> Result<ExitCode, String> {
-    let (ptxas, cuobjdump) = (tool("ptxas"), tool("cuobjdump"));
-    if tool_version(&ptxas).is_none() {
-        return Err(format!(
-            "{} not found; run `cargo xtask oracle install`",
-            ptxas.display()
-        ));
-    }
-    let names: Vec<&str> = opts.cases.iter().map(String::as_str).collect();
-    let list = cases(&names)?;
-    let tmp = std::env::temp_dir().join(format!("ori-roundtrip-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
-    let (mut tried, mut clean, mut same) = (0, 0, 0);
-    let mut bad = Vec::new();
-    let bar = crate::progress::bar(list.len(), "cases");
-    for name in &list {
-        bar.inc(1);
-        let (case_dir, stem) = case_location(name);
-        let Ok(t) = std::fs::read_to_string(case_dir.join(format!("{stem}.expected"))) else {
-            continue;
-        };
-        let expected = Expectation::parse(&t).map_err(|e| format!("{name}: {e}"))?;
-        if expected.exit_code != 0 {
-            continue;
-        }
-        tried += 1;
-        let why = roundtrip_one(name, ori, &ptxas, &cuobjdump, &tmp, &expected)?;
-        let quiet = !why.iter().any(|w| w.starts_with("ptxas"));
-        clean += usize::from(quiet);
-        same += usize::from(!why.iter().any(|w| w.starts_with("sync skeleton")) && quiet);
-        if !why.is_empty() {
-            bad.push((name.clone(), why));
-        }
-    }
-    bar.finish_and_clear();
-    let _ = std::fs::remove_dir_all(&tmp);
-    for (name, why) in &bad {
-        println!("{name}:");
-        for w in why {
-            println!("    {w}");
-        }
-    }
-    let pct = |n: usize| 100.0 * n as f64 / tried.max(1) as f64;
-    println!(
-        "ptx round trip: {clean}/{tried} ({:.1}%) recompile with no C75xx message; \
-         {same}/{tried} ({:.1}%) also keep the original sync skeleton",
-        pct(clean),
-        pct(same)
-    );
-    Ok(if opts.strict && !bad.is_empty() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
 }
 
 #[cfg(test)]

@@ -9,6 +9,8 @@
 //! * [`parse_message`]: parses one ptxas diagnostic line into a [`Msg`].
 //! * [`compare`]: compares an [`Expectation`] with an [`Observed`] run and
 //!   returns a [`CaseAgreement`]; [`AgreementTable`] aggregates many cases.
+//! * [`parse_roundtrip`] / [`render_roundtrip`]: the recorded fix-it round
+//!   trip (`roundtrip.expected`), with [`classify_skeleton`].
 //! * [`wgmma_table`]: the generated table of `wgmma` shape/type/form cases
 //!   and the format of their recorded ptxas verdicts.
 
@@ -16,6 +18,7 @@ mod case_shape;
 mod compare;
 mod expectation;
 mod message;
+mod roundtrip;
 mod skeleton;
 pub mod wgmma_table;
 
@@ -25,5 +28,9 @@ pub use expectation::{Expectation, HEADER_PREFIX};
 pub use message::{
     parse_message, Msg, Severity, ADVISORY_CODES, C7407_TOO_MANY_LIVE_RANGES, C7517_WAIT_INJECTED,
     C7519_ARRIVE_INJECTED, SERIALIZATION_CODES,
+};
+pub use roundtrip::{
+    classify_skeleton, fixit_digest, parse_roundtrip, render_roundtrip, RoundtripRecord,
+    SkeletonVerdict, ROUNDTRIP_HEADER, UNFIXABLE_CODES,
 };
 pub use skeleton::{skeleton_from_sass, skeleton_line};
