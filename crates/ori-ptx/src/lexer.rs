@@ -1,7 +1,12 @@
-//! The PTX lexer: turns source text into a flat list of [`Token`]s.
+//! The PTX lexer: turns source text into [`Token`]s, on demand.
 //!
 //! It exists separately from the parser so that number syntax, comments and
-//! dotted names are decided in one place. Token choices that matter:
+//! dotted names are decided in one place. The parser pulls tokens from a
+//! [`Lexer`] as it needs them and drops those of finished statements, so a
+//! kernel of a million instructions never holds its ten million tokens at
+//! once (it did: 800 bytes of tokens per instruction, the front end's peak).
+//! Tokens are `Copy`: a string literal's contents are read from its span
+//! ([`Token::str_contents`]). Token choices that matter:
 //!
 //! * `.name` (with optional `::seg` parts, e.g. `.shared::cta`,
 //!   `.L2::cache_hint`, `.L2::256B`) is one [`TokKind::Dotted`] token; both
@@ -26,7 +31,7 @@
 use crate::diag::Span;
 
 /// A token kind; the token's text is `&src[span.lo..span.hi]`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TokKind {
     Ident,
     /// `.name` / `.name::seg`.
@@ -43,20 +48,30 @@ pub enum TokKind {
     F64(u64),
     /// Decimal float such as `1.5` (also used for `.version 8.5`).
     DecFloat(f64),
-    /// String literal (contents without quotes; no escapes are interpreted).
-    Str(String),
+    /// String literal; its contents, without the quotes and with no escape
+    /// interpreted, are [`Token::str_contents`].
+    Str,
     /// Any other single character (`,;:(){}[]<>+-!@|=` and junk).
     Punct(char),
     Eof,
 }
 
 /// One token with its position.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Token {
     pub kind: TokKind,
     pub span: Span,
     /// Whitespace or a comment precedes this token.
     pub ws_before: bool,
+}
+
+impl Token {
+    /// The contents of a [`TokKind::Str`] token (between its quotes), read
+    /// from the source it was lexed from.
+    pub fn str_contents(self, src: &str) -> &str {
+        src.get(self.span.lo as usize + 1..(self.span.hi as usize).saturating_sub(1))
+            .unwrap_or("")
+    }
 }
 
 /// A lexical error detected by the lexer itself.
@@ -154,75 +169,108 @@ fn parse_radix(text: &[u8], radix: u32) -> (u64, bool) {
     (v, overflow)
 }
 
-/// Lex a whole source file.
+/// Lex a whole source file (the tests' entry point; the parser pulls
+/// tokens from a [`Lexer`] instead).
 pub fn lex(src: &str) -> Lexed {
-    let mut cur = Cursor {
-        src,
-        b: src.as_bytes(),
-        pos: 0,
-        line: 1,
-        col: 1,
-    };
+    let mut l = Lexer::new(src);
     let mut out = Lexed::default();
-    let mut ws = false;
     loop {
-        // Skip whitespace and comments.
-        let c = cur.peek(0);
-        if cur.at_end() {
+        let t = l.next_token();
+        out.tokens.push(t);
+        if t.kind == TokKind::Eof {
             break;
         }
-        if c.is_ascii_whitespace() {
-            cur.bump();
-            ws = true;
-            continue;
-        }
-        if c == b'/' && cur.peek(1) == b'/' {
-            while !cur.at_end() && cur.peek(0) != b'\n' {
-                cur.bump();
-            }
-            ws = true;
-            continue;
-        }
-        if c == b'/' && cur.peek(1) == b'*' {
-            // ptxas reports an unterminated comment at the line it starts on.
-            let open = cur.here();
-            cur.bump_n(2);
-            let mut closed = false;
-            while !cur.at_end() {
-                if cur.peek(0) == b'*' && cur.peek(1) == b'/' {
-                    cur.bump_n(2);
-                    closed = true;
-                    break;
-                }
-                cur.bump();
-            }
-            if !closed {
-                out.errors.push(LexError {
-                    span: open,
-                    message: "Parsing error near '': unexpected EOF while scanning".into(),
-                });
-            }
-            ws = true;
-            continue;
-        }
-
-        let start = cur.here();
-        let kind = lex_one(&mut cur);
-        let mut span = start;
-        span.hi = cur.pos as u32;
-        out.tokens.push(Token {
-            kind,
-            span,
-            ws_before: ws,
-        });
-        ws = false;
     }
-    out.tokens.push(Token {
-        kind: TokKind::Eof,
-        span: cur.here(),
-        ws_before: ws,
-    });
+    out.errors = l.errors;
     out
+}
+
+/// A lexer over one source text, producing one token per call.
+pub struct Lexer<'a> {
+    cur: Cursor<'a>,
+    /// Whitespace or a comment since the last token.
+    ws: bool,
+    /// Errors found so far (an unterminated block comment: it runs to the
+    /// end, so it is found when [`TokKind::Eof`] is).
+    pub errors: Vec<LexError>,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `src`.
+    pub fn new(src: &'a str) -> Self {
+        Lexer {
+            cur: Cursor {
+                src,
+                b: src.as_bytes(),
+                pos: 0,
+                line: 1,
+                col: 1,
+            },
+            ws: false,
+            errors: Vec::new(),
+        }
+    }
+
+    /// The next token; [`TokKind::Eof`] at the end, and again after it.
+    pub fn next_token(&mut self) -> Token {
+        let cur = &mut self.cur;
+        loop {
+            // Skip whitespace and comments.
+            let c = cur.peek(0);
+            if cur.at_end() {
+                break;
+            }
+            if c.is_ascii_whitespace() {
+                cur.bump();
+                self.ws = true;
+                continue;
+            }
+            if c == b'/' && cur.peek(1) == b'/' {
+                while !cur.at_end() && cur.peek(0) != b'\n' {
+                    cur.bump();
+                }
+                self.ws = true;
+                continue;
+            }
+            if c == b'/' && cur.peek(1) == b'*' {
+                // ptxas reports an unterminated comment at the line it starts on.
+                let open = cur.here();
+                cur.bump_n(2);
+                let mut closed = false;
+                while !cur.at_end() {
+                    if cur.peek(0) == b'*' && cur.peek(1) == b'/' {
+                        cur.bump_n(2);
+                        closed = true;
+                        break;
+                    }
+                    cur.bump();
+                }
+                if !closed {
+                    self.errors.push(LexError {
+                        span: open,
+                        message: "Parsing error near '': unexpected EOF while scanning".into(),
+                    });
+                }
+                self.ws = true;
+                continue;
+            }
+            let start = cur.here();
+            let kind = lex_one(cur);
+            let mut span = start;
+            span.hi = cur.pos as u32;
+            let ws_before = std::mem::take(&mut self.ws);
+            return Token {
+                kind,
+                span,
+                ws_before,
+            };
+        }
+        Token {
+            kind: TokKind::Eof,
+            span: cur.here(),
+            ws_before: self.ws,
+        }
+    }
 }
 
 fn lex_one(cur: &mut Cursor<'_>) -> TokKind {
@@ -273,17 +321,12 @@ fn lex_one(cur: &mut Cursor<'_>) -> TokKind {
                 _ => k += 1,
             }
         }
-        let text = cur
-            .src
-            .get(cur.pos + 1..cur.pos + k)
-            .unwrap_or("")
-            .to_string();
         // k bytes + closing quote; bump per char keeps columns right.
         let end = cur.pos + k + 1;
         while cur.pos < end && !cur.at_end() {
             cur.bump();
         }
-        return TokKind::Str(text);
+        return TokKind::Str;
     }
     // Any other character (possibly multi-byte) is a punct.
     let ch = cur
@@ -503,7 +546,8 @@ mod tests {
         let t = &l.tokens;
         assert_eq!(t[0].kind, TokKind::Ident);
         assert_eq!((t[0].span.line, t[0].span.col), (3, 7));
-        assert_eq!(t[1].kind, TokKind::Str("s t".into()));
+        assert_eq!(t[1].kind, TokKind::Str);
+        assert_eq!(t[1].str_contents("// c\n  /* x\n y */ a \"s t\" #"), "s t");
         assert_eq!(t[2].kind, TokKind::Punct('#'));
         assert_eq!((t[2].span.line, t[2].span.col), (3, 15));
         assert!(l.errors.is_empty());

@@ -3,7 +3,7 @@
 //! This crate turns PTX text (ISA 8.x, as emitted by nvcc and Triton) into a
 //! documented syntax tree ([`ast`]) with source spans, reporting malformed
 //! input with ptxas-compatible diagnostics ([`diag`]). The pipeline is
-//! [`lexer::lex`] -> [`parser`] -> [`ast::Module`]; lowering of the AST to
+//! [`lexer::Lexer`] -> [`parser`] -> [`ast::Module`]; lowering of the AST to
 //! ori's IR lives in a separate module written on top of this one.
 //!
 //! ```
@@ -18,6 +18,7 @@ pub mod diag;
 pub mod lexer;
 pub mod parser;
 pub mod target;
+mod token_window;
 
 pub use ast::*;
 pub use diag::{Diag, Severity, Span};

@@ -35,7 +35,9 @@ use std::collections::HashSet;
 
 use crate::ast::*;
 use crate::diag::{Diag, Severity, Span};
-use crate::lexer::{lex, TokKind, Token};
+use crate::lexer::{TokKind, Token};
+use crate::token_window::TokWindow;
+use std::cell::RefCell;
 
 /// Maximum nesting of `{ }` scopes / initializer lists.
 pub const MAX_DEPTH: usize = 128;
@@ -188,16 +190,10 @@ type PResult<T> = Result<T, ()>;
 /// Parse a module, returning it together with every diagnostic found.
 /// The module is best-effort when diagnostics contain errors.
 pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
-    let lexed = lex(src);
     let mut p = Parser {
         file,
         src,
-        eof: lexed.tokens.last().cloned().unwrap_or(Token {
-            kind: TokKind::Eof,
-            span: Span::default(),
-            ws_before: false,
-        }),
-        toks: lexed.tokens,
+        win: RefCell::new(TokWindow::new(src)),
         pos: 0,
         diags: Vec::new(),
         eof_reported: false,
@@ -207,9 +203,8 @@ pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
         scopes: Vec::new(),
         depth: 0,
     };
-    let lex_errors = lexed.errors;
-    p.eof_reported = !lex_errors.is_empty();
     let m = p.module();
+    let lex_errors = p.win.get_mut().take_lex_errors();
     let mut diags = p.diags;
     // An unterminated comment runs to EOF, so its error comes last.
     for e in lex_errors {
@@ -281,8 +276,9 @@ impl RegScope {
 struct Parser<'a> {
     file: &'a str,
     src: &'a str,
-    toks: Vec<Token>,
-    eof: Token,
+    /// The tokens around `pos`, lexed on demand (interior mutability: the
+    /// parser's many `&self` peeks may lex ahead).
+    win: RefCell<TokWindow<'a>>,
     pos: usize,
     diags: Vec<Diag>,
     /// An error at end-of-file was already reported (suppress repeats).
@@ -332,12 +328,23 @@ fn fold_int(v: i128, unsigned: bool) -> Imm {
 impl<'a> Parser<'a> {
     // ---------------------------------------------------------------- tokens
 
-    fn tok(&self) -> &Token {
-        self.toks.get(self.pos).unwrap_or(&self.eof)
+    fn tok(&self) -> Token {
+        self.win.borrow_mut().get(self.pos)
     }
 
-    fn nth(&self, k: usize) -> &Token {
-        self.toks.get(self.pos + k).unwrap_or(&self.eof)
+    fn nth(&self, k: usize) -> Token {
+        self.win.borrow_mut().get(self.pos + k)
+    }
+
+    /// Token `i` of the stream, at or after the current statement's start.
+    fn tok_at(&self, i: usize) -> Token {
+        self.win.borrow_mut().get(i)
+    }
+
+    /// Starts a statement at `pos`: the tokens before it are no longer
+    /// needed (recovery goes back to the statement's start, no further).
+    fn release(&mut self) {
+        self.win.get_mut().release_before(self.pos);
     }
 
     fn text_of(&self, t: &Token) -> &'a str {
@@ -347,7 +354,7 @@ impl<'a> Parser<'a> {
     }
 
     fn text(&self) -> &'a str {
-        self.text_of(self.tok())
+        self.text_of(&self.tok())
     }
 
     fn span(&self) -> Span {
@@ -358,8 +365,7 @@ impl<'a> Parser<'a> {
     fn prev_span(&self) -> Span {
         self.pos
             .checked_sub(1)
-            .and_then(|i| self.toks.get(i))
-            .map(|t| t.span)
+            .map(|i| self.tok_at(i).span)
             .unwrap_or_default()
     }
 
@@ -469,7 +475,9 @@ impl<'a> Parser<'a> {
     /// current token.
     fn syntax_error<T>(&mut self) -> PResult<T> {
         if self.at_eof() {
-            if self.eof_reported {
+            // An unterminated comment (the lexer's error) already explains
+            // the end of file.
+            if self.eof_reported || self.win.borrow().has_lex_errors() {
                 return Err(());
             }
             self.eof_reported = true;
@@ -486,7 +494,7 @@ impl<'a> Parser<'a> {
     /// (not past) a `}` that would close the enclosing body.
     fn recover_stmt(&mut self, start: usize) {
         let mut depth: i64 = 0;
-        for t in self.toks.get(start..self.pos).unwrap_or(&[]) {
+        for t in (start..self.pos).map(|i| self.tok_at(i)) {
             match t.kind {
                 TokKind::Punct('{') => depth += 1,
                 TokKind::Punct('}') => depth -= 1,
@@ -521,7 +529,7 @@ impl<'a> Parser<'a> {
     /// Module-level recovery: skip to after `;` or after a balanced `{...}`.
     fn recover_module(&mut self, start: usize) {
         let mut depth: i64 = 0;
-        for t in self.toks.get(start..self.pos).unwrap_or(&[]) {
+        for t in (start..self.pos).map(|i| self.tok_at(i)) {
             match t.kind {
                 TokKind::Punct('{') => depth += 1,
                 TokKind::Punct('}') => depth -= 1,
@@ -559,6 +567,7 @@ impl<'a> Parser<'a> {
     fn module(&mut self) -> Module {
         let mut m = Module::default();
         while !self.at_eof() {
+            self.release();
             let start = self.pos;
             if self.module_item(&mut m).is_err() {
                 self.recover_module(start);
@@ -622,7 +631,7 @@ impl<'a> Parser<'a> {
                 self.bump();
                 loop {
                     match self.tok().kind {
-                        TokKind::Str(_) => self.bump(),
+                        TokKind::Str => self.bump(),
                         _ => return self.syntax_error(),
                     }
                     if !self.eat_punct(',') {
@@ -664,7 +673,7 @@ impl<'a> Parser<'a> {
     fn version(&mut self, m: &mut Module) -> PResult<()> {
         let dspan = self.span();
         self.bump();
-        let t = self.tok().clone();
+        let t = self.tok();
         let txt = self.text_of(&t);
         let v = match t.kind {
             TokKind::DecFloat(_) => {
@@ -728,8 +737,9 @@ impl<'a> Parser<'a> {
     fn file_dir(&mut self, m: &mut Module) -> PResult<()> {
         self.bump();
         let n = self.expect_u32()?;
-        let name = match &self.tok().kind {
-            TokKind::Str(s) => s.clone(),
+        let t = self.tok();
+        let name = match t.kind {
+            TokKind::Str => t.str_contents(self.src).to_string(),
             _ => return self.syntax_error(),
         };
         self.bump();
@@ -1033,6 +1043,7 @@ impl<'a> Parser<'a> {
                 let _ = self.syntax_error::<()>();
                 return out;
             }
+            self.release();
             let start = self.pos;
             match self.stmt(&mut out) {
                 Ok(()) => {}
@@ -1042,7 +1053,7 @@ impl<'a> Parser<'a> {
     }
 
     fn stmt(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
-        let t = self.tok().clone();
+        let t = self.tok();
         match t.kind {
             TokKind::Punct('{') => {
                 if self.depth >= MAX_DEPTH {
@@ -1092,8 +1103,9 @@ impl<'a> Parser<'a> {
                     }
                     ".pragma" => {
                         self.bump();
-                        let text = match &self.tok().kind {
-                            TokKind::Str(s) => s.clone(),
+                        let t = self.tok();
+                        let text = match t.kind {
+                            TokKind::Str => t.str_contents(self.src).to_string(),
                             _ => return self.syntax_error(),
                         };
                         self.bump();
@@ -1330,7 +1342,7 @@ impl<'a> Parser<'a> {
     /// One operand. `compound` allows vectors, addresses and call lists.
     fn operand(&mut self, compound: bool) -> PResult<Operand> {
         let start = self.span();
-        let t = self.tok().clone();
+        let t = self.tok();
         let kind = match t.kind {
             TokKind::Punct('{') if compound => {
                 self.bump();

@@ -1,0 +1,92 @@
+//! The parser's view of the token stream: a window over a [`Lexer`],
+//! addressed by absolute token index.
+//!
+//! The parser looks a few tokens ahead and, when it recovers from an error,
+//! back to the start of the statement; nothing older. So tokens are lexed
+//! when first asked for and dropped when the parser starts a new statement
+//! ([`TokWindow::release_before`]), which keeps the front end's memory
+//! proportional to the longest statement, not to the file.
+
+use crate::lexer::{Lexer, TokKind, Token};
+use std::collections::VecDeque;
+
+/// Tokens `base..base + buf.len()` of the stream, lexed on demand.
+pub(crate) struct TokWindow<'a> {
+    lexer: Lexer<'a>,
+    /// Absolute index of `buf[0]`.
+    base: usize,
+    buf: VecDeque<Token>,
+    /// The end-of-file token, once lexed; every index past it reads it.
+    eof: Option<Token>,
+}
+
+impl<'a> TokWindow<'a> {
+    pub(crate) fn new(src: &'a str) -> Self {
+        TokWindow {
+            lexer: Lexer::new(src),
+            base: 0,
+            buf: VecDeque::new(),
+            eof: None,
+        }
+    }
+
+    /// Token `i` of the stream (the end-of-file token past the end).
+    pub(crate) fn get(&mut self, i: usize) -> Token {
+        while self.base + self.buf.len() <= i && self.eof.is_none() {
+            let t = self.lexer.next_token();
+            if t.kind == TokKind::Eof {
+                self.eof = Some(t);
+            } else {
+                self.buf.push_back(t);
+            }
+        }
+        match i.checked_sub(self.base).and_then(|k| self.buf.get(k)) {
+            Some(t) => *t,
+            None => self.eof.unwrap_or(Token {
+                kind: TokKind::Eof,
+                span: Default::default(),
+                ws_before: false,
+            }),
+        }
+    }
+
+    /// Forgets the tokens before index `i`: the parser will not go back
+    /// that far.
+    pub(crate) fn release_before(&mut self, i: usize) {
+        let n = i.saturating_sub(self.base).min(self.buf.len());
+        self.buf.drain(..n);
+        self.base += n;
+    }
+
+    /// Whether the lexer has reported an error (an unterminated comment,
+    /// known once the end of file is reached).
+    pub(crate) fn has_lex_errors(&self) -> bool {
+        !self.lexer.errors.is_empty()
+    }
+
+    /// The lexer's errors, taken out.
+    pub(crate) fn take_lex_errors(&mut self) -> Vec<crate::lexer::LexError> {
+        std::mem::take(&mut self.lexer.errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_reads_like_the_whole_stream() {
+        let src = "add.s32 %r1, %r2, 3; // c\n ret;";
+        let all = crate::lexer::lex(src).tokens;
+        let mut w = TokWindow::new(src);
+        for (i, t) in all.iter().enumerate() {
+            assert_eq!(w.get(i), *t);
+            if i % 3 == 0 {
+                w.release_before(i);
+            }
+        }
+        assert_eq!(w.get(all.len() + 5).kind, TokKind::Eof);
+        w.release_before(1000);
+        assert_eq!(w.get(2).kind, TokKind::Eof);
+    }
+}
