@@ -7,6 +7,7 @@
 
 use crate::consts::*;
 use crate::entities::{Block, VReg};
+use crate::symbol::Symbol;
 use smallvec::SmallVec;
 
 /// What kind of instruction this is, as far as the passes care.
@@ -131,7 +132,7 @@ pub enum AddrBase {
     /// `[%rd1+8]`
     Reg(VReg),
     /// `[smem+8]`, `[param]`
-    Sym(Box<str>),
+    Sym(Symbol),
     /// `[8]`: an absolute address.
     None,
 }
@@ -144,7 +145,7 @@ pub enum Operand {
     /// A predicate register used as a value, possibly negated (`!%p`).
     NotReg(VReg),
     /// A special register such as `%tid.x`, `%ctaid.y`, `%laneid`.
-    Special(Box<str>),
+    Special(Symbol),
     /// An immediate.
     Imm(Imm),
     /// `[base+offset]`; the state space is in the modifiers.
@@ -152,7 +153,7 @@ pub enum Operand {
     /// A block (label) target.
     Block(Block),
     /// A symbol: parameter, global variable, function name.
-    Sym(Box<str>),
+    Sym(Symbol),
     /// `{a, b, ...}`: a register vector.
     Vector(Vec<Operand>),
     /// `(a, b, ...)`: a call argument list.
@@ -283,10 +284,11 @@ pub struct AccumWords {
 pub struct InstData {
     /// Classification.
     pub opcode: Opcode,
-    /// Base mnemonic as written (`add`, `wgmma`, `_warpgroup`).
-    pub name: Box<str>,
-    /// Dotted modifiers without the dots (`["mma_async", "sync", ...]`).
-    pub mods: SmallVec<[Box<str>; 4]>,
+    /// Base mnemonic as written (`add`, `wgmma`, `_warpgroup`), interned.
+    pub name: Symbol,
+    /// Dotted modifiers without the dots (`["mma_async", "sync", ...]`),
+    /// interned: a wgmma's seven fit inline.
+    pub mods: SmallVec<[Symbol; 8]>,
     /// Guard predicate.
     pub guard: Option<Guard>,
     /// Operands in PTX order.
@@ -312,8 +314,8 @@ impl InstData {
         let opcode = Opcode::classify(name, mods.first().copied());
         InstData {
             opcode,
-            name: name.into(),
-            mods: mods.iter().map(|m| Box::<str>::from(*m)).collect(),
+            name: Symbol::new(name),
+            mods: mods.iter().map(|m| Symbol::new(m)).collect(),
             guard: None,
             slots: slots.into_iter().collect(),
             line,
@@ -324,7 +326,7 @@ impl InstData {
 
     /// `name.mod1.mod2...`
     pub fn mnemonic(&self) -> String {
-        let mut s = String::from(&*self.name);
+        let mut s = String::from(self.name.as_str());
         for m in &self.mods {
             s.push('.');
             s.push_str(m);
@@ -334,7 +336,7 @@ impl InstData {
 
     /// Whether a modifier is present.
     pub fn has_mod(&self, m: &str) -> bool {
-        self.mods.iter().any(|x| &**x == m)
+        self.mods.iter().any(|x| x.as_str() == m)
     }
 
     /// Registers this instruction reads (guard included).

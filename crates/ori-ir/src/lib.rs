@@ -17,6 +17,7 @@ pub mod layout;
 pub mod parse;
 pub mod pass;
 pub mod render;
+pub mod symbol;
 pub mod verify;
 pub mod wgmma_form;
 pub mod write;
@@ -32,6 +33,7 @@ pub use instructions::{AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Opera
 pub use layout::Layout;
 pub use parse::{parse_module, parse_module_verified, TextError};
 pub use pass::{DumpOptions, ModuleInfo, Pass, PassContext, PassManager, PipelineError};
+pub use symbol::Symbol;
 pub use verify::{verify_function, VerifierError};
 pub use wgmma_form::{ElemType, Family, FormError, WgmmaForm};
 pub use write::{function_to_string, write_module};
