@@ -324,6 +324,27 @@ impl InstData {
         }
     }
 
+    /// A new instruction from interned parts (what the PTX front end has
+    /// already interned); the opcode is derived from the mnemonic.
+    pub fn interned(
+        name: Symbol,
+        mods: &[Symbol],
+        slots: impl IntoIterator<Item = Slot>,
+        line: u32,
+    ) -> Self {
+        let opcode = Opcode::classify(name.as_str(), mods.first().map(|m| m.as_str()));
+        InstData {
+            opcode,
+            name,
+            mods: mods.iter().copied().collect(),
+            guard: None,
+            slots: slots.into_iter().collect(),
+            line,
+            src: None,
+            accum: None,
+        }
+    }
+
     /// `name.mod1.mod2...`
     pub fn mnemonic(&self) -> String {
         let mut s = String::from(self.name.as_str());

@@ -16,6 +16,8 @@
 //!   operand counts and modifier legality are the lowering's job.
 
 pub use crate::diag::Span;
+pub use ori_ir::Symbol;
+use smallvec::SmallVec;
 
 /// A whole `.ptx` file.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -188,11 +190,13 @@ pub struct Pred {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Instruction {
     pub pred: Option<Pred>,
-    /// The base opcode, e.g. `"wgmma"`, `"ld"`, `"bra"`.
-    pub opcode: String,
+    /// The base opcode, e.g. `"wgmma"`, `"ld"`, `"bra"` (interned: the IR
+    /// instruction takes the same [`Symbol`]).
+    pub opcode: Symbol,
     /// Dotted modifiers in order, without dots, e.g.
-    /// `["mma_async", "sync", "aligned", "m64n8k16", "f32", "f16", "f16"]`.
-    pub modifiers: Vec<String>,
+    /// `["mma_async", "sync", "aligned", "m64n8k16", "f32", "f16", "f16"]`;
+    /// interned and inline (no allocation per modifier).
+    pub modifiers: SmallVec<[Symbol; 8]>,
     pub operands: Vec<Operand>,
     pub span: Span,
 }
@@ -200,7 +204,7 @@ pub struct Instruction {
 impl Instruction {
     /// The full dotted mnemonic, e.g. `"ld.global.v4.u32"`.
     pub fn mnemonic(&self) -> String {
-        let mut s = self.opcode.clone();
+        let mut s = self.opcode.to_string();
         for m in &self.modifiers {
             s.push('.');
             s.push_str(m);
@@ -208,9 +212,14 @@ impl Instruction {
         s
     }
 
+    /// The modifiers as text, in order.
+    pub fn modifier_texts(&self) -> Vec<&'static str> {
+        self.modifiers.iter().map(|m| m.as_str()).collect()
+    }
+
     /// `true` if `m` (without dot) is one of the modifiers.
     pub fn has_modifier(&self, m: &str) -> bool {
-        self.modifiers.iter().any(|x| x == m)
+        self.modifiers.iter().any(|x| x.as_str() == m)
     }
 }
 

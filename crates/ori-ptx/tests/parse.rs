@@ -269,7 +269,7 @@ fn modifiers_come_through() {
         inst("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d0, d1}, 1, 2, p, 1, 1, 0, 0;");
     assert_eq!(i.opcode, "wgmma");
     assert_eq!(
-        i.modifiers,
+        i.modifier_texts(),
         vec![
             "mma_async",
             "sync",
@@ -311,7 +311,7 @@ fn modifiers_come_through() {
         ),
         ("st.shared::cta.u32 [d0], d1;", vec!["shared::cta", "u32"]),
     ] {
-        assert_eq!(inst(src).modifiers, m, "{src}");
+        assert_eq!(inst(src).modifier_texts(), m, "{src}");
     }
 }
 
@@ -327,7 +327,7 @@ fn predicates() {
         i.pred.as_ref().map(|p| (p.negated, p.reg.as_str())),
         Some((true, "q"))
     );
-    assert_eq!(i.modifiers, vec!["uni"]);
+    assert_eq!(i.modifier_texts(), vec!["uni"]);
     assert_eq!(i.operands[0].kind, OperandKind::Symbol("$L1".into()));
     let b = body(".reg .pred %p<2>;\n@%p1 bra $L__BB0_2;\n$L__BB0_2:\nret;");
     assert!(matches!(&b[1], Stmt::Inst(i) if i.pred.as_ref().is_some_and(|p| p.reg == "%p1")));
@@ -436,7 +436,7 @@ fn addresses() {
 #[test]
 fn calls() {
     let i = inst("call.uni (retval0), vprintf, (param0, param1);");
-    assert_eq!(i.modifiers, vec!["uni"]);
+    assert_eq!(i.modifier_texts(), vec!["uni"]);
     let sym = |s: &str| Operand {
         kind: OperandKind::Symbol(s.into()),
         span: Span::default(),

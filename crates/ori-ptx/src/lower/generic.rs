@@ -8,11 +8,11 @@
 
 use super::{dest_first, LowerCx};
 use crate::ast;
-use ori_ir::{InstData, Operand, Slot};
+use ori_ir::{InstData, Operand, Slot, Symbol};
 
 /// Base mnemonics (or `base.first_modifier`) that define no register.
 fn defines_nothing(i: &ast::Instruction) -> bool {
-    let first = i.modifiers.first().map(String::as_str).unwrap_or("");
+    let first = i.modifiers.first().map_or("", |m| m.as_str());
     match i.opcode.as_str() {
         "st" | "red" | "bar" | "barrier" | "membar" | "fence" | "prefetch" | "prefetchu"
         | "trap" | "brkpt" | "pmevent" | "nanosleep" | "griddepcontrol" | "stmatrix" | "sust"
@@ -43,10 +43,6 @@ fn lower_operands(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Vec<Oper
         }
     }
     ok.then_some(ops)
-}
-
-fn mods(i: &ast::Instruction) -> Vec<&str> {
-    i.modifiers.iter().map(String::as_str).collect()
 }
 
 /// The operand count of instructions that take exactly one (PTX ISA):
@@ -183,7 +179,12 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
     } else {
         dest_first(ops)
     };
-    Some(InstData::new(&i.opcode, &mods(i), slots, i.span.line))
+    Some(InstData::interned(
+        i.opcode,
+        &i.modifiers,
+        slots,
+        i.span.line,
+    ))
 }
 
 /// `bra LABEL`.
@@ -193,7 +194,12 @@ pub fn lower_branch(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstDa
         return None;
     }
     let t = cx.label_target(&i.operands[0])?;
-    Some(InstData::new("bra", &mods(i), [Slot::use_(t)], i.span.line))
+    Some(InstData::interned(
+        Symbol::new("bra"),
+        &i.modifiers,
+        [Slot::use_(t)],
+        i.span.line,
+    ))
 }
 
 /// `ret` / `exit`.
@@ -205,7 +211,7 @@ pub fn lower_return(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstDa
         );
         return None;
     }
-    Some(InstData::new(&i.opcode, &mods(i), [], i.span.line))
+    Some(InstData::interned(i.opcode, &i.modifiers, [], i.span.line))
 }
 
 /// `call (ret), f, (args)` / `call f, (args)` / `call f`.
@@ -228,7 +234,12 @@ pub fn lower_call(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData
         return None;
     }
     check_call_against_callee(cx, i);
-    Some(InstData::new("call", &mods(i), slots, i.span.line))
+    Some(InstData::interned(
+        Symbol::new("call"),
+        &i.modifiers,
+        slots,
+        i.span.line,
+    ))
 }
 
 /// `call [(rets),] f [, (args)] [, proto];` against `f`'s signature, when

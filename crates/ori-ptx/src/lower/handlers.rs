@@ -169,20 +169,35 @@ pub fn handler_table() -> HandlerTable {
     t
 }
 
+/// `opcode.modifier` written into `buf` (no allocation per instruction);
+/// `None` when it does not fit, and no key is that long.
+fn dotted_key<'b>(buf: &'b mut [u8; 64], opcode: &str, modifier: &str) -> Option<&'b str> {
+    let (o, m) = (opcode.as_bytes(), modifier.as_bytes());
+    let n = o.len() + 1 + m.len();
+    let out = buf.get_mut(..n)?;
+    out[..o.len()].copy_from_slice(o);
+    out[o.len()] = b'.';
+    out[o.len() + 1..].copy_from_slice(m);
+    std::str::from_utf8(out).ok()
+}
+
 /// Look the instruction up (most specific key first) and run its handler.
 pub fn lower_inst(
     cx: &mut LowerCx<'_>,
     i: &ast::Instruction,
     table: &HandlerTable,
 ) -> Option<InstData> {
-    let key2 = i.modifiers.first().map(|m| format!("{}.{}", i.opcode, m));
+    let mut buf = [0u8; 64];
+    let key2 = i
+        .modifiers
+        .first()
+        .and_then(|m| dotted_key(&mut buf, &i.opcode, m));
     let handler = key2
-        .as_deref()
         .and_then(|k| table.get(k))
         .or_else(|| table.get(i.opcode.as_str()));
     let Some(handler) = handler else {
         if i.opcode == "wgmma" || i.opcode == "_warpgroup" {
-            let m = i.modifiers.first().map(String::as_str).unwrap_or("");
+            let m = i.modifiers.first().map_or("", |m| m.as_str());
             cx.error(i.span, format!("Unknown modifier '.{m}'"));
         } else {
             cx.error(
@@ -199,4 +214,21 @@ pub fn lower_inst(
     let mut data = handler(cx, i)?;
     data.guard = guard;
     Some(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dotted_keys() {
+        let mut buf = [0u8; 64];
+        assert_eq!(
+            dotted_key(&mut buf, "wgmma", "mma_async"),
+            Some("wgmma.mma_async")
+        );
+        assert_eq!(dotted_key(&mut buf, "x", &"y".repeat(70)), None);
+        let t = handler_table();
+        assert!(t.contains_key("wgmma.mma_async") && t.contains_key("add"));
+    }
 }

@@ -44,7 +44,7 @@
 use super::LowerCx;
 use crate::ast;
 use crate::diag::Span;
-use ori_ir::{InstData, Operand, Slot};
+use ori_ir::{InstData, Operand, Slot, Symbol};
 
 // ---------------------------------------------------------------------------
 // Modifiers.
@@ -180,7 +180,7 @@ struct Mods<'a> {
 }
 
 impl<'a> Mods<'a> {
-    fn sort(mods: &'a [String]) -> Mods<'a> {
+    fn sort(mods: &'a [Symbol]) -> Mods<'a> {
         let mut out = Mods::default();
         for m in mods {
             let m = m.as_str();
@@ -539,10 +539,6 @@ fn check_target(
     ok
 }
 
-fn mods(i: &ast::Instruction) -> Vec<&str> {
-    i.modifiers.iter().map(String::as_str).collect()
-}
-
 // ---------------------------------------------------------------------------
 // wgmma.mma_async
 
@@ -709,7 +705,12 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
     cx.make_tensor(&d);
     let mut slots = vec![Slot::def_use(d)];
     slots.extend(it.map(Slot::use_));
-    Some(InstData::new("wgmma", &mods(i), slots, span.line))
+    Some(InstData::interned(
+        Symbol::new("wgmma"),
+        &i.modifiers,
+        slots,
+        span.line,
+    ))
 }
 
 /// The family's operand checks, for a shape that fits the types.
@@ -867,7 +868,7 @@ fn no_operands(cx: &mut LowerCx<'_>, i: &ast::Instruction, name: &str) -> Option
     if !check_simple(cx, i, name, i.operands.is_empty())? {
         return None;
     }
-    Some(InstData::new(&i.opcode, &mods(i), [], i.span.line))
+    Some(InstData::interned(i.opcode, &i.modifiers, [], i.span.line))
 }
 
 /// `wgmma.fence` (seed 003: handler `sub_4DA380`).
@@ -906,9 +907,9 @@ pub fn lower_wait_group(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<In
     if !ok {
         return None;
     }
-    Some(InstData::new(
-        &i.opcode,
-        &mods(i),
+    Some(InstData::interned(
+        i.opcode,
+        &i.modifiers,
         [Slot::use_(Operand::Imm(n))],
         i.span.line,
     ))
@@ -939,5 +940,10 @@ pub fn lower_internal(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Inst
             }
         }
     }
-    Some(InstData::new(&i.opcode, &mods(i), slots, i.span.line))
+    Some(InstData::interned(
+        i.opcode,
+        &i.modifiers,
+        slots,
+        i.span.line,
+    ))
 }
