@@ -239,10 +239,10 @@ pub fn ptxas_args(name: &str, header: &CaseHeader, cubin: &Path) -> Vec<String> 
     args
 }
 
-/// `record [-j N] [CASE...]`: ptxas (and cuobjdump) on each case, N at a
-/// time (default 1).
-pub fn record(args: &[&str]) -> Result<ExitCode, String> {
-    let mut jobs = 1usize;
+/// `[-j N] [CASE...]`, the arguments of the record commands: the number of
+/// jobs (`default` without `-j`) and the named cases.
+pub fn parse_jobs(args: &[&str], default: usize) -> Result<(usize, Vec<String>), String> {
+    let mut jobs = default;
     let mut named = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -255,9 +255,17 @@ pub fn record(args: &[&str]) -> Result<ExitCode, String> {
                     .ok_or("-j needs a positive number")?;
             }
             s if s.starts_with('-') => return Err(format!("unknown option {s}")),
-            s => named.push(s),
+            s => named.push(s.to_string()),
         }
     }
+    Ok((jobs, named))
+}
+
+/// `record [-j N] [CASE...]`: ptxas (and cuobjdump) on each case, N at a
+/// time (default 1).
+pub fn record(args: &[&str]) -> Result<ExitCode, String> {
+    let (jobs, named) = parse_jobs(args, 1)?;
+    let named: Vec<&str> = named.iter().map(String::as_str).collect();
     let ptxas = tool("ptxas");
     let cuobjdump = tool("cuobjdump");
     let pv = tool_version(&ptxas).ok_or_else(|| {

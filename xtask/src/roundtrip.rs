@@ -156,26 +156,6 @@ fn run_all(
     Ok(out.into_inner().expect("threads joined"))
 }
 
-fn parse_jobs(args: &[&str]) -> Result<(usize, Vec<String>), String> {
-    let mut jobs = 2;
-    let mut named = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match *a {
-            "-j" | "--jobs" => {
-                jobs = it
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .filter(|&n| n > 0)
-                    .ok_or("-j needs a positive number")?;
-            }
-            s if s.starts_with('-') => return Err(format!("unknown option {s}")),
-            s => named.push(s.to_string()),
-        }
-    }
-    Ok((jobs, named))
-}
-
 /// Tallies and prints a run's verdicts; returns how many cases fail.
 fn summarize(results: &BTreeMap<String, RoundtripRecord>) -> usize {
     let mut by_skeleton: BTreeMap<&str, usize> = BTreeMap::new();
@@ -224,7 +204,7 @@ pub fn check(cases: &[String], strict: bool) -> Result<ExitCode, String> {
 /// `oracle record-roundtrip [-j N] [CASE...]`: writes (or, for named
 /// cases, updates) `CORPUS/roundtrip.expected`.
 pub fn record(args: &[&str]) -> Result<ExitCode, String> {
-    let (jobs, named) = parse_jobs(args)?;
+    let (jobs, named) = crate::oracle::parse_jobs(args, 2)?;
     let names: Vec<&str> = named.iter().map(String::as_str).collect();
     let list = crate::oracle::cases(&names)?;
     let path: PathBuf = corpus_dir().join("roundtrip.expected");
