@@ -104,3 +104,39 @@ fn mutated_ori_text_never_breaks_ori() {
     println!("{runs} mutated .ori modules");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Inputs the `pipelines` fuzz target found (`tests/fuzz_found/pipelines`,
+/// the raw bytes libFuzzer saved): a file named `ok-*` keeps every property
+/// (its failure was fixed; the name says what it was), one named
+/// `KIND-*` (`fixit-C7519-...`) must still fail with exactly that kind, a
+/// ratchet like `tests/fuzz_known.txt`: once it passes it is renamed `ok-`.
+#[test]
+fn found_pipeline_inputs_keep_their_verdict() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_found/pipelines");
+    let mut bad = Vec::new();
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("tests/fuzz_found/pipelines") {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(&path).unwrap();
+        n += 1;
+        let (kind, _hash) = name.rsplit_once('-').expect("KIND-HASH");
+        let result = ori_fuzz::check::pipeline(&bytes);
+        match result {
+            Ok(_) if kind.starts_with("ok") => {}
+            Ok(_) => bad.push(format!("{name} passes now: rename it ok-{kind}-...")),
+            Err(e) if kind.starts_with("ok") => bad.push(format!(
+                "{name} ({}): {}",
+                ori_fuzz::check::kind(&e),
+                e.lines().next().unwrap_or_default()
+            )),
+            Err(e) if ori_fuzz::check::kind(&e) == kind => {}
+            Err(e) => bad.push(format!(
+                "{name} fails as {}, not {kind}",
+                ori_fuzz::check::kind(&e)
+            )),
+        }
+    }
+    assert!(n >= 10, "only {n} inputs in {}", dir.display());
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

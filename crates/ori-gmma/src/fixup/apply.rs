@@ -386,7 +386,7 @@ pub fn serialize(f: &mut Function, empty: &[Inst], why: ori_ir::Serialization) {
 
 /// Where a wait for instruction `i` goes: before `i` in uniform code, else
 /// before the terminator of the nearest dominating uniform block.
-fn hoist_to_uniform(f: &Function, an: &Analyses, i: Inst) -> Inst {
+pub(super) fn hoist_to_uniform(f: &Function, an: &Analyses, i: Inst) -> Inst {
     let Some(b) = f.layout.inst_block(i) else {
         return i;
     };

@@ -800,12 +800,19 @@ impl Walker<'_> {
                 true
             }
             RuleId::UndefinedWrite => {
-                plan.undefined_write(i, r, Close::Nothing);
+                // The ISA-strict wait retires committed groups only: the
+                // wgmmas still open here are committed first, as for a write
+                // (`in_flight_write_rules`).
+                let close = Close::for_open(&st.pipe);
+                plan.undefined_write(i, r, close);
                 let strict = rule.injects_in(self.mode);
                 if strict && !self.strict_wait_placeable(plan, i, r, st) {
                     return false;
                 }
                 if strict {
+                    if close == Close::CommitBatch {
+                        bx.close_stage();
+                    }
                     st.retire_all();
                     st.retired.clear();
                 }
