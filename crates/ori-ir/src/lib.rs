@@ -7,6 +7,7 @@
 //! round-trips, a verifier, diagnostics as data and a pass manager — and the
 //! home of every constant shared with ptxas (`consts`).
 
+pub mod builder;
 pub mod cfg;
 pub mod consts;
 pub mod diagnostics;

@@ -9,4 +9,5 @@
 
 pub mod inline_calls;
 pub mod ptx;
+pub mod ptx_text;
 pub mod sass;
