@@ -170,3 +170,51 @@ fn without_its_wait_a_kernel_reads_in_flight_registers_until_phase_87_injects_on
     let fixed = run_case(name, &no_wait, &input, true).expect("runs after phase 87");
     assert_eq!(fixed, gpu, "the injected wait gives the GPU's result");
 }
+
+/// The grid: every CTA runs, with its own `%ctaid` and `%nctaid`; here
+/// thread 0 of each CTA writes `ctaid.x + 10 * ctaid.y + 100 * nctaid.x`
+/// to its slot (PTX ISA: `%ctaid` is the CTA's position in the grid,
+/// `%nctaid` the grid's size).
+#[test]
+fn every_cta_of_the_grid_runs_with_its_ctaid() {
+    let src = r#"
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 p_out)
+{
+  .reg .b32 x, y, n, v, slot, tid;
+  .reg .b64 out, off;
+  .reg .pred p;
+  ld.param.u64 out, [p_out];
+  mov.u32 tid, %tid.x;
+  setp.eq.u32 p, tid, 0;
+  mov.u32 x, %ctaid.x;
+  mov.u32 y, %ctaid.y;
+  mov.u32 n, %nctaid.x;
+  mad.lo.u32 v, y, 10, x;
+  mad.lo.u32 v, n, 100, v;
+  mad.lo.u32 slot, y, n, x;
+  mul.wide.u32 off, slot, 4;
+  add.s64 out, out, off;
+  @p st.global.u32 [out], v;
+  ret;
+}
+"#;
+    let m = ori::ptx_to_ir("grid.ptx", src).expect("parses");
+    let mut g = ori::host::GlobalMemory::new();
+    let out = g.alloc(vec![0; 4 * 6]);
+    let launch = ori::host::Launch {
+        params: vec![out],
+        grid: [3, 2, 1],
+        ..Default::default()
+    };
+    ori::host::run(&m, "k", &launch, &mut g).expect("runs");
+    let got: Vec<u32> = g
+        .buffer(out)
+        .unwrap()
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(got, vec![300, 301, 302, 310, 311, 312]);
+}

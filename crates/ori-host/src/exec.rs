@@ -1,4 +1,4 @@
-//! The interpreter: one CTA of one warpgroup (128 threads) in lockstep.
+//! The interpreter: each CTA of the grid in turn, one warpgroup (128 threads) in lockstep.
 //!
 //! Every instruction runs for all threads whose guard holds; branches must
 //! be uniform (the same way for every thread), which is what wgmma code
@@ -51,8 +51,11 @@ pub struct Launch {
     pub params: Vec<u64>,
     /// Size of `.extern .shared` arrays, in bytes.
     pub dynamic_shared: u64,
-    /// Instructions (per warpgroup step) after which the run is stopped.
+    /// Instructions (warpgroup steps) per CTA after which the run is stopped.
     pub step_limit: u64,
+    /// CTAs in x, y, z (`%nctaid`); each runs in turn, with `%ctaid` set
+    /// and shared memory of its own.
+    pub grid: [u32; 3],
 }
 
 impl Default for Launch {
@@ -61,6 +64,7 @@ impl Default for Launch {
             params: Vec::new(),
             dynamic_shared: 0,
             step_limit: 10_000_000,
+            grid: [1, 1, 1],
         }
     }
 }
@@ -94,16 +98,57 @@ struct Machine<'a> {
     committed: VecDeque<Vec<PendingMma>>,
     in_flight: FxHashMap<VReg, u32>,
     stats: RunStats,
+    ctaid: [u32; 3],
+    grid: [u32; 3],
 }
 
 type Res<T> = Result<T, String>;
 
-/// Run entry `name` of `m` with `launch`, on `global`.
+/// Run entry `name` of `m` with `launch`, on `global`: every CTA of the
+/// grid, one after another (x fastest). An error names the CTA it stopped in.
 pub fn run(
     m: &Module,
     name: &str,
     launch: &Launch,
     global: &mut GlobalMemory,
+) -> Result<RunStats, HostError> {
+    let [gx, gy, gz] = launch.grid;
+    if gx == 0 || gy == 0 || gz == 0 {
+        return Err(HostError {
+            line: 0,
+            message: format!("an empty grid {gx},{gy},{gz}"),
+        });
+    }
+    let mut total = RunStats::default();
+    for z in 0..gz {
+        for y in 0..gy {
+            for x in 0..gx {
+                let one = run_cta(m, name, launch, global, [x, y, z]).map_err(|e| {
+                    if launch.grid == [1, 1, 1] {
+                        e
+                    } else {
+                        HostError {
+                            line: e.line,
+                            message: format!("CTA ({x},{y},{z}): {}", e.message),
+                        }
+                    }
+                })?;
+                total.steps += one.steps;
+                total.wgmma += one.wgmma;
+                total.groups_retired += one.groups_retired;
+            }
+        }
+    }
+    Ok(total)
+}
+
+/// One CTA of the grid.
+fn run_cta(
+    m: &Module,
+    name: &str,
+    launch: &Launch,
+    global: &mut GlobalMemory,
+    ctaid: [u32; 3],
 ) -> Result<RunStats, HostError> {
     let fail = |message: String| HostError { line: 0, message };
     let f = m
@@ -143,6 +188,8 @@ pub fn run(
         committed: VecDeque::new(),
         in_flight: FxHashMap::default(),
         stats: RunStats::default(),
+        ctaid,
+        grid: launch.grid,
     };
     let mut block = f.layout.blocks().first().copied();
     'blocks: while let Some(b) = block {
@@ -254,7 +301,7 @@ impl Machine<'_> {
             Operand::Imm(Imm::Int(v)) => *v as u64,
             Operand::Imm(Imm::Hex(v)) | Operand::Imm(Imm::F64(v)) => *v,
             Operand::Imm(Imm::F32(v)) => u64::from(*v),
-            Operand::Special(s) => special(s, t)?,
+            Operand::Special(s) => special(s, t, self.ctaid, self.grid)?,
             Operand::Sym(s) => self.symbol(s)?,
             Operand::Vector(v) => {
                 // `{lo, hi}` packs two 32-bit values into 64 bits.
@@ -776,13 +823,19 @@ fn op(d: &InstData, k: usize) -> Res<&Operand> {
         .ok_or_else(|| format!("{}: operand {} missing", d.mnemonic(), k + 1))
 }
 
-fn special(s: &str, t: usize) -> Res<u64> {
+fn special(s: &str, t: usize, ctaid: [u32; 3], grid: [u32; 3]) -> Res<u64> {
     let t = t as u64;
     Ok(match s {
         "%tid.x" => t,
-        "%tid.y" | "%tid.z" | "%ctaid.x" | "%ctaid.y" | "%ctaid.z" => 0,
+        "%tid.y" | "%tid.z" => 0,
+        "%ctaid.x" => u64::from(ctaid[0]),
+        "%ctaid.y" => u64::from(ctaid[1]),
+        "%ctaid.z" => u64::from(ctaid[2]),
+        "%nctaid.x" => u64::from(grid[0]),
+        "%nctaid.y" => u64::from(grid[1]),
+        "%nctaid.z" => u64::from(grid[2]),
         "%ntid.x" => WARPGROUP as u64,
-        "%ntid.y" | "%ntid.z" | "%nctaid.x" | "%nctaid.y" | "%nctaid.z" => 1,
+        "%ntid.y" | "%ntid.z" => 1,
         "%laneid" => t % 32,
         "%warpid" => t / 32,
         _ => {
