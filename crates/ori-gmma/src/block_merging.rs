@@ -10,7 +10,7 @@
 //! (`clean_fence_bra_mma`), and a short branch around a few plain
 //! instructions is if-converted into predicated code
 //! (`clean_fence_before_branch_join`), and a loop with a constant bound is
-//! unrolled in full. This module computes that view, so
+//! unrolled in full (up to `loops::MAX_FULL_UNROLL`). This module computes that view, so
 //! that the arrive rule applies to the blocks ptxas sees, not to PTX labels.
 
 use cranelift_entity::SecondaryMap;
@@ -45,12 +45,8 @@ impl PtxasBlocks {
         }
         // ptxas unrolls a loop with a constant bound in full (`heldout3_14`: even
         // 64 iterations come out straight-line), so its header is no boundary.
-        for &s in cfg.rpo() {
-            for &h in cfg.succs(s) {
-                if dt.dominates(h, s) && crate::loops::constant_bound(f, s) {
-                    starts[h] = false;
-                }
-            }
+        for (_, h) in crate::loops::fully_unrolled_back_edges(f, cfg, dt) {
+            starts[h] = false;
         }
         // The arms of an if-converted hammock become predicated code of its head.
         for &b in f.layout.blocks() {

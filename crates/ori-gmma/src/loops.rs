@@ -25,6 +25,19 @@ use ori_ir::{Block, ControlFlowGraph, DominatorTree, Function, Opcode, Operand};
 /// vectorize, count for less; ori counts PTX instructions.)
 pub const MAX_UNROLLED_BODY: usize = 14;
 
+/// The largest constant-trip loop ptxas 13.0.88 unrolls in full, measured
+/// as trip count x (PTX instructions of the body + accumulator registers of
+/// its wgmmas). Probed with the toy compiler's K loop (`stages 3 peek`,
+/// whose injected wait ptxas refuses, C7514, only where it unrolled the
+/// loop) over tiles n8..n256 and 2..32 trips: unrolled up to 1568
+/// (n8, 32 trips, 45 + 4), kept from 1880 (n256, 8 trips, 107 + 128);
+/// corpus `toy_gemm_bf16_64x256_stages3_peek` (kept, C7517 alone) against
+/// `toy_gemm_f16_64x64_stages1_peek` (unrolled, C7514). Neither the trip
+/// count nor the body size alone separates the probes. Where the trip count
+/// cannot be read (no constant start or step), a constant-bound loop counts
+/// as unrolled, as before.
+pub const MAX_FULL_UNROLL: u64 = 1700;
+
 /// One natural loop: the back edge `latch -> header` and its blocks.
 struct NaturalLoop {
     header: Block,
@@ -117,6 +130,20 @@ impl Loops {
     }
 }
 
+/// The back edges `(latch, header)` of the loops ptxas unrolls in full: a
+/// constant bound within [`MAX_FULL_UNROLL`].
+pub fn fully_unrolled_back_edges(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+) -> Vec<(Block, Block)> {
+    natural_loops(f, cfg, dt)
+        .into_iter()
+        .filter(|l| l.constant)
+        .map(|l| (l.latch, l.header))
+        .collect()
+}
+
 fn natural_loops(f: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Vec<NaturalLoop> {
     let mut loops = Vec::new();
     // Which back edge last visited each block (0: none), so that one map
@@ -141,17 +168,87 @@ fn natural_loops(f: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Ve
                 work.extend(cfg.preds(b).iter().copied());
             }
             let size = body.iter().map(|b| f.layout.block_insts(*b).len()).sum();
+            let constant = constant_bound(f, s) && unrolled_in_full(f, &body, s, size);
             loops.push(NaturalLoop {
                 header: h,
                 latch: s,
                 body,
                 size,
-                constant: constant_bound(f, s),
+                constant,
                 nounroll: f.blocks[h].nounroll,
             });
         }
     }
     loops
+}
+
+/// Whether ptxas unrolls a constant-bound loop in full ([`MAX_FULL_UNROLL`]).
+fn unrolled_in_full(f: &Function, body: &[Block], latch: Block, size: usize) -> bool {
+    let Some(trips) = trip_count(f, body, latch) else {
+        return true;
+    };
+    let acc: usize = body
+        .iter()
+        .flat_map(|b| f.layout.block_insts(*b))
+        .filter(|i| f.insts[**i].opcode == Opcode::WgmmaMmaAsync)
+        .map(|i| f.insts[*i].slots.first().map_or(0, |s| s.op.regs().len()))
+        .sum();
+    trips.saturating_mul((size + acc) as u64) <= MAX_FULL_UNROLL
+}
+
+/// The trip count of a loop whose latch ends `setp.lt/le/ne r, N; @p bra`
+/// with `r` stepped by an immediate in the body and set from an immediate
+/// before it.
+fn trip_count(f: &Function, body: &[Block], latch: Block) -> Option<u64> {
+    let imm = |o: &Operand| match o {
+        Operand::Imm(i) => i.as_i64(),
+        _ => None,
+    };
+    let insts = f.layout.block_insts(latch);
+    let br = &f.insts[*insts.last()?];
+    let guard = br.guard?;
+    let setp = insts
+        .iter()
+        .rev()
+        .map(|i| &f.insts[*i])
+        .find(|x| x.name.starts_with("setp") && x.defs().contains(&guard.reg))?;
+    let reg = match setp.slots.get(1).map(|s| &s.op) {
+        Some(Operand::Reg(r)) => *r,
+        _ => return None,
+    };
+    let bound = setp.slots.get(2).and_then(|s| imm(&s.op))?;
+    let inclusive = match setp.mods.first().map(|m| &**m) {
+        Some("lt") | Some("ne") if !guard.negated => false,
+        Some("le") if !guard.negated => true,
+        _ => return None,
+    };
+    let in_body = |i: &ori_ir::Inst| f.layout.inst_block(*i).is_some_and(|b| body.contains(&b));
+    let defs = |i: &ori_ir::Inst| f.insts[*i].defs().contains(&reg);
+    let mut step = None;
+    for i in body
+        .iter()
+        .flat_map(|b| f.layout.block_insts(*b))
+        .filter(|i| defs(i))
+    {
+        let x = &f.insts[*i];
+        if &*x.name != "add" || step.is_some() {
+            return None;
+        }
+        step = x.slots.get(2).and_then(|s| imm(&s.op));
+    }
+    let step = step.filter(|s| *s > 0)?;
+    let mut starts = f.layout.all_insts().filter(|i| defs(i) && !in_body(i));
+    let start = starts.next()?;
+    if starts.next().is_some() || &*f.insts[start].name != "mov" {
+        return None;
+    }
+    let start = f.insts[start].slots.get(1).and_then(|s| imm(&s.op))?;
+    let end = bound + i64::from(inclusive);
+    Some(if end <= start {
+        1
+    } else {
+        ((end - start + step - 1) / step) as u64
+    })
 }
 
 /// Whether the branch ending block `s` tests a predicate set by comparing

@@ -355,6 +355,11 @@ impl FunctionBuilder {
         i
     }
 
+    /// Put instruction `i` under a guard (`@p` / `@!p`).
+    pub fn set_guard(&mut self, i: Inst, guard: Guard) {
+        self.func.insts[i].guard = Some(guard);
+    }
+
     /// `st... [addr], value;`
     pub fn store(&mut self, mnemonic: &str, addr: Operand, value: Operand) -> Inst {
         self.inst(mnemonic, vec![Slot::use_(addr), Slot::use_(value)])
