@@ -122,10 +122,31 @@ fn arithmetic_modifier(m: &str) -> bool {
         "clamp",
         "wrap",
     ];
-    if WORDS.contains(&m) {
-        return true;
-    }
-    // Types: b8..b128, s/u8..64, f16/f32/f64, bf16, f16x2, bf16x2, tf32, fp8 kinds.
+    WORDS.contains(&m) || arithmetic_type(m)
+}
+
+/// Modifiers `ld` and `st` take (PTX ISA 9.7.9.8/9.7.9.10): state spaces,
+/// cache operators, memory-consistency qualifiers and scopes, cache
+/// eviction hints, vectors and types. Anything else is ptxas's `Unknown
+/// modifier` (fuzz input `ld.pgned 0;`: ptxas 13.0.88 says "Unknown
+/// modifier '.pgned'", ori had let it through to an internal error).
+fn memory_modifier(m: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "global", "shared", "local", "param", "const", "generic", "cta", "cluster", "gpu", "sys",
+        "ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc", "volatile", "relaxed", "acquire",
+        "release", "weak", "mmio", "unified", "v2", "v4", "v8",
+    ];
+    WORDS.contains(&m)
+        || m.starts_with("shared::")
+        || m.starts_with("param::")
+        || m.starts_with("L1::")
+        || m.starts_with("L2::")
+        || arithmetic_type(m)
+}
+
+/// A PTX type modifier: b8..b128, s/u8..64, f16/f32/f64, bf16, f16x2,
+/// bf16x2, tf32, the fp8 kinds.
+fn arithmetic_type(m: &str) -> bool {
     let (base, rest) = m.split_at(m.find(|c: char| c.is_ascii_digit()).unwrap_or(m.len()));
     matches!(base, "b" | "s" | "u" | "f" | "bf" | "e" | "tf")
         && !rest.is_empty()
@@ -147,6 +168,19 @@ pub(super) fn has_unknown_operand(cx: &mut LowerCx<'_>, i: &ast::Instruction) ->
 
 /// Any instruction without a handler of its own.
 pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
+    if (i.opcode == "ld" || i.opcode == "st") && !i.modifiers.iter().all(|m| memory_modifier(m)) {
+        for m in i.modifiers.iter().filter(|m| !memory_modifier(m)) {
+            cx.error(i.span, format!("Unknown modifier '.{m}'"));
+        }
+        // With no type among the rest, ptxas also has no instruction type.
+        if !i.modifiers.iter().any(|m| arithmetic_type(m)) {
+            cx.error(
+                i.span,
+                format!("Unexpected instruction types specified for '{}'", i.opcode),
+            );
+        }
+        return None;
+    }
     if i.opcode == "st" && !check_st_arity(cx, i) {
         return None;
     }
@@ -172,6 +206,20 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
             i.span,
             format!("Arguments mismatch for instruction '{}'", i.opcode),
         );
+    }
+    // A result must be written somewhere: an immediate as the destination
+    // is no operand ptxas accepts for any instruction that defines one
+    // (`tests/bad_input/hand_immediate_destination`).
+    if !defines_nothing(i)
+        && i.operands
+            .first()
+            .is_some_and(|o| matches!(o.kind, ast::OperandKind::Imm(_)))
+    {
+        cx.error(
+            i.span,
+            format!("Result register required for instruction '{}'", i.opcode),
+        );
+        return None;
     }
     let ops = lower_operands(cx, i)?;
     let slots: Vec<Slot> = if defines_nothing(i) {
