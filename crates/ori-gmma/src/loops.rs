@@ -168,7 +168,7 @@ fn natural_loops(f: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Ve
                 work.extend(cfg.preds(b).iter().copied());
             }
             let size = body.iter().map(|b| f.layout.block_insts(*b).len()).sum();
-            let constant = constant_bound(f, s) && unrolled_in_full(f, &body, s, size);
+            let constant = constant_bound(f, s) && unrolled_in_full(f, cfg, &body, s, size);
             loops.push(NaturalLoop {
                 header: h,
                 latch: s,
@@ -183,8 +183,14 @@ fn natural_loops(f: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Ve
 }
 
 /// Whether ptxas unrolls a constant-bound loop in full ([`MAX_FULL_UNROLL`]).
-fn unrolled_in_full(f: &Function, body: &[Block], latch: Block, size: usize) -> bool {
-    let Some(trips) = trip_count(f, body, latch) else {
+fn unrolled_in_full(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    body: &[Block],
+    latch: Block,
+    size: usize,
+) -> bool {
+    let Some(trips) = trip_count(f, cfg, body, body[0], latch) else {
         return true;
     };
     let acc: usize = body
@@ -198,8 +204,14 @@ fn unrolled_in_full(f: &Function, body: &[Block], latch: Block, size: usize) -> 
 
 /// The trip count of a loop whose latch ends `setp.lt/le/ne r, N; @p bra`
 /// with `r` stepped by an immediate in the body and set from an immediate
-/// before it.
-fn trip_count(f: &Function, body: &[Block], latch: Block) -> Option<u64> {
+/// in the block that enters the loop.
+fn trip_count(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    body: &[Block],
+    header: Block,
+    latch: Block,
+) -> Option<u64> {
     let imm = |o: &Operand| match o {
         Operand::Imm(i) => i.as_i64(),
         _ => None,
@@ -222,7 +234,6 @@ fn trip_count(f: &Function, body: &[Block], latch: Block) -> Option<u64> {
         Some("le") if !guard.negated => true,
         _ => return None,
     };
-    let in_body = |i: &ori_ir::Inst| f.layout.inst_block(*i).is_some_and(|b| body.contains(&b));
     let defs = |i: &ori_ir::Inst| f.insts[*i].defs().contains(&reg);
     let mut step = None;
     for i in body
@@ -237,12 +248,18 @@ fn trip_count(f: &Function, body: &[Block], latch: Block) -> Option<u64> {
         step = x.slots.get(2).and_then(|s| imm(&s.op));
     }
     let step = step.filter(|s| *s > 0)?;
-    let mut starts = f.layout.all_insts().filter(|i| defs(i) && !in_body(i));
-    let start = starts.next()?;
-    if starts.next().is_some() || &*f.insts[start].name != "mov" {
+    // The start: the last write of `r` in the one block entering the loop
+    // (looked at alone, so that the cost stays that block's size).
+    let mut entering = cfg.preds(header).iter().filter(|p| !body.contains(p));
+    let pre = *entering.next()?;
+    if entering.next().is_some() {
         return None;
     }
-    let start = f.insts[start].slots.get(1).and_then(|s| imm(&s.op))?;
+    let start = f.layout.block_insts(pre).iter().rev().find(|i| defs(i))?;
+    if &*f.insts[*start].name != "mov" {
+        return None;
+    }
+    let start = f.insts[*start].slots.get(1).and_then(|s| imm(&s.op))?;
     let end = bound + i64::from(inclusive);
     Some(if end <= start {
         1

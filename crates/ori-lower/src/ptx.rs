@@ -21,18 +21,23 @@ use ori_gmma::block_merging::PtxasBlocks;
 use ori_ir::{Function, Inst, Module, Opcode};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Text of an instruction phase 87 created, or `None` for one from the source.
-fn injected_text(f: &Function, i: Inst) -> Option<String> {
-    let d = &f.insts[i];
+/// The PTX of an instruction phase 87 created (an arrive, a commit, a
+/// wait), without the `;`, or `None` for any other instruction.
+pub(crate) fn injected_ptx(d: &ori_ir::InstData) -> Option<String> {
     Some(match d.opcode {
-        Opcode::WarpgroupArrive => "wgmma.fence.sync.aligned;".to_string(),
-        Opcode::WarpgroupCommitBatch => "wgmma.commit_group.sync.aligned;".to_string(),
+        Opcode::WarpgroupArrive => "wgmma.fence.sync.aligned".to_string(),
+        Opcode::WarpgroupCommitBatch => "wgmma.commit_group.sync.aligned".to_string(),
         Opcode::WarpgroupWait => format!(
-            "wgmma.wait_group.sync.aligned {};",
+            "wgmma.wait_group.sync.aligned {}",
             d.wait_count().unwrap_or(0)
         ),
         _ => return None,
     })
+}
+
+/// Text of an instruction phase 87 created, or `None` for one from the source.
+fn injected_text(f: &Function, i: Inst) -> Option<String> {
+    injected_ptx(&f.insts[i]).map(|t| t + ";")
 }
 
 /// A statement of the source: its byte range `[lo, hi)`.

@@ -10,8 +10,9 @@
 //! `wgmma.wait_group.sync.aligned N`), so that ptxas compiles the pipeline
 //! ori legalized as ori left it.
 
+use cranelift_entity::SecondaryMap;
 use ori_ir::write::write_operand;
-use ori_ir::{FuncKind, Function, InstData, Module, Opcode};
+use ori_ir::{Block, FuncKind, Function, InstData, Module};
 use std::fmt::Write;
 
 /// What the IR does not keep, so that PTX cannot be written from it.
@@ -119,7 +120,7 @@ pub fn write_function(out: &mut String, f: &Function) {
     }
     let targeted = branch_targets(f);
     for (k, &b) in f.layout.blocks().iter().enumerate() {
-        if k > 0 || targeted.contains(&b) {
+        if k > 0 || targeted[b] {
             let _ = writeln!(out, "{}:", f.block_name(b));
         }
         if f.blocks[b].nounroll {
@@ -134,27 +135,22 @@ pub fn write_function(out: &mut String, f: &Function) {
     out.push_str("}\n");
 }
 
-fn branch_targets(f: &Function) -> Vec<ori_ir::Block> {
-    f.layout
-        .all_insts()
-        .filter_map(|i| f.insts[i].branch_target())
-        .collect()
+/// The blocks some branch names (they need a label even when first).
+fn branch_targets(f: &Function) -> SecondaryMap<Block, bool> {
+    let mut t = SecondaryMap::new();
+    for i in f.layout.all_insts() {
+        if let Some(b) = f.insts[i].branch_target() {
+            t[b] = true;
+        }
+    }
+    t
 }
 
 /// One instruction as PTX, without the `;`.
 pub fn write_inst(out: &mut String, f: &Function, d: &InstData) {
-    match d.opcode {
-        Opcode::WarpgroupArrive => return out.push_str("wgmma.fence.sync.aligned"),
-        Opcode::WarpgroupCommitBatch => return out.push_str("wgmma.commit_group.sync.aligned"),
-        Opcode::WarpgroupWait => {
-            let _ = write!(
-                out,
-                "wgmma.wait_group.sync.aligned {}",
-                d.wait_count().unwrap_or(0)
-            );
-            return;
-        }
-        _ => {}
+    if let Some(t) = crate::ptx::injected_ptx(d) {
+        out.push_str(&t);
+        return;
     }
     if let Some(g) = d.guard {
         let _ = write!(
