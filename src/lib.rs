@@ -102,7 +102,9 @@ pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module
     }
     let (ast, diags) = ori_ptx::parse_with_diags(file, src);
     let mut out: Vec<Diagnostic> = diags.iter().map(from_ptx_diag).collect();
-    let (m, ldiags) = ori_ptx::lower::lower_module(file, &ast);
+    // Decided from the `.target` alone, before the tree is consumed.
+    let arch_diag = arch.and_then(|a| ori_ptx::check_arch(file, &ast, a));
+    let (m, ldiags) = ori_ptx::lower::lower_module_owned(file, ast);
     // A fatal input error (a syntax error, an unsupported or missing
     // `.target`) ends ptxas's reading there: the statements before it are
     // still checked (`err_wgmma_and_parse_errors_together`), none after
@@ -137,11 +139,9 @@ pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module
     let errors = out
         .iter()
         .any(|d| matches!(d.severity, Severity::Error | Severity::Fatal));
-    if let Some(arch) = arch.filter(|_| !errors) {
-        if let Some(d) = ori_ptx::check_arch(file, &ast, arch) {
-            // ptxas stops here without its "aborted" line.
-            return Err(vec![from_ptx_diag(&d)]);
-        }
+    if let Some(d) = arch_diag.filter(|_| !errors) {
+        // ptxas stops here without its "aborted" line.
+        return Err(vec![from_ptx_diag(&d)]);
     }
     if out
         .iter()

@@ -74,6 +74,10 @@ fn mutated_corpus_ptx_never_breaks_ori() {
             if let Err(e) = ori_fuzz::check::any_ptx(text.as_bytes()) {
                 bad.push(format!("{} mutation {k}: {e}", path.display()));
             }
+            if k == 0 {
+                // The fuzz target's host-backend leg: stops, never panics.
+                ori_fuzz::check::host_runs(text.as_bytes());
+            }
         }
     }
     println!("{runs} mutated kernels");

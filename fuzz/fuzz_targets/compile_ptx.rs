@@ -14,23 +14,5 @@ fuzz_target!(|data: &[u8]| {
     if let Err(e) = ori_fuzz::check::any_ptx(data) {
         panic!("{e}");
     }
-    let Ok(src) = std::str::from_utf8(data) else {
-        return;
-    };
-    let opts = ori::Options {
-        verify: true,
-        ..ori::Options::default()
-    };
-    let c = ori::compile_ptx("fuzz.ptx", src, &opts);
-    if let Some(m) = &c.module {
-        for f in m.funcs.values().filter(|f| f.has_body) {
-            let mut g = ori::host::GlobalMemory::new();
-            let launch = ori::host::Launch {
-                params: f.params.iter().map(|_| g.alloc(vec![0; 4096])).collect(),
-                dynamic_shared: 4096,
-                step_limit: 20_000,
-            };
-            let _ = ori::host::run(m, &f.name, &launch, &mut g);
-        }
-    }
+    ori_fuzz::check::host_runs(data);
 });

@@ -543,7 +543,7 @@ fn parsed(g: &Generated) -> Result<ori_ptx::Module, String> {
 }
 
 fn lowered(g: &Generated) -> Result<Module, String> {
-    let (m, d) = ori_ptx::lower::lower_module(FILE, &parsed(g)?);
+    let (m, d) = ori_ptx::lower::lower_module_owned(FILE, parsed(g)?);
     match d.first() {
         None => Ok(m),
         Some(d) => Err(format!(
@@ -603,8 +603,8 @@ fn child(
             let (t, n, _) = best(
                 runs,
                 budget,
-                || (),
-                |()| ori_ptx::lower::lower_module(FILE, &ast),
+                || ast.clone(),
+                |ast| ori_ptx::lower::lower_module_owned(FILE, ast),
             );
             (t, n)
         }
@@ -666,7 +666,7 @@ fn child(
                 || (),
                 |()| {
                     let (ast, _) = ori_ptx::parse_with_diags(FILE, &g.ptx);
-                    passes(ori_ptx::lower::lower_module(FILE, &ast).0)
+                    passes(ori_ptx::lower::lower_module_owned(FILE, ast).0)
                 },
             );
             (t, n)

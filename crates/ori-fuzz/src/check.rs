@@ -52,6 +52,31 @@ pub fn any_ptx(data: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// Any bytes as PTX through the host backend: every entry of what compiles
+/// runs (a 4 KiB zeroed buffer per parameter, 4 KiB of dynamic shared
+/// memory, a short step limit) and must stop with a result or an error,
+/// never a panic. Kept here rather than in the fuzz target so that the
+/// workspace build (CI, on stable) compiles it whenever the host API moves.
+pub fn host_runs(data: &[u8]) {
+    let Ok(src) = std::str::from_utf8(data) else {
+        return;
+    };
+    let c = ori::compile_ptx("fuzz.ptx", src, &opts(false, false));
+    let Some(m) = &c.module else {
+        return;
+    };
+    for f in m.funcs.values().filter(|f| f.has_body) {
+        let mut g = ori::host::GlobalMemory::new();
+        let launch = ori::host::Launch {
+            params: f.params.iter().map(|_| g.alloc(vec![0; 4096])).collect(),
+            dynamic_shared: 4096,
+            step_limit: 20_000,
+            grid: [1, 1, 1],
+        };
+        let _ = ori::host::run(m, &f.name, &launch, &mut g);
+    }
+}
+
 /// Any bytes as `.ori` text: no internal error; a module that parses and
 /// verifies prints back to text that parses to the same text again.
 pub fn any_ori(data: &[u8]) -> Result<(), String> {

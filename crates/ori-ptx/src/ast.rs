@@ -139,7 +139,7 @@ pub enum Stmt {
         span: Span,
     },
     /// Function-scope `.shared` / `.local` / `.param` / `.global` / `.const`.
-    Var(VarDecl),
+    Var(Box<VarDecl>),
     /// `name:`
     Label {
         name: String,
@@ -182,7 +182,7 @@ pub struct RegName {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pred {
     pub negated: bool,
-    pub reg: String,
+    pub reg: Symbol,
     pub span: Span,
 }
 
@@ -241,9 +241,9 @@ pub enum Imm {
 #[derive(Clone, Debug, PartialEq)]
 pub enum AddrBase {
     /// A register (`%rd1`, or a plain name declared with `.reg`).
-    Reg(String),
+    Reg(Symbol),
     /// A variable, parameter or other symbol (`smem`, `k_param_0`).
-    Symbol(String),
+    Symbol(Symbol),
 }
 
 /// An instruction operand (or initializer value) with its span.
@@ -261,10 +261,10 @@ pub struct Operand {
 /// `Symbol` otherwise (labels, functions, params, variables).
 #[derive(Clone, Debug, PartialEq)]
 pub enum OperandKind {
-    Reg(String),
-    Symbol(String),
+    Reg(Symbol),
+    Symbol(Symbol),
     /// `sym+8` / `sym-4` outside brackets (address-of plus offset).
-    SymOffset(String, i64),
+    SymOffset(Symbol, i64),
     Imm(Imm),
     /// `{a, b, _}` (elements are `Reg`, `Imm` or `Sink`).
     Vector(Vec<Operand>),
@@ -276,9 +276,9 @@ pub enum OperandKind {
     /// `[tmap, {c0, c1}]`: bracketed list used by tex / tensor (TMA) ops.
     AddressList(Vec<Operand>),
     /// `!p` as a source operand.
-    NegPred(String),
+    NegPred(Symbol),
     /// `p|q` (setp / set dual destinations).
-    PredPair(String, String),
+    PredPair(Symbol, Symbol),
     /// `(a, b)` parenthesised argument list of `call`.
     CallArgs(Vec<Operand>),
     /// `_`

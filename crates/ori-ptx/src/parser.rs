@@ -412,6 +412,18 @@ impl<'a> Parser<'a> {
         self.tok().kind == TokKind::Ident
     }
 
+    /// Consume an identifier and intern it (register and symbol names: no
+    /// allocation per operand).
+    fn expect_ident_sym(&mut self) -> PResult<(Symbol, Span)> {
+        if self.is_ident() {
+            let r = (Symbol::new(self.text()), self.span());
+            self.bump();
+            Ok(r)
+        } else {
+            self.syntax_error()
+        }
+    }
+
     fn expect_ident(&mut self) -> PResult<(String, Span)> {
         if self.is_ident() {
             let r = (self.text().to_string(), self.span());
@@ -1123,7 +1135,7 @@ impl<'a> Parser<'a> {
                     }
                     _ if is_space(d) => {
                         let vars = self.var_decl(None, t.span)?;
-                        out.extend(vars.into_iter().map(Stmt::Var));
+                        out.extend(vars.into_iter().map(|v| Stmt::Var(Box::new(v))));
                     }
                     _ => return self.syntax_error(),
                 }
@@ -1278,7 +1290,7 @@ impl<'a> Parser<'a> {
         let mut pred = None;
         if self.eat_punct('@') {
             let negated = self.eat_punct('!');
-            let (reg, span) = self.expect_ident()?;
+            let (reg, span) = self.expect_ident_sym()?;
             pred = Some(Pred {
                 negated,
                 reg,
@@ -1302,7 +1314,9 @@ impl<'a> Parser<'a> {
             modifiers.push(Symbol::new(self.text().get(1..).unwrap_or("")));
             self.bump();
         }
-        let mut operands = Vec::new();
+        // Gathered inline, then moved to a heap block of exactly their
+        // number (a pushed Vec would keep up to twice the room).
+        let mut operands: SmallVec<[Operand; 8]> = SmallVec::new();
         if !self.is_punct(';') {
             loop {
                 operands.push(self.operand(true)?);
@@ -1311,6 +1325,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+        let operands = operands.into_vec();
         self.expect_punct(';')?;
         if opcode == "bra" {
             if let Some(Operand {
@@ -1319,7 +1334,7 @@ impl<'a> Parser<'a> {
             }) = operands.first()
             {
                 if let Some(sc) = self.scopes.last_mut() {
-                    sc.targets.push((s.clone(), *span));
+                    sc.targets.push((s.to_string(), *span));
                 }
             }
         }
@@ -1383,7 +1398,7 @@ impl<'a> Parser<'a> {
             TokKind::Punct('[') if compound => self.address()?,
             TokKind::Punct('!') => {
                 self.bump();
-                let (r, _) = self.expect_ident()?;
+                let (r, _) = self.expect_ident_sym()?;
                 OperandKind::NegPred(r)
             }
             TokKind::Punct('-' | '~')
@@ -1392,33 +1407,41 @@ impl<'a> Parser<'a> {
             | TokKind::F64(_)
             | TokKind::DecFloat(_) => OperandKind::Imm(self.const_expr()?),
             TokKind::Ident => {
-                let mut name = self.text_of(&t).to_string();
+                let text = self.text_of(&t);
                 self.bump();
-                if name == "_" {
+                if text == "_" {
                     OperandKind::Sink
-                } else if name.starts_with('%') {
+                } else if text.starts_with('%') {
                     // Special-register components: %tid.x, %ctaid.y, ...
-                    while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
-                        name.push_str(self.text());
-                        self.bump();
+                    if self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
+                        let mut name = text.to_string();
+                        while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
+                            name.push_str(self.text());
+                            self.bump();
+                        }
+                        self.reg_or_pair(Symbol::new(&name))?
+                    } else {
+                        self.reg_or_pair(Symbol::new(text))?
                     }
-                    self.reg_or_pair(name)?
-                } else if name == "generic" && self.is_punct('(') {
+                } else if text == "generic" && self.is_punct('(') {
                     self.bump();
                     let (inner, _) = self.expect_ident()?;
                     self.expect_punct(')')?;
-                    OperandKind::Symbol(format!("generic({inner})"))
-                } else if self.is_reg_name(&name) {
-                    self.reg_or_pair(name)?
+                    OperandKind::Symbol(Symbol::new(&format!("generic({inner})")))
+                } else if self.is_reg_name(text) {
+                    self.reg_or_pair(Symbol::new(text))?
                 } else if (self.is_punct('+') || self.is_punct('-'))
                     && matches!(self.nth(1).kind, TokKind::Int { .. } | TokKind::Punct('-'))
                 {
                     let neg = self.is_punct('-');
                     self.bump();
                     let off = self.int_term()?;
-                    OperandKind::SymOffset(name, if neg { off.wrapping_neg() } else { off })
+                    OperandKind::SymOffset(
+                        Symbol::new(text),
+                        if neg { off.wrapping_neg() } else { off },
+                    )
                 } else {
-                    OperandKind::Symbol(name)
+                    OperandKind::Symbol(Symbol::new(text))
                 }
             }
             _ => return self.syntax_error(),
@@ -1429,9 +1452,9 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn reg_or_pair(&mut self, name: String) -> PResult<OperandKind> {
+    fn reg_or_pair(&mut self, name: Symbol) -> PResult<OperandKind> {
         if self.eat_punct('|') {
-            let (q, _) = self.expect_ident()?;
+            let (q, _) = self.expect_ident_sym()?;
             return Ok(OperandKind::PredPair(name, q));
         }
         Ok(OperandKind::Reg(name))
@@ -1443,19 +1466,19 @@ impl<'a> Parser<'a> {
         let mut base = None;
         let mut offset: i64 = 0;
         if self.is_ident() {
-            let name = self.text().to_string();
+            let text = self.text();
             self.bump();
-            let b = if self.is_reg_name(&name) {
-                AddrBase::Reg(name)
+            let b = if self.is_reg_name(text) {
+                AddrBase::Reg(Symbol::new(text))
             } else {
-                AddrBase::Symbol(name)
+                AddrBase::Symbol(Symbol::new(text))
             };
             if self.is_punct(',') {
                 // Tensor / texture form: [tmap, {c0, c1}] or [tex, smp, {..}].
                 let first_span = self.prev_span();
                 let first = match &b {
-                    AddrBase::Reg(n) => OperandKind::Reg(n.clone()),
-                    AddrBase::Symbol(n) => OperandKind::Symbol(n.clone()),
+                    AddrBase::Reg(n) => OperandKind::Reg(*n),
+                    AddrBase::Symbol(n) => OperandKind::Symbol(*n),
                 };
                 let mut v = vec![Operand {
                     kind: first,

@@ -211,9 +211,54 @@ pub fn lower_inst(
         Some(p) => Some(cx.guard(p)?),
         None => None,
     };
+    if !negations_are_valid(cx, i) {
+        return None;
+    }
     let mut data = handler(cx, i)?;
     data.guard = guard;
     Some(data)
+}
+
+/// R-front-predicate-negation: `!x` is a predicate read. ptxas 13.0.88
+/// rejects it on a register that is not `.pred` ("Illegal argument to
+/// predicate negation", then the instruction's "Arguments mismatch"),
+/// wherever it stands, and as the destination of an instruction that
+/// defines one ("Result register required": `not.pred !p, q`), which is
+/// what keeps a negation out of every written operand of the IR
+/// (`tests/bad_input/fuzz_negated_*`, found by the `compile_ptx` target).
+fn negations_are_valid(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
+    fn negated(op: &ast::Operand) -> Vec<ori_ir::Symbol> {
+        match &op.kind {
+            ast::OperandKind::NegPred(n) => vec![*n],
+            ast::OperandKind::Vector(v) => v.iter().flat_map(negated).collect(),
+            _ => Vec::new(),
+        }
+    }
+    let not_pred = i
+        .operands
+        .iter()
+        .flat_map(negated)
+        .any(|n| cx.reg_class(n).is_some_and(|c| c != ori_ir::RegClass::Pred));
+    if not_pred {
+        cx.error(i.span, "Illegal argument to predicate negation");
+        cx.error(
+            i.span,
+            format!("Arguments mismatch for instruction '{}'", i.opcode),
+        );
+        return false;
+    }
+    if !super::generic::defines_nothing(i)
+        && i.operands
+            .first()
+            .is_some_and(|o| matches!(o.kind, ast::OperandKind::NegPred(_)))
+    {
+        cx.error(
+            i.span,
+            format!("Result register required for instruction '{}'", i.opcode),
+        );
+        return false;
+    }
+    true
 }
 
 #[cfg(test)]

@@ -17,7 +17,9 @@ pub use handlers::{handler_table, Handler, HandlerTable};
 use crate::ast;
 use crate::diag::{Diag, Severity, Span};
 use fxhash::{FxHashMap, FxHashSet};
-use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, VReg};
+use ori_ir::{
+    Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, Symbol, VReg,
+};
 
 /// State shared by the handlers while one function is lowered.
 pub struct LowerCx<'a> {
@@ -61,7 +63,7 @@ pub struct LowerCx<'a> {
     /// PTX name -> register. A name declared again in an inner scope (or in
     /// a sibling scope) is a register of its own, as in ptxas; its IR name
     /// gets a suffix (`x_1`) to stay unique in the function.
-    scopes: Vec<FxHashMap<String, VReg>>,
+    scopes: Vec<FxHashMap<Symbol, VReg>>,
     /// Registers declared in a nested scope: found by name only through
     /// `scopes`, so that a use after their scope closes is an `Unknown
     /// symbol`, as in ptxas (a statement moved out of an inline-asm block
@@ -128,7 +130,7 @@ impl LowerCx<'_> {
     pub fn operand(&mut self, op: &ast::Operand) -> Option<Operand> {
         use ast::OperandKind as K;
         Some(match &op.kind {
-            K::Reg(n) | K::Symbol(n) => self.name(n, op.span)?,
+            K::Reg(n) | K::Symbol(n) => self.name(*n, op.span)?,
             K::SymOffset(n, off) => {
                 // `sym+8` outside brackets: an address-of expression.
                 if !self.is_symbol(n) {
@@ -172,10 +174,10 @@ impl LowerCx<'_> {
                 let base = match base {
                     None => ori_ir::AddrBase::None,
                     Some(ast::AddrBase::Reg(n)) | Some(ast::AddrBase::Symbol(n)) => {
-                        if let Some(r) = self.lookup_reg(n) {
+                        if let Some(r) = self.lookup_reg(*n) {
                             ori_ir::AddrBase::Reg(r)
                         } else if self.is_symbol(n) {
-                            ori_ir::AddrBase::Sym(n.as_str().into())
+                            ori_ir::AddrBase::Sym(*n)
                         } else {
                             self.error(op.span, format!("Unknown symbol '{n}'"));
                             return None;
@@ -187,7 +189,7 @@ impl LowerCx<'_> {
                     offset: *offset,
                 }
             }
-            K::NegPred(n) => match self.lookup_reg(n) {
+            K::NegPred(n) => match self.lookup_reg(*n) {
                 Some(r) => Operand::NotReg(r),
                 None => {
                     self.error(op.span, format!("Unknown symbol '{n}'"));
@@ -195,7 +197,7 @@ impl LowerCx<'_> {
                 }
             },
             K::PredPair(a, b) => {
-                let (ra, rb) = (self.lookup_reg(a), self.lookup_reg(b));
+                let (ra, rb) = (self.lookup_reg(*a), self.lookup_reg(*b));
                 match (ra, rb) {
                     (Some(ra), Some(rb)) => Operand::PredPair(ra, rb),
                     _ => {
@@ -218,13 +220,14 @@ impl LowerCx<'_> {
 
     /// The register named `n`, declaring it now if it belongs to a large
     /// `.reg` range.
-    fn lookup_reg(&mut self, n: &str) -> Option<VReg> {
-        if let Some(r) = self.scopes.iter().rev().find_map(|m| m.get(n).copied()) {
+    fn lookup_reg(&mut self, sym: Symbol) -> Option<VReg> {
+        if let Some(r) = self.scopes.iter().rev().find_map(|m| m.get(&sym).copied()) {
             return Some(r);
         }
-        if let Some(r) = self.func.reg(n).filter(|r| !self.scoped.contains(r)) {
+        if let Some(r) = self.func.reg_sym(sym).filter(|r| !self.scoped.contains(r)) {
             return Some(r);
         }
+        let n = sym.as_str();
         let digits = n.len() - n.bytes().rev().take_while(u8::is_ascii_digit).count();
         let (prefix, index) = n.split_at(digits);
         if index.is_empty() || (index.len() > 1 && index.starts_with('0')) {
@@ -232,27 +235,33 @@ impl LowerCx<'_> {
         }
         let i: u64 = index.parse().ok()?;
         let (ty, class, count) = self.lazy_ranges.get(prefix)?.clone();
-        (i < u64::from(count)).then(|| self.func.declare_reg(n, &ty, class))
+        (i < u64::from(count)).then(|| self.func.declare_reg_sym(sym, Symbol::new(&ty), class))
+    }
+
+    /// The class of the register named `n`, if it names one.
+    pub fn reg_class(&mut self, n: Symbol) -> Option<RegClass> {
+        self.lookup_reg(n).map(|r| self.func.vregs[r].class)
     }
 
     /// Whether `n` names anything here: a register, a special register, a
     /// symbol or a label.
-    pub fn knows_name(&mut self, n: &str) -> bool {
+    pub fn knows_name(&mut self, n: Symbol) -> bool {
         self.lookup_reg(n).is_some()
-            || ori_ir::parse::is_special_register(n)
-            || self.is_symbol(n)
-            || self.resolve_label(n).is_some()
+            || ori_ir::parse::is_special_register(&n)
+            || self.is_symbol(&n)
+            || self.resolve_label(&n).is_some()
     }
 
-    fn name(&mut self, n: &str, span: Span) -> Option<Operand> {
-        if let Some(r) = self.lookup_reg(n) {
+    fn name(&mut self, sym: Symbol, span: Span) -> Option<Operand> {
+        if let Some(r) = self.lookup_reg(sym) {
             return Some(Operand::Reg(r));
         }
+        let n = sym.as_str();
         if ori_ir::parse::is_special_register(n) {
-            return Some(Operand::Special(n.into()));
+            return Some(Operand::Special(sym));
         }
         if self.is_symbol(n) {
-            return Some(Operand::Sym(n.into()));
+            return Some(Operand::Sym(sym));
         }
         if self.resolve_label(n).is_some() || n.starts_with('$') {
             return Some(Operand::Block(self.label_ref(n, span)));
@@ -276,7 +285,7 @@ impl LowerCx<'_> {
 
     /// Resolve a guard predicate.
     pub fn guard(&mut self, p: &ast::Pred) -> Option<Guard> {
-        match self.lookup_reg(&p.reg) {
+        match self.lookup_reg(p.reg) {
             // ptxas 13.0.88 on `@%r1 add...` with `%r1` a `.b32`.
             Some(r) if self.func.vregs[r].class != RegClass::Pred => {
                 self.error(p.span, "Predicate expression expected");
@@ -300,10 +309,10 @@ impl LowerCx<'_> {
     pub fn arg_bytes(&mut self, op: &ast::Operand) -> Option<u64> {
         match &op.kind {
             ast::OperandKind::Reg(n) | ast::OperandKind::Symbol(n) => {
-                if let Some(s) = self.local_sizes.get(n) {
+                if let Some(s) = self.local_sizes.get(n.as_str()) {
                     return *s;
                 }
-                let r = self.lookup_reg(n)?;
+                let r = self.lookup_reg(*n)?;
                 declarations::type_bytes(&self.func.vregs[r].ty)
             }
             _ => None,
@@ -413,6 +422,15 @@ pub fn var_decl_text(v: &ast::VarDecl) -> String {
 
 /// Lower a parsed module. Returns the module and every diagnostic found.
 pub fn lower_module(file: &str, m: &ast::Module) -> (Module, Vec<Diag>) {
+    lower_module_owned(file, m.clone())
+}
+
+/// [`lower_module`] consuming the syntax tree: each instruction's operands
+/// are freed as soon as it is lowered and each body once its function is,
+/// so that the tree and the IR of a large kernel are not both whole in
+/// memory at once (the CLI's path: on a kernel of a million instructions
+/// the tree is about half of the peak).
+pub fn lower_module_owned(file: &str, mut m: ast::Module) -> (Module, Vec<Diag>) {
     let mut out = Module {
         version: m.version,
         target: m.target.iter().map(|t| t.as_str().into()).collect(),
@@ -420,8 +438,8 @@ pub fn lower_module(file: &str, m: &ast::Module) -> (Module, Vec<Diag>) {
         ..Module::default()
     };
     let mut diags = Vec::new();
-    let sigs = declarations::signatures(file, m, &mut diags);
-    declarations::check_module_vars(file, m, &mut diags);
+    let sigs = declarations::signatures(file, &m, &mut diags);
+    declarations::check_module_vars(file, &m, &mut diags);
     let mut symbols: FxHashMap<String, ()> = FxHashMap::default();
     for item in &m.items {
         match item {
@@ -436,16 +454,20 @@ pub fn lower_module(file: &str, m: &ast::Module) -> (Module, Vec<Diag>) {
         }
     }
     let table = handler_table();
-    for item in &m.items {
-        let ast::Item::Function(f) = item else {
+    for k in 0..m.items.len() {
+        let body = match &mut m.items[k] {
+            ast::Item::Function(f) => f.body.take(),
+            _ => continue,
+        };
+        let ast::Item::Function(f) = &m.items[k] else {
             continue;
         };
-        let (func, mut d) = lower_function(file, m, f, &symbols, &sigs, &table);
+        let (func, mut d) = lower_function(file, &m, f, body, &symbols, &sigs, &table);
         diags.append(&mut d);
         out.add_function(func);
     }
     // ptxas reports an ISA version too old for the target after the body's errors.
-    diags.extend(crate::target::check_version_target(file, m));
+    diags.extend(crate::target::check_version_target(file, &m));
     (out, diags)
 }
 
@@ -489,7 +511,7 @@ fn declare_scoped(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClass) {
     }
     let r = cx.func.declare_reg(&ir_name, ty, class);
     cx.scoped.insert(r);
-    cx.scopes[depth].insert(name.to_string(), r);
+    cx.scopes[depth].insert(Symbol::new(name), r);
 }
 
 /// The labels of one function, scope by scope.
@@ -609,7 +631,9 @@ fn collect_labels_and_locals(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
     }
 }
 
-fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt], table: &HandlerTable) {
+/// Lower `stmts` in order; each instruction's operands are released once it
+/// is lowered (the caller owns the tree and is done with them).
+fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &mut [ast::Stmt], table: &HandlerTable) {
     for s in stmts {
         match s {
             ast::Stmt::Label { name, .. } => {
@@ -628,6 +652,7 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt], table: &HandlerTable) 
                     data.src = Some((i.span.lo, i.span.hi));
                     cx.push(data);
                 }
+                i.operands = Vec::new();
             }
             // PTX ISA: `.pragma "nounroll"` in a loop's header block keeps
             // ptxas from unrolling the loop (R-nounroll).
@@ -656,6 +681,7 @@ fn lower_function(
     file: &str,
     m: &ast::Module,
     f: &ast::Function,
+    body: Option<Vec<ast::Stmt>>,
     symbols: &FxHashMap<String, ()>,
     sigs: &FxHashMap<String, declarations::Signature>,
     table: &HandlerTable,
@@ -670,7 +696,7 @@ fn lower_function(
     func.params = f.params.iter().map(param).collect();
     func.ret_params = f.ret_params.iter().map(param).collect();
     func.line = f.span.line;
-    func.has_body = f.body.is_some();
+    func.has_body = body.is_some();
     func.max_regs = f
         .perf
         .iter()
@@ -709,10 +735,11 @@ fn lower_function(
             cx.func.declare_reg(&p.name, &p.ty, class);
         }
     }
-    if let Some(body) = &f.body {
-        declare_regs(&mut cx, body);
-        collect_labels_and_locals(&mut cx, body);
-        lower_stmts(&mut cx, body, table);
+    if let Some(mut body) = body {
+        declare_regs(&mut cx, &body);
+        collect_labels_and_locals(&mut cx, &body);
+        lower_stmts(&mut cx, &mut body, table);
+        drop(body);
         for (n, span) in std::mem::take(&mut cx.undefined) {
             cx.error(span, format!("Unknown symbol '{n}'"));
         }
