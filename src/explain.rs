@@ -6,6 +6,7 @@ use ori_gmma::fixup::rules::{RuleInfo, ANALYSIS_RULES};
 use ori_gmma::messages;
 use ori_gmma::RuleId;
 use ori_ir::consts::*;
+use ori_ir::SerializationCode;
 
 /// The codes ori knows, with what each means (one line).
 const CODES: [(u32, &str); 13] = [
@@ -31,11 +32,8 @@ fn rule_text(info: &RuleInfo) -> String {
     let mut s = format!("{} ({code})\n\n", info.name);
     s.push_str(&format!("What ptxas 13.0.88 does: {}.\n\n", info.ptxas));
     s.push_str(&format!("What the PTX ISA says: {}.\n\n", info.isa));
-    if let Some(c) = info.code {
-        let help = messages::help(c);
-        if !help.is_empty() {
-            s.push_str(&format!("Fix: {help}.\n\n"));
-        }
+    if let Some(c) = info.code.and_then(SerializationCode::from_code) {
+        s.push_str(&format!("Fix: {}.\n\n", c.help()));
     }
     s.push_str(&format!(
         "Example: tests/{}.ptx (recorded from ptxas 13.0.88 in tests/{}.expected);\n\
@@ -51,16 +49,15 @@ fn code_text(code: u32, what: &str) -> String {
         C7517_WAIT_INJECTED => messages::wait_injected(0, "F").replace("line 0", "line N"),
         C7519_ARRIVE_INJECTED => messages::arrive_injected(0, "F").replace("line 0", "line N"),
         C7407_TOO_MANY_LIVE_RANGES => String::new(),
-        _ => messages::serialization_message(code, "F"),
+        _ => SerializationCode::from_code(code).map_or(String::new(), |c| c.message("F")),
     };
     if !message.is_empty() {
         s.push_str(&format!(
             "ptxas prints: ptxas info    : (C{code}) {message}\n\n"
         ));
     }
-    let help = messages::help(code);
-    if !help.is_empty() {
-        s.push_str(&format!("Fix: {help}.\n\n"));
+    if let Some(c) = SerializationCode::from_code(code) {
+        s.push_str(&format!("Fix: {}.\n\n", c.help()));
     }
     let rules: Vec<RuleInfo> = RuleId::ALL
         .iter()

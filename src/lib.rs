@@ -75,11 +75,7 @@ fn from_ptx_diag(d: &ori_ptx::Diag) -> Diagnostic {
     } else {
         Diagnostic::error_at(&d.file, d.line, d.col, d.message.clone())
     };
-    out.severity = match d.severity {
-        ori_ptx::Severity::Warning => Severity::Warning,
-        ori_ptx::Severity::Error => Severity::Error,
-        ori_ptx::Severity::Fatal => Severity::Fatal,
-    };
+    out.severity = d.severity;
     out
 }
 
@@ -258,15 +254,14 @@ pub fn compile_source(file: &str, src: &str, opts: &Options) -> Compilation {
 /// any call: the callee's code starts from an empty pipeline, as it was
 /// analysed.
 pub fn fixit_ptx(file: &str, src: &str, c: &Compilation) -> Option<String> {
-    use ori_ir::consts::{C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7520_WGAR_DIVERGENT};
+    use ori_ir::SerializationCode::{CrossesCall, ExternCalls, WgarDivergent};
     let m = c.module.as_ref()?;
     let fixed = ori_lower::ptx::emit_module(m, src);
     // C7520 also comes from divergence: then the function has no call to
     // write out.
     let for_call = |f: &ori_ir::Function| {
-        f.serialized.is_some_and(|z| {
-            [C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7520_WGAR_DIVERGENT].contains(&z.code)
-        })
+        f.serialized
+            .is_some_and(|z| [ExternCalls, CrossesCall, WgarDivergent].contains(&z.code))
     };
     // Writing a callee's calls out gives it their pipelines: then its own
     // callers' calls cross a pipeline too (ptxas names only the first such

@@ -6,9 +6,15 @@
 //! suggested fix). Renderers for ptxas's layout, a human layout and JSON
 //! live in `render`, apart from the data.
 
-/// How serious a diagnostic is; ptxas prints `info`, `warning`, `error`.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+/// How serious a diagnostic is, least first; ptxas prints `info`,
+/// `warning`, `error`, `fatal`. The one severity of the whole project: the
+/// front end's diagnostics, the passes', and the oracle's parsed ptxas
+/// messages all use it.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub enum Severity {
+    /// ori's own remark, with no ptxas counterpart: the ptxas renderer
+    /// prints nothing for it, so `--message-format ptxas` stays diffable.
+    Note,
     /// `ptxas info    :`
     Info,
     /// `ptxas warning :`
@@ -17,9 +23,6 @@ pub enum Severity {
     Error,
     /// `ptxas ... fatal   :` (ptxas stops; ori reports and goes on)
     Fatal,
-    /// ori's own remark, with no ptxas counterpart: the ptxas renderer
-    /// prints nothing for it, so `--message-format ptxas` stays diffable.
-    Note,
 }
 
 impl Severity {
@@ -32,6 +35,34 @@ impl Severity {
             Severity::Fatal => "fatal",
             Severity::Note => "note",
         }
+    }
+
+    /// The word as ptxas prints it, padded to 8 columns (`error   `).
+    pub fn padded(self) -> &'static str {
+        match self {
+            Severity::Info => "info    ",
+            Severity::Warning => "warning ",
+            Severity::Error => "error   ",
+            Severity::Fatal => "fatal   ",
+            Severity::Note => "note    ",
+        }
+    }
+
+    /// The severity ptxas means by `word` (`None` for `note`, which ptxas
+    /// never prints, and anything else).
+    pub fn from_ptxas_word(word: &str) -> Option<Severity> {
+        match word {
+            "info" => Some(Severity::Info),
+            "warning" => Some(Severity::Warning),
+            "error" => Some(Severity::Error),
+            "fatal" => Some(Severity::Fatal),
+            _ => None,
+        }
+    }
+
+    /// Whether ptxas stops or fails on it (error or fatal).
+    pub fn is_error(self) -> bool {
+        self >= Severity::Error
     }
 }
 

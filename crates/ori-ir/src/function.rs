@@ -159,8 +159,8 @@ pub struct GmmaFacts {
 /// Why phase 87 serialized a function's wgmma pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Serialization {
-    /// The code of the message (`consts::C7509_EXTERN_CALLS` ..).
-    pub code: u32,
+    /// The reason (its message code, words and help).
+    pub code: crate::serialization::SerializationCode,
     /// C7511 from an accumulator register shared: written by another
     /// instruction between wgmma accumulating into it, or in sets that
     /// overlap. Waiting does not cure it (the fix-it gives each wgmma a set

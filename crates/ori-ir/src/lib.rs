@@ -18,6 +18,7 @@ pub mod layout;
 pub mod parse;
 pub mod pass;
 pub mod render;
+pub mod serialization;
 pub mod symbol;
 pub mod verify;
 pub mod wgmma_form;
@@ -34,6 +35,7 @@ pub use instructions::{AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Opera
 pub use layout::Layout;
 pub use parse::{parse_module, parse_module_verified, TextError};
 pub use pass::{DumpOptions, ModuleInfo, Pass, PassContext, PassManager, PipelineError};
+pub use serialization::SerializationCode;
 pub use symbol::Symbol;
 pub use verify::{verify_function, VerifierError};
 pub use wgmma_form::{ElemType, Family, FormError, WgmmaForm};

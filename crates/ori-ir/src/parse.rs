@@ -481,17 +481,23 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Ins
                 j += 2;
             }
             "serialized" => {
-                // `serialized C7511`: the reason's code (a bare `serialized`
-                // from older dumps reads as an unknown reason, 0).
-                let code = w
+                // `serialized C7511`: one of ptxas's ten reasons.
+                let Some(code) = w
                     .get(j + 1)
                     .and_then(|c| c.strip_prefix('C'))
-                    .and_then(|c| c.parse().ok());
-                j += if code.is_some() { 2 } else { 1 };
+                    .and_then(|c| c.parse().ok())
+                    .and_then(crate::SerializationCode::from_code)
+                else {
+                    return cx.err(
+                        0,
+                        "expected 'serialized CNNNN' with a serialization code (C7509-C7516, C7518, C7520)",
+                    );
+                };
+                j += 2;
                 let shared = w.get(j) == Some(&"shared-accumulators");
                 j += usize::from(shared);
                 f.serialized = Some(crate::function::Serialization {
-                    code: code.unwrap_or(0),
+                    code,
                     shared_accumulators: shared,
                 });
             }

@@ -124,7 +124,7 @@ pub fn write_function(out: &mut String, f: &Function) {
         let _ = write!(out, " maxnreg {n}");
     }
     if let Some(z) = f.serialized {
-        let _ = write!(out, " serialized C{}", z.code);
+        let _ = write!(out, " serialized {}", z.code);
         if z.shared_accumulators {
             out.push_str(" shared-accumulators");
         }

@@ -55,11 +55,11 @@ fn key(m: &Msg) -> String {
     match m.code {
         Some(c) => format!(
             "{} C{} function={}",
-            m.severity.as_str(),
+            m.severity.word(),
             c,
             m.function.as_deref().unwrap_or("-")
         ),
-        None => format!("{}: {}", m.severity.as_str(), m.text),
+        None => format!("{}: {}", m.severity.word(), m.text),
     }
 }
 

@@ -21,34 +21,8 @@ pub const ADVISORY_CODES: [u32; 2] = [C7517_WAIT_INJECTED, C7519_ARRIVE_INJECTED
 pub const SERIALIZATION_CODES: [u32; 10] =
     [7509, 7510, 7511, 7512, 7513, 7514, 7515, 7516, 7518, 7520];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Severity {
-    Info,
-    Warning,
-    Error,
-    Fatal,
-}
-
-impl Severity {
-    fn from_word(w: &str) -> Option<Severity> {
-        match w {
-            "info" => Some(Severity::Info),
-            "warning" => Some(Severity::Warning),
-            "error" => Some(Severity::Error),
-            "fatal" => Some(Severity::Fatal),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-            Severity::Fatal => "fatal",
-        }
-    }
-}
+/// A parsed message's severity: the project's one [`ori_ir::Severity`].
+pub use ori_ir::Severity;
 
 /// One parsed diagnostic.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,7 +66,7 @@ pub fn parse_message(line: &str) -> Option<Msg> {
     };
     // Severity word, padded, then ':'.
     let colon = rest.find(':')?;
-    let sev = Severity::from_word(rest[..colon].trim())?;
+    let sev = Severity::from_ptxas_word(rest[..colon].trim())?;
     let mut text = rest[colon + 1..].trim();
     let mut code = None;
     if let Some(r) = text.strip_prefix("(C") {

@@ -42,25 +42,9 @@ impl Span {
     }
 }
 
-/// Diagnostic severity, as ptxas words it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
-    Warning,
-    Error,
-    /// ptxas aborts on these (parse errors, missing/unsupported `.version`).
-    Fatal,
-}
-
-impl Severity {
-    /// The word as ptxas prints it, padded to 8 columns.
-    pub fn padded(self) -> &'static str {
-        match self {
-            Severity::Warning => "warning ",
-            Severity::Error => "error   ",
-            Severity::Fatal => "fatal   ",
-        }
-    }
-}
+/// Diagnostic severity: the project's one [`ori_ir::Severity`] (the front
+/// end gives `Warning`, `Error` and `Fatal`).
+pub use ori_ir::Severity;
 
 /// One diagnostic.
 #[derive(Clone, Debug, PartialEq, Eq)]

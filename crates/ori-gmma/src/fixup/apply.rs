@@ -200,11 +200,7 @@ fn notes(f: &Function, plan: &Plan, mode: Mode) -> Vec<Diagnostic> {
 fn serialization_diagnostic(f: &Function, fail: &super::plan::Failure) -> Diagnostic {
     let fname = f.name.to_string();
     let code = fail.code();
-    let mut d = Diagnostic::new(
-        Severity::Info,
-        Some(code),
-        messages::serialization_message(code, &fname),
-    );
+    let mut d = Diagnostic::new(Severity::Info, Some(code.code()), code.message(&fname));
     d.function = Some(fname);
     if let Some(i) = fail.inst {
         let reg = fail
@@ -229,7 +225,7 @@ fn serialization_diagnostic(f: &Function, fail: &super::plan::Failure) -> Diagno
     let help = if fail.shared_accumulators() {
         messages::C7511_SHARED_SET_HELP
     } else {
-        messages::help(code)
+        code.help()
     };
     d.help = Some(help.to_string());
     d.rule = Some(fail.rule.name());

@@ -7,8 +7,7 @@
 use super::rules::RuleId;
 use crate::in_flight::PipeState;
 use fxhash::FxHashSet;
-use ori_ir::consts::*;
-use ori_ir::{Block, Inst, VReg};
+use ori_ir::{Block, Inst, SerializationCode, VReg};
 
 /// How an injected wait closes the wgmmas still open (uncommitted) before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,11 +71,12 @@ pub struct Failure {
 
 impl Failure {
     /// The serialization code (C75xx).
-    pub fn code(&self) -> u32 {
+    pub fn code(&self) -> SerializationCode {
         self.rule
             .info()
             .code
-            .expect("a serializing rule names its code")
+            .and_then(SerializationCode::from_code)
+            .expect("a serializing rule names a serialization code (rules::tests)")
     }
 
     /// C7511 from a shared accumulator register rather than from too many
@@ -128,11 +128,11 @@ impl Plan {
         self.failure.as_ref().is_none_or(|f| {
             matches!(
                 f.code(),
-                C7510_CROSSES_CALL
-                    | C7511_PIPELINE_REGISTERS
-                    | C7513_DEFINES_INPUTS
-                    | C7514_READS_ACCUMULATORS
-                    | C7515_DEFINES_ACCUMULATORS
+                SerializationCode::CrossesCall
+                    | SerializationCode::PipelineRegisters
+                    | SerializationCode::DefinesInputs
+                    | SerializationCode::ReadsAccumulators
+                    | SerializationCode::DefinesAccumulators
             )
         })
     }
@@ -217,7 +217,7 @@ impl Plan {
         if self
             .failure
             .as_ref()
-            .is_some_and(|f| f.code() == C7514_READS_ACCUMULATORS)
+            .is_some_and(|f| f.code() == SerializationCode::ReadsAccumulators)
         {
             self.failure = None;
         }
