@@ -196,7 +196,7 @@ pub fn run_passes(mut m: Module, opts: &Options) -> Compilation {
             }
         }
         Err(e) => {
-            let msg = format!("internal error: IR invalid after {}:\n{}", e.pass, e.report);
+            let msg = format!("internal error: {e}");
             c.diags.push(Diagnostic::new(Severity::Fatal, None, msg));
         }
     }

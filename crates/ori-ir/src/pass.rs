@@ -97,6 +97,14 @@ pub struct PipelineError {
     pub report: String,
 }
 
+impl std::fmt::Display for PipelineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IR invalid after {}:\n{}", self.pass, self.report)
+    }
+}
+
+impl std::error::Error for PipelineError {}
+
 /// Runs passes in order.
 #[derive(Default)]
 pub struct PassManager {

@@ -33,6 +33,8 @@ impl fmt::Display for VerifierError {
     }
 }
 
+impl std::error::Error for VerifierError {}
+
 /// Whether an operand can be written: registers (alone, in a vector or a
 /// predicate pair), the sink `_`, or a call's return list (registers or
 /// `.param` variables).

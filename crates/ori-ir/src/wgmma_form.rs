@@ -127,6 +127,8 @@ impl fmt::Display for FormError {
     }
 }
 
+impl std::error::Error for FormError {}
+
 fn parse_shape(s: &str) -> Option<(u32, u32, u32)> {
     let rest = s.strip_prefix('m')?;
     let (m, rest) = rest.split_once('n')?;

@@ -106,5 +106,7 @@ impl fmt::Display for Diag {
     }
 }
 
+impl std::error::Error for Diag {}
+
 /// The trailer ptxas prints after any error: `ptxas fatal   : Ptx assembly aborted due to errors`.
 pub const ABORT_LINE: &str = "ptxas fatal   : Ptx assembly aborted due to errors";

@@ -81,6 +81,18 @@ pub struct LexError {
     pub message: String,
 }
 
+impl std::fmt::Display for LexError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.span.line, self.span.col, self.message
+        )
+    }
+}
+
+impl std::error::Error for LexError {}
+
 /// Result of [`lex`]: tokens (always ending with [`TokKind::Eof`]) and errors.
 #[derive(Clone, Debug, Default)]
 pub struct Lexed {
