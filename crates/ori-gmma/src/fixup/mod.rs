@@ -38,6 +38,7 @@ mod conflicts;
 mod late;
 mod plan;
 mod queries;
+mod reg_set;
 pub mod rules;
 mod solve;
 mod state;

@@ -11,8 +11,8 @@
 //! ages capped), so the fixpoint exists; `solve` reports an internal error
 //! when it is not reached.
 
+use super::reg_set::RegSet;
 use crate::in_flight::PipeState;
-use fxhash::FxHashSet;
 use ori_ir::{Inst, InstData, VReg};
 use smallvec::SmallVec;
 
@@ -21,7 +21,7 @@ use smallvec::SmallVec;
 pub(super) struct State {
     pub(super) pipe: PipeState,
     /// Registers accessed by non-wgmma instructions since the last arrive.
-    pub(super) touched: FxHashSet<VReg>,
+    pub(super) touched: RegSet,
     /// No arrive (fence) seen yet on some path.
     pub(super) no_arrive: bool,
     /// The wgmma that last wrote each in-flight set (for messages).
@@ -47,7 +47,7 @@ pub(super) struct State {
     pub(super) a_frags: SmallVec<[(VReg, u32); 8]>,
     /// Accumulator registers read by non-wgmma instructions since the last
     /// arrive (the ISA orders them before a later wgmma; ptxas does not).
-    pub(super) read_touched: FxHashSet<VReg>,
+    pub(super) read_touched: RegSet,
     /// The last wait on some path here was in divergent code.
     pub(super) divergent_wait: bool,
     /// A wgmma issued since the last arrive, on some path.
@@ -138,7 +138,7 @@ impl State {
         ch |= add_all(&mut self.mixed, o.mixed.iter().copied());
         ch |= add_all(&mut self.retired, o.retired.iter().copied());
         ch |= self.pipe.join(&o.pipe);
-        for r in &o.touched {
+        for r in o.touched.iter() {
             ch |= self.touched.insert(*r);
         }
         ch |= or_into(&mut self.no_arrive, o.no_arrive);
@@ -159,7 +159,7 @@ impl State {
         }
         ch |= and_into(&mut self.block_wgmma, o.block_wgmma);
         ch |= and_into(&mut self.fresh_arrive, o.fresh_arrive);
-        for r in &o.read_touched {
+        for r in o.read_touched.iter() {
             ch |= self.read_touched.insert(*r);
         }
         for (r, s) in &o.shapes {
