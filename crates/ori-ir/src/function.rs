@@ -9,7 +9,6 @@ use crate::consts::REG_CLASS_TENSOR;
 use crate::entities::{Block, FuncId, Inst, VReg};
 use crate::instructions::InstData;
 use crate::layout::Layout;
-use crate::symbol::Symbol;
 use cranelift_entity::{PrimaryMap, SecondaryMap};
 use indexmap::IndexMap;
 use smallvec::SmallVec;
@@ -108,10 +107,10 @@ impl RegClass {
 /// A virtual register.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct VRegData {
-    /// The PTX name (`%r12`, `d0`), interned.
-    pub name: Symbol,
-    /// The PTX type without the dot (`f32`), interned.
-    pub ty: Symbol,
+    /// The PTX name (`%r12`, `d0`).
+    pub name: Box<str>,
+    /// The PTX type without the dot (`f32`).
+    pub ty: Box<str>,
     /// Register class; wgmma accumulators are `Tensor`.
     pub class: RegClass,
 }
@@ -214,7 +213,7 @@ pub struct Function {
     pub serialized: Option<Serialization>,
     /// The decisions of the passes that ran, in the order they were applied.
     pub decisions: Vec<RuleUse>,
-    names: NameMap<Symbol, VReg>,
+    names: NameMap<Box<str>, VReg>,
 }
 
 impl Function {
@@ -242,27 +241,21 @@ impl Function {
 
     /// Declare a register; returns the existing one if the name is taken.
     pub fn declare_reg(&mut self, name: &str, ty: &str, class: RegClass) -> VReg {
-        self.declare_reg_sym(Symbol::new(name), Symbol::new(ty), class)
-    }
-
-    /// [`Function::declare_reg`] for names already interned (the front end's).
-    pub fn declare_reg_sym(&mut self, name: Symbol, ty: Symbol, class: RegClass) -> VReg {
-        if let Some(r) = self.names.get(&name) {
+        if let Some(r) = self.names.get(name) {
             return *r;
         }
-        let r = self.vregs.push(VRegData { name, ty, class });
-        self.names.insert(name, r);
+        let r = self.vregs.push(VRegData {
+            name: name.into(),
+            ty: ty.into(),
+            class,
+        });
+        self.names.insert(name.into(), r);
         r
     }
 
-    /// The register named `name`, if declared.
+    /// Look a register up by name.
     pub fn reg(&self, name: &str) -> Option<VReg> {
-        Symbol::lookup(name).and_then(|s| self.reg_sym(s))
-    }
-
-    /// [`Function::reg`] for an interned name.
-    pub fn reg_sym(&self, name: Symbol) -> Option<VReg> {
-        self.names.get(&name).copied()
+        self.names.get(name).copied()
     }
 
     /// Create a block and append it to the layout.

@@ -87,15 +87,6 @@ impl Symbol {
         Symbol(id)
     }
 
-    /// The symbol for `s` if some text already interned it, without
-    /// interning it (a lookup of a name that may not exist leaves no trace).
-    pub fn lookup(s: &str) -> Option<Symbol> {
-        if let Some(id) = CACHE.with(|c| c.borrow().get(s).copied()) {
-            return Some(Symbol(id));
-        }
-        table().ids.read().ok()?.get(s).copied().map(Symbol)
-    }
-
     /// The text.
     pub fn as_str(self) -> &'static str {
         let i = self.0 as usize;

@@ -130,7 +130,7 @@ fn call_site(i: &ori_ptx::Instruction, src: &str) -> Option<CallSite> {
         _ => Vec::new(),
     };
     let callee = match &ops.next()?.kind {
-        OperandKind::Symbol(s) => *s,
+        OperandKind::Symbol(s) => s.clone(),
         _ => return None,
     };
     let args = match ops.next() {
@@ -149,7 +149,7 @@ fn call_site(i: &ori_ptx::Instruction, src: &str) -> Option<CallSite> {
     Some(CallSite {
         lo,
         hi,
-        callee: callee.to_string(),
+        callee,
         rets,
         args,
         indent,

@@ -182,7 +182,7 @@ pub struct RegName {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pred {
     pub negated: bool,
-    pub reg: Symbol,
+    pub reg: String,
     pub span: Span,
 }
 
@@ -241,9 +241,9 @@ pub enum Imm {
 #[derive(Clone, Debug, PartialEq)]
 pub enum AddrBase {
     /// A register (`%rd1`, or a plain name declared with `.reg`).
-    Reg(Symbol),
+    Reg(String),
     /// A variable, parameter or other symbol (`smem`, `k_param_0`).
-    Symbol(Symbol),
+    Symbol(String),
 }
 
 /// An instruction operand (or initializer value) with its span.
@@ -261,10 +261,10 @@ pub struct Operand {
 /// `Symbol` otherwise (labels, functions, params, variables).
 #[derive(Clone, Debug, PartialEq)]
 pub enum OperandKind {
-    Reg(Symbol),
-    Symbol(Symbol),
+    Reg(String),
+    Symbol(String),
     /// `sym+8` / `sym-4` outside brackets (address-of plus offset).
-    SymOffset(Symbol, i64),
+    SymOffset(String, i64),
     Imm(Imm),
     /// `{a, b, _}` (elements are `Reg`, `Imm` or `Sink`).
     Vector(Vec<Operand>),
@@ -276,9 +276,9 @@ pub enum OperandKind {
     /// `[tmap, {c0, c1}]`: bracketed list used by tex / tensor (TMA) ops.
     AddressList(Vec<Operand>),
     /// `!p` as a source operand.
-    NegPred(Symbol),
+    NegPred(String),
     /// `p|q` (setp / set dual destinations).
-    PredPair(Symbol, Symbol),
+    PredPair(String, String),
     /// `(a, b)` parenthesised argument list of `call`.
     CallArgs(Vec<Operand>),
     /// `_`

@@ -412,18 +412,6 @@ impl<'a> Parser<'a> {
         self.tok().kind == TokKind::Ident
     }
 
-    /// Consume an identifier and intern it (register and symbol names: no
-    /// allocation per operand).
-    fn expect_ident_sym(&mut self) -> PResult<(Symbol, Span)> {
-        if self.is_ident() {
-            let r = (Symbol::new(self.text()), self.span());
-            self.bump();
-            Ok(r)
-        } else {
-            self.syntax_error()
-        }
-    }
-
     fn expect_ident(&mut self) -> PResult<(String, Span)> {
         if self.is_ident() {
             let r = (self.text().to_string(), self.span());
@@ -1290,7 +1278,7 @@ impl<'a> Parser<'a> {
         let mut pred = None;
         if self.eat_punct('@') {
             let negated = self.eat_punct('!');
-            let (reg, span) = self.expect_ident_sym()?;
+            let (reg, span) = self.expect_ident()?;
             pred = Some(Pred {
                 negated,
                 reg,
@@ -1334,7 +1322,7 @@ impl<'a> Parser<'a> {
             }) = operands.first()
             {
                 if let Some(sc) = self.scopes.last_mut() {
-                    sc.targets.push((s.to_string(), *span));
+                    sc.targets.push((s.clone(), *span));
                 }
             }
         }
@@ -1398,7 +1386,7 @@ impl<'a> Parser<'a> {
             TokKind::Punct('[') if compound => self.address()?,
             TokKind::Punct('!') => {
                 self.bump();
-                let (r, _) = self.expect_ident_sym()?;
+                let (r, _) = self.expect_ident()?;
                 OperandKind::NegPred(r)
             }
             TokKind::Punct('-' | '~')
@@ -1407,41 +1395,33 @@ impl<'a> Parser<'a> {
             | TokKind::F64(_)
             | TokKind::DecFloat(_) => OperandKind::Imm(self.const_expr()?),
             TokKind::Ident => {
-                let text = self.text_of(&t);
+                let mut name = self.text_of(&t).to_string();
                 self.bump();
-                if text == "_" {
+                if name == "_" {
                     OperandKind::Sink
-                } else if text.starts_with('%') {
+                } else if name.starts_with('%') {
                     // Special-register components: %tid.x, %ctaid.y, ...
-                    if self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
-                        let mut name = text.to_string();
-                        while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
-                            name.push_str(self.text());
-                            self.bump();
-                        }
-                        self.reg_or_pair(Symbol::new(&name))?
-                    } else {
-                        self.reg_or_pair(Symbol::new(text))?
+                    while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
+                        name.push_str(self.text());
+                        self.bump();
                     }
-                } else if text == "generic" && self.is_punct('(') {
+                    self.reg_or_pair(name)?
+                } else if name == "generic" && self.is_punct('(') {
                     self.bump();
                     let (inner, _) = self.expect_ident()?;
                     self.expect_punct(')')?;
-                    OperandKind::Symbol(Symbol::new(&format!("generic({inner})")))
-                } else if self.is_reg_name(text) {
-                    self.reg_or_pair(Symbol::new(text))?
+                    OperandKind::Symbol(format!("generic({inner})"))
+                } else if self.is_reg_name(&name) {
+                    self.reg_or_pair(name)?
                 } else if (self.is_punct('+') || self.is_punct('-'))
                     && matches!(self.nth(1).kind, TokKind::Int { .. } | TokKind::Punct('-'))
                 {
                     let neg = self.is_punct('-');
                     self.bump();
                     let off = self.int_term()?;
-                    OperandKind::SymOffset(
-                        Symbol::new(text),
-                        if neg { off.wrapping_neg() } else { off },
-                    )
+                    OperandKind::SymOffset(name, if neg { off.wrapping_neg() } else { off })
                 } else {
-                    OperandKind::Symbol(Symbol::new(text))
+                    OperandKind::Symbol(name)
                 }
             }
             _ => return self.syntax_error(),
@@ -1452,9 +1432,9 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn reg_or_pair(&mut self, name: Symbol) -> PResult<OperandKind> {
+    fn reg_or_pair(&mut self, name: String) -> PResult<OperandKind> {
         if self.eat_punct('|') {
-            let (q, _) = self.expect_ident_sym()?;
+            let (q, _) = self.expect_ident()?;
             return Ok(OperandKind::PredPair(name, q));
         }
         Ok(OperandKind::Reg(name))
@@ -1466,19 +1446,19 @@ impl<'a> Parser<'a> {
         let mut base = None;
         let mut offset: i64 = 0;
         if self.is_ident() {
-            let text = self.text();
+            let name = self.text().to_string();
             self.bump();
-            let b = if self.is_reg_name(text) {
-                AddrBase::Reg(Symbol::new(text))
+            let b = if self.is_reg_name(&name) {
+                AddrBase::Reg(name)
             } else {
-                AddrBase::Symbol(Symbol::new(text))
+                AddrBase::Symbol(name)
             };
             if self.is_punct(',') {
                 // Tensor / texture form: [tmap, {c0, c1}] or [tex, smp, {..}].
                 let first_span = self.prev_span();
                 let first = match &b {
-                    AddrBase::Reg(n) => OperandKind::Reg(*n),
-                    AddrBase::Symbol(n) => OperandKind::Symbol(*n),
+                    AddrBase::Reg(n) => OperandKind::Reg(n.clone()),
+                    AddrBase::Symbol(n) => OperandKind::Symbol(n.clone()),
                 };
                 let mut v = vec![Operand {
                     kind: first,

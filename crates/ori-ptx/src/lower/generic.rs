@@ -158,7 +158,7 @@ pub(super) fn has_unknown_operand(cx: &mut LowerCx<'_>, i: &ast::Instruction) ->
     fn unknown(cx: &mut LowerCx<'_>, op: &ast::Operand) -> bool {
         use ast::OperandKind as K;
         match &op.kind {
-            K::Reg(n) | K::Symbol(n) | K::NegPred(n) => !cx.knows_name(*n),
+            K::Reg(n) | K::Symbol(n) | K::NegPred(n) => !cx.knows_name(n),
             K::Vector(v) => v.iter().any(|o| unknown(cx, o)),
             _ => false,
         }
@@ -304,7 +304,7 @@ fn check_call_against_callee(cx: &mut LowerCx<'_>, i: &ast::Instruction) {
             _ => {}
         }
     }
-    let Some(sig) = callee.and_then(|n| cx.sigs.get(n.as_str())).cloned() else {
+    let Some(sig) = callee.and_then(|n| cx.sigs.get(n)).cloned() else {
         return;
     };
     let rets: Vec<Option<u64>> = rets

@@ -114,9 +114,9 @@ pub fn lower_inst(
 /// what keeps a negation out of every written operand of the IR
 /// (`tests/bad_input/fuzz_negated_*`, found by the `compile_ptx` target).
 fn negations_are_valid(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
-    fn negated(op: &ast::Operand) -> Vec<ori_ir::Symbol> {
+    fn negated(op: &ast::Operand) -> Vec<&str> {
         match &op.kind {
-            ast::OperandKind::NegPred(n) => vec![*n],
+            ast::OperandKind::NegPred(n) => vec![n.as_str()],
             ast::OperandKind::Vector(v) => v.iter().flat_map(negated).collect(),
             _ => Vec::new(),
         }

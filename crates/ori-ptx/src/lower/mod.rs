@@ -17,9 +17,7 @@ pub use handlers::{handler_table, Handler, HandlerTable};
 use crate::ast;
 use crate::diag::{Diag, Severity, Span};
 use fxhash::{FxHashMap, FxHashSet};
-use ori_ir::{
-    Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, Symbol, VReg,
-};
+use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, VReg};
 
 /// State shared by the handlers while one function is lowered.
 pub struct LowerCx<'a> {
@@ -63,7 +61,7 @@ pub struct LowerCx<'a> {
     /// PTX name -> register. A name declared again in an inner scope (or in
     /// a sibling scope) is a register of its own, as in ptxas; its IR name
     /// gets a suffix (`x_1`) to stay unique in the function.
-    scopes: Vec<FxHashMap<Symbol, VReg>>,
+    scopes: Vec<FxHashMap<String, VReg>>,
     /// Registers declared in a nested scope: found by name only through
     /// `scopes`, so that a use after their scope closes is an `Unknown
     /// symbol`, as in ptxas (a statement moved out of an inline-asm block
@@ -130,7 +128,7 @@ impl LowerCx<'_> {
     pub fn operand(&mut self, op: &ast::Operand) -> Option<Operand> {
         use ast::OperandKind as K;
         Some(match &op.kind {
-            K::Reg(n) | K::Symbol(n) => self.name(*n, op.span)?,
+            K::Reg(n) | K::Symbol(n) => self.name(n, op.span)?,
             K::SymOffset(n, off) => {
                 // `sym+8` outside brackets: an address-of expression.
                 if !self.is_symbol(n) {
@@ -174,10 +172,10 @@ impl LowerCx<'_> {
                 let base = match base {
                     None => ori_ir::AddrBase::None,
                     Some(ast::AddrBase::Reg(n)) | Some(ast::AddrBase::Symbol(n)) => {
-                        if let Some(r) = self.lookup_reg(*n) {
+                        if let Some(r) = self.lookup_reg(n) {
                             ori_ir::AddrBase::Reg(r)
                         } else if self.is_symbol(n) {
-                            ori_ir::AddrBase::Sym(*n)
+                            ori_ir::AddrBase::Sym(n.as_str().into())
                         } else {
                             self.error(op.span, format!("Unknown symbol '{n}'"));
                             return None;
@@ -189,7 +187,7 @@ impl LowerCx<'_> {
                     offset: *offset,
                 }
             }
-            K::NegPred(n) => match self.lookup_reg(*n) {
+            K::NegPred(n) => match self.lookup_reg(n) {
                 Some(r) => Operand::NotReg(r),
                 None => {
                     self.error(op.span, format!("Unknown symbol '{n}'"));
@@ -197,7 +195,7 @@ impl LowerCx<'_> {
                 }
             },
             K::PredPair(a, b) => {
-                let (ra, rb) = (self.lookup_reg(*a), self.lookup_reg(*b));
+                let (ra, rb) = (self.lookup_reg(a), self.lookup_reg(b));
                 match (ra, rb) {
                     (Some(ra), Some(rb)) => Operand::PredPair(ra, rb),
                     _ => {
@@ -220,14 +218,13 @@ impl LowerCx<'_> {
 
     /// The register named `n`, declaring it now if it belongs to a large
     /// `.reg` range.
-    fn lookup_reg(&mut self, sym: Symbol) -> Option<VReg> {
-        if let Some(r) = self.scopes.iter().rev().find_map(|m| m.get(&sym).copied()) {
+    fn lookup_reg(&mut self, n: &str) -> Option<VReg> {
+        if let Some(r) = self.scopes.iter().rev().find_map(|m| m.get(n).copied()) {
             return Some(r);
         }
-        if let Some(r) = self.func.reg_sym(sym).filter(|r| !self.scoped.contains(r)) {
+        if let Some(r) = self.func.reg(n).filter(|r| !self.scoped.contains(r)) {
             return Some(r);
         }
-        let n = sym.as_str();
         let digits = n.len() - n.bytes().rev().take_while(u8::is_ascii_digit).count();
         let (prefix, index) = n.split_at(digits);
         if index.is_empty() || (index.len() > 1 && index.starts_with('0')) {
@@ -235,33 +232,32 @@ impl LowerCx<'_> {
         }
         let i: u64 = index.parse().ok()?;
         let (ty, class, count) = self.lazy_ranges.get(prefix)?.clone();
-        (i < u64::from(count)).then(|| self.func.declare_reg_sym(sym, Symbol::new(&ty), class))
+        (i < u64::from(count)).then(|| self.func.declare_reg(n, &ty, class))
     }
 
     /// The class of the register named `n`, if it names one.
-    pub fn reg_class(&mut self, n: Symbol) -> Option<RegClass> {
+    pub fn reg_class(&mut self, n: &str) -> Option<RegClass> {
         self.lookup_reg(n).map(|r| self.func.vregs[r].class)
     }
 
     /// Whether `n` names anything here: a register, a special register, a
     /// symbol or a label.
-    pub fn knows_name(&mut self, n: Symbol) -> bool {
+    pub fn knows_name(&mut self, n: &str) -> bool {
         self.lookup_reg(n).is_some()
-            || ori_ir::parse::is_special_register(&n)
-            || self.is_symbol(&n)
-            || self.resolve_label(&n).is_some()
+            || ori_ir::parse::is_special_register(n)
+            || self.is_symbol(n)
+            || self.resolve_label(n).is_some()
     }
 
-    fn name(&mut self, sym: Symbol, span: Span) -> Option<Operand> {
-        if let Some(r) = self.lookup_reg(sym) {
+    fn name(&mut self, n: &str, span: Span) -> Option<Operand> {
+        if let Some(r) = self.lookup_reg(n) {
             return Some(Operand::Reg(r));
         }
-        let n = sym.as_str();
         if ori_ir::parse::is_special_register(n) {
-            return Some(Operand::Special(sym));
+            return Some(Operand::Special(n.into()));
         }
         if self.is_symbol(n) {
-            return Some(Operand::Sym(sym));
+            return Some(Operand::Sym(n.into()));
         }
         if self.resolve_label(n).is_some() || n.starts_with('$') {
             return Some(Operand::Block(self.label_ref(n, span)));
@@ -285,7 +281,7 @@ impl LowerCx<'_> {
 
     /// Resolve a guard predicate.
     pub fn guard(&mut self, p: &ast::Pred) -> Option<Guard> {
-        match self.lookup_reg(p.reg) {
+        match self.lookup_reg(&p.reg) {
             // ptxas 13.0.88 on `@%r1 add...` with `%r1` a `.b32`.
             Some(r) if self.func.vregs[r].class != RegClass::Pred => {
                 self.error(p.span, "Predicate expression expected");
@@ -309,10 +305,10 @@ impl LowerCx<'_> {
     pub fn arg_bytes(&mut self, op: &ast::Operand) -> Option<u64> {
         match &op.kind {
             ast::OperandKind::Reg(n) | ast::OperandKind::Symbol(n) => {
-                if let Some(s) = self.local_sizes.get(n.as_str()) {
+                if let Some(s) = self.local_sizes.get(n) {
                     return *s;
                 }
-                let r = self.lookup_reg(*n)?;
+                let r = self.lookup_reg(n)?;
                 declarations::type_bytes(&self.func.vregs[r].ty)
             }
             _ => None,
@@ -511,7 +507,7 @@ fn declare_scoped(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClass) {
     }
     let r = cx.func.declare_reg(&ir_name, ty, class);
     cx.scoped.insert(r);
-    cx.scopes[depth].insert(Symbol::new(name), r);
+    cx.scopes[depth].insert(name.to_string(), r);
 }
 
 /// The labels of one function, scope by scope.
