@@ -11,7 +11,7 @@ use crate::ast;
 use ori_ir::{InstData, Operand, Slot, Symbol};
 
 /// Base mnemonics (or `base.first_modifier`) that define no register.
-pub(super) fn defines_nothing(i: &ast::Instruction) -> bool {
+fn defines_nothing(i: &ast::Instruction) -> bool {
     let first = i.modifiers.first().map_or("", |m| m.as_str());
     match i.opcode.as_str() {
         "st" | "red" | "bar" | "barrier" | "membar" | "fence" | "prefetch" | "prefetchu"
@@ -166,6 +166,24 @@ pub(super) fn has_unknown_operand(cx: &mut LowerCx<'_>, i: &ast::Instruction) ->
     i.operands.iter().any(|o| unknown(cx, o))
 }
 
+/// ptxas's "Result register required" when `i` defines a value and its
+/// first operand is of a kind `not_a_register` picks out (an immediate, a
+/// negated predicate); whether the destination is acceptable.
+pub(super) fn result_register_given(
+    cx: &mut LowerCx<'_>,
+    i: &ast::Instruction,
+    not_a_register: impl Fn(&ast::OperandKind) -> bool,
+) -> bool {
+    let bad = !defines_nothing(i) && i.operands.first().is_some_and(|o| not_a_register(&o.kind));
+    if bad {
+        cx.error(
+            i.span,
+            format!("Result register required for instruction '{}'", i.opcode),
+        );
+    }
+    !bad
+}
+
 /// Any instruction without a handler of its own.
 pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
     if (i.opcode == "ld" || i.opcode == "st") && !i.modifiers.iter().all(|m| memory_modifier(m)) {
@@ -210,15 +228,7 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
     // A result must be written somewhere: an immediate as the destination
     // is no operand ptxas accepts for any instruction that defines one
     // (`tests/bad_input/hand_immediate_destination`).
-    if !defines_nothing(i)
-        && i.operands
-            .first()
-            .is_some_and(|o| matches!(o.kind, ast::OperandKind::Imm(_)))
-    {
-        cx.error(
-            i.span,
-            format!("Result register required for instruction '{}'", i.opcode),
-        );
+    if !result_register_given(cx, i, |k| matches!(k, ast::OperandKind::Imm(_))) {
         return None;
     }
     let ops = lower_operands(cx, i)?;

@@ -134,18 +134,7 @@ fn negations_are_valid(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
         );
         return false;
     }
-    if !super::generic::defines_nothing(i)
-        && i.operands
-            .first()
-            .is_some_and(|o| matches!(o.kind, ast::OperandKind::NegPred(_)))
-    {
-        cx.error(
-            i.span,
-            format!("Result register required for instruction '{}'", i.opcode),
-        );
-        return false;
-    }
-    true
+    super::generic::result_register_given(cx, i, |k| matches!(k, ast::OperandKind::NegPred(_)))
 }
 
 #[cfg(test)]
