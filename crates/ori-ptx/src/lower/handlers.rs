@@ -114,19 +114,16 @@ pub fn lower_inst(
 /// what keeps a negation out of every written operand of the IR
 /// (`tests/bad_input/fuzz_negated_*`, found by the `compile_ptx` target).
 fn negations_are_valid(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
-    fn negated(op: &ast::Operand) -> Vec<&str> {
+    fn negates_non_pred(cx: &mut LowerCx<'_>, op: &ast::Operand) -> bool {
         match &op.kind {
-            ast::OperandKind::NegPred(n) => vec![n.as_str()],
-            ast::OperandKind::Vector(v) => v.iter().flat_map(negated).collect(),
-            _ => Vec::new(),
+            ast::OperandKind::NegPred(n) => {
+                cx.reg_class(n).is_some_and(|c| c != ori_ir::RegClass::Pred)
+            }
+            ast::OperandKind::Vector(v) => v.iter().any(|o| negates_non_pred(cx, o)),
+            _ => false,
         }
     }
-    let not_pred = i
-        .operands
-        .iter()
-        .flat_map(negated)
-        .any(|n| cx.reg_class(n).is_some_and(|c| c != ori_ir::RegClass::Pred));
-    if not_pred {
+    if i.operands.iter().any(|o| negates_non_pred(cx, o)) {
         cx.error(i.span, "Illegal argument to predicate negation");
         cx.error(
             i.span,

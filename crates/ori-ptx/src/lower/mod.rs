@@ -417,6 +417,8 @@ pub fn var_decl_text(v: &ast::VarDecl) -> String {
 }
 
 /// Lower a parsed module. Returns the module and every diagnostic found.
+/// The tree is left as it was: this lowers a copy (see
+/// [`lower_module_owned`] to spare it).
 pub fn lower_module(file: &str, m: &ast::Module) -> (Module, Vec<Diag>) {
     lower_module_owned(file, m.clone())
 }
