@@ -198,7 +198,7 @@ impl Layout {
             self.inst_block[i] = b.into();
             return;
         }
-        let pos = self.insts[b].iter().position(|x| *x == before).unwrap_or(0);
+        let pos = self.index_in_block(before).unwrap_or(0);
         self.insert_at(i, b, pos);
     }
 
@@ -211,10 +211,7 @@ impl Layout {
             self.inst_block[i] = b.into();
             return;
         }
-        let pos = self.insts[b]
-            .iter()
-            .position(|x| *x == after)
-            .map_or(0, |p| p + 1);
+        let pos = self.index_in_block(after).map_or(0, |p| p + 1);
         self.insert_at(i, b, pos);
     }
 
@@ -254,6 +251,17 @@ impl Layout {
         for (k, i) in self.insts[b].iter().enumerate() {
             self.seq[*i] = (k as u32 + 1) * SEQ_STRIDE;
         }
+    }
+
+    /// The index of `i` in its block's instruction list, if it is laid out
+    /// (an instruction placed by an open batch is not, yet). O(log n): sequence numbers grow along a
+    /// block, so this is a binary search, not a scan.
+    pub fn index_in_block(&self, i: Inst) -> Option<usize> {
+        let b = self.inst_block[i].expand()?;
+        let insts = &self.insts[b];
+        let s = self.seq[i];
+        let k = insts.partition_point(|x| self.seq[*x] < s);
+        (insts.get(k) == Some(&i)).then_some(k)
     }
 
     /// Program-order key of an instruction: (block position, sequence number).
@@ -347,6 +355,18 @@ mod tests {
             for w in b.windows(2) {
                 assert!(batched.precedes(w[0], w[1]));
             }
+            // The binary search finds every laid-out instruction where a
+            // scan would, and nothing for one taken out.
+            for l in [&one, &batched] {
+                for &blk in &blocks {
+                    for (k, &i) in l.block_insts(blk).iter().enumerate() {
+                        assert_eq!(l.index_in_block(i), Some(k));
+                    }
+                }
+                for &i in &out {
+                    assert_eq!(l.index_in_block(i), None);
+                }
+            }
         }
     }
 
@@ -374,5 +394,8 @@ mod tests {
         assert_eq!(order.first(), Some(&i[0]));
         assert_eq!(order.last(), Some(&i[2]));
         assert_eq!(order[order.len() - 2], i[1]);
+        for (k, &x) in l.block_insts(b0).iter().enumerate() {
+            assert_eq!(l.index_in_block(x), Some(k));
+        }
     }
 }

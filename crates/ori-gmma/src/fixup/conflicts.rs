@@ -76,7 +76,7 @@ impl Writers {
 pub(super) fn touched_before(f: &Function, i: Inst) -> Option<(Inst, VReg, bool)> {
     let b = f.layout.inst_block(i)?;
     let insts = f.layout.block_insts(b);
-    let at = insts.iter().position(|&x| x == i)?;
+    let at = f.layout.index_in_block(i)?;
     let mut regs = f.insts[i].uses();
     regs.extend(f.insts[i].defs());
     for &j in insts[..at].iter().rev().take(ARRIVE_LOOKBACK) {
