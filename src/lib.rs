@@ -240,9 +240,60 @@ pub fn compile_source(file: &str, src: &str, opts: &Options) -> Compilation {
     }
 }
 
-/// The fix-it (`ori compile --emit ptx`): `src` printed back with every
-/// decision of the passes explicit, from `c`, its compilation (`None` when
-/// `c` did not compile).
+/// How many rounds the fix-it takes at most (see [`fixit_ptx`]); each round
+/// only makes explicit what the previous one's text still left to ptxas, so
+/// two are the most any corpus case or generated pipeline has needed.
+const FIXIT_ROUNDS: usize = 4;
+
+/// The fix-it (`ori compile --emit ptx`): `src`, compiled as `c` with
+/// `opts`, printed back with every decision of the passes explicit (`None`
+/// when `c` did not compile).
+///
+/// **R-fixit-fixpoint.** The fix-it checks its own output: where ori,
+/// compiling that text again, would still make something explicit (an
+/// arrive or wait to inject, or a serialization other than C7509 and C7512,
+/// which no rewrite removes; see [`fixit_needs_more`]), the fix-it is
+/// applied to its own text again, up to [`FIXIT_ROUNDS`] rounds. One round
+/// can expose what the next must handle: serializing a function for one
+/// reason (C7520: an arrive in divergent code) leaves a register another
+/// instruction kills between two wgmma, which ptxas gives C7511 however
+/// many waits surround it, and writing a call out brings the callee's
+/// registers into the caller. A statement an earlier round injected and a
+/// later round removes leaves no trace in the text.
+pub fn fixit_ptx(file: &str, src: &str, c: &Compilation, opts: &Options) -> Option<String> {
+    let mut text = fixit_round(file, src, c)?;
+    let opts = Options {
+        print_before: Vec::new(),
+        print_after: Vec::new(),
+        ..opts.clone()
+    };
+    for _ in 1..FIXIT_ROUNDS {
+        let again = compile_ptx(file, &text, &opts);
+        if again.failed() || fixit_needs_more(&again).is_none() {
+            break;
+        }
+        match fixit_round(file, &text, &again) {
+            Some(next) if next != text => text = next,
+            _ => break,
+        }
+    }
+    Some(text)
+}
+
+/// What ori would still make explicit in the text `c` compiled: the first
+/// message ptxas prints that is not C7509 (a call to a function without a
+/// body) or C7512 (the register limit), which no rewrite of the PTX removes.
+/// `None` for the fix-it's settled output.
+pub fn fixit_needs_more(c: &Compilation) -> Option<&Diagnostic> {
+    c.diags
+        .iter()
+        .filter(|d| ori_ir::render::ptxas_prints(d))
+        .find(|d| !matches!(d.code, Some(7509 | 7512)))
+}
+
+/// One round of the fix-it: `src` printed back with every decision of the
+/// passes explicit, from `c`, its compilation (`None` when `c` did not
+/// compile).
 ///
 /// Where a function was serialized for a call (C7509, C7510; C7520 for a
 /// call inside an open stage under `-c`) and every call it makes can be
@@ -253,7 +304,7 @@ pub fn compile_source(file: &str, src: &str, opts: &Options) -> Compilation {
 /// wgmma). The caller is written serialized, so nothing is in flight at
 /// any call: the callee's code starts from an empty pipeline, as it was
 /// analysed.
-pub fn fixit_ptx(file: &str, src: &str, c: &Compilation) -> Option<String> {
+fn fixit_round(file: &str, src: &str, c: &Compilation) -> Option<String> {
     use ori_ir::SerializationCode::{CrossesCall, ExternCalls, WgarDivergent};
     let m = c.module.as_ref()?;
     let fixed = ori_lower::ptx::emit_module(m, src);

@@ -34,7 +34,7 @@ fn emitted_ptx_needs_no_more_injections() {
             rejected.push(name);
             continue;
         };
-        let Some(fixed) = ori::fixit_ptx(&name, &src, &c) else {
+        let Some(fixed) = ori::fixit_ptx(&name, &src, &c, &opts) else {
             bad.push(format!(
                 "{name}: no fix-it for a module that compiled ({m:p})"
             ));

@@ -90,7 +90,7 @@ fn fixit_is_valid_for_any_layout() {
                 ));
                 continue;
             }
-            let Some(fixed) = ori::fixit_ptx(&name, &text, &c) else {
+            let Some(fixed) = ori::fixit_ptx(&name, &text, &c, &opts) else {
                 bad.push(format!("{name} ({what}): no fix-it"));
                 continue;
             };
@@ -151,7 +151,7 @@ fn thousands_of_calls_are_all_written_out() {
     };
     let c = ori::compile_ptx("calls.ptx", &src, &opts);
     assert_eq!(codes(&c), vec![Some(7509)]);
-    let fixed = ori::fixit_ptx("calls.ptx", &src, &c).expect("a fix-it");
+    let fixed = ori::fixit_ptx("calls.ptx", &src, &c, &opts).expect("a fix-it");
     assert_eq!(
         fixed.matches("// ori: inlined call to helper").count(),
         2000
@@ -159,4 +159,32 @@ fn thousands_of_calls_are_all_written_out() {
     let again = ori::compile_ptx("calls.ptx", &fixed, &opts);
     assert!(again.module.is_some());
     assert_eq!(codes(&again), Vec::<Option<u32>>::new());
+}
+
+/// R-fixit-fixpoint: where one round leaves ori something to make explicit
+/// (here: serialized for an arrive in divergent code, C7520, the text keeps
+/// a register killed between two wgmma, C7511), the fix-it takes another
+/// round on its own output; a statement an earlier round injected and a
+/// later round removes leaves no trace.
+#[test]
+fn the_fixit_takes_rounds_until_nothing_is_left() {
+    // Generated pipeline seed 3: the first round alone still gets C7511.
+    let (src, compile_only) = ori_fuzz::pipeline::generate(&3u32.to_le_bytes());
+    let opts = ori::Options {
+        compile_only,
+        ..ori::Options::default()
+    };
+    let c = ori::compile_ptx("gen.ptx", &src, &opts);
+    assert!(codes(&c).contains(&Some(7520)), "{:?}", codes(&c));
+    let fixed = ori::fixit_ptx("gen.ptx", &src, &c, &opts).expect("a fix-it");
+    let again = ori::compile_ptx("gen.ptx", &fixed, &opts);
+    assert_eq!(codes(&again), Vec::<Option<u32>>::new());
+    // The second round gave the wgmma sets of their own...
+    assert!(fixed.contains("registers no other instruction writes (C7511)"));
+    // ...and dropped the first round's fences, commits and waits outright.
+    let stale = fixed
+        .lines()
+        .filter(|l| l.contains("removed by") && l.contains("ori: injected"))
+        .count();
+    assert_eq!(stale, 0, "{fixed}");
 }

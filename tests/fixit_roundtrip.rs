@@ -44,7 +44,7 @@ fn trial(
     let file = path.file_name().unwrap().to_string_lossy().into_owned();
     let opts = ori::case_options(&src);
     let c = ori::compile_ptx(&file, &src, &opts);
-    let Some(fixed) = ori::fixit_ptx(&file, &src, &c) else {
+    let Some(fixed) = ori::fixit_ptx(&file, &src, &c, &opts) else {
         return Err("ori writes no fix-it for a kernel ptxas compiles".into());
     };
     let Some(r) = records.get(&case) else {

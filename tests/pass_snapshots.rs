@@ -40,7 +40,7 @@ fn ir_before_and_after_each_pass() {
             out.push_str("\n; --emit sass\n");
             out.push_str(&ori::lower::sass::emit_module(m));
             out.push_str("\n; --emit ptx\n");
-            let fixed = ori::fixit_ptx(&format!("{name}.ptx"), &src, &c);
+            let fixed = ori::fixit_ptx(&format!("{name}.ptx"), &src, &c, &opts);
             out.push_str(fixed.as_deref().unwrap_or(""));
         }
         insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {

@@ -81,7 +81,7 @@ fn roundtrip_case(case: &str, t: &Tools) -> Result<Option<RoundtripRecord>, Stri
         .unwrap_or_default();
     let opts = ori::case_options(&src);
     let c = ori::compile_ptx(&file, &src, &opts);
-    let fixed = ori::fixit_ptx(&file, &src, &c)
+    let fixed = ori::fixit_ptx(&file, &src, &c, &opts)
         .ok_or_else(|| format!("{case}: ori writes no fix-it for a kernel ptxas compiles"))?;
     let stem = case.replace('/', "__");
     let emitted = t.tmp.join(format!("{stem}.ptx"));

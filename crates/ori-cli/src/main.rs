@@ -412,7 +412,7 @@ fn run() -> Result<ExitCode, ExitCode> {
                         cli_error(message_format, "--emit ptx needs PTX input");
                         return Ok(ExitCode::from(2));
                     }
-                    match ori::fixit_ptx(&name, &src, &c) {
+                    match ori::fixit_ptx(&name, &src, &c, &opts) {
                         Some(t) => t,
                         None => return Ok(ExitCode::from(1)),
                     }

@@ -366,6 +366,9 @@ struct Writer<'s> {
     at: usize,
 }
 
+/// The note on a statement of its own line that ori injected.
+const INJECTED_NOTE: &str = "// ori: injected";
+
 /// `t`, with ori's note, for use inside a line: a `//` note becomes `/* */`.
 fn inline(t: &str) -> String {
     match t.split_once("// ori:") {
@@ -379,7 +382,7 @@ fn own_line(t: &str) -> String {
     if t.contains("// ori:") {
         t.to_string()
     } else {
-        format!("{t} // ori: injected")
+        format!("{t} {INJECTED_NOTE}")
     }
 }
 
@@ -496,6 +499,18 @@ impl<'s> Writer<'s> {
     }
 
     fn drop(&mut self, lo: usize, hi: usize, why: &str) {
+        // A statement ori itself injected (the fix-it applied to its own
+        // output, `ori::fixit_ptx`'s later rounds) leaves no trace: its
+        // line goes, indentation and newline included.
+        let rest = &self.src[hi..self.line_end(hi)];
+        if self.alone(lo, hi) && rest.trim() == INJECTED_NOTE {
+            let indent = &self.src[self.line_start(lo)..lo];
+            if self.out.ends_with(indent) {
+                self.out.truncate(self.out.len() - indent.len());
+                self.at = (self.line_end(hi) + 1).min(self.src.len());
+                return;
+            }
+        }
         if self.alone(lo, hi) {
             // The whole line, its trailing comment included, becomes one.
             let end = self.line_end(hi);
