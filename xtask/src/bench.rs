@@ -52,6 +52,7 @@ const SET_REGS: usize = 8;
 
 const USAGE: &str = "\
 usage: cargo xtask bench [--shapes K,...] [--sizes N,...] [--runs N] [--steps S,...] [--limit SECS] [--emit FILE]
+       cargo xtask bench --vs-ptxas [--runs N] [--only TEXT]
 
   --shapes K,...  kernel shapes (default all): matmul (pipelined tiles), block (one
                   straight-line block with injections), loops (many small loops),
@@ -65,6 +66,9 @@ usage: cargo xtask bench [--shapes K,...] [--sizes N,...] [--runs N] [--steps S,
   --limit SECS    kill a step that runs longer than this at one size, and skip
                   it at larger sizes (default 60); runs stop repeating after a third
   --emit FILE     write the generated kernel of the first shape and size to FILE and exit
+  --vs-ptxas      instead: `ori compile` against ptxas 13.0.88 on every kernel of
+                  tests/triton*, tests/real, process start included, runs interleaved;
+                  each kernel's ratio and the geometric mean (--only: paths containing TEXT)
 
 Each step runs in a child process of its own (a fresh heap, and a kill at the limit).
 ";
@@ -78,6 +82,10 @@ struct Options {
     steps: Vec<usize>,
     /// Wall-clock limit of one step at one size.
     limit: Duration,
+    /// `--vs-ptxas`: time ori against ptxas on real kernels instead.
+    vs_ptxas: bool,
+    /// `--only TEXT`: with `--vs-ptxas`, the kernels whose path contains it.
+    only: Option<String>,
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {
@@ -101,6 +109,8 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
         emit: None,
         steps: (0..STEPS.len()).collect(),
         limit: Duration::from_secs(DEFAULT_LIMIT_S),
+        vs_ptxas: false,
+        only: None,
     };
     let mut it = args.iter();
     while let Some(&a) = it.next() {
@@ -129,6 +139,8 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
                     .max(3)
             }
             "--emit" => o.emit = Some(value()?.to_string()),
+            "--vs-ptxas" => o.vs_ptxas = true,
+            "--only" => o.only = Some(value()?.to_string()),
             "--limit" => {
                 let secs = value()?
                     .parse::<u64>()
@@ -182,6 +194,9 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
             Some(c) => ExitCode::from(c.clamp(1, 255) as u8),
             None => ExitCode::FAILURE,
         });
+    }
+    if opts.vs_ptxas {
+        return crate::bench_vs_ptxas::run(opts.runs, opts.only.as_deref());
     }
     if let Some(path) = &opts.emit {
         let g = generate_shape(opts.shapes[0], opts.sizes[0]);

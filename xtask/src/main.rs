@@ -13,6 +13,7 @@
 
 mod bench;
 mod bench_shapes;
+mod bench_vs_ptxas;
 mod oracle;
 mod process;
 mod progress;

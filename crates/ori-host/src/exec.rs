@@ -478,7 +478,7 @@ impl Machine<'_> {
         };
         let (param, addr) = self.address(t, addr_op)?;
         let parts: Vec<Operand> = match data {
-            Operand::Vector(v) => v.clone(),
+            Operand::Vector(v) => v.to_vec(),
             o => vec![o.clone()],
         };
         if parts.len() != vec_n {

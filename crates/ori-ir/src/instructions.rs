@@ -154,10 +154,11 @@ pub enum Operand {
     Block(Block),
     /// A symbol: parameter, global variable, function name.
     Sym(Symbol),
-    /// `{a, b, ...}`: a register vector.
-    Vector(Vec<Operand>),
+    /// `{a, b, ...}`: a register vector (a boxed slice, not a `Vec`: 16
+    /// bytes instead of 24 make every operand 24 bytes instead of 32).
+    Vector(Box<[Operand]>),
     /// `(a, b, ...)`: a call argument list.
-    Args(Vec<Operand>),
+    Args(Box<[Operand]>),
     /// `p|q`: the two predicate results of `setp`.
     PredPair(VReg, VReg),
     /// `_`: a sink.
@@ -457,5 +458,21 @@ impl InstData {
             Operand::Imm(i) => i.as_i64(),
             _ => None,
         })
+    }
+}
+#[cfg(test)]
+mod zz_sizes {
+    #[test]
+    fn sizes() {
+        use super::*;
+        eprintln!(
+            "InstData {} Slot {} Operand {} Guard {} Imm {} AddrBase {}",
+            std::mem::size_of::<InstData>(),
+            std::mem::size_of::<Slot>(),
+            std::mem::size_of::<Operand>(),
+            std::mem::size_of::<Option<Guard>>(),
+            std::mem::size_of::<Imm>(),
+            std::mem::size_of::<AddrBase>()
+        );
     }
 }

@@ -164,7 +164,7 @@ impl FnCx<'_> {
         if t.is_empty() {
             return cx.err(col, "empty operand");
         }
-        let nested = |inner: &str| -> R<Vec<Operand>> {
+        let nested = |inner: &str| -> R<Box<[Operand]>> {
             if depth >= MAX_NESTING {
                 return cx.err(col, format!("operand nested more than {MAX_NESTING} deep"));
             }

@@ -151,14 +151,14 @@ impl LowerCx<'_> {
                 for o in v {
                     out.push(self.operand(o)?);
                 }
-                Operand::Vector(out)
+                Operand::Vector(out.into_boxed_slice())
             }
             K::CallArgs(v) => {
                 let mut out = Vec::with_capacity(v.len());
                 for o in v {
                     out.push(self.operand(o)?);
                 }
-                Operand::Args(out)
+                Operand::Args(out.into_boxed_slice())
             }
             K::AddressList(v) => {
                 // `[a, b]` (e.g. tensor coordinates): keep as a vector of operands.
@@ -166,7 +166,7 @@ impl LowerCx<'_> {
                 for o in v {
                     out.push(self.operand(o)?);
                 }
-                Operand::Vector(out)
+                Operand::Vector(out.into_boxed_slice())
             }
             K::Address { base, offset } => {
                 let base = match base {

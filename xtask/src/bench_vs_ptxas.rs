@@ -1,0 +1,191 @@
+//! `cargo xtask bench --vs-ptxas`: ori against ptxas 13.0.88 on real
+//! compiler output, side by side in one run.
+//!
+//! The speed target of the typed-IR issue is a ratio on the kernels users
+//! actually compile (Triton's and the real corpus's), process start
+//! included, not a figure on generated kernels: so each kernel is compiled
+//! as a user would, `ori compile FILE` (the default CLI run: passes,
+//! diagnostics rendered) against `ptxas -arch=sm_90a FILE -o CUBIN` with
+//! the flags its header asks for (`// oracle-flags:`), the two runs
+//! interleaved so that load on the machine hits both alike, best of N
+//! each. It prints each kernel's ratio (ptxas time / ori time) and the
+//! geometric mean, and exits 1 when a kernel fails to run at all.
+
+use crate::oracle::{case_header, root, tool, tool_version};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+/// The corpora timed: Triton's kernels and the real corpus.
+const CORPORA: &[&str] = &["tests/triton", "tests/triton2", "tests/real"];
+
+/// One kernel's best wall times.
+struct Timing {
+    name: String,
+    lines: usize,
+    ori: Duration,
+    ptxas: Duration,
+}
+
+impl Timing {
+    /// How many times faster ori is.
+    fn ratio(&self) -> f64 {
+        self.ptxas.as_secs_f64() / self.ori.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Every `.ptx` under `dir`, recursively, sorted.
+fn kernels(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            kernels(&p, out);
+        } else if p.extension().is_some_and(|e| e == "ptx") {
+            out.push(p);
+        }
+    }
+}
+
+/// The wall time of one run of `cmd`, or why it did not run.
+fn time(cmd: &mut Command) -> Result<Duration, String> {
+    let t = Instant::now();
+    let status = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| format!("{e}"))?;
+    let d = t.elapsed();
+    // ori exits 1 where ptxas errors (the same inputs): timed all the same.
+    match status.code() {
+        Some(0..=2) => Ok(d),
+        other => Err(format!("exit {other:?}")),
+    }
+}
+
+/// The ori binary, built now so that the timing is of this checkout.
+fn ori_binary() -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--release", "--quiet", "-p", "ori-cli"])
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("building ori failed".into());
+    }
+    Ok(root().join("target/release/ori"))
+}
+
+/// Time every kernel (those whose path contains `filter`, when given),
+/// `runs` times each, and print the table.
+pub fn run(runs: usize, filter: Option<&str>) -> Result<ExitCode, String> {
+    let ptxas = tool("ptxas");
+    let version = tool_version(&ptxas)
+        .ok_or_else(|| format!("no ptxas at {} (cargo xtask oracle setup)", ptxas.display()))?;
+    let ori = ori_binary()?;
+    let mut files = Vec::new();
+    for c in CORPORA {
+        kernels(&root().join(c), &mut files);
+    }
+    files.retain(|p| filter.is_none_or(|f| p.to_string_lossy().contains(f)));
+    let tmp = std::env::temp_dir().join(format!("ori-vs-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let cubin = tmp.join("k.cubin");
+    println!(
+        "ori ({}) against ptxas {version}, {} kernels, best of {runs} runs each, process start included\n",
+        ori.display(),
+        files.len()
+    );
+    println!(
+        "| {:<60} | {:>6} | {:>9} | {:>9} | {:>6} |",
+        "kernel", "lines", "ori ms", "ptxas ms", "ratio"
+    );
+    println!(
+        "|{:-<62}|{:->8}|{:->11}|{:->11}|{:->8}|",
+        "", ":", ":", ":", ":"
+    );
+    let mut rows = Vec::new();
+    let mut failed = Vec::new();
+    for path in &files {
+        let src = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let flags = case_header(&src).flags;
+        let name = path
+            .strip_prefix(root())
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned();
+        let mut ori_cmd = Command::new(&ori);
+        ori_cmd.arg("compile").arg(path);
+        if flags.iter().any(|f| f == "-c") {
+            ori_cmd.arg("-c");
+        }
+        let mut ptxas_cmd = Command::new(&ptxas);
+        if !flags.iter().any(|f| f.starts_with("-arch")) {
+            ptxas_cmd.arg("-arch=sm_90a");
+        }
+        ptxas_cmd.args(&flags).arg(path).arg("-o").arg(&cubin);
+        let (mut best_ori, mut best_ptxas) = (Duration::MAX, Duration::MAX);
+        let mut err = None;
+        for _ in 0..runs {
+            match (time(&mut ori_cmd), time(&mut ptxas_cmd)) {
+                (Ok(o), Ok(p)) => {
+                    best_ori = best_ori.min(o);
+                    best_ptxas = best_ptxas.min(p);
+                }
+                (Err(e), _) => err = Some(format!("ori: {e}")),
+                (_, Err(e)) => err = Some(format!("ptxas: {e}")),
+            }
+            if err.is_some() {
+                break;
+            }
+        }
+        if let Some(e) = err {
+            println!("| {name:<60} | failed: {e}");
+            failed.push(name);
+            continue;
+        }
+        let t = Timing {
+            name,
+            lines: src.lines().count(),
+            ori: best_ori,
+            ptxas: best_ptxas,
+        };
+        println!(
+            "| {:<60} | {:>6} | {:>9.2} | {:>9.2} | {:>6.1} |",
+            t.name,
+            t.lines,
+            t.ori.as_secs_f64() * 1e3,
+            t.ptxas.as_secs_f64() * 1e3,
+            t.ratio()
+        );
+        rows.push(t);
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    if rows.is_empty() {
+        return Err("no kernel was timed".into());
+    }
+    let geo = (rows.iter().map(|t| t.ratio().ln()).sum::<f64>() / rows.len() as f64).exp();
+    let worst = rows
+        .iter()
+        .min_by(|a, b| a.ratio().total_cmp(&b.ratio()))
+        .expect("rows");
+    println!(
+        "\n{} kernels: ori is {geo:.1}x faster than ptxas (geometric mean of the ratios); the least, {:.1}x, on {}",
+        rows.len(),
+        worst.ratio(),
+        worst.name
+    );
+    if !failed.is_empty() {
+        println!(
+            "{} kernels did not run: {}",
+            failed.len(),
+            failed.join(", ")
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
