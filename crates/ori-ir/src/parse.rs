@@ -327,7 +327,25 @@ fn unquote(cx: &Cx, col: usize, s: &str) -> R<String> {
     let Some(inner) = t.strip_prefix('"').and_then(|x| x.strip_suffix('"')) else {
         return cx.err(col, "expected a quoted string");
     };
-    Ok(inner.replace("\\\"", "\"").replace("\\\\", "\\"))
+    // One pass, as `write.rs`'s `quote` escapes: `\\` and `\"` only.
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e @ ('\\' | '"')) => out.push(e),
+                _ => {
+                    return cx.err(
+                        col,
+                        "unknown escape in a quoted string (only \\\\ and \\\")",
+                    )
+                }
+            },
+            '"' => return cx.err(col, "unescaped '\"' inside a quoted string"),
+            c => out.push(c),
+        }
+    }
+    Ok(out)
 }
 
 /// Parse a module written by `write_module`.

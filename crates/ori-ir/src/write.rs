@@ -131,10 +131,10 @@ pub fn write_function(out: &mut String, f: &Function) {
     }
     let _ = writeln!(out, " line {} {{", f.line);
     for p in &f.ret_params {
-        let _ = writeln!(out, "  retparam {} \"{}\"", p.name, p.ty);
+        let _ = writeln!(out, "  retparam {} {}", p.name, quote(&p.ty));
     }
     for p in &f.params {
-        let _ = writeln!(out, "  param {} \"{}\"", p.name, p.ty);
+        let _ = writeln!(out, "  param {} {}", p.name, quote(&p.ty));
     }
     for (_, r) in f.vregs.iter() {
         let _ = writeln!(out, "  reg {} {} class {}", r.name, r.ty, r.class.number());
@@ -186,11 +186,7 @@ pub fn write_module(m: &Module) -> String {
     }
     let _ = writeln!(out, " address_size {}", m.address_size);
     for g in &m.globals {
-        let _ = writeln!(
-            out,
-            "global \"{}\"",
-            g.replace('\\', "\\\\").replace('"', "\\\"")
-        );
+        let _ = writeln!(out, "global {}", quote(g));
     }
     for (_, f) in m.funcs.iter() {
         out.push('\n');
@@ -204,4 +200,19 @@ pub fn function_to_string(f: &Function) -> String {
     let mut s = String::new();
     write_function(&mut s, f);
     s
+}
+
+/// `s` in double quotes, with `\` and `"` escaped by a backslash: what
+/// `parse.rs`'s `unquote` reads back.
+fn quote(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        if matches!(c, '\\' | '"') {
+            q.push('\\');
+        }
+        q.push(c);
+    }
+    q.push('"');
+    q
 }
