@@ -6,6 +6,8 @@
 //! suggested fix). Renderers for ptxas's layout, a human layout and JSON
 //! live in `render`, apart from the data.
 
+use std::borrow::Cow;
+
 /// How serious a diagnostic is, least first; ptxas prints `info`,
 /// `warning`, `error`, `fatal`. The one severity of the whole project: the
 /// front end's diagnostics, the passes', and the oracle's parsed ptxas
@@ -77,8 +79,9 @@ pub struct Note {
     /// about (`InstData::src`), so renderers can point at the source
     /// instead of printing ori's IR; `None` for IR-text input.
     pub span: Option<(u32, u32)>,
-    /// What this position has to do with the diagnostic.
-    pub text: String,
+    /// What this position has to do with the diagnostic (most are fixed
+    /// phrases: borrowed, not allocated per diagnostic).
+    pub text: Cow<'static, str>,
 }
 
 /// One diagnostic.
@@ -102,8 +105,9 @@ pub struct Diagnostic {
     pub culprit: Option<Note>,
     /// Other positions involved (ori's addition).
     pub related: Vec<Note>,
-    /// Suggested fix (ori's addition).
-    pub help: Option<String>,
+    /// Suggested fix (ori's addition); a fixed phrase of ori's, or made for
+    /// this diagnostic.
+    pub help: Option<Cow<'static, str>>,
     /// The rule that made the decision (`R-wait-before-read`; phase 87's
     /// rules, see `ori explain`), where one did.
     pub rule: Option<&'static str>,

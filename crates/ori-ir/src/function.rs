@@ -9,6 +9,8 @@ use crate::consts::REG_CLASS_TENSOR;
 use crate::entities::{Block, FuncId, Inst, VReg};
 use crate::instructions::InstData;
 use crate::layout::Layout;
+use crate::symbol::Symbol;
+use compact_str::CompactString;
 use cranelift_entity::{PrimaryMap, SecondaryMap};
 use indexmap::IndexMap;
 use smallvec::SmallVec;
@@ -107,10 +109,12 @@ impl RegClass {
 /// A virtual register.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct VRegData {
-    /// The PTX name (`%r12`, `d0`).
-    pub name: Box<str>,
-    /// The PTX type without the dot (`f32`).
-    pub ty: Box<str>,
+    /// The PTX name (`%r12`, `d0`): inline up to 24 bytes, so declaring a
+    /// register allocates nothing.
+    pub name: CompactString,
+    /// The PTX type without the dot (`f32`), interned: a kernel has a
+    /// million registers and a handful of types.
+    pub ty: Symbol,
     /// Register class; wgmma accumulators are `Tensor`.
     pub class: RegClass,
 }
@@ -213,7 +217,7 @@ pub struct Function {
     pub serialized: Option<Serialization>,
     /// The decisions of the passes that ran, in the order they were applied.
     pub decisions: Vec<RuleUse>,
-    names: NameMap<Box<str>, VReg>,
+    names: NameMap<CompactString, VReg>,
 }
 
 impl Function {
@@ -246,7 +250,7 @@ impl Function {
         }
         let r = self.vregs.push(VRegData {
             name: name.into(),
-            ty: ty.into(),
+            ty: Symbol::new(ty),
             class,
         });
         self.names.insert(name.into(), r);

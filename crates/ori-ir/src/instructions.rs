@@ -280,6 +280,9 @@ pub struct AccumWords {
     pub dst: u32,
 }
 
+/// An instruction's operand list: four inline, more on the heap.
+pub type Slots = SmallVec<[Slot; 4]>;
+
 /// The data of one instruction.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct InstData {
@@ -293,7 +296,7 @@ pub struct InstData {
     /// Guard predicate.
     pub guard: Option<Guard>,
     /// Operands in PTX order.
-    pub slots: SmallVec<[Slot; 4]>,
+    pub slots: Slots,
     /// PTX source line (0 when unknown or compiler-created).
     pub line: u32,
     /// The statement's byte range `[lo, hi)` in the PTX source (`None` for
@@ -348,12 +351,18 @@ impl InstData {
 
     /// `name.mod1.mod2...`
     pub fn mnemonic(&self) -> String {
-        let mut s = String::from(self.name.as_str());
-        for m in &self.mods {
-            s.push('.');
-            s.push_str(m);
-        }
+        let mut s = String::new();
+        self.write_mnemonic(&mut s);
         s
+    }
+
+    /// Append the full dotted mnemonic to `out` (no allocation of its own).
+    pub fn write_mnemonic(&self, out: &mut String) {
+        out.push_str(self.name.as_str());
+        for m in &self.mods {
+            out.push('.');
+            out.push_str(m);
+        }
     }
 
     /// Whether a modifier is present.

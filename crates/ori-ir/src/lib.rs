@@ -31,7 +31,9 @@ pub use function::{
     BlockData, FuncKind, Function, GmmaFacts, Module, Param, RegClass, RuleUse, Serialization,
     VRegData,
 };
-pub use instructions::{AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot};
+pub use instructions::{
+    AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot, Slots,
+};
 pub use layout::Layout;
 pub use parse::{parse_module, parse_module_verified, TextError};
 pub use pass::{DumpOptions, ModuleInfo, Pass, PassContext, PassManager, PipelineError};

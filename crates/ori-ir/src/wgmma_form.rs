@@ -144,8 +144,19 @@ const INT_NS: [u32; 16] = [
 impl WgmmaForm {
     /// Decode the modifiers after `wgmma` (starting with `mma_async`).
     pub fn decode<S: AsRef<str>>(mods: &[S]) -> Result<WgmmaForm, FormError> {
+        // Allocation-free on success: phases 85 and 87, the verifier and the
+        // back ends decode every wgmma, several times each. The error texts
+        // are built from `mods` only when there is an error.
+        let type_text = || {
+            let types = mods.iter().map(AsRef::as_ref);
+            types
+                .filter(|m| ElemType::from_ptx(m).is_some())
+                .collect::<Vec<_>>()
+                .join(".")
+        };
         let mut shape = None;
-        let mut types = Vec::new();
+        let mut types = [ElemType::F32; 3];
+        let mut ntypes = 0;
         let mut satfinite = false;
         let mut and = false;
         let mut popc = false;
@@ -160,9 +171,12 @@ impl WgmmaForm {
                 "popc" => popc = true,
                 _ => {
                     if let Some(t) = ElemType::from_ptx(m) {
-                        types.push(t);
+                        if let Some(slot) = types.get_mut(ntypes) {
+                            *slot = t;
+                        }
+                        ntypes += 1;
                     } else if let Some(s) = parse_shape(m) {
-                        shape = Some((s, m.to_string()));
+                        shape = Some((s, m));
                     } else {
                         return Err(FormError::UnknownModifier(m.to_string()));
                     }
@@ -170,9 +184,10 @@ impl WgmmaForm {
             }
         }
         let ((mm, n, k), shape_text) = shape.ok_or(FormError::MissingShape)?;
-        let type_text = types.iter().map(|t| t.ptx()).collect::<Vec<_>>().join(".");
-        let [dtype, atype, btype] = <[ElemType; 3]>::try_from(types.as_slice())
-            .map_err(|_| FormError::BadTypes(type_text.clone()))?;
+        if ntypes != 3 {
+            return Err(FormError::BadTypes(type_text()));
+        }
+        let [dtype, atype, btype] = types;
         use ElemType::*;
         let family = match (dtype, atype, btype) {
             (F32 | F16, F16, F16) => Family::Half,
@@ -181,13 +196,13 @@ impl WgmmaForm {
             (F32 | F16, E4m3 | E5m2, E4m3 | E5m2) => Family::Fp8,
             (S32, S8 | U8, S8 | U8) => Family::Int8,
             (S32, B1, B1) => Family::Bit,
-            _ => return Err(FormError::BadTypes(type_text)),
+            _ => return Err(FormError::BadTypes(type_text())),
         };
         if satfinite && family != Family::Int8 {
             return Err(FormError::UnknownModifier("satfinite".into()));
         }
         if (and || popc) != (family == Family::Bit) || (family == Family::Bit && !(and && popc)) {
-            return Err(FormError::BadTypes(type_text));
+            return Err(FormError::BadTypes(type_text()));
         }
         if sparse && family == Family::Bit {
             return Err(FormError::NoSparseForm);
@@ -202,7 +217,7 @@ impl WgmmaForm {
             _ => n % 8 == 0 && (8..=256).contains(&n),
         };
         if mm != 64 || k != want_k || !n_ok {
-            return Err(FormError::BadShape(shape_text));
+            return Err(FormError::BadShape(shape_text.to_string()));
         }
         Ok(WgmmaForm {
             m: mm,

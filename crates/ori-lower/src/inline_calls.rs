@@ -130,7 +130,7 @@ fn call_site(i: &ori_ptx::Instruction, src: &str) -> Option<CallSite> {
         _ => Vec::new(),
     };
     let callee = match &ops.next()?.kind {
-        OperandKind::Symbol(s) => s.clone(),
+        OperandKind::Symbol(s) => s.to_string(),
         _ => return None,
     };
     let args = match ops.next() {

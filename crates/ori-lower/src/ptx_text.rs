@@ -160,7 +160,7 @@ pub fn write_inst(out: &mut String, f: &Function, d: &InstData) {
             f.vregs[g.reg].name
         );
     }
-    out.push_str(&d.mnemonic());
+    d.write_mnemonic(out);
     for (k, s) in d.slots.iter().enumerate() {
         out.push_str(if k == 0 { " " } else { ", " });
         match &s.op {

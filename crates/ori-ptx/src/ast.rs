@@ -19,6 +19,11 @@ pub use crate::diag::Span;
 pub use ori_ir::Symbol;
 use smallvec::SmallVec;
 
+/// A register, symbol or label name in an operand: up to 24 bytes inline
+/// (every register name a compiler writes), so a million operands are not
+/// a million heap strings to allocate, free and coalesce.
+pub type Name = compact_str::CompactString;
+
 /// A whole `.ptx` file.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Module {
@@ -182,7 +187,7 @@ pub struct RegName {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pred {
     pub negated: bool,
-    pub reg: String,
+    pub reg: Name,
     pub span: Span,
 }
 
@@ -241,9 +246,9 @@ pub enum Imm {
 #[derive(Clone, Debug, PartialEq)]
 pub enum AddrBase {
     /// A register (`%rd1`, or a plain name declared with `.reg`).
-    Reg(String),
+    Reg(Name),
     /// A variable, parameter or other symbol (`smem`, `k_param_0`).
-    Symbol(String),
+    Symbol(Name),
 }
 
 /// An instruction operand (or initializer value) with its span.
@@ -261,10 +266,10 @@ pub struct Operand {
 /// `Symbol` otherwise (labels, functions, params, variables).
 #[derive(Clone, Debug, PartialEq)]
 pub enum OperandKind {
-    Reg(String),
-    Symbol(String),
+    Reg(Name),
+    Symbol(Name),
     /// `sym+8` / `sym-4` outside brackets (address-of plus offset).
-    SymOffset(String, i64),
+    SymOffset(Name, i64),
     Imm(Imm),
     /// `{a, b, _}` (elements are `Reg`, `Imm` or `Sink`).
     Vector(Vec<Operand>),
@@ -276,9 +281,9 @@ pub enum OperandKind {
     /// `[tmap, {c0, c1}]`: bracketed list used by tex / tensor (TMA) ops.
     AddressList(Vec<Operand>),
     /// `!p` as a source operand.
-    NegPred(String),
+    NegPred(Name),
     /// `p|q` (setp / set dual destinations).
-    PredPair(String, String),
+    PredPair(Name, Name),
     /// `(a, b)` parenthesised argument list of `call`.
     CallArgs(Vec<Operand>),
     /// `_`

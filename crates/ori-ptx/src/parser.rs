@@ -240,7 +240,7 @@ struct RegScope {
     labels: HashSet<String>,
     /// `bra` targets used in this scope (or passed up from a nested one)
     /// that it does not define: resolved when the scope closes.
-    targets: Vec<(String, Span)>,
+    targets: Vec<(Name, Span)>,
 }
 
 /// `prefix<N>` holds `name` (`%r<4>` holds `%r3`, not `%r03` or `%r4`).
@@ -415,6 +415,17 @@ impl<'a> Parser<'a> {
     fn expect_ident(&mut self) -> PResult<(String, Span)> {
         if self.is_ident() {
             let r = (self.text().to_string(), self.span());
+            self.bump();
+            Ok(r)
+        } else {
+            self.syntax_error()
+        }
+    }
+
+    /// [`Self::expect_ident`] as an operand [`Name`] (inline, no allocation).
+    fn expect_name(&mut self) -> PResult<(Name, Span)> {
+        if self.is_ident() {
+            let r = (Name::from(self.text()), self.span());
             self.bump();
             Ok(r)
         } else {
@@ -872,13 +883,13 @@ impl<'a> Parser<'a> {
 
     /// Pop the innermost scope; the branch targets it used but does not
     /// define are returned, in order, for the enclosing scope to resolve.
-    fn close_scope(&mut self) -> Vec<(String, Span)> {
+    fn close_scope(&mut self) -> Vec<(Name, Span)> {
         let Some(sc) = self.scopes.pop() else {
             return Vec::new();
         };
         sc.targets
             .into_iter()
-            .filter(|(t, _)| !sc.labels.contains(t))
+            .filter(|(t, _)| !sc.labels.contains(t.as_str()))
             .collect()
     }
 
@@ -1278,7 +1289,7 @@ impl<'a> Parser<'a> {
         let mut pred = None;
         if self.eat_punct('@') {
             let negated = self.eat_punct('!');
-            let (reg, span) = self.expect_ident()?;
+            let (reg, span) = self.expect_name()?;
             pred = Some(Pred {
                 negated,
                 reg,
@@ -1386,7 +1397,7 @@ impl<'a> Parser<'a> {
             TokKind::Punct('[') if compound => self.address()?,
             TokKind::Punct('!') => {
                 self.bump();
-                let (r, _) = self.expect_ident()?;
+                let (r, _) = self.expect_name()?;
                 OperandKind::NegPred(r)
             }
             TokKind::Punct('-' | '~')
@@ -1395,7 +1406,7 @@ impl<'a> Parser<'a> {
             | TokKind::F64(_)
             | TokKind::DecFloat(_) => OperandKind::Imm(self.const_expr()?),
             TokKind::Ident => {
-                let mut name = self.text_of(&t).to_string();
+                let mut name = Name::from(self.text_of(&t));
                 self.bump();
                 if name == "_" {
                     OperandKind::Sink
@@ -1410,7 +1421,7 @@ impl<'a> Parser<'a> {
                     self.bump();
                     let (inner, _) = self.expect_ident()?;
                     self.expect_punct(')')?;
-                    OperandKind::Symbol(format!("generic({inner})"))
+                    OperandKind::Symbol(compact_str::format_compact!("generic({inner})"))
                 } else if self.is_reg_name(&name) {
                     self.reg_or_pair(name)?
                 } else if (self.is_punct('+') || self.is_punct('-'))
@@ -1432,9 +1443,9 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn reg_or_pair(&mut self, name: String) -> PResult<OperandKind> {
+    fn reg_or_pair(&mut self, name: Name) -> PResult<OperandKind> {
         if self.eat_punct('|') {
-            let (q, _) = self.expect_ident()?;
+            let (q, _) = self.expect_name()?;
             return Ok(OperandKind::PredPair(name, q));
         }
         Ok(OperandKind::Reg(name))
@@ -1446,7 +1457,7 @@ impl<'a> Parser<'a> {
         let mut base = None;
         let mut offset: i64 = 0;
         if self.is_ident() {
-            let name = self.text().to_string();
+            let name = Name::from(self.text());
             self.bump();
             let b = if self.is_reg_name(&name) {
                 AddrBase::Reg(name)

@@ -193,7 +193,7 @@ pub fn render_human(d: &Diagnostic, src: Option<&Source>, style: Style) -> Strin
         group = group.element(Level::NOTE.message(f.as_str()));
     }
     if let Some(h) = &d.help {
-        group = group.element(Level::HELP.message(h.as_str()));
+        group = group.element(Level::HELP.message(h.as_ref()));
     }
     let rule = d
         .rule

@@ -15,6 +15,7 @@ use ori_ir::{
     Diagnostic, Function, Inst, InstData, Note, Opcode, Operand, PassContext, RuleUse, Severity,
     Slot,
 };
+use std::borrow::Cow;
 
 /// Apply `plan` to `f`, reporting into `cx`.
 pub(super) fn apply(
@@ -59,7 +60,7 @@ fn advisory(
     line: u32,
     rule: RuleId,
     culprit: Note,
-    help: &str,
+    help: &'static str,
     related: Option<Note>,
 ) -> Diagnostic {
     let fname = f.name.to_string();
@@ -93,12 +94,12 @@ fn wait_culprit(rule: RuleId) -> &'static str {
 }
 
 /// A note pointing at `i` (a secondary span of a diagnostic).
-fn note_at(f: &Function, i: Inst, text: String) -> Note {
+fn note_at(f: &Function, i: Inst, text: impl Into<Cow<'static, str>>) -> Note {
     Note {
         line: f.insts[i].line,
         inst: Some(describe(f, i)),
         span: f.insts[i].src,
-        text,
+        text: text.into(),
     }
 }
 
@@ -120,7 +121,7 @@ fn advisories(f: &Function, plan: &Plan) -> Vec<Diagnostic> {
             C7519_ARRIVE_INJECTED,
             f.insts[i].line,
             rule,
-            note_at(f, i, why.into()),
+            note_at(f, i, why),
             "put wgmma.fence between the last access of these registers and this wgmma",
             touched,
         )
@@ -135,7 +136,7 @@ fn advisories(f: &Function, plan: &Plan) -> Vec<Diagnostic> {
             C7517_WAIT_INJECTED,
             w.line.unwrap_or(f.insts[w.at].line),
             w.rule,
-            note_at(f, w.at, wait_culprit(w.rule).into()),
+            note_at(f, w.at, wait_culprit(w.rule)),
             "put wgmma.commit_group + wgmma.wait_group before this instruction",
             writer,
         )
@@ -147,19 +148,20 @@ fn advisories(f: &Function, plan: &Plan) -> Vec<Diagnostic> {
 /// the ISA calls undefined and ptxas leaves.
 fn notes(f: &Function, plan: &Plan, mode: Mode) -> Vec<Diagnostic> {
     let strict = mode == Mode::IsaStrict;
-    let note = |i: Inst, rule: RuleId, message: String, culprit: String, help: &str| {
-        let mut d = Diagnostic::new(Severity::Note, None, message);
-        d.function = Some(f.name.to_string());
-        d.culprit = Some(Note {
-            line: f.insts[i].line,
-            inst: Some(describe(f, i)),
-            span: f.insts[i].src,
-            text: culprit,
-        });
-        d.help = Some(help.into());
-        d.rule = Some(rule.name());
-        d
-    };
+    let note =
+        |i: Inst, rule: RuleId, message: String, culprit: Cow<'static, str>, help: &'static str| {
+            let mut d = Diagnostic::new(Severity::Note, None, message);
+            d.function = Some(f.name.to_string());
+            d.culprit = Some(Note {
+                line: f.insts[i].line,
+                inst: Some(describe(f, i)),
+                span: f.insts[i].src,
+                text: culprit,
+            });
+            d.help = Some(help.into());
+            d.rule = Some(rule.name());
+            d
+        };
     let mut out = Vec::new();
     for &(i, r, _) in &plan.ub_writes {
         let line = f.insts[i].line;
@@ -176,7 +178,7 @@ fn notes(f: &Function, plan: &Plan, mode: Mode) -> Vec<Diagnostic> {
                 "line {line}: this instruction accesses register {name} of a wgmma that may still be in flight; the PTX ISA makes this undefined and ptxas 13.0.88 does not fix it{}",
                 if strict { "; ori waits before it (ISA-strict mode)" } else { "" }
             ),
-            format!("{verb} {name}"),
+            format!("{verb} {name}").into(),
             "wgmma.commit_group + wgmma.wait_group before this write, or write another register",
         ));
     }
@@ -211,7 +213,7 @@ fn serialization_diagnostic(f: &Function, fail: &super::plan::Failure) -> Diagno
             line: f.insts[i].line,
             inst: Some(describe(f, i)),
             span: f.insts[i].src,
-            text: format!("culprit{reg}"),
+            text: format!("culprit{reg}").into(),
         });
     }
     if let Some(w) = fail.wgmma {
@@ -227,7 +229,7 @@ fn serialization_diagnostic(f: &Function, fail: &super::plan::Failure) -> Diagno
     } else {
         code.help()
     };
-    d.help = Some(help.to_string());
+    d.help = Some(help.into());
     d.rule = Some(fail.rule.name());
     d
 }
@@ -395,7 +397,7 @@ pub(super) fn hoist_to_uniform(f: &Function, an: &Analyses, i: Inst) -> Inst {
 }
 
 fn describe(f: &Function, i: Inst) -> String {
-    let mut s = String::new();
+    let mut s = String::with_capacity(160);
     ori_ir::write::write_inst(&mut s, f, &f.insts[i]);
     s
 }

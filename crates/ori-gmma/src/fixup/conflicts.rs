@@ -10,7 +10,7 @@
 //! is in flight.
 
 use ori_ir::{Function, Inst, Opcode, RegClass, VReg};
-use std::collections::HashMap;
+use smallvec::SmallVec;
 
 /// How far back in its block an arrive's culprit is looked for; past it the
 /// diagnostic has no secondary span (keeps huge blocks linear).
@@ -20,26 +20,34 @@ const ARRIVE_LOOKBACK: usize = 64;
 type Order = (u32, u32);
 
 /// Every wgmma of a function by the accumulator registers it writes, in
-/// program order.
+/// program order: one flat list sorted by register (then program order),
+/// not a heap list per register.
 pub(super) struct Writers {
-    by_reg: HashMap<VReg, Vec<(Order, Inst)>>,
+    by_reg: Vec<(VReg, Order, Inst)>,
 }
 
 impl Writers {
     /// Index `f`'s wgmma (once per function with advisories).
     pub(super) fn new(f: &Function) -> Self {
-        let mut by_reg: HashMap<VReg, Vec<(Order, Inst)>> = HashMap::new();
+        let mut by_reg = Vec::new();
         for &b in f.layout.blocks() {
             for &i in f.layout.block_insts(b) {
                 if f.insts[i].opcode == Opcode::WgmmaMmaAsync {
                     let key = f.layout.order_key(i);
-                    for r in f.insts[i].defs() {
-                        by_reg.entry(r).or_default().push((key, i));
-                    }
+                    by_reg.extend(f.insts[i].defs().into_iter().map(|r| (r, key, i)));
                 }
             }
         }
+        // Stable: each register's writers stay in program order.
+        by_reg.sort_by_key(|&(r, ..)| r);
         Writers { by_reg }
+    }
+
+    /// The wgmma writing `r`, in program order.
+    fn of(&self, r: VReg) -> &[(VReg, Order, Inst)] {
+        let lo = self.by_reg.partition_point(|&(x, ..)| x < r);
+        let hi = self.by_reg.partition_point(|&(x, ..)| x <= r);
+        &self.by_reg[lo..hi]
     }
 
     /// A wgmma writing an accumulator `i` reads: the nearest before `i` in
@@ -51,13 +59,14 @@ impl Writers {
             if f.vregs[r].class != RegClass::Tensor {
                 continue;
             }
-            let Some(ws) = self.by_reg.get(&r) else {
+            let ws = self.of(r);
+            let Some(&(_, last_key, last)) = ws.last() else {
                 continue;
             };
-            let before = ws.partition_point(|&(k, _)| k < key);
+            let before = ws.partition_point(|&(_, k, _)| k < key);
             let (wk, w, earlier) = match before.checked_sub(1) {
-                Some(k) => (ws[k].0, ws[k].1, true),
-                None => (ws[ws.len() - 1].0, ws[ws.len() - 1].1, false),
+                Some(k) => (ws[k].1, ws[k].2, true),
+                None => (last_key, last, false),
             };
             let better = match best {
                 None => true,
@@ -77,7 +86,7 @@ pub(super) fn touched_before(f: &Function, i: Inst) -> Option<(Inst, VReg, bool)
     let b = f.layout.inst_block(i)?;
     let insts = f.layout.block_insts(b);
     let at = f.layout.index_in_block(i)?;
-    let mut regs = f.insts[i].uses();
+    let mut regs: SmallVec<[VReg; 16]> = f.insts[i].uses().into_iter().collect();
     regs.extend(f.insts[i].defs());
     for &j in insts[..at].iter().rev().take(ARRIVE_LOOKBACK) {
         let d = &f.insts[j];

@@ -264,13 +264,19 @@ impl Walker<'_> {
         None
     }
 
-    pub(super) fn in_flight_regs(&self, s: &State) -> usize {
-        let mut regs: FxHashSet<VReg> = FxHashSet::default();
-        for id in s.pipe.all() {
-            if let Some(set) = self.sets.get(id as usize) {
-                regs.extend(set.iter().copied());
-            }
+    /// Whether the registers of the sets in flight number more than `budget`.
+    /// Their union is no larger than the sum of the sets' sizes, so the
+    /// union is built (a hash set) only when that sum is over the budget.
+    pub(super) fn in_flight_exceeds(&self, s: &State, budget: usize) -> bool {
+        let ids = s.pipe.all();
+        let sets = || ids.iter().filter_map(|&id| self.sets.get(id as usize));
+        if sets().map(|set| set.len()).sum::<usize>() <= budget {
+            return false;
         }
-        regs.len()
+        let mut regs: FxHashSet<VReg> = FxHashSet::default();
+        for set in sets() {
+            regs.extend(set.iter().copied());
+        }
+        regs.len() > budget
     }
 }

@@ -386,7 +386,7 @@ impl Walker<'_> {
             }
         }
         st.last_wgmma = Some(i);
-        if self.in_flight_regs(st) > self.budget {
+        if self.in_flight_exceeds(st, self.budget) {
             plan.fail_budget(i);
         }
     }

@@ -33,8 +33,11 @@ fn defines_nothing(i: &ast::Instruction) -> bool {
     }
 }
 
-fn lower_operands(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Vec<Operand>> {
-    let mut ops = Vec::with_capacity(i.operands.len());
+/// The operands lowered, inline (an instruction's are rarely more than four).
+type Operands = smallvec::SmallVec<[Operand; 4]>;
+
+fn lower_operands(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Operands> {
+    let mut ops = Operands::new();
     let mut ok = true;
     for o in &i.operands {
         match cx.operand(o) {
@@ -232,7 +235,7 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
         return None;
     }
     let ops = lower_operands(cx, i)?;
-    let slots: Vec<Slot> = if defines_nothing(i) {
+    let slots: ori_ir::Slots = if defines_nothing(i) {
         ops.into_iter().map(Slot::use_).collect()
     } else {
         dest_first(ops)
@@ -275,7 +278,7 @@ pub fn lower_return(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstDa
 /// `call (ret), f, (args)` / `call f, (args)` / `call f`.
 pub fn lower_call(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
     let ops = lower_operands(cx, i)?;
-    let mut slots = Vec::with_capacity(ops.len());
+    let mut slots = ori_ir::Slots::new();
     let mut seen_callee = false;
     for o in ops {
         match o {
@@ -314,7 +317,7 @@ fn check_call_against_callee(cx: &mut LowerCx<'_>, i: &ast::Instruction) {
             _ => {}
         }
     }
-    let Some(sig) = callee.and_then(|n| cx.sigs.get(n)).cloned() else {
+    let Some(sig) = callee.and_then(|n| cx.sigs.get(n.as_str())).cloned() else {
         return;
     };
     let rets: Vec<Option<u64>> = rets

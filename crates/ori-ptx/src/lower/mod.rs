@@ -231,8 +231,8 @@ impl LowerCx<'_> {
             return None;
         }
         let i: u64 = index.parse().ok()?;
-        let (ty, class, count) = self.lazy_ranges.get(prefix)?.clone();
-        (i < u64::from(count)).then(|| self.func.declare_reg(n, &ty, class))
+        let (ty, class, count) = self.lazy_ranges.get(prefix)?;
+        (i < u64::from(*count)).then(|| self.func.declare_reg(n, ty, *class))
     }
 
     /// The class of the register named `n`, if it names one.
@@ -305,7 +305,7 @@ impl LowerCx<'_> {
     pub fn arg_bytes(&mut self, op: &ast::Operand) -> Option<u64> {
         match &op.kind {
             ast::OperandKind::Reg(n) | ast::OperandKind::Symbol(n) => {
-                if let Some(s) = self.local_sizes.get(n) {
+                if let Some(s) = self.local_sizes.get(n.as_str()) {
                     return *s;
                 }
                 let r = self.lookup_reg(n)?;
@@ -360,7 +360,7 @@ impl LowerCx<'_> {
 }
 
 /// Make a slot list where the first operand is defined and the rest used.
-pub(crate) fn dest_first(ops: Vec<Operand>) -> Vec<Slot> {
+pub(crate) fn dest_first(ops: impl IntoIterator<Item = Operand>) -> ori_ir::Slots {
     ops.into_iter()
         .enumerate()
         .map(|(k, o)| {

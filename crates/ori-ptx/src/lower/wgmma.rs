@@ -45,6 +45,8 @@ use super::LowerCx;
 use crate::ast;
 use crate::diag::Span;
 use ori_ir::{InstData, Operand, Slot, Symbol};
+use smallvec::SmallVec;
+use std::fmt;
 
 // ---------------------------------------------------------------------------
 // Modifiers.
@@ -172,7 +174,7 @@ struct Mods<'a> {
     early_illegal: Vec<&'a str>,
     sync: bool,
     shape: Option<(&'a str, (u32, u32, u32))>,
-    types: Vec<&'a str>,
+    types: SmallVec<[&'a str; 4]>,
     satfinite: bool,
     sat: bool,
     rounding: bool,
@@ -239,14 +241,20 @@ impl Fam {
     }
     /// `wgmma.mma_async with ...` (`Sparse wgmma.mma_async with ...`), the
     /// instruction name in family messages.
-    fn inst(self, sparse: bool) -> String {
-        let sp = if sparse { "Sparse " } else { "" };
-        format!("{sp}wgmma.mma_async with {}", self.words())
+    fn inst(self, sparse: bool) -> FamText {
+        FamText {
+            sparse,
+            head: "wgmma.mma_async",
+            words: self.words(),
+        }
     }
     /// The feature named when the PTX ISA version is too old.
-    fn feature(self, sparse: bool) -> String {
-        let sp = if sparse { "Sparse " } else { "" };
-        format!("{sp}WGMMA with {}", self.words())
+    fn feature(self, sparse: bool) -> FamText {
+        FamText {
+            sparse,
+            head: "WGMMA",
+            words: self.words(),
+        }
     }
     /// The PTX ISA version the family needs.
     fn version(self, sparse: bool) -> (u32, u32) {
@@ -413,34 +421,53 @@ fn is_int_imm(op: &Operand) -> bool {
     matches!(op, Operand::Imm(ori_ir::Imm::Int(_) | ori_ir::Imm::Hex(_)))
 }
 
-/// Register types of a vector's elements (`None` if an element is not a register).
-fn elem_types<'a>(cx: &'a LowerCx<'_>, v: &[Operand]) -> Option<Vec<&'a str>> {
-    v.iter().map(|o| reg_ty(cx, o)).collect()
+/// Whether every element of a vector is a register (with a type).
+fn all_typed(cx: &LowerCx<'_>, v: &[Operand]) -> bool {
+    v.iter().all(|o| reg_ty(cx, o).is_some())
 }
 
 /// The type of a vector whose elements all have the same register type;
 /// ptxas checks register types only for such vectors.
 fn uniform_type<'a>(cx: &'a LowerCx<'_>, v: &[Operand]) -> Option<&'a str> {
-    let tys = elem_types(cx, v)?;
-    let first = *tys.first()?;
-    tys.iter().all(|t| *t == first).then_some(first)
+    let first = reg_ty(cx, v.first()?)?;
+    v[1..]
+        .iter()
+        .all(|o| reg_ty(cx, o) == Some(first))
+        .then_some(first)
 }
 
 /// `Vector with elements of different types`: two elements of different
 /// kinds, where an untyped `.bN` register goes with anything and `.sN` with
 /// `.uN` (`{b32, f32}` and `{s32, u32}` pass, `{f32, s32}` does not).
-fn mixes_types(tys: &[&str]) -> bool {
-    let kind = |t: &str| -> Option<String> {
+fn mixes_types<'a>(tys: impl IntoIterator<Item = &'a str>) -> bool {
+    // (is an integer, the type without its sign letter for integers).
+    let kind = |t: &'a str| -> Option<(bool, &'a str)> {
         match t.as_bytes().first() {
             Some(b'b') => None,
-            Some(b's' | b'u') => Some(format!("int{}", &t[1..])),
-            _ => Some(t.to_string()),
+            Some(b's' | b'u') => Some((true, &t[1..])),
+            _ => Some((false, t)),
         }
     };
-    let mut kinds = tys.iter().filter_map(|t| kind(t));
+    let mut kinds = tys.into_iter().filter_map(kind);
     match kinds.next() {
         Some(k) => kinds.any(|o| o != k),
         None => false,
+    }
+}
+
+/// A family's name in messages (`Sparse wgmma.mma_async with FP8 types`),
+/// made into text only when a message is.
+#[derive(Clone, Copy)]
+struct FamText {
+    sparse: bool,
+    head: &'static str,
+    words: &'static str,
+}
+
+impl fmt::Display for FamText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sp = if self.sparse { "Sparse " } else { "" };
+        write!(f, "{sp}{} with {}", self.head, self.words)
     }
 }
 
@@ -463,7 +490,7 @@ fn template_ok(cx: &LowerCx<'_>, sig: &Sig<'_>, ops: &[Operand]) -> bool {
     // D: a vector of accumulator-typed registers (mixed types are reported later).
     let d_ok = match &ops[0] {
         Operand::Vector(v) => {
-            elem_types(cx, v).is_some() && uniform_type(cx, v).is_none_or(|t| sig.acc_type_ok(t))
+            all_typed(cx, v) && uniform_type(cx, v).is_none_or(|t| sig.acc_type_ok(t))
         }
         o => reg_ty(cx, o).is_some_and(|t| sig.acc_type_ok(t)),
     };
@@ -472,7 +499,7 @@ fn template_ok(cx: &LowerCx<'_>, sig: &Sig<'_>, ops: &[Operand]) -> bool {
         Operand::Vector(v) => match uniform_type(cx, v) {
             Some(t) if sig.a == "f16" => matches!(t, "f16x2" | "b32"),
             Some(t) => is_32bit_ty(t),
-            None => elem_types(cx, v).is_some(),
+            None => all_typed(cx, v),
         },
         o if a_regs => fragment_like_scalar(cx, o),
         o => is_desc(cx, o),
@@ -513,9 +540,9 @@ fn imm_text(v: &ori_ir::Imm) -> String {
 fn check_target(
     cx: &mut LowerCx<'_>,
     span: Span,
-    feature: &str,
+    feature: impl fmt::Display,
     need: (u32, u32),
-    inst: &str,
+    inst: impl fmt::Display,
 ) -> bool {
     let mut ok = true;
     if cx.version < need {
@@ -578,7 +605,7 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
     if super::generic::has_unknown_operand(cx, i) {
         cx.error(span, format!("Arguments mismatch for instruction '{NAME}'"));
     }
-    let mut ops = Vec::with_capacity(i.operands.len());
+    let mut ops: SmallVec<[Operand; 10]> = SmallVec::new();
     for o in &i.operands {
         ops.push(cx.operand(o)?);
     }
@@ -619,7 +646,7 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
             ),
         );
     }
-    check_target(cx, span, &fam.feature(sparse), fam.version(sparse), &inst);
+    check_target(cx, span, fam.feature(sparse), fam.version(sparse), inst);
     let int = matches!(fam, Fam::Int | Fam::MixedInt);
     if m.satfinite && !int {
         cx.error(
@@ -662,7 +689,7 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
         None => None,
     };
     if let Some((_, n, _)) = shape_ok {
-        check_operands(cx, span, &sig, &inst, n, &ops);
+        check_operands(cx, span, &sig, inst, n, &ops);
     }
     // A special register as the metadata passes the template (in a vector
     // it even compiles), but not on its own.
@@ -703,8 +730,7 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
     let mut it = ops.into_iter();
     let d = it.next()?;
     cx.make_tensor(&d);
-    let mut slots = vec![Slot::def_use(d)];
-    slots.extend(it.map(Slot::use_));
+    let slots = std::iter::once(Slot::def_use(d)).chain(it.map(Slot::use_));
     Some(InstData::interned(
         Symbol::new("wgmma"),
         &i.modifiers,
@@ -718,7 +744,7 @@ fn check_operands(
     cx: &mut LowerCx<'_>,
     span: Span,
     sig: &Sig<'_>,
-    inst: &str,
+    inst: FamText,
     n: u32,
     ops: &[Operand],
 ) {
@@ -799,8 +825,8 @@ fn check_operands(
         let Operand::Vector(v) = op else {
             continue;
         };
-        let tys = elem_types(cx, v).unwrap_or_default();
-        if mixes_types(&tys) {
+        let tys = v.iter().map(|o| reg_ty(cx, o));
+        if all_typed(cx, v) && mixes_types(tys.flatten()) {
             cx.error(
                 span,
                 "Vector with elements of different types are not allowed in wgmma.mma_async instruction",
