@@ -55,6 +55,9 @@ impl Hasher for NameHasher {
 /// A hash map keyed by names (registers, labels), hashed with [`NameHasher`].
 pub type NameMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<NameHasher>>;
 
+/// A hash set of names (labels, symbols), hashed with [`NameHasher`].
+pub type NameSet<K> = std::collections::HashSet<K, BuildHasherDefault<NameHasher>>;
+
 /// Register class of a virtual register. The numbers are ori's, except
 /// `Tensor = 6`, which is ptxas's accumulator class (seed 003, `vreg+64 == 6`).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]

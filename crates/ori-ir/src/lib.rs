@@ -28,8 +28,8 @@ pub use cfg::{ControlFlowGraph, DominatorTree};
 pub use diagnostics::{Diagnostic, Note, Severity};
 pub use entities::{Block, FuncId, Inst, VReg};
 pub use function::{
-    BlockData, FuncKind, Function, GmmaFacts, Module, Param, RegClass, RuleUse, Serialization,
-    VRegData,
+    BlockData, FuncKind, Function, GmmaFacts, Module, NameHasher, NameMap, NameSet, Param,
+    RegClass, RuleUse, Serialization, VRegData,
 };
 pub use instructions::{
     AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot, Slots,

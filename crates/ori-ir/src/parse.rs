@@ -6,12 +6,12 @@
 //! oriented; every error names its line and column.
 
 use crate::entities::{Block, Inst};
+use crate::function::NameMap;
 use crate::function::{BlockData, FuncKind, Function, GmmaFacts, Module, Param, RegClass};
 use crate::instructions::{
     AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot,
 };
 use cranelift_entity::{EntityRef, SecondaryMap};
-use fxhash::FxHashMap;
 use smallvec::SmallVec;
 use std::fmt;
 
@@ -138,7 +138,7 @@ fn split_top(s: &str, base_col: usize) -> Vec<(usize, &str)> {
 
 struct FnCx<'a> {
     f: &'a mut Function,
-    blocks: FxHashMap<String, Block>,
+    blocks: NameMap<String, Block>,
 }
 
 impl FnCx<'_> {
@@ -545,7 +545,7 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Ins
     }
     let mut fcx = FnCx {
         f: &mut f,
-        blocks: FxHashMap::default(),
+        blocks: NameMap::default(),
     };
     for n in &block_names {
         let label = if n.starts_with("bb") && n[2..].parse::<u32>().is_ok() {

@@ -6,10 +6,10 @@
 //! verifier after each pass when asked to (always in tests and debug builds).
 
 use crate::diagnostics::Diagnostic;
+use crate::function::NameMap;
 use crate::function::{Function, Module};
 use crate::verify::{format_errors, verify_function};
 use crate::write::function_to_string;
-use fxhash::FxHashMap;
 
 /// What a pass may know about the rest of the module.
 #[derive(Clone, Debug, Default)]
@@ -19,7 +19,7 @@ pub struct ModuleInfo {
     /// Whether the target has wgmma.
     pub has_wgmma: bool,
     /// Per function name: (has a body, contains a GMMA op other than a fence: wgmma, commit or wait).
-    pub funcs: FxHashMap<String, (bool, bool)>,
+    pub funcs: NameMap<String, (bool, bool)>,
     /// `ptxas -c`: every callee is treated as external.
     pub compile_only: bool,
     /// `ptxas -maxrregcount=N`.

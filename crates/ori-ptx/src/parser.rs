@@ -31,7 +31,7 @@
 //! `{}` scopes is bounded by [`MAX_DEPTH`], initializer nesting likewise, and
 //! every recovery path consumes at least one token.
 
-use std::collections::HashSet;
+use ori_ir::NameSet;
 
 use crate::ast::*;
 use crate::diag::{Diag, Severity, Span};
@@ -235,9 +235,9 @@ pub fn parse(file: &str, src: &str) -> Result<Module, Vec<Diag>> {
 /// definition in the same scope is a duplicate.
 #[derive(Default)]
 struct RegScope {
-    names: HashSet<String>,
+    names: NameSet<String>,
     ranges: Vec<(String, u32)>,
-    labels: HashSet<String>,
+    labels: NameSet<String>,
     /// `bra` targets used in this scope (or passed up from a nested one)
     /// that it does not define: resolved when the scope closes.
     targets: Vec<(Name, Span)>,

@@ -7,7 +7,7 @@
 
 use crate::ast;
 use crate::diag::{Diag, Severity, Span};
-use fxhash::FxHashMap;
+use ori_ir::NameMap;
 
 /// The signature of a function of the module, as calls see it.
 #[derive(Clone, Debug)]
@@ -42,8 +42,8 @@ pub fn signatures(
     file: &str,
     m: &ast::Module,
     diags: &mut Vec<Diag>,
-) -> FxHashMap<String, Signature> {
-    let mut out = FxHashMap::default();
+) -> NameMap<String, Signature> {
+    let mut out = NameMap::default();
     let mut defined = fxhash::FxHashSet::default();
     for item in &m.items {
         let ast::Item::Function(f) = item else {

@@ -16,8 +16,9 @@ pub use handlers::{handler_table, Handler, HandlerTable};
 
 use crate::ast;
 use crate::diag::{Diag, Severity, Span};
-use fxhash::{FxHashMap, FxHashSet};
+use fxhash::FxHashSet;
 use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, VReg};
+use ori_ir::{NameMap, NameSet};
 
 /// State shared by the handlers while one function is lowered.
 pub struct LowerCx<'a> {
@@ -42,13 +43,13 @@ pub struct LowerCx<'a> {
     /// an `Unknown symbol` error after the body's other errors.
     undefined: Vec<(String, Span)>,
     /// Names of module-scope and function-scope symbols (params, variables, functions).
-    symbols: &'a FxHashMap<String, ()>,
+    symbols: &'a NameMap<String, ()>,
     /// Local (function-scope) variable names.
-    locals: FxHashMap<String, ()>,
+    locals: NameMap<String, ()>,
     /// Bytes of each function-scope variable (for call arguments).
-    local_sizes: FxHashMap<String, Option<u64>>,
+    local_sizes: NameMap<String, Option<u64>>,
     /// The module's function signatures (for calls).
-    pub sigs: &'a FxHashMap<String, declarations::Signature>,
+    pub sigs: &'a NameMap<String, declarations::Signature>,
     /// Diagnostics.
     pub diags: Vec<Diag>,
     cur: Block,
@@ -56,12 +57,12 @@ pub struct LowerCx<'a> {
     need_block: bool,
     /// Large `.reg` ranges (`%r<N>` with N over [`EAGER_RANGE`]), declared a
     /// register at a time on first use: prefix -> (type, class, N).
-    lazy_ranges: FxHashMap<String, (String, RegClass, u32)>,
+    lazy_ranges: NameMap<String, (String, RegClass, u32)>,
     /// Registers declared in the enclosing `{ }` scopes, innermost last:
     /// PTX name -> register. A name declared again in an inner scope (or in
     /// a sibling scope) is a register of its own, as in ptxas; its IR name
     /// gets a suffix (`x_1`) to stay unique in the function.
-    scopes: Vec<FxHashMap<String, VReg>>,
+    scopes: Vec<NameMap<ast::Name, VReg>>,
     /// Registers declared in a nested scope: found by name only through
     /// `scopes`, so that a use after their scope closes is an `Unknown
     /// symbol`, as in ptxas (a statement moved out of an inline-asm block
@@ -438,7 +439,7 @@ pub fn lower_module_owned(file: &str, mut m: ast::Module) -> (Module, Vec<Diag>)
     let mut diags = Vec::new();
     let sigs = declarations::signatures(file, &m, &mut diags);
     declarations::check_module_vars(file, &m, &mut diags);
-    let mut symbols: FxHashMap<String, ()> = FxHashMap::default();
+    let mut symbols: NameMap<String, ()> = NameMap::default();
     for item in &m.items {
         match item {
             ast::Item::Function(f) => {
@@ -509,7 +510,7 @@ fn declare_scoped(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClass) {
     }
     let r = cx.func.declare_reg(&ir_name, ty, class);
     cx.scoped.insert(r);
-    cx.scopes[depth].insert(name.to_string(), r);
+    cx.scopes[depth].insert(name.into(), r);
 }
 
 /// The labels of one function, scope by scope.
@@ -525,20 +526,28 @@ fn declare_scoped(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClass) {
 /// is `Unknown symbol`.
 #[derive(Default)]
 struct LabelScopes {
-    /// Per scope id: PTX label name -> block.
-    defs: Vec<FxHashMap<String, Block>>,
+    /// Per scope id: PTX label name -> block. Names are inline
+    /// ([`ast::Name`]): a lookup in a table of 100k labels is one random
+    /// memory access, not two.
+    defs: Vec<NameMap<ast::Name, Block>>,
     /// Every IR block name given out, so that each block's is unique in the
     /// function (a repeated PTX name gets a suffix: `waitLoop_1`).
-    taken: fxhash::FxHashSet<String>,
+    taken: NameSet<ast::Name>,
     /// Every PTX label name of the function: a suffixed name avoids these.
-    literal: fxhash::FxHashSet<String>,
+    literal: NameSet<ast::Name>,
+    /// The block of each label statement of the body, in the order
+    /// `lower_stmts` meets them (pre-order, as [`label_defs`] lists them):
+    /// lowering takes them in turn instead of looking each name up again.
+    in_order: Vec<Option<Block>>,
+    /// How many of `in_order` lowering has taken.
+    next: usize,
 }
 
 impl LabelScopes {
     /// `name` if no block has it and no PTX label of the function is
     /// spelled so, else `name_K` for the first free K.
-    fn unique_name(&mut self, name: &str) -> String {
-        let mut ir = name.to_string();
+    fn unique_name(&mut self, name: &str) -> ast::Name {
+        let mut ir = ast::Name::from(name);
         let mut k = 0;
         // `bbN` is how the IR text names an unlabeled block: a PTX label
         // spelled so gets a suffix, or `--emit ir` would write two blocks
@@ -550,7 +559,7 @@ impl LabelScopes {
         while self.taken.contains(&ir) || (k > 0 && self.literal.contains(&ir)) || writer_name(&ir)
         {
             k += 1;
-            ir = format!("{name}_{k}");
+            ir = compact_str::format_compact!("{name}_{k}");
         }
         self.taken.insert(ir.clone());
         ir
@@ -605,9 +614,16 @@ fn collect_labels_and_locals(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
     let mut scopes = 0;
     label_defs(stmts, 0, &mut scopes, &mut defs);
     let ls = &mut cx.label_scopes;
-    ls.defs = vec![FxHashMap::default(); scopes + 1];
+    ls.defs = vec![NameMap::default(); scopes + 1];
+    // Sized once: growing a table of 100k labels rehashes it, which is a
+    // pass of random memory accesses each time.
+    let top = defs.iter().filter(|&&(scope, ..)| scope == 0).count();
+    ls.defs[0].reserve(top);
+    ls.taken.reserve(defs.len());
+    ls.literal.reserve(defs.len());
     ls.literal
-        .extend(defs.iter().map(|(_, n, _)| n.to_string()));
+        .extend(defs.iter().map(|(_, n, _)| ast::Name::from(*n)));
+    let in_order: Vec<(usize, &str)> = defs.iter().map(|&(scope, n, _)| (scope, n)).collect();
     // Function-scope labels first, so that they keep their own names.
     defs.sort_by_key(|&(scope, ..)| scope != 0);
     let mut dups = Vec::new();
@@ -618,11 +634,17 @@ fn collect_labels_and_locals(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
         }
         let ir = cx.label_scopes.unique_name(name);
         let b = cx.func.blocks.push(ori_ir::BlockData {
-            label: Some(ir.into()),
+            label: Some(ir.as_str().into()),
             nounroll: false,
         });
-        cx.label_scopes.defs[scope].insert(name.to_string(), b);
+        cx.label_scopes.defs[scope].insert(name.into(), b);
     }
+    // A repeated label (an error above) stands for its scope's first.
+    let ls = &mut cx.label_scopes;
+    ls.in_order = in_order
+        .into_iter()
+        .map(|(scope, n)| ls.defs[scope].get(n).copied())
+        .collect();
     dups.sort_by_key(|&(span, _)| span.lo);
     for (span, name) in dups {
         cx.error(span, format!("Duplicate definition of label '{name}'"));
@@ -634,9 +656,11 @@ fn collect_labels_and_locals(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
 fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &mut [ast::Stmt], table: &HandlerTable) {
     for s in stmts {
         match s {
-            ast::Stmt::Label { name, .. } => {
-                let scope = *cx.scope_path.last().unwrap_or(&0);
-                let Some(&b) = cx.label_scopes.defs[scope].get(name.as_str()) else {
+            ast::Stmt::Label { .. } => {
+                let ls = &mut cx.label_scopes;
+                let b = ls.in_order.get(ls.next).copied().flatten();
+                ls.next += 1;
+                let Some(b) = b else {
                     continue;
                 };
                 if !cx.func.layout.is_block_laid_out(b) {
@@ -664,7 +688,7 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &mut [ast::Stmt], table: &HandlerTab
             ast::Stmt::Scope { body, .. } => {
                 cx.next_scope += 1;
                 cx.scope_path.push(cx.next_scope);
-                cx.scopes.push(FxHashMap::default());
+                cx.scopes.push(NameMap::default());
                 declare_regs(cx, body);
                 lower_stmts(cx, body, table);
                 cx.scopes.pop();
@@ -680,8 +704,8 @@ fn lower_function(
     m: &ast::Module,
     f: &ast::Function,
     body: Option<Vec<ast::Stmt>>,
-    symbols: &FxHashMap<String, ()>,
-    sigs: &FxHashMap<String, declarations::Signature>,
+    symbols: &NameMap<String, ()>,
+    sigs: &NameMap<String, declarations::Signature>,
     table: &HandlerTable,
 ) -> (Function, Vec<Diag>) {
     let kind = if f.is_entry {
@@ -716,13 +740,13 @@ fn lower_function(
         next_scope: 0,
         undefined: Vec::new(),
         symbols,
-        locals: FxHashMap::default(),
-        local_sizes: FxHashMap::default(),
+        locals: NameMap::default(),
+        local_sizes: NameMap::default(),
         sigs,
         diags: Vec::new(),
         cur: entry.unwrap_or_else(|| Block::from_u32(0)),
         need_block: false,
-        lazy_ranges: FxHashMap::default(),
+        lazy_ranges: NameMap::default(),
         scopes: Vec::new(),
         scoped: FxHashSet::default(),
     };
