@@ -7,6 +7,7 @@
 
 use crate::consts::*;
 use crate::entities::{Block, VReg};
+use crate::modifiers::ModList;
 use crate::symbol::Symbol;
 use smallvec::SmallVec;
 
@@ -291,8 +292,8 @@ pub struct InstData {
     /// Base mnemonic as written (`add`, `wgmma`, `_warpgroup`), interned.
     pub name: Symbol,
     /// Dotted modifiers without the dots (`["mma_async", "sync", ...]`),
-    /// interned: a wgmma's seven fit inline.
-    pub mods: SmallVec<[Symbol; 8]>,
+    /// the whole list interned ([`ModList`]).
+    pub mods: ModList,
     /// Guard predicate.
     pub guard: Option<Guard>,
     /// Operands in PTX order.
@@ -319,7 +320,7 @@ impl InstData {
         InstData {
             opcode,
             name: Symbol::new(name),
-            mods: mods.iter().map(|m| Symbol::new(m)).collect(),
+            mods: ModList::from_strs(mods),
             guard: None,
             slots: slots.into_iter().collect(),
             line,
@@ -332,7 +333,7 @@ impl InstData {
     /// already interned); the opcode is derived from the mnemonic.
     pub fn interned(
         name: Symbol,
-        mods: &[Symbol],
+        mods: ModList,
         slots: impl IntoIterator<Item = Slot>,
         line: u32,
     ) -> Self {
@@ -340,7 +341,7 @@ impl InstData {
         InstData {
             opcode,
             name,
-            mods: mods.iter().copied().collect(),
+            mods,
             guard: None,
             slots: slots.into_iter().collect(),
             line,
@@ -475,11 +476,14 @@ mod size_tests {
 
     /// A kernel of a million instructions holds a million `InstData`: their
     /// size is most of ori's memory (issue 12 measured 256 bytes, 268 MB at
-    /// 1M). Boxed-slice vectors made operands 24 bytes; this keeps it so.
+    /// 1M). Boxed-slice vectors made operands 24 bytes, and the interned
+    /// modifier list (`ModList`) took the modifiers from 40 bytes to 4; this
+    /// keeps it so.
     #[test]
     fn instructions_stay_small() {
         assert_eq!(std::mem::size_of::<Operand>(), 24);
         assert_eq!(std::mem::size_of::<Slot>(), 32);
-        assert!(std::mem::size_of::<InstData>() <= 224);
+        assert_eq!(std::mem::size_of::<crate::ModList>(), 4);
+        assert!(std::mem::size_of::<InstData>() <= 184);
     }
 }

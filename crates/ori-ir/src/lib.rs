@@ -14,7 +14,9 @@ pub mod diagnostics;
 pub mod entities;
 pub mod function;
 pub mod instructions;
+mod interner;
 pub mod layout;
+pub mod modifiers;
 pub mod parse;
 pub mod pass;
 pub mod render;
@@ -35,6 +37,7 @@ pub use instructions::{
     AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot, Slots,
 };
 pub use layout::Layout;
+pub use modifiers::ModList;
 pub use parse::{parse_module, parse_module_verified, TextError};
 pub use pass::{DumpOptions, ModuleInfo, Pass, PassContext, PassManager, PipelineError};
 pub use serialization::SerializationCode;

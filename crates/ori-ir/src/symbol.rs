@@ -12,42 +12,19 @@
 //! `Symbol` dereferences to `str`, so code that reads modifiers as text
 //! (`m.starts_with("m64")`, `WgmmaForm::decode`) reads them unchanged.
 
-use crate::function::NameHasher;
+use crate::interner::{Ids, Interner};
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-use std::sync::{OnceLock, RwLock};
+use std::sync::OnceLock;
 
-/// log2 of the strings per chunk of the table.
-const CHUNK_BITS: u32 = 12;
-/// Strings per chunk.
-const CHUNK_LEN: usize = 1 << CHUNK_BITS;
-/// Chunks in the table: room for 16M distinct strings.
-const CHUNKS: usize = 4096;
-
-type Map = HashMap<&'static str, u32, BuildHasherDefault<NameHasher>>;
-
-/// One chunk of the table: `CHUNK_LEN` slots, each set once.
-type Chunk = Box<[OnceLock<&'static str>]>;
-
-/// The process-wide table: id -> text (read without locking), text -> id.
-struct Table {
-    chunks: Box<[OnceLock<Chunk>]>,
-    ids: RwLock<Map>,
-}
-
-fn table() -> &'static Table {
-    static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| Table {
-        chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
-        ids: RwLock::new(Map::default()),
-    })
+fn table() -> &'static Interner<str> {
+    static TABLE: OnceLock<Interner<str>> = OnceLock::new();
+    TABLE.get_or_init(Interner::new)
 }
 
 thread_local! {
     /// Each thread's copy of the ids it has looked up: interning a known
     /// string takes no lock.
-    static CACHE: RefCell<Map> = RefCell::new(Map::default());
+    static CACHE: RefCell<Ids<str>> = RefCell::new(Ids::default());
 }
 
 /// An interned string.
@@ -60,41 +37,14 @@ impl Symbol {
         if let Some(id) = CACHE.with(|c| c.borrow().get(s).copied()) {
             return Symbol(id);
         }
-        let t = table();
-        let found = t.ids.read().ok().and_then(|m| m.get(s).copied());
-        let (text, id) = match found {
-            Some(id) => (Symbol(id).as_str(), id),
-            None => {
-                let mut m = t.ids.write().unwrap_or_else(|e| e.into_inner());
-                match m.get_key_value(s) {
-                    Some((&k, &id)) => (k, id),
-                    None => {
-                        let id = u32::try_from(m.len())
-                            .ok()
-                            .filter(|&n| (n as usize) < CHUNKS * CHUNK_LEN)
-                            .expect("more than 16M distinct symbols in one process");
-                        let text: &'static str = Box::leak(s.into());
-                        let chunk = t.chunks[id as usize >> CHUNK_BITS]
-                            .get_or_init(|| (0..CHUNK_LEN).map(|_| OnceLock::new()).collect());
-                        let _ = chunk[id as usize & (CHUNK_LEN - 1)].set(text);
-                        m.insert(text, id);
-                        (text, id)
-                    }
-                }
-            }
-        };
+        let (text, id) = table().intern(s);
         CACHE.with(|c| c.borrow_mut().insert(text, id));
         Symbol(id)
     }
 
     /// The text.
     pub fn as_str(self) -> &'static str {
-        let i = self.0 as usize;
-        table().chunks[i >> CHUNK_BITS]
-            .get()
-            .and_then(|c| c[i & (CHUNK_LEN - 1)].get())
-            .copied()
-            .unwrap_or("")
+        table().get(self.0).unwrap_or("")
     }
 
     /// The table index (stable within a process only).
@@ -189,7 +139,7 @@ mod tests {
 
     #[test]
     fn many_symbols_cross_chunks() {
-        let v: Vec<Symbol> = (0..3 * CHUNK_LEN)
+        let v: Vec<Symbol> = (0..3 * crate::interner::CHUNK_LEN)
             .map(|i| Symbol::new(&format!("s{i}")))
             .collect();
         for (i, s) in v.iter().enumerate() {

@@ -1308,7 +1308,7 @@ impl<'a> Parser<'a> {
             );
         }
         let opcode = Symbol::new(opcode);
-        let mut modifiers = SmallVec::new();
+        let mut modifiers: SmallVec<[Symbol; 8]> = SmallVec::new();
         while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
             modifiers.push(Symbol::new(self.text().get(1..).unwrap_or("")));
             self.bump();
@@ -1340,7 +1340,7 @@ impl<'a> Parser<'a> {
         Ok(Instruction {
             pred,
             opcode,
-            modifiers,
+            modifiers: ModList::new(&modifiers),
             operands,
             span: start.to(self.prev_span()),
         })

@@ -242,7 +242,7 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
     };
     Some(InstData::interned(
         i.opcode,
-        &i.modifiers,
+        i.modifiers,
         slots,
         i.span.line,
     ))
@@ -257,7 +257,7 @@ pub fn lower_branch(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstDa
     let t = cx.label_target(&i.operands[0])?;
     Some(InstData::interned(
         Symbol::new("bra"),
-        &i.modifiers,
+        i.modifiers,
         [Slot::use_(t)],
         i.span.line,
     ))
@@ -272,7 +272,7 @@ pub fn lower_return(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstDa
         );
         return None;
     }
-    Some(InstData::interned(i.opcode, &i.modifiers, [], i.span.line))
+    Some(InstData::interned(i.opcode, i.modifiers, [], i.span.line))
 }
 
 /// `call (ret), f, (args)` / `call f, (args)` / `call f`.
@@ -297,7 +297,7 @@ pub fn lower_call(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData
     check_call_against_callee(cx, i);
     Some(InstData::interned(
         Symbol::new("call"),
-        &i.modifiers,
+        i.modifiers,
         slots,
         i.span.line,
     ))

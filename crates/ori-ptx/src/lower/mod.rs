@@ -758,6 +758,9 @@ fn lower_function(
         }
     }
     if let Some(mut body) = body {
+        // About one instruction per statement (labels and declarations are
+        // few): the table is sized once instead of growing by doubling.
+        cx.func.insts.reserve_exact(body.len());
         declare_regs(&mut cx, &body);
         collect_labels_and_locals(&mut cx, &body);
         lower_stmts(&mut cx, &mut body, table);

@@ -733,7 +733,7 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
     let slots = std::iter::once(Slot::def_use(d)).chain(it.map(Slot::use_));
     Some(InstData::interned(
         Symbol::new("wgmma"),
-        &i.modifiers,
+        i.modifiers,
         slots,
         span.line,
     ))
@@ -894,7 +894,7 @@ fn no_operands(cx: &mut LowerCx<'_>, i: &ast::Instruction, name: &str) -> Option
     if !check_simple(cx, i, name, i.operands.is_empty())? {
         return None;
     }
-    Some(InstData::interned(i.opcode, &i.modifiers, [], i.span.line))
+    Some(InstData::interned(i.opcode, i.modifiers, [], i.span.line))
 }
 
 /// `wgmma.fence` (seed 003: handler `sub_4DA380`).
@@ -935,7 +935,7 @@ pub fn lower_wait_group(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<In
     }
     Some(InstData::interned(
         i.opcode,
-        &i.modifiers,
+        i.modifiers,
         [Slot::use_(Operand::Imm(n))],
         i.span.line,
     ))
@@ -968,7 +968,7 @@ pub fn lower_internal(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Inst
     }
     Some(InstData::interned(
         i.opcode,
-        &i.modifiers,
+        i.modifiers,
         slots,
         i.span.line,
     ))
