@@ -115,13 +115,18 @@ impl PipeState {
 
     /// Apply one instruction.
     pub fn transfer(&mut self, d: &InstData) {
-        match d.opcode {
-            Opcode::WgmmaMmaAsync => {
-                if let Some(w) = d.accum {
-                    union_into(&mut self.open, &[word_index(w.dst)]);
-                }
+        if let Some(e) = Event::of(d) {
+            self.apply(e);
+        }
+    }
+
+    /// Apply one pipeline event.
+    pub fn apply(&mut self, e: Event) {
+        match e {
+            Event::Wgmma(set) => {
+                union_into(&mut self.open, &[set]);
             }
-            op if op.is_commit() => {
+            Event::Commit => {
                 let g = std::mem::take(&mut self.open);
                 self.groups.push(g);
                 if self.groups.len() > MAX_GROUPS {
@@ -133,7 +138,7 @@ impl PipeState {
                     union_into(&mut self.groups[0], &next);
                 }
             }
-            op if op.is_wait() => {
+            Event::Wait(n) => {
                 // ptxas 13.0.88 closes an open stage at a wait as if committed
                 // (`fence; wgmma; wait_group 0; read` compiles clean, the HGMMA
                 // carrying gsb0), although the ISA leaves uncommitted wgmma
@@ -142,14 +147,86 @@ impl PipeState {
                     let g = std::mem::take(&mut self.open);
                     self.groups.push(g);
                 }
-                let n = d.wait_count().unwrap_or(0).max(0) as usize;
+                let n = n as usize;
                 if self.groups.len() > n {
                     let drop = self.groups.len() - n;
                     self.groups.drain(..drop);
                 }
             }
-            _ => {}
         }
+    }
+}
+
+/// What an instruction does to the pipeline state; every other
+/// instruction does nothing to it.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Event {
+    /// A wgmma (with phase 85's words) puts its destination set in flight.
+    Wgmma(u32),
+    /// `commit_group` (or ptxas's internal commit).
+    Commit,
+    /// `wait_group N` (or ptxas's internal wait), N clamped at 0.
+    Wait(u32),
+}
+
+impl Event {
+    /// The event of `d`, if it has one.
+    pub fn of(d: &InstData) -> Option<Event> {
+        match d.opcode {
+            Opcode::WgmmaMmaAsync => d.accum.map(|w| Event::Wgmma(word_index(w.dst))),
+            op if op.is_commit() => Some(Event::Commit),
+            op if op.is_wait() => {
+                let n = d.wait_count().unwrap_or(0).clamp(0, i64::from(u32::MAX));
+                Some(Event::Wait(n as u32))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Every block's pipeline events in order, read once from the
+/// instructions: the fixpoint and the per-block maximum walk these (a few
+/// bytes each) instead of the instructions (184 bytes each), which at a
+/// million instructions no longer stay in cache between walks.
+#[derive(Clone, Debug, Default)]
+pub struct Events {
+    all: Vec<Event>,
+    /// `all[range[b].0 .. range[b].1]` are block `b`'s.
+    range: SecondaryMap<Block, (u32, u32)>,
+}
+
+impl Events {
+    /// Read the events of every laid-out block of `f`.
+    pub fn of(f: &Function) -> Events {
+        let mut ev = Events::default();
+        for &b in f.layout.blocks() {
+            let lo = ev.start_block();
+            let insts = f.layout.block_insts(b).iter();
+            ev.all.extend(insts.filter_map(|&i| Event::of(&f.insts[i])));
+            ev.end_block(b, lo);
+        }
+        ev
+    }
+
+    /// Where the next block's events start (for [`Events::end_block`]).
+    pub fn start_block(&self) -> u32 {
+        self.all.len() as u32
+    }
+
+    /// Append an event of the block being read.
+    pub fn push(&mut self, e: Event) {
+        self.all.push(e);
+    }
+
+    /// The events pushed since `lo` are block `b`'s.
+    pub fn end_block(&mut self, b: Block, lo: u32) {
+        self.range[b] = (lo, self.all.len() as u32);
+    }
+
+    /// Block `b`'s events, in order.
+    pub fn block(&self, b: Block) -> &[Event] {
+        let (lo, hi) = self.range[b];
+        &self.all[lo as usize..hi as usize]
     }
 }
 
@@ -160,12 +237,22 @@ pub struct InFlight {
     pub entry: SecondaryMap<Block, PipeState>,
     /// Rounds the worklist needed (for the benchmark and tests).
     pub visits: usize,
+    /// The blocks' events the solution was computed from.
+    pub events: Events,
 }
 
 impl InFlight {
     /// Solve the dataflow over `f` (its wgmmas must carry phase 85's words).
     pub fn compute(f: &Function, cfg: &ControlFlowGraph) -> InFlight {
-        let mut r = InFlight::default();
+        InFlight::solve(Events::of(f), cfg)
+    }
+
+    /// Solve the dataflow from the blocks' events, read beforehand.
+    pub fn solve(events: Events, cfg: &ControlFlowGraph) -> InFlight {
+        let mut r = InFlight {
+            events,
+            ..InFlight::default()
+        };
         let rpo = cfg.rpo();
         let mut queued: SecondaryMap<Block, bool> = SecondaryMap::new();
         let mut work: VecDeque<Block> = rpo.iter().copied().collect();
@@ -176,8 +263,8 @@ impl InFlight {
             queued[b] = false;
             r.visits += 1;
             let mut s = r.entry[b].clone();
-            for &i in f.layout.block_insts(b) {
-                s.transfer(&f.insts[i]);
+            for &e in r.events.block(b) {
+                s.apply(e);
             }
             for &succ in cfg.succs(b) {
                 if r.entry[succ].join(&s) && !queued[succ] {
@@ -195,25 +282,22 @@ impl InFlight {
     /// waits): only a wgmma adds a set (one more unless already in flight),
     /// a commit moves sets between groups, and only a wait drops some (a
     /// recount of what stays).
-    pub fn max_active_in_block(&self, f: &Function, b: Block) -> usize {
+    pub fn max_active_in_block(&self, b: Block) -> usize {
         let mut s = self.entry[b].clone();
         let mut count = s.all().len();
         let mut most = count;
-        for &i in f.layout.block_insts(b) {
-            let d = &f.insts[i];
-            match d.opcode {
-                Opcode::WgmmaMmaAsync => {
-                    if let Some(w) = d.accum {
-                        count += usize::from(!s.contains(word_index(w.dst)));
-                    }
-                    s.transfer(d);
+        for &e in self.events.block(b) {
+            match e {
+                Event::Wgmma(set) => {
+                    count += usize::from(!s.contains(set));
+                    s.apply(e);
                     most = most.max(count);
                 }
-                op if op.is_wait() => {
-                    s.transfer(d);
+                Event::Wait(_) => {
+                    s.apply(e);
                     count = s.all().len();
                 }
-                _ => s.transfer(d),
+                Event::Commit => s.apply(e),
             }
         }
         most

@@ -8,7 +8,7 @@
 //! ranges is checked against the architecture's limit (C7407).
 
 use crate::accumulator_sets::{collect_accumulators, dst_word, src_word, Access, AccumSetTable};
-use crate::in_flight::InFlight;
+use crate::in_flight::{Event, Events, InFlight};
 use ori_ir::consts::{C7407_TOO_MANY_LIVE_RANGES, PHASE_ORI_PROPAGATE_GMMA};
 use ori_ir::{
     AccumWords, ControlFlowGraph, Diagnostic, Function, GmmaFacts, Opcode, Pass, PassContext,
@@ -58,26 +58,35 @@ impl Pass for OriPropagateGmma {
 /// Annotate every wgmma with its packed words and compute the in-flight facts.
 pub fn propagate(f: &mut Function) -> GmmaFacts {
     let mut table = AccumSetTable::new();
-    let wgmmas: Vec<_> = f
-        .layout
-        .all_insts()
-        .filter(|i| f.insts[*i].opcode == Opcode::WgmmaMmaAsync)
-        .collect();
-    for i in wgmmas {
-        let src = collect_accumulators(f, &f.insts[i], Access::Read);
-        let dst = collect_accumulators(f, &f.insts[i], Access::Written);
-        let (s, d) = (table.intern(&src), table.intern(&dst));
-        f.insts[i].accum = Some(AccumWords {
-            src: src_word(s),
-            dst: dst_word(d),
-        });
+    // One walk of the instructions: each wgmma gets its words, and every
+    // block's pipeline events are read for the dataflow.
+    let mut events = Events::default();
+    for bk in 0..f.layout.blocks().len() {
+        let b = f.layout.blocks()[bk];
+        let lo = events.start_block();
+        for k in 0..f.layout.block_insts(b).len() {
+            let i = f.layout.block_insts(b)[k];
+            if f.insts[i].opcode == Opcode::WgmmaMmaAsync {
+                let src = collect_accumulators(f, &f.insts[i], Access::Read);
+                let dst = collect_accumulators(f, &f.insts[i], Access::Written);
+                let (s, d) = (table.intern(&src), table.intern(&dst));
+                f.insts[i].accum = Some(AccumWords {
+                    src: src_word(s),
+                    dst: dst_word(d),
+                });
+            }
+            if let Some(e) = Event::of(&f.insts[i]) {
+                events.push(e);
+            }
+        }
+        events.end_block(b, lo);
     }
     let cfg = ControlFlowGraph::compute(f);
-    let flow = InFlight::compute(f, &cfg);
+    let flow = InFlight::solve(events, &cfg);
     let mut facts = GmmaFacts::default();
     for &b in f.layout.blocks() {
         facts.in_flight_at_entry[b] = flow.entry[b].all();
-        facts.max_active = facts.max_active.max(flow.max_active_in_block(f, b) as u32);
+        facts.max_active = facts.max_active.max(flow.max_active_in_block(b) as u32);
     }
     facts.sets = table.into_sets();
     facts

@@ -23,7 +23,17 @@ pub struct ControlFlowGraph {
 impl ControlFlowGraph {
     /// Compute the CFG of `f`.
     pub fn compute(f: &Function) -> Self {
-        let mut cfg = ControlFlowGraph::default();
+        // Sized once: a function of 200k blocks would otherwise grow each
+        // table by doubling, copying it every time.
+        let n = f.blocks.len();
+        let mut cfg = ControlFlowGraph {
+            succs: SecondaryMap::with_capacity(n),
+            preds: SecondaryMap::with_capacity(n),
+            rpo: Vec::with_capacity(n),
+            rpo_index: SecondaryMap::with_capacity(n),
+        };
+        cfg.succs.resize(n);
+        cfg.preds.resize(n);
         for &b in f.layout.blocks() {
             let mut succs: SmallVec<[Block; 2]> = SmallVec::new();
             let mut falls_through = true;
@@ -60,8 +70,8 @@ impl ControlFlowGraph {
         let Some(&entry) = f.layout.blocks().first() else {
             return;
         };
-        let mut visited: SecondaryMap<Block, bool> = SecondaryMap::new();
-        let mut post = Vec::new();
+        let mut visited: SecondaryMap<Block, bool> = SecondaryMap::with_capacity(f.blocks.len());
+        let mut post = Vec::with_capacity(f.blocks.len());
         let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
         visited[entry] = true;
         while let Some((b, k)) = stack.pop() {
