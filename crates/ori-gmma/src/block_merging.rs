@@ -39,13 +39,24 @@ impl PtxasBlocks {
         cfg: &ControlFlowGraph,
         dt: &ori_ir::DominatorTree,
     ) -> PtxasBlocks {
+        let unrolled = crate::loops::fully_unrolled_back_edges(f, cfg, dt);
+        PtxasBlocks::compute_from(f, cfg, &unrolled)
+    }
+
+    /// [`PtxasBlocks::compute`] with the back edges `(latch, header)` of
+    /// the fully unrolled loops already found ([`crate::loops::Loops`]).
+    pub fn compute_from(
+        f: &Function,
+        cfg: &ControlFlowGraph,
+        unrolled: &[(Block, Block)],
+    ) -> PtxasBlocks {
         let mut starts = SecondaryMap::new();
         for &b in f.layout.blocks() {
             starts[b] = !merged_into_predecessor(f, cfg, b);
         }
         // ptxas unrolls a loop with a constant bound in full (`heldout3_14`: even
         // 64 iterations come out straight-line), so its header is no boundary.
-        for (_, h) in crate::loops::fully_unrolled_back_edges(f, cfg, dt) {
+        for &(_, h) in unrolled {
             starts[h] = false;
         }
         // The arms of an if-converted hammock become predicated code of its head.

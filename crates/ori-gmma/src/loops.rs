@@ -10,7 +10,7 @@
 //! the blocks of those whose exit test does not compare against a constant.
 
 use cranelift_entity::SecondaryMap;
-use ori_ir::{Block, ControlFlowGraph, DominatorTree, Function, Opcode, Operand};
+use ori_ir::{Block, ControlFlowGraph, DominatorTree, Function, Opcode, Operand, Symbol};
 
 /// The largest loop body (PTX instructions, all its blocks) ptxas 13.0.88
 /// unrolls. Probed on `c7514_loop_pure_read_before_commit` padded with
@@ -89,6 +89,9 @@ pub struct Loops {
     /// LAB_WAIT;` in CUTLASS's and FA3's inline asm) leaves them as they
     /// came in (R-sticky-groups, FA3's forward and backward kernels).
     pub committing_header: SecondaryMap<Block, bool>,
+    /// The back edges `(latch, header)` of the loops ptxas unrolls in full
+    /// (see [`fully_unrolled_back_edges`]).
+    pub fully_unrolled: Vec<(Block, Block)>,
 }
 
 impl Loops {
@@ -102,6 +105,11 @@ impl Loops {
             header: SecondaryMap::new(),
             kept_back_edges: Default::default(),
             committing_header: SecondaryMap::new(),
+            fully_unrolled: loops
+                .iter()
+                .filter(|l| l.constant)
+                .map(|l| (l.latch, l.header))
+                .collect(),
         };
         for l in &loops {
             out.header[l.header] = true;
@@ -279,9 +287,10 @@ pub fn constant_bound(f: &Function, s: Block) -> bool {
     let Some(guard) = d.guard.as_ref().filter(|_| d.opcode == Opcode::Branch) else {
         return false;
     };
+    let setp = Symbol::new("setp");
     insts.iter().rev().skip(1).any(|&i| {
         let x = &f.insts[i];
-        x.name.starts_with("setp")
+        x.name == setp
             && x.defs().contains(&guard.reg)
             && x.slots.iter().any(|s| matches!(s.op, Operand::Imm(_)))
     })

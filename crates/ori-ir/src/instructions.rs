@@ -418,7 +418,20 @@ impl InstData {
 
     /// Whether this is a sparse `wgmma.mma_async.sp`.
     pub fn is_sparse_wgmma(&self) -> bool {
-        self.opcode == Opcode::WgmmaMmaAsync && self.has_mod("sp")
+        self.opcode == Opcode::WgmmaMmaAsync
+            && match self.wgmma_form() {
+                Some(w) => w.sparse,
+                None => self.has_mod("sp"),
+            }
+    }
+
+    /// The form of a wgmma (`None` for another instruction, or modifiers
+    /// that do not decode), decoded once per modifier list.
+    pub fn wgmma_form(&self) -> Option<crate::WgmmaForm> {
+        if self.opcode != Opcode::WgmmaMmaAsync {
+            return None;
+        }
+        crate::WgmmaForm::of_list(self.mods).ok()
     }
 
     /// The slot of a wgmma's `scale-d`: 3, or 5 in the sparse form, where

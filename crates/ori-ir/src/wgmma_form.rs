@@ -232,6 +232,22 @@ impl WgmmaForm {
         })
     }
 
+    /// [`WgmmaForm::decode`] of an interned modifier list, decoded once per
+    /// list and thread: phases 85 and 87 ask for the form of every wgmma
+    /// several times, and a kernel has a handful of distinct lists.
+    pub fn of_list(mods: crate::ModList) -> Result<WgmmaForm, FormError> {
+        thread_local! {
+            static DECODED: std::cell::RefCell<fxhash::FxHashMap<crate::ModList, Result<WgmmaForm, FormError>>> =
+                Default::default();
+        }
+        if let Some(r) = DECODED.with(|m| m.borrow().get(&mods).cloned()) {
+            return r;
+        }
+        let r = WgmmaForm::decode(&mods);
+        DECODED.with(|m| m.borrow_mut().insert(mods, r.clone()));
+        r
+    }
+
     /// Number of 32-bit accumulator registers per thread: N/2 for `.f32`/`.s32`, N/4 for `.f16`.
     pub fn accumulator_regs(&self) -> usize {
         if self.dtype == ElemType::F16 {

@@ -22,10 +22,11 @@ impl Analyses {
     pub(super) fn compute(f: &Function) -> Analyses {
         let cfg = ControlFlowGraph::compute(f);
         let dt = DominatorTree::compute(&cfg);
+        let loops = Loops::compute(f, &cfg, &dt);
         Analyses {
             uni: Uniformity::compute(f, &cfg),
-            blocks: PtxasBlocks::compute_with(f, &cfg, &dt),
-            loops: Loops::compute(f, &cfg, &dt),
+            blocks: PtxasBlocks::compute_from(f, &cfg, &loops.fully_unrolled),
+            loops,
             cfg,
             dt,
         }

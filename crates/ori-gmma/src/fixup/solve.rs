@@ -59,15 +59,23 @@ impl Walker<'_> {
             no_arrive: true,
             ..State::default()
         });
+        // Blocks whose entry changed since their last walk: a round walks
+        // only these (in reverse postorder), since a walk is a function of
+        // the entry state alone. Round 1 walks every reachable block.
+        let mut dirty: SecondaryMap<Block, bool> = SecondaryMap::new();
+        dirty[start] = true;
+        let mut pending = 1usize;
         let mut rounds = 0;
-        let mut changed = true;
-        while changed {
+        while pending > 0 {
             if rounds == MAX_ROUNDS {
                 return Err(NotConverged { rounds });
             }
             rounds += 1;
-            changed = false;
             for &b in self.an.cfg.rpo() {
+                if !std::mem::take(&mut dirty[b]) {
+                    continue;
+                }
+                pending -= 1;
                 let Some(entry) = sol.entry[b].clone() else {
                     continue;
                 };
@@ -75,7 +83,11 @@ impl Walker<'_> {
                     sol.first[b] = Some(entry.clone());
                 }
                 let out = self.transfer_block(b, entry);
-                changed |= self.propagate(b, &out, &mut sol.entry);
+                for s in self.propagate(b, &out, &mut sol.entry) {
+                    if !std::mem::replace(&mut dirty[s], true) {
+                        pending += 1;
+                    }
+                }
                 sol.outs[b] = Some(out);
             }
         }
@@ -93,14 +105,15 @@ impl Walker<'_> {
         out
     }
 
-    /// Join `out` into the entries of `b`'s successors; whether one grew.
+    /// Join `out` into the entries of `b`'s successors; the successors whose
+    /// entry grew.
     fn propagate(
         &self,
         b: Block,
         out: &State,
         entry: &mut SecondaryMap<Block, Option<State>>,
-    ) -> bool {
-        let mut changed = false;
+    ) -> smallvec::SmallVec<[Block; 2]> {
+        let mut grew = smallvec::SmallVec::new();
         for &s in self.an.cfg.succs(b) {
             // R-kept-loop-back-edge: what the user's waits taught the walk
             // does not go round a loop ptxas keeps (see `loops`).
@@ -112,15 +125,18 @@ impl Walker<'_> {
             } else {
                 std::borrow::Cow::Borrowed(out)
             };
-            match &mut entry[s] {
-                Some(e) => changed |= e.join(&carried),
+            let changed = match &mut entry[s] {
+                Some(e) => e.join(&carried),
                 slot @ None => {
                     *slot = Some(carried.into_owned());
-                    changed = true;
+                    true
                 }
+            };
+            if changed {
+                grew.push(s);
             }
         }
-        changed
+        grew
     }
 
     /// Decide (R-first-visit): one visit over the first-pass states, then

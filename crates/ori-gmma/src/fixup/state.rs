@@ -79,7 +79,7 @@ pub(super) struct State {
 
 /// A wgmma's shape as one number (`m << 20 | n << 8 | k`), 0 if unknown.
 pub(super) fn wgmma_shape(d: &InstData) -> u32 {
-    ori_ir::WgmmaForm::decode(&d.mods)
+    d.wgmma_form()
         .map(|w| (w.m << 20) | (w.n << 8) | w.k)
         .unwrap_or(0)
 }
