@@ -281,6 +281,12 @@ fn record_decisions(f: &mut Function, plan: &Plan) {
 /// instruction) does not see the insertions.
 fn edit(f: &mut Function, an: &Analyses, plan: &mut Plan, mode: Mode) {
     let strict_edits = plan.failure.is_none();
+    // The most instructions the edits below make: the table grows once.
+    let made = plan.implicit_commits.len()
+        + 2 * (plan.waits.len() + plan.ub_writes.len())
+        + plan.arrives.len()
+        + plan.ub_arrives.len();
+    f.insts.reserve_exact(made);
     f.layout.begin_batch();
     for &w in &plan.implicit_commits {
         let line = f.insts[w].line;

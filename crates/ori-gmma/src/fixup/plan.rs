@@ -6,7 +6,7 @@
 
 use super::rules::RuleId;
 use crate::in_flight::PipeState;
-use fxhash::FxHashSet;
+use fxhash::FxHashMap;
 use ori_ir::{Block, Inst, SerializationCode, VReg};
 
 /// How an injected wait closes the wgmmas still open (uncommitted) before it.
@@ -89,8 +89,13 @@ impl Failure {
 /// Decisions of the primary fixup.
 #[derive(Default, Debug)]
 pub(super) struct Plan {
-    /// Decisions already recorded.
-    seen: FxHashSet<(Seen, Inst)>,
+    /// A scratch plan (the fixpoint's walks): records nothing, since its
+    /// decisions are thrown away; keeps a walk of a huge block from
+    /// filling a table no one reads.
+    scratch: bool,
+    /// Decisions already recorded, with where each went in its list
+    /// (`waits`, `ub_writes`; 0 for the others).
+    seen: FxHashMap<(Seen, Inst), u32>,
     /// Arrives to inject before these wgmmas (or empty commits).
     pub(super) arrives: Vec<(Inst, RuleId)>,
     /// Waits to inject.
@@ -137,10 +142,29 @@ impl Plan {
         })
     }
 
+    /// A plan whose decisions are not kept (see `scratch`).
+    pub(super) fn scratch() -> Plan {
+        Plan {
+            scratch: true,
+            ..Plan::default()
+        }
+    }
+
     /// Whether `(kind, i)` is new: each decision is recorded once, however
-    /// many visits reach it (a set, so that this stays O(1)).
+    /// many visits reach it (a table, so that this stays O(1)). Never, in
+    /// a scratch plan.
     pub(super) fn first(&mut self, kind: Seen, i: Inst) -> bool {
-        self.seen.insert((kind, i))
+        self.first_at(kind, i, 0)
+    }
+
+    /// [`Plan::first`], recording `k` as the decision's place in its list.
+    fn first_at(&mut self, kind: Seen, i: Inst, k: usize) -> bool {
+        !self.scratch && self.seen.insert((kind, i), k as u32).is_none()
+    }
+
+    /// Where the decision `(kind, i)` went in its list, if it was recorded.
+    fn recorded(&self, kind: Seen, i: Inst) -> Option<usize> {
+        self.seen.get(&(kind, i)).map(|&k| k as usize)
     }
 
     /// Record `kind` at `i` when the walk still injects and it is new.
@@ -160,7 +184,7 @@ impl Plan {
     /// open (the converged state brings them round a back edge) gets the
     /// commit it then needs: a wait covers committed groups only.
     pub(super) fn wait(&mut self, at: Inst, close: Close, line: Option<u32>, rule: RuleId) {
-        if self.record(Seen::Wait, at) {
+        if self.injecting() && self.first_at(Seen::Wait, at, self.waits.len()) {
             self.waits.push(WaitAt {
                 at,
                 close,
@@ -168,9 +192,15 @@ impl Plan {
                 rule,
             });
         } else if close == Close::CommitBatch {
-            let earlier = self.waits.iter_mut().find(|w| w.at == at);
-            if let Some(w) = earlier.filter(|w| w.close == Close::Nothing) {
-                w.close = Close::CommitBatch;
+            // Its recorded place, unless a late check has since dropped
+            // waits (then found by a scan).
+            let k = self.recorded(Seen::Wait, at);
+            let k = k.filter(|&k| self.waits.get(k).is_some_and(|w| w.at == at));
+            let k = k.or_else(|| self.waits.iter().position(|w| w.at == at));
+            if let Some(w) = k.map(|k| &mut self.waits[k]) {
+                if w.close == Close::Nothing {
+                    w.close = Close::CommitBatch;
+                }
             }
         }
     }
@@ -178,12 +208,16 @@ impl Plan {
     /// An access the ISA calls undefined at `i` (register `r`), with the
     /// close its ISA-strict wait needs (upgraded as for [`Plan::wait`]).
     pub(super) fn undefined_write(&mut self, i: Inst, r: VReg, close: Close) {
-        if self.record(Seen::UbWrite, i) {
+        if self.injecting() && self.first_at(Seen::UbWrite, i, self.ub_writes.len()) {
             self.ub_writes.push((i, r, close));
         } else if close == Close::CommitBatch {
-            let earlier = self.ub_writes.iter_mut().find(|w| w.0 == i);
-            if let Some(w) = earlier.filter(|w| w.2 == Close::Nothing) {
-                w.2 = Close::CommitBatch;
+            let k = self.recorded(Seen::UbWrite, i);
+            let k = k.filter(|&k| self.ub_writes.get(k).is_some_and(|w| w.0 == i));
+            let k = k.or_else(|| self.ub_writes.iter().position(|w| w.0 == i));
+            if let Some(w) = k.map(|k| &mut self.ub_writes[k]) {
+                if w.2 == Close::Nothing {
+                    w.2 = Close::CommitBatch;
+                }
             }
         }
     }

@@ -97,7 +97,7 @@ impl Walker<'_> {
     /// The state out of block `b`, with what only matters inside a block
     /// dropped (`exposed`).
     fn transfer_block(&self, b: Block, entry: State) -> State {
-        let mut out = self.walk_block(b, entry, &mut Plan::default());
+        let mut out = self.walk_block(b, entry, &mut Plan::scratch());
         let ex = &self.exposed;
         out.touched.retain(|r| ex[*r]);
         out.read_touched.retain(|r| ex[*r]);

@@ -12,7 +12,7 @@ use super::plan::{Close, Plan, Seen};
 use super::rules::{Mode, RuleId};
 use super::state::{add_all, wgmma_shape, State};
 use cranelift_entity::SecondaryMap;
-use fxhash::{FxHashMap, FxHashSet};
+use fxhash::FxHashSet;
 use ori_ir::{Block, Function, Inst, InstData, Opcode, Operand, RegClass, VReg};
 use smallvec::SmallVec;
 
@@ -44,6 +44,8 @@ pub(super) struct Walker<'a> {
     /// Registers of a wgmma with no arrive before it in its block: only these
     /// need to stay in `touched` / `read_touched` / `shapes` across blocks.
     pub(super) exposed: SecondaryMap<VReg, bool>,
+    /// The block walk's register counts, between blocks (cleared).
+    spare_counts: std::cell::Cell<RegCounts>,
 }
 
 /// Registers of a wgmma with no arrive before it in its block.
@@ -89,7 +91,42 @@ struct BlockCx {
     block_fragments: FxHashSet<VReg>,
     /// Accumulator registers a wgmma earlier in this PTX block wrote, with
     /// the number of wgmma that wrote each.
-    block_wgmma_defs: FxHashMap<VReg, u32>,
+    block_wgmma_defs: RegCounts,
+}
+
+/// A count per register, dense (indexed by register) and cleared by the
+/// registers it touched: a straight-line block of 100k wgmma counts 400k
+/// accumulators, which a hash map kept scattered over memory. One is kept
+/// by the walker and lent to each block in turn.
+#[derive(Default)]
+pub(super) struct RegCounts {
+    counts: SecondaryMap<VReg, u32>,
+    touched: Vec<VReg>,
+}
+
+impl RegCounts {
+    fn incr(&mut self, r: VReg) {
+        if self.counts[r] == 0 {
+            self.touched.push(r);
+        }
+        self.counts[r] += 1;
+    }
+
+    fn get(&self, r: VReg) -> u32 {
+        self.counts.get(r).copied().unwrap_or(0)
+    }
+
+    fn remove(&mut self, r: VReg) {
+        if self.counts.get(r).is_some() {
+            self.counts[r] = 0;
+        }
+    }
+
+    fn clear(&mut self) {
+        for r in self.touched.drain(..) {
+            self.counts[r] = 0;
+        }
+    }
 }
 
 impl BlockCx {
@@ -157,6 +194,8 @@ impl Walker<'_> {
         st.block_wgmma = bx.block_wgmma;
         st.fresh_arrive = bx.fresh_arrive;
         st.block_issues = bx.block_issues;
+        bx.block_wgmma_defs.clear();
+        self.spare_counts.replace(bx.block_wgmma_defs);
         st
     }
 
@@ -181,7 +220,7 @@ impl Walker<'_> {
             fresh_arrive: st.fresh_arrive,
             block_issues: std::mem::take(&mut st.block_issues),
             block_fragments: FxHashSet::default(),
-            block_wgmma_defs: FxHashMap::default(),
+            block_wgmma_defs: self.spare_counts.take(),
         }
     }
 
@@ -364,7 +403,7 @@ impl Walker<'_> {
                 Some(e) => e.1 = shape,
                 None => st.shapes.push((r, shape)),
             }
-            *bx.block_wgmma_defs.entry(r).or_insert(0) += 1;
+            bx.block_wgmma_defs.incr(r);
         }
         bx.block_wgmma = true;
         st.wgmma_since_arrive = true;
@@ -691,7 +730,7 @@ impl Walker<'_> {
     ) -> (bool, bool) {
         let b = bx.b;
         let kill_chain = acc.defs.iter().copied().find(|r| {
-            bx.block_wgmma_defs.get(r) == Some(&1)
+            bx.block_wgmma_defs.get(*r) == 1
                 && !acc.uses.contains(r)
                 && self.wgmma_later_in_block_using(b, i, *r)
         });
@@ -979,7 +1018,7 @@ impl Walker<'_> {
         st.read_touched
             .extend(acc.uses.iter().copied().filter(tensor));
         for r in &acc.defs {
-            bx.block_wgmma_defs.remove(r);
+            bx.block_wgmma_defs.remove(*r);
         }
         let plain_copy = self.mode == Mode::Ptxas
             && &*d.name == "mov"
@@ -1058,6 +1097,7 @@ impl<'a> Walker<'a> {
             mode,
             pos,
             exposed: exposed_regs(f),
+            spare_counts: Default::default(),
         }
     }
 }
