@@ -253,7 +253,7 @@ const FIXIT_ROUNDS: usize = 4;
 /// compiling that text again, would still make something explicit (an
 /// arrive or wait to inject, or a serialization other than C7509 and C7512,
 /// which no rewrite removes; see [`fixit_needs_more`]), the fix-it is
-/// applied to its own text again, up to [`FIXIT_ROUNDS`] rounds. One round
+/// applied to its own text again, up to `FIXIT_ROUNDS` (4) rounds. One round
 /// can expose what the next must handle: serializing a function for one
 /// reason (C7520: an arrive in divergent code) leaves a register another
 /// instruction kills between two wgmma, which ptxas gives C7511 however
