@@ -14,22 +14,32 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash};
 use std::sync::{OnceLock, RwLock};
 
-/// log2 of the values per chunk of a table.
-pub(crate) const CHUNK_BITS: u32 = 12;
-/// Values per chunk.
-pub(crate) const CHUNK_LEN: usize = 1 << CHUNK_BITS;
-/// Chunks in a table: room for 16M distinct values.
-const CHUNKS: usize = 4096;
+/// log2 of the values in a table's first segment.
+const BASE_BITS: u32 = 6;
+/// Segments in a table: segment `k` holds `2^(BASE_BITS + k)` values, so
+/// 18 segments hold 16M distinct values, and a process that interns a few
+/// hundred (a CLI run on one kernel) allocates and touches a few kilobytes:
+/// fixed-size chunks of 4,096 slots cost each run about a hundred page
+/// faults before it read its input.
+const SEGMENTS: usize = 18;
+
+/// The segment of `id` and its place there.
+fn locate(id: u32) -> (usize, usize) {
+    let x = (id as u64 >> BASE_BITS) + 1;
+    let seg = 63 - x.leading_zeros() as usize;
+    let first = ((1u64 << seg) - 1) << BASE_BITS;
+    (seg, (id as u64 - first) as usize)
+}
 
 /// value -> id, hashed like names.
 pub(crate) type Ids<T> = HashMap<&'static T, u32, BuildHasherDefault<NameHasher>>;
 
-/// One chunk: `CHUNK_LEN` slots, each set once.
-type Chunk<T> = Box<[OnceLock<&'static T>]>;
+/// One segment: its slots, each set once.
+type Segment<T> = Box<[OnceLock<&'static T>]>;
 
 /// One interning table: id -> value without locking, value -> id.
 pub(crate) struct Interner<T: ?Sized + 'static> {
-    chunks: Box<[OnceLock<Chunk<T>>]>,
+    segments: [OnceLock<Segment<T>>; SEGMENTS],
     ids: RwLock<Ids<T>>,
 }
 
@@ -41,19 +51,15 @@ where
     /// An empty table.
     pub(crate) fn new() -> Self {
         Interner {
-            chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
+            segments: std::array::from_fn(|_| OnceLock::new()),
             ids: RwLock::new(Ids::default()),
         }
     }
 
     /// The value of `id`, if it was given out.
     pub(crate) fn get(&self, id: u32) -> Option<&'static T> {
-        let i = id as usize;
-        self.chunks
-            .get(i >> CHUNK_BITS)?
-            .get()
-            .and_then(|c| c[i & (CHUNK_LEN - 1)].get())
-            .copied()
+        let (seg, at) = locate(id);
+        self.segments.get(seg)?.get()?.get(at)?.get().copied()
     }
 
     /// The id of `v` (and the table's copy of it), adding it if it is new.
@@ -70,13 +76,43 @@ where
         }
         let id = u32::try_from(m.len())
             .ok()
-            .filter(|&n| (n as usize) < CHUNKS * CHUNK_LEN)
+            .filter(|&n| locate(n).0 < SEGMENTS)
             .expect("more than 16M distinct interned values in one process");
         let kept: &'static T = Box::leak(Box::<T>::from(v));
-        let chunk = self.chunks[id as usize >> CHUNK_BITS]
-            .get_or_init(|| (0..CHUNK_LEN).map(|_| OnceLock::new()).collect());
-        let _ = chunk[id as usize & (CHUNK_LEN - 1)].set(kept);
+        let (seg, at) = locate(id);
+        let len = 1usize << (BASE_BITS as usize + seg);
+        let segment =
+            self.segments[seg].get_or_init(|| (0..len).map(|_| OnceLock::new()).collect());
+        let _ = segment[at].set(kept);
         m.insert(kept, id);
         (kept, id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_tile_the_ids() {
+        assert_eq!(locate(0), (0, 0));
+        assert_eq!(locate(63), (0, 63));
+        assert_eq!(locate(64), (1, 0));
+        assert_eq!(locate(191), (1, 127));
+        assert_eq!(locate(192), (2, 0));
+        let mut next = (0, 0);
+        for id in 0..100_000u32 {
+            let (seg, at) = locate(id);
+            assert_eq!((seg, at), next, "id {id}");
+            assert!(at < 1 << (BASE_BITS as usize + seg));
+            next = if at + 1 == 1 << (BASE_BITS as usize + seg) {
+                (seg + 1, 0)
+            } else {
+                (seg, at + 1)
+            };
+        }
+        // The last id the table gives out is in its last segment.
+        let last = (((1u64 << SEGMENTS) - 1) << BASE_BITS) - 1;
+        assert_eq!(locate(last as u32).0, SEGMENTS - 1);
     }
 }

@@ -138,10 +138,8 @@ mod tests {
     }
 
     #[test]
-    fn many_symbols_cross_chunks() {
-        let v: Vec<Symbol> = (0..3 * crate::interner::CHUNK_LEN)
-            .map(|i| Symbol::new(&format!("s{i}")))
-            .collect();
+    fn many_symbols_cross_segments() {
+        let v: Vec<Symbol> = (0..20_000).map(|i| Symbol::new(&format!("s{i}"))).collect();
         for (i, s) in v.iter().enumerate() {
             assert_eq!(s.as_str(), format!("s{i}"));
         }
