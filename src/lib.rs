@@ -5,6 +5,8 @@
 //! data) and any requested IR dumps. The CLI is a thin shell over this; a
 //! toy compiler embeds the same calls.
 
+#![warn(missing_docs)]
+
 pub use ori_gmma as gmma;
 pub use ori_host as host;
 pub use ori_ir as ir;

@@ -13,6 +13,8 @@
 //! compiling again with nothing left to inject, and the `.ori` text form
 //! round-tripping.
 
+#![warn(missing_docs)]
+
 pub mod check;
 pub mod mutate;
 pub mod pipeline;

@@ -6,6 +6,8 @@
 //! instructions touch in-flight registers, or serializes the pipeline with
 //! ptxas's warnings. One file per concern, named for what it holds.
 
+#![warn(missing_docs)]
+
 pub mod accumulator_sets;
 pub mod block_merging;
 pub mod fixup;

@@ -32,6 +32,8 @@
 //! The `.aligned` uniformity rules and the async-proxy (shared memory)
 //! fence are not register hazards and are not checked.
 
+#![warn(missing_docs)]
+
 pub mod bitset;
 mod check;
 pub mod hazard;

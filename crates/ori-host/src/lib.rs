@@ -15,6 +15,8 @@
 //! Checked against an H100: `tests/host/` holds kernels, inputs and the
 //! GPU's outputs (`tests/host_backend.rs` compares).
 
+#![warn(missing_docs)]
+
 pub mod exec;
 pub mod memory;
 pub mod numbers;

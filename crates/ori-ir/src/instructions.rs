@@ -150,7 +150,14 @@ pub enum Operand {
     /// An immediate.
     Imm(Imm),
     /// `[base+offset]`; the state space is in the modifiers.
-    Addr { base: AddrBase, offset: i64 },
+    Addr {
+        /// What the address is relative to: a register, a symbol, or nothing
+        /// (an absolute address).
+        base: AddrBase,
+        /// The signed byte offset added to `base` (`-8` in `[%rd1-8]`; 0 when
+        /// none is written); the whole address when `base` is `None`.
+        offset: i64,
+    },
     /// A block (label) target.
     Block(Block),
     /// A symbol: parameter, global variable, function name.

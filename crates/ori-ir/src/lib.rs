@@ -7,6 +7,8 @@
 //! round-trips, a verifier, diagnostics as data and a pass manager — and the
 //! home of every constant shared with ptxas (`consts`).
 
+#![warn(missing_docs)]
+
 pub mod builder;
 pub mod cfg;
 pub mod consts;

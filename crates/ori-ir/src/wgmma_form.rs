@@ -15,15 +15,26 @@ use std::fmt;
 /// An element type of a wgmma operand.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum ElemType {
+    /// `.f16`: IEEE 754 half precision (16 bits); an A/B type, or the D type
+    /// of the half and FP8 tables.
     F16,
+    /// `.bf16`: bfloat16 (16 bits, 8-bit exponent); an A/B type only.
     Bf16,
+    /// `.tf32`: TensorFloat-32, held in a 32-bit word; an A/B type only.
     Tf32,
+    /// `.e4m3`: 8-bit float with 4 exponent and 3 mantissa bits (FP8).
     E4m3,
+    /// `.e5m2`: 8-bit float with 5 exponent and 2 mantissa bits (FP8).
     E5m2,
+    /// `.s8`: signed 8-bit integer; an A/B type of the integer table.
     S8,
+    /// `.u8`: unsigned 8-bit integer; an A/B type of the integer table.
     U8,
+    /// `.b1`: single bit; the A/B type of the `.and.popc` table.
     B1,
+    /// `.f32`: IEEE 754 single precision; a D (accumulator) type.
     F32,
+    /// `.s32`: signed 32-bit integer; the D type of the integer and b1 tables.
     S32,
 }
 
@@ -88,13 +99,24 @@ pub enum Family {
 /// Everything the modifiers of a `wgmma.mma_async` say.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub struct WgmmaForm {
+    /// M of the `.mMnNkK` shape: rows of A and D; always 64.
     pub m: u32,
+    /// N of the shape: columns of B and D (8 to 256, in the steps the ISA
+    /// table of the family allows).
     pub n: u32,
+    /// K of the shape: the reduction depth, as many A elements as fill 256
+    /// bits (16 for `.f16`, 32 for `.s8`, 256 for `.b1`), doubled for `.sp`.
     pub k: u32,
+    /// Element type of the accumulator D (the first type modifier).
     pub dtype: ElemType,
+    /// Element type of A (the second type modifier).
     pub atype: ElemType,
+    /// Element type of B (the third type modifier).
     pub btype: ElemType,
+    /// `.satfinite`: the `.s32` result is clamped to the s32 range instead of
+    /// wrapping; only accepted in [`Family::Int8`].
     pub satfinite: bool,
+    /// The ISA table the D/A/B type combination belongs to.
     pub family: Family,
     /// `.sp`: structured-sparse A (K doubled, metadata and selector operands).
     pub sparse: bool,

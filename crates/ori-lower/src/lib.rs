@@ -7,6 +7,8 @@
 //! `inline_calls` writes calls out as the callee's body for it, where a call
 //! is what made ptxas serialize.
 
+#![warn(missing_docs)]
+
 pub mod inline_calls;
 pub mod ptx;
 pub mod ptx_text;

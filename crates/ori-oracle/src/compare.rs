@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 /// What ori produced for one case.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Observed {
+    /// ori's exit status for the case; the comparison only asks whether it
+    /// is zero, as ptxas's is.
     pub exit_code: i32,
     /// Diagnostic lines (ori's stderr); lines that are not ptxas-style
     /// diagnostics are ignored by the comparison.
@@ -36,6 +38,8 @@ pub struct CaseAgreement {
 }
 
 impl CaseAgreement {
+    /// `true` when every column agrees; a skeleton that is not comparable
+    /// (`skeleton_agree == None`) does not count against it.
     pub fn all_agree(&self) -> bool {
         self.messages_agree
             && self.lines_agree
@@ -174,17 +178,22 @@ pub fn compare(expected: &Expectation, observed: &Observed) -> CaseAgreement {
 /// Rows of case agreements with totals.
 #[derive(Clone, Debug, Default)]
 pub struct AgreementTable {
+    /// One row per case, in the order pushed: the case name and its agreement.
     pub rows: Vec<(String, CaseAgreement)>,
 }
 
 /// Agreeing and applicable counts of one column.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ColumnTotal {
+    /// Cases that agree in this column.
     pub agree: usize,
+    /// Cases the column applies to: every case, except for the skeleton
+    /// column, which leaves out cases marked not comparable.
     pub applicable: usize,
 }
 
 impl ColumnTotal {
+    /// `agree` as a percentage of `applicable`; 100.0 when no case applies.
     pub fn percent(self) -> f64 {
         if self.applicable == 0 {
             100.0
@@ -205,21 +214,34 @@ impl ColumnTotal {
 /// Totals of the table's columns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
+    /// Cases whose diagnostics agree ([`CaseAgreement::messages_agree`]).
     pub messages: ColumnTotal,
+    /// Cases whose advisory lines agree ([`CaseAgreement::lines_agree`]).
     pub lines: ColumnTotal,
+    /// Cases whose serialized functions agree
+    /// ([`CaseAgreement::serialized_agree`]).
     pub serialized: ColumnTotal,
+    /// Comparable cases whose GMMA skeletons agree
+    /// ([`CaseAgreement::skeleton_agree`]).
     pub skeleton: ColumnTotal,
+    /// Cases whose exit codes agree ([`CaseAgreement::exit_agree`]).
     pub exit: ColumnTotal,
+    /// Cases that agree in every column ([`CaseAgreement::all_agree`]).
     pub all: ColumnTotal,
 }
 
+/// The column headers of [`AgreementTable::render`], in the order of its
+/// cells and totals.
 pub const COLUMNS: [&str; 5] = ["messages", "lines", "serialized", "skeleton", "exit"];
 
 impl AgreementTable {
+    /// Appends the row of case `name` with its agreement `a`.
     pub fn push(&mut self, name: impl Into<String>, a: CaseAgreement) {
         self.rows.push((name.into(), a));
     }
 
+    /// Counts, per column and over all columns, the cases that agree and
+    /// the cases the column applies to.
     pub fn totals(&self) -> Totals {
         let mut t = Totals::default();
         for (_, a) in &self.rows {

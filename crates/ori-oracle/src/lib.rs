@@ -14,6 +14,8 @@
 //! * [`wgmma_table`]: the generated table of `wgmma` shape/type/form cases
 //!   and the format of their recorded ptxas verdicts.
 
+#![warn(missing_docs)]
+
 mod case_shape;
 mod compare;
 mod expectation;

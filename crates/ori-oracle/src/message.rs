@@ -27,6 +27,7 @@ pub use ori_ir::Severity;
 /// One parsed diagnostic.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Msg {
+    /// The severity word after `ptxas` (`info`, `warning`, `error`, `fatal`).
     pub severity: Severity,
     /// `Cnnnn` code, when the message carries one.
     pub code: Option<u32>,
@@ -42,9 +43,12 @@ pub struct Msg {
 }
 
 impl Msg {
+    /// `true` for a "wgmma.mma_async instructions are serialized" message
+    /// (its code is one of [`SERIALIZATION_CODES`]).
     pub fn is_serialization(&self) -> bool {
         self.code.is_some_and(|c| SERIALIZATION_CODES.contains(&c))
     }
+    /// `true` for an injection advisory, C7517 (wait) or C7519 (arrive).
     pub fn is_advisory(&self) -> bool {
         self.code.is_some_and(|c| ADVISORY_CODES.contains(&c))
     }

@@ -41,6 +41,7 @@ pub enum Intent {
 }
 
 impl Intent {
+    /// The lowercase name used in listings: `valid`, `invalid` or `probe`.
     pub fn as_str(self) -> &'static str {
         match self {
             Intent::Valid => "valid",
@@ -55,6 +56,7 @@ impl Intent {
 pub struct TableCase {
     /// Stable, unique name (also the file stem ptxas sees: `NAME.ptx`).
     pub name: String,
+    /// What the ISA text says about the case (not the expected verdict).
     pub intent: Intent,
     /// `-arch=` for ptxas.
     pub arch: &'static str,
@@ -1422,6 +1424,7 @@ fn other_wgmma_ops(g: &mut Gen) {
 /// One row of `verdicts.tsv`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
+    /// The [`TableCase::name`] of the case this verdict is for.
     pub name: String,
     /// ptxas's exit status (0 = accepted).
     pub exit: i32,
@@ -1431,6 +1434,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// `true` when ptxas accepted the case (exit status 0).
     pub fn accepted(&self) -> bool {
         self.exit == 0
     }

@@ -61,12 +61,16 @@ pub struct Directive {
     /// The exact source text of the whole directive (including a `.section`
     /// block's braces, or the string of a `.pragma`).
     pub text: String,
+    /// Where the whole directive is, from its first token (a label for
+    /// `proto: .callprototype ...;`) to its last (`;` or `}`).
     pub span: Span,
 }
 
 /// A kernel (`.entry`) or device function (`.func`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
+    /// The function's name as declared, e.g. `"gemm_kernel"` in
+    /// `.entry gemm_kernel(...)`.
     pub name: String,
     /// `true` for `.entry`, `false` for `.func`.
     pub is_entry: bool,
@@ -82,6 +86,8 @@ pub struct Function {
     pub perf: Vec<(String, Vec<u64>)>,
     /// `None` for a prototype ending in `;`.
     pub body: Option<Vec<Stmt>>,
+    /// From the linkage directive (or `.entry` / `.func`) to the body's
+    /// closing `}` or the prototype's `;`.
     pub span: Span,
 }
 
@@ -92,6 +98,7 @@ pub struct Param {
     pub space: String,
     /// Element type without the dot: `"u64"`, `"b8"`, `"pred"`, ...
     pub ty: String,
+    /// The parameter's name, e.g. `"k_param_0"`.
     pub name: String,
     /// `.align N` (either position: before the type or after `.ptr`).
     pub align: Option<u32>,
@@ -99,6 +106,7 @@ pub struct Param {
     pub ptr_space: Option<String>,
     /// `name[16]` -> `Some(16)`; `name[]` -> `Some(0)`.
     pub array: Option<u64>,
+    /// From the state space (`.param` / `.reg`) to the name or its `]`.
     pub span: Span,
 }
 
@@ -109,16 +117,21 @@ pub struct VarDecl {
     pub linkage: Option<String>,
     /// `"global"`, `"shared"`, `"const"`, `"local"` or `"param"` (no dot).
     pub space: String,
+    /// `.align N`: the alignment in bytes, if given.
     pub align: Option<u32>,
     /// `.v2` / `.v4` vector width if given.
     pub vector: Option<u32>,
     /// Element type without the dot (`"b8"`, `"f32"`, ...).
     pub ty: String,
+    /// The variable's name, e.g. `"smem"` in `.shared .b8 smem[1024];`.
     pub name: String,
     /// Array dimensions, outermost first; `None` for an unsized `[]`.
     pub dims: Vec<Option<u64>>,
     /// `= 5` or `= {1, 2, {3}}`.
     pub init: Option<Init>,
+    /// To the end of this name's dimensions or initializer, from the linkage
+    /// or state space for a declaration's first name, from the name itself
+    /// for a later one.
     pub span: Span,
 }
 
@@ -136,37 +149,58 @@ pub enum Init {
 pub enum Stmt {
     /// `.reg .b32 %r<10>, %x;` (`vector` holds `.v2`/`.v4` if given).
     Reg {
+        /// Register type without the dot: `"b32"`, `"f32"`, `"pred"`, ...
         ty: String,
+        /// `.v2` / `.v4` vector width if given.
         vector: Option<u32>,
+        /// `.align N`: the alignment in bytes, if given.
         align: Option<u32>,
+        /// The declared names, in order (`%r<10>` is one entry).
         names: Vec<RegName>,
+        /// From `.reg` to the `;`.
         span: Span,
     },
     /// Function-scope `.shared` / `.local` / `.param` / `.global` / `.const`.
     Var(Box<VarDecl>),
     /// `name:`
     Label {
+        /// The label without its colon, e.g. `"$L__BB0_2"`.
         name: String,
+        /// The label's name token (the colon excluded).
         span: Span,
     },
+    /// An instruction, e.g. `@%p1 bra $L__BB0_2;`.
     Inst(Instruction),
     /// A nested `{ ... }` block (its own register scope).
     Scope {
+        /// The statements between the braces, in order.
         body: Vec<Stmt>,
+        /// From `{` to `}`.
         span: Span,
     },
     /// `.pragma "nounroll";` (the string contents, unquoted).
     Pragma {
+        /// The string's contents without quotes, e.g. `"nounroll"`.
         text: String,
+        /// From the string literal to the `;`.
         span: Span,
     },
     /// `.loc file line col [, function_name sym, inlined_at f l c]`.
     Loc {
+        /// File number: the `N` of a `.file N "name"` directive (see
+        /// [`Module::files`]).
         file: u32,
+        /// Line in that file.
         line: u32,
+        /// Column in that file.
         col: u32,
+        /// The symbol after `function_name` (a `+N` offset is dropped);
+        /// `None` when absent.
         function_name: Option<String>,
+        /// `inlined_at F L C`: file number, line and column of the call site
+        /// this location was inlined into; `None` when absent.
         inlined_at: Option<(u32, u32, u32)>,
+        /// From `.loc` to its last number or name (`.loc` has no `;`).
         span: Span,
     },
     /// Other directives kept verbatim (e.g. `proto: .callprototype ...;`).
@@ -185,14 +219,19 @@ pub struct RegName {
 /// A guard predicate `@p` / `@!p`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pred {
+    /// `true` for `@!p`: the instruction runs where `p` is false.
     pub negated: bool,
+    /// The predicate register as written, without `@` or `!` (`"%p1"`).
     pub reg: Name,
+    /// From `@` to the register name.
     pub span: Span,
 }
 
 /// One PTX instruction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Instruction {
+    /// The guard predicate (`@%p1` / `@!%p1`); `None` for an unguarded
+    /// instruction.
     pub pred: Option<Pred>,
     /// The base opcode, e.g. `"wgmma"`, `"ld"`, `"bra"` (interned: the IR
     /// instruction takes the same [`Symbol`]).
@@ -202,7 +241,10 @@ pub struct Instruction {
     /// the whole list interned (4 bytes; the IR instruction takes the same
     /// [`ModList`]).
     pub modifiers: ModList,
+    /// The comma-separated operands in source order (destinations first, as
+    /// PTX writes them); empty for e.g. `ret;`.
     pub operands: Vec<Operand>,
+    /// From the guard (or the opcode) to the `;`.
     pub span: Span,
 }
 
@@ -254,7 +296,9 @@ pub enum AddrBase {
 /// An instruction operand (or initializer value) with its span.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Operand {
+    /// What the operand is.
     pub kind: OperandKind,
+    /// The operand's source range (all of it, e.g. `[%rd1+8]`).
     pub span: Span,
 }
 
@@ -266,16 +310,27 @@ pub struct Operand {
 /// `Symbol` otherwise (labels, functions, params, variables).
 #[derive(Clone, Debug, PartialEq)]
 pub enum OperandKind {
+    /// A register: `%r1`, `%tid.x` (special-register components joined), or
+    /// a plain name declared with `.reg`.
     Reg(Name),
+    /// Any other name: a label, function, parameter or variable (`$L__BB0_2`,
+    /// `k_param_0`); `generic(smem)` is kept as the one name
+    /// `"generic(smem)"`.
     Symbol(Name),
     /// `sym+8` / `sym-4` outside brackets (address-of plus offset).
     SymOffset(Name, i64),
+    /// An immediate or folded constant expression (`42`, `-1`, `0f3F800000`).
     Imm(Imm),
     /// `{a, b, _}` (elements are `Reg`, `Imm` or `Sink`).
     Vector(Vec<Operand>),
     /// `[base]`, `[base+off]`, `[base+-4]`, `[off]` (base `None`).
     Address {
+        /// The register or symbol the address starts from; `None` for an
+        /// absolute address `[off]`.
         base: Option<AddrBase>,
+        /// The sum of the `+` / `-` integer terms (bytes in PTX's
+        /// semantics; 0 when there are none); the whole address when `base`
+        /// is `None`.
         offset: i64,
     },
     /// `[tmap, {c0, c1}]`: bracketed list used by tex / tensor (TMA) ops.
@@ -286,7 +341,7 @@ pub enum OperandKind {
     PredPair(Name, Name),
     /// `(a, b)` parenthesised argument list of `call`.
     CallArgs(Vec<Operand>),
-    /// `_`
+    /// `_`: a sink operand (a result that is discarded).
     Sink,
 }
 

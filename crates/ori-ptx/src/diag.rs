@@ -24,9 +24,13 @@ use std::fmt;
 /// line / column (in characters) of `lo`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Span {
+    /// Byte offset of the first byte of the range.
     pub lo: u32,
+    /// Byte offset one past the last byte of the range (`lo` when empty).
     pub hi: u32,
+    /// 1-based line of `lo`.
     pub line: u32,
+    /// 1-based column of `lo`, counted in characters, not bytes.
     pub col: u32,
 }
 
@@ -49,14 +53,24 @@ pub use ori_ir::Severity;
 /// One diagnostic.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diag {
+    /// The file name as given to the parser, printed as ptxas prints it
+    /// (`ptxas FILE, line N; ...`).
     pub file: String,
+    /// 1-based line of the offending construct; 0 for a diagnostic with no
+    /// location.
     pub line: u32,
+    /// 1-based column in characters (ptxas prints none; see
+    /// [`Diag::render_with_col`]).
     pub col: u32,
+    /// Warning, error or fatal (parse) error.
     pub severity: Severity,
+    /// The message text in ptxas's wording, without location or severity,
+    /// e.g. `Unknown symbol '$L__BB0_9'`.
     pub message: String,
 }
 
 impl Diag {
+    /// A diagnostic in `file` at the line and column of `span`'s start.
     pub fn new(file: &str, span: Span, severity: Severity, message: impl Into<String>) -> Diag {
         Diag {
             file: file.to_string(),

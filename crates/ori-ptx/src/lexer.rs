@@ -33,13 +33,19 @@ use crate::diag::Span;
 /// A token kind; the token's text is `&src[span.lo..span.hi]`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TokKind {
+    /// A name: a letter, `_`, `$` or `%`, then letters, digits, `_` and `$`
+    /// (`ld`, `%r12`, `$L__BB0_2`; `%tid.x` is `%tid` then a `Dotted` `.x`).
     Ident,
     /// `.name` / `.name::seg`.
     Dotted,
     /// Integer literal; `overflow` if it does not fit in 64 bits.
     Int {
+        /// The literal's value (hex, binary, octal or decimal); not
+        /// meaningful when `overflow` is set.
         value: u64,
+        /// The literal has a `U` suffix (`42U`, `0x1FU`).
         unsigned: bool,
+        /// The digits do not fit in a `u64`.
         overflow: bool,
     },
     /// `0fXXXXXXXX`
@@ -53,13 +59,18 @@ pub enum TokKind {
     Str,
     /// Any other single character (`,;:(){}[]<>+-!@|=` and junk).
     Punct(char),
+    /// End of the source: an empty span at its end, returned again on every
+    /// later call.
     Eof,
 }
 
 /// One token with its position.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Token {
+    /// What the token is; its text is the source at `span`.
     pub kind: TokKind,
+    /// Where the token is: its byte range and the line/column of its first
+    /// character.
     pub span: Span,
     /// Whitespace or a comment precedes this token.
     pub ws_before: bool,
@@ -77,7 +88,10 @@ impl Token {
 /// A lexical error detected by the lexer itself.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LexError {
+    /// Where the error is (for an unterminated block comment, its `/*`).
     pub span: Span,
+    /// The message in ptxas's wording, e.g. `Parsing error near '':
+    /// unexpected EOF while scanning`.
     pub message: String,
 }
 
@@ -96,7 +110,9 @@ impl std::error::Error for LexError {}
 /// Result of [`lex`]: tokens (always ending with [`TokKind::Eof`]) and errors.
 #[derive(Clone, Debug, Default)]
 pub struct Lexed {
+    /// Every token of the source in order, the last one [`TokKind::Eof`].
     pub tokens: Vec<Token>,
+    /// The lexical errors found, in source order (empty for well-formed text).
     pub errors: Vec<LexError>,
 }
 

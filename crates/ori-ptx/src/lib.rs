@@ -13,6 +13,8 @@
 //! assert_eq!(m.target, vec!["sm_90a".to_string()]);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod ast;
 pub mod diag;
 pub mod lexer;

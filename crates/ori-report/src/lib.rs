@@ -9,6 +9,8 @@
 //! SARIF 2.1.0 for code-scanning tools. [`Source`] indexes a file's lines
 //! once, so rendering many diagnostics of one large kernel stays linear.
 
+#![warn(missing_docs)]
+
 pub mod human;
 pub mod sarif;
 mod source;

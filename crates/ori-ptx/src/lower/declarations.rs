@@ -12,9 +12,13 @@ use ori_ir::NameMap;
 /// The signature of a function of the module, as calls see it.
 #[derive(Clone, Debug)]
 pub struct Signature {
+    /// `true` for an `.entry` (a kernel, which a `call` may not target),
+    /// `false` for a `.func`.
     pub is_entry: bool,
     /// Sizes in bytes of the parameters (`None` where it cannot be told).
     pub params: Vec<(String, Option<u64>)>,
+    /// The return parameters of a `.func (.param .b32 r) f(...)`, as name
+    /// and size in bytes like `params`; empty when there are none.
     pub ret_params: Vec<(String, Option<u64>)>,
 }
 
