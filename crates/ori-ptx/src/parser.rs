@@ -31,7 +31,7 @@
 //! `{}` scopes is bounded by [`MAX_DEPTH`], initializer nesting likewise, and
 //! every recovery path consumes at least one token.
 
-use ori_ir::NameSet;
+use ori_ir::{NameMap, NameSet};
 
 use crate::ast::*;
 use crate::diag::{Diag, Severity, Span};
@@ -204,6 +204,7 @@ pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
         have_target: false,
         scopes: Vec::new(),
         depth: 0,
+        mod_lists: NameMap::default(),
     };
     let m = p.module();
     let lex_errors = p.win.get_mut().take_lex_errors();
@@ -291,6 +292,11 @@ struct Parser<'a> {
     /// Register scopes of the current function (innermost last).
     scopes: Vec<RegScope>,
     depth: usize,
+    /// Each run of modifiers met so far, by its source text
+    /// (`.mma_async.sync.aligned.m64n8k16.f32.f16.f16`): a kernel repeats a
+    /// handful of them, and a run seen before is one lookup instead of
+    /// interning each modifier and then the list.
+    mod_lists: NameMap<&'a str, ModList>,
 }
 
 fn is_known_target(t: &str) -> bool {
@@ -1308,11 +1314,25 @@ impl<'a> Parser<'a> {
             );
         }
         let opcode = Symbol::new(opcode);
-        let mut modifiers: SmallVec<[Symbol; 8]> = SmallVec::new();
+        let first_mod = self.pos;
+        let (lo, mut hi) = (self.span().lo, self.span().lo);
         while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
-            modifiers.push(Symbol::new(self.text().get(1..).unwrap_or("")));
+            hi = self.span().hi;
             self.bump();
         }
+        // The same text is the same tokens, so the same list.
+        let run = self.src.get(lo as usize..hi as usize).unwrap_or("");
+        let modifiers = match self.mod_lists.get(run) {
+            Some(&list) => list,
+            None => {
+                let syms: SmallVec<[Symbol; 8]> = (first_mod..self.pos)
+                    .map(|k| Symbol::new(self.text_of(&self.tok_at(k)).get(1..).unwrap_or("")))
+                    .collect();
+                let list = ModList::new(&syms);
+                self.mod_lists.insert(run, list);
+                list
+            }
+        };
         // Gathered inline, then moved to a heap block of exactly their
         // number (a pushed Vec would keep up to twice the room).
         let mut operands: SmallVec<[Operand; 8]> = SmallVec::new();
@@ -1340,7 +1360,7 @@ impl<'a> Parser<'a> {
         Ok(Instruction {
             pred,
             opcode,
-            modifiers: ModList::new(&modifiers),
+            modifiers,
             operands,
             span: start.to(self.prev_span()),
         })
