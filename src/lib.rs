@@ -4,6 +4,53 @@
 //! and 87, and the back ends, and hands back the module, the diagnostics (as
 //! data) and any requested IR dumps. The CLI is a thin shell over this; a
 //! toy compiler embeds the same calls.
+//!
+//! # Example
+//!
+//! A wgmma's accumulator read before any `wgmma.wait_group`: ptxas 13.0.88
+//! injects a wait and says so (`C7517 ... around line 14`, checked with
+//! `ptxas -arch=sm_90a`); ori decides the same, names the rule, and its
+//! fix-it writes the wait out.
+//!
+//! ```
+//! use ori::ir::consts::C7517_WAIT_INJECTED;
+//! use ori::ir::render::render_ptxas;
+//!
+//! let src = "\
+//! .version 8.0
+//! .target sm_90a
+//! .address_size 64
+//! .visible .entry k(.param .u64 p_out, .param .u64 p_da, .param .u64 p_db)
+//! {
+//!   .reg .f32 %f<5>;
+//!   .reg .b64 a, b, ptr;
+//!   ld.param.u64 ptr, [p_out];
+//!   ld.param.u64 a, [p_da];
+//!   ld.param.u64 b, [p_db];
+//!   wgmma.fence.sync.aligned;
+//!   wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, a, b, 0, 1, 1, 0, 0;
+//!   wgmma.commit_group.sync.aligned;
+//!   add.f32 %f4, %f0, %f1;
+//!   st.global.f32 [ptr], %f4;
+//!   ret;
+//! }
+//! ";
+//! let opts = ori::Options::default();
+//! let c = ori::compile_ptx("k.ptx", src, &opts);
+//! assert!(!c.failed());
+//! let wait = &c.diags[0];
+//! assert_eq!(wait.code, Some(C7517_WAIT_INJECTED));
+//! assert_eq!(wait.rule, Some("R-wait-before-read"));
+//! assert_eq!(
+//!     render_ptxas(wait),
+//!     "ptxas info    : (C7517) warpgroup.wait is injected in around line 14 \
+//!      by compiler to allow use of registers defined by GMMA in function 'k'"
+//! );
+//! // The fix-it: the same PTX with the wait made explicit before line 14.
+//! let fixed = ori::fixit_ptx("k.ptx", src, &c, &opts).unwrap();
+//! assert!(fixed.contains("wgmma.wait_group.sync.aligned 0;"));
+//! assert!(ori::compile_ptx("k.ptx", &fixed, &opts).diags.is_empty());
+//! ```
 
 #![warn(missing_docs)]
 
