@@ -113,6 +113,14 @@ fn every_mutation_is_an_error_at_its_line() {
             "NAME",
         ),
         (
+            // The words are computed from phase 85's sets (`AccumSets`):
+            // a word without its tag names no set.
+            "accumulator word without its tag",
+            "#27 wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 inout {d0, d1, d2, d3}, a, b, 1, 1, 1, 0, 0 !acc 0x90000000",
+            "#27 wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 inout {d0, d1, d2, d3}, a, b, 1, 1, 1, 0, 0 !acc 0x12000000",
+            "'!acc' words must be",
+        ),
+        (
             "terminator not last",
             "#36 ret",
             "#36 ret\n  #37 st.global.b32 [ptr], d0",

@@ -9,9 +9,10 @@
 
 use crate::fnv1a::fnv1a_regs;
 use cranelift_entity::EntityRef;
+use cranelift_entity::PrimaryMap;
 use fxhash::FxHashMap;
-use ori_ir::consts::{ACCUM_DST_TAG, ACCUM_INDEX_MASK, ACCUM_SRC_TAG, OPERAND_TAG_IMMEDIATE};
-use ori_ir::{Function, InstData, Operand, RegClass, VReg};
+use ori_ir::consts::OPERAND_TAG_IMMEDIATE;
+use ori_ir::{AccumSet, Function, InstData, Operand, RegClass, VReg};
 use smallvec::SmallVec;
 
 /// A register set, sorted by register id.
@@ -57,8 +58,8 @@ pub fn collect_accumulators(f: &Function, d: &InstData, access: Access) -> RegSe
 /// Interned accumulator register sets.
 #[derive(Default, Debug)]
 pub struct AccumSetTable {
-    by_hash: FxHashMap<u32, SmallVec<[u32; 1]>>,
-    sets: Vec<RegSet>,
+    by_hash: FxHashMap<u32, SmallVec<[AccumSet; 1]>>,
+    sets: PrimaryMap<AccumSet, RegSet>,
 }
 
 impl AccumSetTable {
@@ -67,25 +68,21 @@ impl AccumSetTable {
         Self::default()
     }
 
-    /// The index of `set`, inserting it if new.
-    pub fn intern(&mut self, set: &[VReg]) -> u32 {
+    /// The set of these registers, made if new.
+    pub fn intern(&mut self, set: &[VReg]) -> AccumSet {
         let h = fnv1a_regs(set.iter().map(|r| r.index() as u32));
         let bucket = self.by_hash.entry(h).or_default();
-        if let Some(&i) = bucket
-            .iter()
-            .find(|&&i| self.sets[i as usize].as_slice() == set)
-        {
+        if let Some(&i) = bucket.iter().find(|&&i| self.sets[i].as_slice() == set) {
             return i;
         }
-        let i = self.sets.len() as u32;
+        let i = self.sets.push(set.iter().copied().collect());
         bucket.push(i);
-        self.sets.push(set.iter().copied().collect());
         i
     }
 
-    /// The set at an index.
-    pub fn get(&self, idx: u32) -> Option<&RegSet> {
-        self.sets.get(idx as usize)
+    /// The registers of a set.
+    pub fn get(&self, set: AccumSet) -> Option<&RegSet> {
+        self.sets.get(set)
     }
 
     /// Number of distinct sets.
@@ -98,25 +95,10 @@ impl AccumSetTable {
         self.sets.is_empty()
     }
 
-    /// Consume the table, giving the sets by index.
-    pub fn into_sets(self) -> Vec<RegSet> {
+    /// Consume the table, giving the sets.
+    pub fn into_sets(self) -> PrimaryMap<AccumSet, RegSet> {
         self.sets
     }
-}
-
-/// Pack a source-set index: `0x90000000 | (idx & 0xFFFFFF)`.
-pub fn src_word(idx: u32) -> u32 {
-    ACCUM_SRC_TAG | (idx & ACCUM_INDEX_MASK)
-}
-
-/// Pack a destination-set index: `0x10000000 | (idx & 0xFFFFFF)`.
-pub fn dst_word(idx: u32) -> u32 {
-    ACCUM_DST_TAG | (idx & ACCUM_INDEX_MASK)
-}
-
-/// The set index inside a packed word.
-pub fn word_index(w: u32) -> u32 {
-    w & ACCUM_INDEX_MASK
 }
 
 #[cfg(test)]
@@ -135,12 +117,5 @@ mod tests {
         assert_eq!(t.intern(&v(&[1, 2, 3])), a);
         assert_ne!(a, b);
         assert_eq!(t.len(), 2);
-    }
-
-    #[test]
-    fn words_carry_the_seed_tags() {
-        assert_eq!(src_word(5), 0x9000_0005);
-        assert_eq!(dst_word(5), 0x1000_0005);
-        assert_eq!(word_index(src_word(0x0123_4567)), 0x0023_4567);
     }
 }

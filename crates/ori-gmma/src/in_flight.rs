@@ -7,9 +7,8 @@
 //! from the newest), and solved by a worklist fixpoint in reverse postorder,
 //! loops included. Each round costs one visit per instruction.
 
-use crate::accumulator_sets::word_index;
 use cranelift_entity::SecondaryMap;
-use ori_ir::{Block, ControlFlowGraph, Function, InstData, Opcode};
+use ori_ir::{AccumSet, Block, ControlFlowGraph, Function, InstData, Opcode};
 use smallvec::SmallVec;
 use std::collections::VecDeque;
 
@@ -20,9 +19,9 @@ pub const MAX_GROUPS: usize = 16;
 #[derive(Clone, Default, PartialEq, Eq, Debug)]
 pub struct PipeState {
     /// Destination sets of wgmmas issued since the last commit.
-    pub open: SmallVec<[u32; 4]>,
+    pub open: SmallVec<[AccumSet; 4]>,
     /// Committed groups, oldest first.
-    pub groups: SmallVec<[SmallVec<[u32; 4]>; 4]>,
+    pub groups: SmallVec<[SmallVec<[AccumSet; 4]>; 4]>,
 }
 
 /// `dst |= src` for sets kept sorted and without duplicates. A small
@@ -30,7 +29,7 @@ pub struct PipeState {
 /// block commits thousands of sets and never waits, takes each commit in
 /// O(log n) plus a move instead of a scan and a sort); a larger one by a
 /// linear merge.
-fn union_into(dst: &mut SmallVec<[u32; 4]>, src: &[u32]) -> bool {
+fn union_into(dst: &mut SmallVec<[AccumSet; 4]>, src: &[AccumSet]) -> bool {
     debug_assert!(dst.windows(2).all(|w| w[0] < w[1]));
     if src.len() <= 4 {
         let mut changed = false;
@@ -42,10 +41,10 @@ fn union_into(dst: &mut SmallVec<[u32; 4]>, src: &[u32]) -> bool {
         }
         return changed;
     }
-    let mut src: SmallVec<[u32; 8]> = src.iter().copied().collect();
+    let mut src: SmallVec<[AccumSet; 8]> = src.iter().copied().collect();
     src.sort_unstable();
     src.dedup();
-    let mut out: SmallVec<[u32; 4]> = SmallVec::with_capacity(dst.len() + src.len());
+    let mut out: SmallVec<[AccumSet; 4]> = SmallVec::with_capacity(dst.len() + src.len());
     let (mut i, mut j) = (0, 0);
     while i < dst.len() || j < src.len() {
         match (dst.get(i), src.get(j)) {
@@ -76,7 +75,7 @@ fn union_into(dst: &mut SmallVec<[u32; 4]>, src: &[u32]) -> bool {
 
 impl PipeState {
     /// Every set in flight (open or committed), sorted, without duplicates.
-    pub fn all(&self) -> SmallVec<[u32; 4]> {
+    pub fn all(&self) -> SmallVec<[AccumSet; 4]> {
         let mut v = self.open.clone();
         for g in &self.groups {
             union_into(&mut v, g);
@@ -86,7 +85,7 @@ impl PipeState {
 
     /// Whether set `s` is in flight (open or in a committed group): a
     /// binary search per group, without building the union.
-    pub fn contains(&self, s: u32) -> bool {
+    pub fn contains(&self, s: AccumSet) -> bool {
         self.open.binary_search(&s).is_ok()
             || self.groups.iter().any(|g| g.binary_search(&s).is_ok())
     }
@@ -162,7 +161,7 @@ impl PipeState {
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum Event {
     /// A wgmma (with phase 85's words) puts its destination set in flight.
-    Wgmma(u32),
+    Wgmma(AccumSet),
     /// `commit_group` (or ptxas's internal commit).
     Commit,
     /// `wait_group N` (or ptxas's internal wait), N clamped at 0.
@@ -173,7 +172,7 @@ impl Event {
     /// The event of `d`, if it has one.
     pub fn of(d: &InstData) -> Option<Event> {
         match d.opcode {
-            Opcode::WgmmaMmaAsync => d.accum.map(|w| Event::Wgmma(word_index(w.dst))),
+            Opcode::WgmmaMmaAsync => d.accum.map(|w| Event::Wgmma(w.dst)),
             op if op.is_commit() => Some(Event::Commit),
             op if op.is_wait() => {
                 let n = d.wait_count().unwrap_or(0).clamp(0, i64::from(u32::MAX));

@@ -7,11 +7,11 @@
 //! 87 consumes); and the number of simultaneously active accumulator live
 //! ranges is checked against the architecture's limit (C7407).
 
-use crate::accumulator_sets::{collect_accumulators, dst_word, src_word, Access, AccumSetTable};
+use crate::accumulator_sets::{collect_accumulators, Access, AccumSetTable};
 use crate::in_flight::{Event, Events, InFlight};
 use ori_ir::consts::{C7407_TOO_MANY_LIVE_RANGES, PHASE_ORI_PROPAGATE_GMMA};
 use ori_ir::{
-    AccumWords, ControlFlowGraph, Diagnostic, Function, GmmaFacts, Opcode, Pass, PassContext,
+    AccumSets, ControlFlowGraph, Diagnostic, Function, GmmaFacts, Opcode, Pass, PassContext,
     Severity,
 };
 
@@ -70,10 +70,7 @@ pub fn propagate(f: &mut Function) -> GmmaFacts {
                 let src = collect_accumulators(f, &f.insts[i], Access::Read);
                 let dst = collect_accumulators(f, &f.insts[i], Access::Written);
                 let (s, d) = (table.intern(&src), table.intern(&dst));
-                f.insts[i].accum = Some(AccumWords {
-                    src: src_word(s),
-                    dst: dst_word(d),
-                });
+                f.insts[i].accum = Some(AccumSets { src: s, dst: d });
             }
             if let Some(e) = Event::of(&f.insts[i]) {
                 events.push(e);

@@ -17,8 +17,10 @@ fn facts(body: &str) -> (ori_ir::Function, ori_ir::GmmaFacts) {
     (f, g)
 }
 
+/// The indices of the sets in flight at the entry of the `k`-th block.
 fn entry(f: &ori_ir::Function, g: &ori_ir::GmmaFacts, k: usize) -> Vec<u32> {
-    g.in_flight_at_entry[f.layout.blocks()[k]].to_vec()
+    let sets = &g.in_flight_at_entry[f.layout.blocks()[k]];
+    sets.iter().map(|s| s.as_u32()).collect()
 }
 
 #[test]
@@ -34,9 +36,9 @@ fn straight_line_sets_and_words() {
         .all_insts()
         .map(|i| f.insts[i].accum.unwrap())
         .collect();
-    assert_eq!(words[0].src, 0x9000_0000);
-    assert_eq!(words[0].dst, 0x1000_0000);
-    assert_eq!(words[1].dst, 0x1000_0001);
+    assert_eq!(words[0].src_word(), 0x9000_0000);
+    assert_eq!(words[0].dst_word(), 0x1000_0000);
+    assert_eq!(words[1].dst_word(), 0x1000_0001);
     assert_eq!(words[2], words[0]);
     assert_eq!(g.max_active, 2);
 }
@@ -75,6 +77,6 @@ fn scale_d_zero_reads_nothing() {
     let mma = MMA_D.replace(", 1, 1, 1, 0, 0", ", 0, 1, 1, 0, 0");
     let (f, g) = facts(&format!("bb0:\n  #1 {mma}\n"));
     let w = f.insts[f.layout.all_insts().next().unwrap()].accum.unwrap();
-    assert!(g.sets[(w.src & 0xFF_FFFF) as usize].is_empty());
-    assert_eq!(g.sets[(w.dst & 0xFF_FFFF) as usize].len(), 2);
+    assert!(g.sets[w.src].is_empty());
+    assert_eq!(g.sets[w.dst].len(), 2);
 }

@@ -25,3 +25,13 @@ entity_impl!(VReg, "v");
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FuncId(u32);
 entity_impl!(FuncId, "fn");
+
+/// An accumulator register set of a function (phase 85): the registers a
+/// wgmma reads or writes as D, interned once per distinct set. ptxas packs
+/// its index into a tagged word (`0x90000000 | idx` for the set a wgmma
+/// reads, `0x10000000 | idx` for the one it writes, seed 003); ori keeps the
+/// index and computes the words where they are printed
+/// ([`crate::AccumSets::src_word`]).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AccumSet(u32);
+entity_impl!(AccumSet, "set");

@@ -6,7 +6,7 @@
 //! text form can show them and the tests can snapshot them.
 
 use crate::consts::REG_CLASS_TENSOR;
-use crate::entities::{Block, FuncId, Inst, VReg};
+use crate::entities::{AccumSet, Block, FuncId, Inst, VReg};
 use crate::instructions::InstData;
 use crate::layout::Layout;
 use crate::symbol::Symbol;
@@ -154,10 +154,10 @@ pub enum FuncKind {
 /// flight at each block's entry (set indices).
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct GmmaFacts {
-    /// Accumulator register sets, by index (the index packed into the words).
-    pub sets: Vec<SmallVec<[VReg; 8]>>,
+    /// Accumulator register sets, each sorted by register.
+    pub sets: PrimaryMap<AccumSet, SmallVec<[VReg; 8]>>,
     /// Sets in flight (issued, not yet covered by a wait) at block entry.
-    pub in_flight_at_entry: SecondaryMap<Block, SmallVec<[u32; 4]>>,
+    pub in_flight_at_entry: SecondaryMap<Block, SmallVec<[AccumSet; 4]>>,
     /// Maximum number of simultaneously active accumulator live ranges seen.
     pub max_active: u32,
 }

@@ -6,7 +6,7 @@
 //! both — which is all phases 85 and 87 need to see of them.
 
 use crate::consts::*;
-use crate::entities::{Block, VReg};
+use crate::entities::{AccumSet, Block, VReg};
 use crate::modifiers::ModList;
 use crate::symbol::Symbol;
 use smallvec::SmallVec;
@@ -279,13 +279,38 @@ pub struct Guard {
     pub negated: bool,
 }
 
-/// Packed accumulator-set words attached to a wgmma by phase 85.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
-pub struct AccumWords {
-    /// `0x90000000 | idx`: the set the wgmma reads.
-    pub src: u32,
-    /// `0x10000000 | idx`: the set the wgmma writes.
-    pub dst: u32,
+/// The accumulator sets phase 85 attaches to a wgmma: the one it reads (D
+/// as an input; empty with `scale-d` 0) and the one it writes.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct AccumSets {
+    /// The set the wgmma reads.
+    pub src: AccumSet,
+    /// The set the wgmma writes.
+    pub dst: AccumSet,
+}
+
+impl AccumSets {
+    /// ptxas's packed word for the set read: `0x90000000 | idx` (seed 003).
+    pub fn src_word(self) -> u32 {
+        ACCUM_SRC_TAG | (self.src.as_u32() & ACCUM_INDEX_MASK)
+    }
+
+    /// ptxas's packed word for the set written: `0x10000000 | idx`.
+    pub fn dst_word(self) -> u32 {
+        ACCUM_DST_TAG | (self.dst.as_u32() & ACCUM_INDEX_MASK)
+    }
+
+    /// The sets of two packed words, if each carries its tag (the `.ori`
+    /// text's `!acc 0xSRC 0xDST`).
+    pub fn from_words(src: u32, dst: u32) -> Option<AccumSets> {
+        let index = |w: u32, tag: u32| {
+            (w & !ACCUM_INDEX_MASK == tag).then(|| AccumSet::from_u32(w & ACCUM_INDEX_MASK))
+        };
+        Some(AccumSets {
+            src: index(src, ACCUM_SRC_TAG)?,
+            dst: index(dst, ACCUM_DST_TAG)?,
+        })
+    }
 }
 
 /// An instruction's operand list: four inline, more on the heap.
@@ -311,8 +336,8 @@ pub struct InstData {
     /// compiler-created instructions and IR-text input): the fix-it edits
     /// the source by statement, not by line.
     pub src: Option<(u32, u32)>,
-    /// Phase 85's packed accumulator-set words (wgmma only).
-    pub accum: Option<AccumWords>,
+    /// Phase 85's accumulator sets (wgmma only).
+    pub accum: Option<AccumSets>,
 }
 
 impl InstData {
@@ -490,6 +515,25 @@ impl InstData {
         })
     }
 }
+#[cfg(test)]
+mod accum_tests {
+    use super::*;
+    use cranelift_entity::EntityRef;
+
+    #[test]
+    fn words_carry_the_seed_tags() {
+        let s = AccumSets {
+            src: AccumSet::new(5),
+            dst: AccumSet::new(0x23_4567),
+        };
+        assert_eq!((s.src_word(), s.dst_word()), (0x9000_0005, 0x1023_4567));
+        assert_eq!(AccumSets::from_words(s.src_word(), s.dst_word()), Some(s));
+        // Each word must carry its own tag.
+        assert_eq!(AccumSets::from_words(0x1000_0005, 0x1000_0005), None);
+        assert_eq!(AccumSets::from_words(0x9000_0005, 0x9000_0005), None);
+    }
+}
+
 #[cfg(test)]
 mod size_tests {
     use super::*;

@@ -30,13 +30,13 @@ pub mod write;
 
 pub use cfg::{ControlFlowGraph, DominatorTree};
 pub use diagnostics::{Diagnostic, Note, Severity};
-pub use entities::{Block, FuncId, Inst, VReg};
+pub use entities::{AccumSet, Block, FuncId, Inst, VReg};
 pub use function::{
     BlockData, FuncKind, Function, GmmaFacts, Module, NameHasher, NameMap, NameSet, Param,
     RegClass, RuleUse, Serialization, VRegData,
 };
 pub use instructions::{
-    AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot, Slots,
+    AccumSets, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot, Slots,
 };
 pub use layout::Layout;
 pub use modifiers::ModList;

@@ -5,12 +5,10 @@
 //! the printer shows must be one the IR really holds. The format is line
 //! oriented; every error names its line and column.
 
-use crate::entities::{Block, Inst};
+use crate::entities::{AccumSet, Block, Inst};
 use crate::function::NameMap;
 use crate::function::{BlockData, FuncKind, Function, GmmaFacts, Module, Param, RegClass};
-use crate::instructions::{
-    AccumWords, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot,
-};
+use crate::instructions::{AccumSets, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use smallvec::SmallVec;
 use std::fmt;
@@ -272,7 +270,14 @@ impl FnCx<'_> {
                 words.first().and_then(|w| parse(w)),
                 words.get(1).and_then(|w| parse(w)),
             ) {
-                (Some(src), Some(dst)) if words.len() == 2 => accum = Some(AccumWords { src, dst }),
+                (Some(src), Some(dst)) if words.len() == 2 => match AccumSets::from_words(src, dst)
+                {
+                    Some(sets) => accum = Some(sets),
+                    None => return cx.err(
+                        col + p + 6,
+                        "'!acc' words must be 0x9....... (set read) and 0x1....... (set written)",
+                    ),
+                },
                 _ => return cx.err(col + p + 6, "expected '!acc 0xSRC 0xDST'"),
             }
             rest = &rest[..p];
@@ -590,7 +595,7 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Ins
                 for s in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                     let sets = facts.as_ref().map_or(0, |f| f.sets.len());
                     match s.parse::<u32>() {
-                        Ok(x) if (x as usize) < sets => v.push(x),
+                        Ok(x) if (x as usize) < sets => v.push(AccumSet::from_u32(x)),
                         Ok(_) => return cx.err(p, format!("set index '{s}' names no accset")),
                         Err(_) => return cx.err(p, format!("bad set index '{s}'")),
                     }

@@ -103,7 +103,7 @@ pub fn write_inst(out: &mut String, f: &Function, d: &InstData) {
         }
     }
     if let Some(a) = d.accum {
-        let _ = write!(out, " !acc 0x{:08X} 0x{:08X}", a.src, a.dst);
+        let _ = write!(out, " !acc 0x{:08X} 0x{:08X}", a.src_word(), a.dst_word());
     }
 }
 
@@ -141,8 +141,8 @@ pub fn write_function(out: &mut String, f: &Function) {
     }
     if let Some(g) = &f.gmma {
         let _ = writeln!(out, "  maxactive {}", g.max_active);
-        for (k, set) in g.sets.iter().enumerate() {
-            let _ = write!(out, "  accset {k} = {{");
+        for (k, set) in g.sets.iter() {
+            let _ = write!(out, "  accset {} = {{", k.as_u32());
             for (j, r) in set.iter().enumerate() {
                 if j > 0 {
                     out.push_str(", ");
@@ -163,7 +163,7 @@ pub fn write_function(out: &mut String, f: &Function) {
                 if k > 0 {
                     out.push_str(", ");
                 }
-                let _ = write!(out, "{s}");
+                let _ = write!(out, "{}", s.as_u32());
             }
             out.push('}');
         }

@@ -11,7 +11,7 @@ use super::solve::Solution;
 use super::state::{add_all, State};
 use super::walk::Walker;
 use cranelift_entity::SecondaryMap;
-use ori_ir::{Block, Inst, Opcode};
+use ori_ir::{AccumSet, Block, Inst, Opcode};
 use smallvec::SmallVec;
 
 impl Walker<'_> {
@@ -125,7 +125,7 @@ impl Walker<'_> {
             if preds.len() < 2 || preds.iter().any(|p| dt.dominates(j, *p)) {
                 continue;
             }
-            let mut flying: SmallVec<[u32; 4]> = SmallVec::new();
+            let mut flying: SmallVec<[AccumSet; 4]> = SmallVec::new();
             for p in preds {
                 if let Some(o) = &outs[*p] {
                     add_all(&mut flying, o.pipe.all());
@@ -143,7 +143,7 @@ impl Walker<'_> {
                     continue;
                 };
                 // The written set must never have been issued on the way here.
-                let sets: SmallVec<[u32; 4]> = self.f.insts[at]
+                let sets: SmallVec<[AccumSet; 4]> = self.f.insts[at]
                     .defs()
                     .iter()
                     .flat_map(|r| self.reg_sets[*r].iter().copied())
@@ -154,9 +154,7 @@ impl Walker<'_> {
                     if self.f.layout.block_insts(b).iter().any(|i| {
                         let d = &self.f.insts[*i];
                         d.opcode == Opcode::WgmmaMmaAsync
-                            && d.accum.is_some_and(|w| {
-                                sets.contains(&crate::accumulator_sets::word_index(w.dst))
-                            })
+                            && d.accum.is_some_and(|w| sets.contains(&w.dst))
                     }) {
                         issued_above = true;
                         break;
@@ -181,7 +179,7 @@ impl Walker<'_> {
         &self,
         mut p: Block,
         j: Block,
-        sets: &[u32],
+        sets: &[AccumSet],
         dt: &ori_ir::DominatorTree,
     ) -> Option<Inst> {
         let mut found = None;

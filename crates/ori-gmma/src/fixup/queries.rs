@@ -7,12 +7,12 @@
 use super::state::State;
 use super::walk::{accumulator_regs, Walker};
 use fxhash::FxHashSet;
-use ori_ir::{Block, Inst, InstData, Opcode, VReg};
+use ori_ir::{AccumSet, Block, Inst, InstData, Opcode, VReg};
 use smallvec::SmallVec;
 
 impl Walker<'_> {
     /// Sets in `ids` that contain `r`.
-    pub(super) fn hits(&self, r: VReg, ids: &[u32]) -> bool {
+    pub(super) fn hits(&self, r: VReg, ids: &[AccumSet]) -> bool {
         self.reg_sets[r].iter().any(|s| ids.contains(s))
     }
 
@@ -43,7 +43,7 @@ impl Walker<'_> {
     /// are stored after the loop with no wait of their own) is not made when
     /// every path waits by itself first (Triton's flattened persistent TMA
     /// kernels: the loop exit begins with `wgmma.wait_group 0`).
-    pub(super) fn unwaited_use_after(&self, b: Block, sets: &[u32]) -> bool {
+    pub(super) fn unwaited_use_after(&self, b: Block, sets: &[AccumSet]) -> bool {
         let mut seen = FxHashSet::default();
         let mut work: Vec<Block> = self.an.cfg.succs(b).to_vec();
         while let Some(blk) = work.pop() {
@@ -80,7 +80,7 @@ impl Walker<'_> {
     /// op, that reads and redefines a register of the `open` sets (a
     /// read-modify-write, which gets a wait). Whether it depends on `at`
     /// does not matter (`c7517_c7519_add_read_then_dependent_rmw_between_mma`).
-    pub(super) fn rmw_later(&self, b: Block, at: Inst, open: &[u32]) -> Option<Inst> {
+    pub(super) fn rmw_later(&self, b: Block, at: Inst, open: &[AccumSet]) -> Option<Inst> {
         for &i in self.after_in_block(b, at)? {
             let d = &self.f.insts[i];
             if d.opcode.is_gmma_family() || d.opcode.is_terminator() || d.opcode == Opcode::Call {
@@ -269,7 +269,7 @@ impl Walker<'_> {
     /// union is built (a hash set) only when that sum is over the budget.
     pub(super) fn in_flight_exceeds(&self, s: &State, budget: usize) -> bool {
         let ids = s.pipe.all();
-        let sets = || ids.iter().filter_map(|&id| self.sets.get(id as usize));
+        let sets = || ids.iter().filter_map(|&id| self.sets.get(id));
         if sets().map(|set| set.len()).sum::<usize>() <= budget {
             return false;
         }

@@ -13,7 +13,7 @@
 
 use super::reg_set::RegSet;
 use crate::in_flight::PipeState;
-use ori_ir::{Inst, InstData, VReg};
+use ori_ir::{AccumSet, Inst, InstData, VReg};
 use smallvec::SmallVec;
 
 /// Walk state at a program point.
@@ -29,16 +29,16 @@ pub(super) struct State {
     /// A partial `wait_group N > 0` left committed groups in flight.
     pub(super) partial_wait: bool,
     /// Sets in flight on some incoming paths and retired on others.
-    pub(super) mixed: SmallVec<[u32; 4]>,
+    pub(super) mixed: SmallVec<[AccumSet; 4]>,
     /// Sets written by a group a wait retired, while others stay in flight.
-    pub(super) retired: SmallVec<[u32; 4]>,
+    pub(super) retired: SmallVec<[AccumSet; 4]>,
     /// A wgmma since the last commit or wait, in this ptxas block.
     pub(super) block_wgmma: bool,
     /// An arrive after the last plain instruction, in this ptxas block.
     pub(super) fresh_arrive: bool,
     /// Destination sets of the wgmma of the open stage, one entry per wgmma,
     /// in this ptxas block.
-    pub(super) block_issues: SmallVec<[u32; 8]>,
+    pub(super) block_issues: SmallVec<[AccumSet; 8]>,
     /// A-fragment registers of wgmmas that may be in flight (until a wait
     /// retires everything).
     /// With the number of commits since the wgmma that reads each (capped),
@@ -55,7 +55,7 @@ pub(super) struct State {
     /// A `wgmma.wait_group` of the user's ran on some path from the entry.
     pub(super) user_waited: bool,
     /// Accumulator sets wgmma wrote since the last arrive.
-    pub(super) wgmma_sets_since_arrive: SmallVec<[u32; 4]>,
+    pub(super) wgmma_sets_since_arrive: SmallVec<[AccumSet; 4]>,
     /// Accumulators rewritten in place (with a wait) since the last user
     /// commit, and taken by a wgmma since.
     pub(super) rmw_regs: SmallVec<[VReg; 8]>,
@@ -63,7 +63,7 @@ pub(super) struct State {
     /// flight: ptxas cannot count how old they are, so only a `wait_group 0`
     /// retires them (`heldout5_20`: a store of such a set after `wait_group
     /// 1` is C7514). A loop that commits nothing keeps their age.
-    pub(super) sticky: SmallVec<[u32; 4]>,
+    pub(super) sticky: SmallVec<[AccumSet; 4]>,
     /// Live copies `(dst, src)` made by `mov dst, src` of an accumulator in
     /// flight. ptxas propagates such copies before phase 87 (a copy between
     /// the last wgmma and the commit, stored after the wait, compiles clean:
@@ -133,7 +133,7 @@ impl State {
             .filter(|s| !theirs.contains(s))
             .chain(theirs.iter().filter(|s| !mine.contains(s)))
             .copied()
-            .collect::<SmallVec<[u32; 4]>>();
+            .collect::<SmallVec<[AccumSet; 4]>>();
         let mut ch = add_all(&mut self.mixed, differ);
         ch |= add_all(&mut self.mixed, o.mixed.iter().copied());
         ch |= add_all(&mut self.retired, o.retired.iter().copied());

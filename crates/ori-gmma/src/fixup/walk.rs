@@ -11,26 +11,30 @@ use super::analyses::Analyses;
 use super::plan::{Close, Plan, Seen};
 use super::rules::{Mode, RuleId};
 use super::state::{add_all, wgmma_shape, State};
+use cranelift_entity::packed_option::ReservedValue;
+use cranelift_entity::PrimaryMap;
 use cranelift_entity::SecondaryMap;
 use fxhash::FxHashSet;
-use ori_ir::{Block, Function, Inst, InstData, Opcode, Operand, RegClass, VReg};
+use ori_ir::{AccumSet, Block, Function, Inst, InstData, Opcode, Operand, RegClass, VReg};
 use smallvec::SmallVec;
 
 /// The set id standing for the dummy wgmma of an empty group (no registers).
-const DUMMY_GROUP_SET: u32 = u32::MAX;
+fn dummy_group_set() -> AccumSet {
+    AccumSet::reserved_value()
+}
 
 /// What the walk consults: the function, phase 85's sets and the analyses.
 pub(super) struct Walker<'a> {
     pub(super) f: &'a Function,
-    pub(super) sets: &'a [SmallVec<[VReg; 8]>],
+    pub(super) sets: &'a PrimaryMap<AccumSet, SmallVec<[VReg; 8]>>,
     /// For each register, the accumulator sets containing it.
-    pub(super) reg_sets: SecondaryMap<VReg, SmallVec<[u32; 2]>>,
+    pub(super) reg_sets: SecondaryMap<VReg, SmallVec<[AccumSet; 2]>>,
     /// CFG, dominators, uniformity, ptxas's blocks and loops, computed once.
     pub(super) an: &'a Analyses,
     /// Accumulator registers that may be in flight (`budget::in_flight_budget`).
     pub(super) budget: usize,
     /// Accumulator sets holding a register some wgmma reads as an A fragment.
-    pub(super) fragment_sets: FxHashSet<u32>,
+    pub(super) fragment_sets: FxHashSet<AccumSet>,
     /// Whether a `wgmma.wait_group` of the user's comes earlier in the
     /// function's layout: ptxas's refusal (R-refuse-after-user-wait) also
     /// follows the file order, not only paths (`heldout5_37`: an exit block
@@ -86,7 +90,7 @@ struct BlockCx {
     /// An arrive after the last plain instruction, in this ptxas block.
     fresh_arrive: bool,
     /// Destination sets of the open stage's wgmma, one entry per wgmma.
-    block_issues: SmallVec<[u32; 8]>,
+    block_issues: SmallVec<[AccumSet; 8]>,
     /// A-fragment registers of the wgmma earlier in this PTX block.
     block_fragments: FxHashSet<VReg>,
     /// Accumulator registers a wgmma earlier in this PTX block wrote, with
@@ -146,7 +150,7 @@ struct Access {
     /// behind live copies.
     uses: SmallVec<[VReg; 8]>,
     /// Every set in flight before the instruction.
-    all: SmallVec<[u32; 4]>,
+    all: SmallVec<[AccumSet; 4]>,
     /// A register read of an open (uncommitted) set.
     read_open: Option<VReg>,
     /// A register read of any set in flight.
@@ -282,8 +286,7 @@ impl Walker<'_> {
         let lowest = accs.iter().min();
         let misaligned = accs.iter().any(|r| {
             self.reg_sets[*r].iter().any(|s| {
-                flying.contains(s)
-                    && self.sets.get(*s as usize).and_then(|set| set.first()) != lowest
+                flying.contains(s) && self.sets.get(*s).and_then(|set| set.first()) != lowest
             })
         });
         if misaligned {
@@ -415,7 +418,7 @@ impl Walker<'_> {
         }
         st.pipe.transfer(d);
         if let Some(w) = d.accum {
-            let set = crate::accumulator_sets::word_index(w.dst);
+            let set = w.dst;
             st.mixed.retain(|s| *s != set);
             bx.block_issues.push(set);
             // Only sets some wgmma also reads as A fragments can matter,
@@ -496,8 +499,8 @@ impl Walker<'_> {
             // a `ret` after `wait_group 1` waits for it (`heldout3_38`).
             if let Some(g) = st.pipe.groups.last_mut() {
                 // Sets stay sorted (`in_flight::union_into`).
-                if let Err(at) = g.binary_search(&DUMMY_GROUP_SET) {
-                    g.insert(at, DUMMY_GROUP_SET);
+                if let Err(at) = g.binary_search(&dummy_group_set()) {
+                    g.insert(at, dummy_group_set());
                 }
             }
         }
@@ -513,11 +516,11 @@ impl Walker<'_> {
     /// What a wait does beside retiring groups: sticky groups stay
     /// (R-sticky-groups), retired sets are remembered, fragments and copies
     /// of what it made final are released.
-    fn wait_transfer(&self, st: &mut State, d: &InstData, before: &[SmallVec<[u32; 4]>]) {
+    fn wait_transfer(&self, st: &mut State, d: &InstData, before: &[SmallVec<[AccumSet; 4]>]) {
         let n = d.wait_count().unwrap_or(0);
         if n > 0 && !st.sticky.is_empty() {
             let all = st.pipe.all();
-            let mut kept: SmallVec<[u32; 4]> = st
+            let mut kept: SmallVec<[AccumSet; 4]> = st
                 .sticky
                 .iter()
                 .copied()
@@ -750,7 +753,7 @@ impl Walker<'_> {
         let Some(r) = kill_open() else {
             return (false, false);
         };
-        let chained = |s: &u32| bx.block_issues.iter().filter(|x| *x == s).count() >= 2;
+        let chained = |s: &AccumSet| bx.block_issues.iter().filter(|x| *x == s).count() >= 2;
         if self.wgmma_later_using(b, i, r) {
             fail(plan, RuleId::KillBeforeChain, r)
         } else if self.reg_sets[r].iter().any(chained) {
@@ -772,7 +775,7 @@ impl Walker<'_> {
         acc: &Access,
     ) -> Option<(RuleId, VReg)> {
         let d = &self.f.insts[i];
-        let in_any = |r: VReg, ids: &[u32]| self.hits(r, ids);
+        let in_any = |r: VReg, ids: &[AccumSet]| self.hits(r, ids);
         let committed = acc.read_any.filter(|_| acc.read_open.is_none());
         match rule {
             RuleId::ReadBeforeRmw => {
@@ -1055,15 +1058,15 @@ impl<'a> Walker<'a> {
     /// The walker of `f`, with phase 85's `sets` and the analyses `an`.
     pub(super) fn new(
         f: &'a Function,
-        sets: &'a [SmallVec<[VReg; 8]>],
+        sets: &'a PrimaryMap<AccumSet, SmallVec<[VReg; 8]>>,
         an: &'a Analyses,
         module: &'a ori_ir::ModuleInfo,
         mode: Mode,
     ) -> Walker<'a> {
-        let mut reg_sets: SecondaryMap<VReg, SmallVec<[u32; 2]>> = SecondaryMap::new();
-        for (k, set) in sets.iter().enumerate() {
+        let mut reg_sets: SecondaryMap<VReg, SmallVec<[AccumSet; 2]>> = SecondaryMap::new();
+        for (k, set) in sets.iter() {
             for r in set {
-                reg_sets[*r].push(k as u32);
+                reg_sets[*r].push(k);
             }
         }
         let mut fragment_sets = FxHashSet::default();
