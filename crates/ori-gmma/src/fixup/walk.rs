@@ -19,6 +19,10 @@ use ori_ir::{AccumSet, Block, Function, Inst, InstData, Opcode, Operand, RegClas
 use smallvec::SmallVec;
 
 /// The set id standing for the dummy wgmma of an empty group (no registers).
+/// How many wgmma of one stage into one set make a chain
+/// (R-kill-after-chain): the stage's issues are counted up to this.
+const CHAIN: usize = 2;
+
 fn dummy_group_set() -> AccumSet {
     AccumSet::reserved_value()
 }
@@ -420,7 +424,15 @@ impl Walker<'_> {
         if let Some(w) = d.accum {
             let set = w.dst;
             st.mixed.retain(|s| *s != set);
-            bx.block_issues.push(set);
+            // Counted up to `CHAIN`, the most any rule asks for: a stage
+            // that goes round a loop ptxas unrolls in full (no block
+            // boundary at its header) would otherwise count without end,
+            // and the fixpoint never converge (an internal error; found by
+            // the compile_ori fuzz target, corpus case
+            // `c7519_unrolled_loop_wgmma_never_committed`).
+            if bx.block_issues.iter().filter(|x| **x == set).count() < CHAIN {
+                bx.block_issues.push(set);
+            }
             // Only sets some wgmma also reads as A fragments can matter,
             // which keeps the state small.
             if self.fragment_sets.contains(&set) {
@@ -753,7 +765,7 @@ impl Walker<'_> {
         let Some(r) = kill_open() else {
             return (false, false);
         };
-        let chained = |s: &AccumSet| bx.block_issues.iter().filter(|x| *x == s).count() >= 2;
+        let chained = |s: &AccumSet| bx.block_issues.iter().filter(|x| *x == s).count() >= CHAIN;
         if self.wgmma_later_using(b, i, r) {
             fail(plan, RuleId::KillBeforeChain, r)
         } else if self.reg_sets[r].iter().any(chained) {
