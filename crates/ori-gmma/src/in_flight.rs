@@ -160,7 +160,7 @@ impl PipeState {
 /// instruction does nothing to it.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum Event {
-    /// A wgmma (with phase 85's words) puts its destination set in flight.
+    /// A wgmma (with phase 85's sets) puts its destination set in flight.
     Wgmma(AccumSet),
     /// `commit_group` (or ptxas's internal commit).
     Commit,

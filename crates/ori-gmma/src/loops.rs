@@ -105,11 +105,7 @@ impl Loops {
             header: SecondaryMap::new(),
             kept_back_edges: Default::default(),
             committing_header: SecondaryMap::new(),
-            fully_unrolled: loops
-                .iter()
-                .filter(|l| l.constant)
-                .map(|l| (l.latch, l.header))
-                .collect(),
+            fully_unrolled: unrolled_back_edges(&loops),
         };
         for l in &loops {
             out.header[l.header] = true;
@@ -145,8 +141,13 @@ pub fn fully_unrolled_back_edges(
     cfg: &ControlFlowGraph,
     dt: &DominatorTree,
 ) -> Vec<(Block, Block)> {
-    natural_loops(f, cfg, dt)
-        .into_iter()
+    unrolled_back_edges(&natural_loops(f, cfg, dt))
+}
+
+/// The back edges `(latch, header)` of those of `loops` ptxas unrolls in full.
+fn unrolled_back_edges(loops: &[NaturalLoop]) -> Vec<(Block, Block)> {
+    loops
+        .iter()
         .filter(|l| l.constant)
         .map(|l| (l.latch, l.header))
         .collect()

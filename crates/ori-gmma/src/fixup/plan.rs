@@ -162,9 +162,13 @@ impl Plan {
         !self.scratch && self.seen.insert((kind, i), k as u32).is_none()
     }
 
-    /// Where the decision `(kind, i)` went in its list, if it was recorded.
-    fn recorded(&self, kind: Seen, i: Inst) -> Option<usize> {
-        self.seen.get(&(kind, i)).map(|&k| k as usize)
+    /// Where the decision `(kind, i)` is in `list` (`at` gives an entry's
+    /// instruction): its recorded place, unless a late check has since
+    /// dropped entries (then found by a scan).
+    fn place<T>(&self, kind: Seen, i: Inst, list: &[T], at: impl Fn(&T) -> Inst) -> Option<usize> {
+        let k = self.seen.get(&(kind, i)).map(|&k| k as usize);
+        k.filter(|&k| list.get(k).is_some_and(|e| at(e) == i))
+            .or_else(|| list.iter().position(|e| at(e) == i))
     }
 
     /// Record `kind` at `i` when the walk still injects and it is new.
@@ -192,11 +196,7 @@ impl Plan {
                 rule,
             });
         } else if close == Close::CommitBatch {
-            // Its recorded place, unless a late check has since dropped
-            // waits (then found by a scan).
-            let k = self.recorded(Seen::Wait, at);
-            let k = k.filter(|&k| self.waits.get(k).is_some_and(|w| w.at == at));
-            let k = k.or_else(|| self.waits.iter().position(|w| w.at == at));
+            let k = self.place(Seen::Wait, at, &self.waits, |w| w.at);
             if let Some(w) = k.map(|k| &mut self.waits[k]) {
                 if w.close == Close::Nothing {
                     w.close = Close::CommitBatch;
@@ -211,9 +211,7 @@ impl Plan {
         if self.injecting() && self.first_at(Seen::UbWrite, i, self.ub_writes.len()) {
             self.ub_writes.push((i, r, close));
         } else if close == Close::CommitBatch {
-            let k = self.recorded(Seen::UbWrite, i);
-            let k = k.filter(|&k| self.ub_writes.get(k).is_some_and(|w| w.0 == i));
-            let k = k.or_else(|| self.ub_writes.iter().position(|w| w.0 == i));
+            let k = self.place(Seen::UbWrite, i, &self.ub_writes, |w| w.0);
             if let Some(w) = k.map(|k| &mut self.ub_writes[k]) {
                 if w.2 == Close::Nothing {
                     w.2 = Close::CommitBatch;
