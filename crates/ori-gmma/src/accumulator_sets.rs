@@ -9,14 +9,10 @@
 
 use crate::fnv1a::fnv1a_regs;
 use cranelift_entity::EntityRef;
-use cranelift_entity::PrimaryMap;
 use fxhash::FxHashMap;
 use ori_ir::consts::OPERAND_TAG_IMMEDIATE;
-use ori_ir::{AccumSet, Function, InstData, Operand, RegClass, VReg};
+use ori_ir::{AccumSet, AccumSetPool, Function, InstData, Operand, RegClass, VReg};
 use smallvec::SmallVec;
-
-/// A register set, sorted by register id.
-pub type RegSet = SmallVec<[VReg; 8]>;
 
 /// Which operands to collect from.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -27,11 +23,14 @@ pub enum Access {
     Written,
 }
 
-/// The class-6 registers of `d` that it reads or writes (seed `sub_ADA740`).
-/// For a wgmma whose `scale-d` is the immediate 0, the accumulator is not read
-/// (`scale-d` is slot 3, or 5 in the sparse form).
-pub fn collect_accumulators(f: &Function, d: &InstData, access: Access) -> RegSet {
-    let mut out = RegSet::new();
+/// The class-6 registers of `d` that it reads or writes (seed `sub_ADA740`),
+/// sorted and without duplicates, into `out` (cleared first: a walk over
+/// many wgmmas reuses one buffer, as an m64n256 f32 accumulator's 128
+/// registers are past any inline size). For a wgmma whose `scale-d` is the
+/// immediate 0, the accumulator is not read (`scale-d` is slot 3, or 5 in
+/// the sparse form).
+pub fn collect_accumulators(f: &Function, d: &InstData, access: Access, out: &mut Vec<VReg>) {
+    out.clear();
     let scale_d_zero = d.opcode == ori_ir::Opcode::WgmmaMmaAsync
         && matches!(d.slots.get(d.wgmma_scale_d_slot()).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(0));
     for (k, s) in d.slots.iter().enumerate() {
@@ -52,14 +51,13 @@ pub fn collect_accumulators(f: &Function, d: &InstData, access: Access) -> RegSe
     }
     out.sort_unstable();
     out.dedup();
-    out
 }
 
 /// Interned accumulator register sets.
 #[derive(Default, Debug)]
 pub struct AccumSetTable {
     by_hash: FxHashMap<u32, SmallVec<[AccumSet; 1]>>,
-    sets: PrimaryMap<AccumSet, RegSet>,
+    sets: AccumSetPool,
 }
 
 impl AccumSetTable {
@@ -72,16 +70,16 @@ impl AccumSetTable {
     pub fn intern(&mut self, set: &[VReg]) -> AccumSet {
         let h = fnv1a_regs(set.iter().map(|r| r.index() as u32));
         let bucket = self.by_hash.entry(h).or_default();
-        if let Some(&i) = bucket.iter().find(|&&i| self.sets[i].as_slice() == set) {
+        if let Some(&i) = bucket.iter().find(|&&i| &self.sets[i] == set) {
             return i;
         }
-        let i = self.sets.push(set.iter().copied().collect());
+        let i = self.sets.push(set);
         bucket.push(i);
         i
     }
 
     /// The registers of a set.
-    pub fn get(&self, set: AccumSet) -> Option<&RegSet> {
+    pub fn get(&self, set: AccumSet) -> Option<&[VReg]> {
         self.sets.get(set)
     }
 
@@ -96,7 +94,7 @@ impl AccumSetTable {
     }
 
     /// Consume the table, giving the sets.
-    pub fn into_sets(self) -> PrimaryMap<AccumSet, RegSet> {
+    pub fn into_sets(self) -> AccumSetPool {
         self.sets
     }
 }

@@ -7,7 +7,7 @@
 //! from the newest), and solved by a worklist fixpoint in reverse postorder,
 //! loops included. Each round costs one visit per instruction.
 
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use ori_ir::{AccumSet, Block, ControlFlowGraph, Function, InstData, Opcode};
 use smallvec::SmallVec;
 use std::collections::VecDeque;
@@ -253,7 +253,11 @@ impl InFlight {
             ..InFlight::default()
         };
         let rpo = cfg.rpo();
-        let mut queued: SecondaryMap<Block, bool> = SecondaryMap::new();
+        // Sized once, to the highest block number the walk can reach.
+        let n = rpo.iter().map(|b| b.index() + 1).max().unwrap_or(0);
+        r.entry.resize(n);
+        let mut queued: SecondaryMap<Block, bool> = SecondaryMap::with_capacity(n);
+        queued.resize(n);
         let mut work: VecDeque<Block> = rpo.iter().copied().collect();
         for b in rpo {
             queued[*b] = true;

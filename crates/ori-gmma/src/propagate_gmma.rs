@@ -61,14 +61,15 @@ pub fn propagate(f: &mut Function) -> GmmaFacts {
     // One walk of the instructions: each wgmma gets its words, and every
     // block's pipeline events are read for the dataflow.
     let mut events = Events::default();
+    let (mut src, mut dst) = (Vec::new(), Vec::new());
     for bk in 0..f.layout.blocks().len() {
         let b = f.layout.blocks()[bk];
         let lo = events.start_block();
         for k in 0..f.layout.block_insts(b).len() {
             let i = f.layout.block_insts(b)[k];
             if f.insts[i].opcode == Opcode::WgmmaMmaAsync {
-                let src = collect_accumulators(f, &f.insts[i], Access::Read);
-                let dst = collect_accumulators(f, &f.insts[i], Access::Written);
+                collect_accumulators(f, &f.insts[i], Access::Read, &mut src);
+                collect_accumulators(f, &f.insts[i], Access::Written, &mut dst);
                 let (s, d) = (table.intern(&src), table.intern(&dst));
                 f.insts[i].accum = Some(AccumSets { src: s, dst: d });
             }

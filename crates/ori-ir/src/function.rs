@@ -155,7 +155,7 @@ pub enum FuncKind {
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct GmmaFacts {
     /// Accumulator register sets, each sorted by register.
-    pub sets: PrimaryMap<AccumSet, SmallVec<[VReg; 8]>>,
+    pub sets: crate::AccumSetPool,
     /// Sets in flight (issued, not yet covered by a wait) at block entry.
     pub in_flight_at_entry: SecondaryMap<Block, SmallVec<[AccumSet; 4]>>,
     /// Maximum number of simultaneously active accumulator live ranges seen.

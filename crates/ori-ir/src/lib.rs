@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod accum_set_pool;
 pub mod builder;
 pub mod cfg;
 pub mod consts;
@@ -28,6 +29,7 @@ pub mod verify;
 pub mod wgmma_form;
 pub mod write;
 
+pub use accum_set_pool::AccumSetPool;
 pub use cfg::{ControlFlowGraph, DominatorTree};
 pub use diagnostics::{Diagnostic, Note, Severity};
 pub use entities::{AccumSet, Block, FuncId, Inst, VReg};

@@ -651,11 +651,11 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Ins
                     .split_once('{')
                     .map(|x| x.1.trim_end_matches('}'))
                     .unwrap_or("");
-                let mut set = SmallVec::new();
+                let mut set: SmallVec<[crate::VReg; 8]> = SmallVec::new();
                 for n in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                     set.push(fcx.reg(&cx, indent, n)?);
                 }
-                facts.get_or_insert_with(GmmaFacts::default).sets.push(set);
+                facts.get_or_insert_with(GmmaFacts::default).sets.push(&set);
             }
             _ => {
                 let Some(b) = cur else {

@@ -5,9 +5,9 @@
 //! measured on ptxas 13.0.88, not ISA rules.
 
 use super::walk::a_fragment_regs;
-use cranelift_entity::{PrimaryMap, SecondaryMap};
+use cranelift_entity::SecondaryMap;
 use fxhash::FxHashSet;
-use ori_ir::{AccumSet, Block, ControlFlowGraph, Function, Inst, Opcode, Operand, VReg};
+use ori_ir::{AccumSetPool, Block, ControlFlowGraph, Function, Inst, Opcode, Operand, VReg};
 use smallvec::SmallVec;
 
 /// Most accumulator registers that may be in flight at once before ptxas
@@ -59,7 +59,7 @@ fn register_limit(f: &Function, maxrregcount: Option<u32>) -> Option<u32> {
 /// does not fit at all is C7602's.
 pub(super) fn over_function_limit(
     f: &Function,
-    sets: &PrimaryMap<AccumSet, SmallVec<[VReg; 8]>>,
+    sets: &AccumSetPool,
     maxrregcount: Option<u32>,
 ) -> bool {
     if in_flight_budget(f, maxrregcount) == usize::MAX {
@@ -68,7 +68,7 @@ pub(super) fn over_function_limit(
     let Some(limit) = register_limit(f, maxrregcount) else {
         return false;
     };
-    let mut tracked: FxHashSet<VReg> = sets.values().flatten().copied().collect();
+    let mut tracked: FxHashSet<VReg> = sets.iter().flat_map(|(_, r)| r).copied().collect();
     for i in f.layout.all_insts() {
         let d = &f.insts[i];
         if d.opcode == Opcode::WgmmaMmaAsync {

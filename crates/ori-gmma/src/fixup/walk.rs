@@ -12,10 +12,12 @@ use super::plan::{Close, Plan, Seen};
 use super::rules::{Mode, RuleId};
 use super::state::{add_all, wgmma_shape, State};
 use cranelift_entity::packed_option::ReservedValue;
-use cranelift_entity::PrimaryMap;
+
 use cranelift_entity::SecondaryMap;
 use fxhash::FxHashSet;
-use ori_ir::{AccumSet, Block, Function, Inst, InstData, Opcode, Operand, RegClass, VReg};
+use ori_ir::{
+    AccumSet, AccumSetPool, Block, Function, Inst, InstData, Opcode, Operand, RegClass, VReg,
+};
 use smallvec::SmallVec;
 
 /// The set id standing for the dummy wgmma of an empty group (no registers).
@@ -30,7 +32,7 @@ fn dummy_group_set() -> AccumSet {
 /// What the walk consults: the function, phase 85's sets and the analyses.
 pub(super) struct Walker<'a> {
     pub(super) f: &'a Function,
-    pub(super) sets: &'a PrimaryMap<AccumSet, SmallVec<[VReg; 8]>>,
+    pub(super) sets: &'a AccumSetPool,
     /// For each register, the accumulator sets containing it.
     pub(super) reg_sets: SecondaryMap<VReg, SmallVec<[AccumSet; 2]>>,
     /// CFG, dominators, uniformity, ptxas's blocks and loops, computed once.
@@ -1070,7 +1072,7 @@ impl<'a> Walker<'a> {
     /// The walker of `f`, with phase 85's `sets` and the analyses `an`.
     pub(super) fn new(
         f: &'a Function,
-        sets: &'a PrimaryMap<AccumSet, SmallVec<[VReg; 8]>>,
+        sets: &'a AccumSetPool,
         an: &'a Analyses,
         module: &'a ori_ir::ModuleInfo,
         mode: Mode,
