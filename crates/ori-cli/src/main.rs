@@ -6,6 +6,7 @@
 //! pipeline. Exit status: 0 compiled, 1 input error, 2 usage error.
 
 mod ptxas_wrapper;
+mod run_kernel;
 mod scan;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -143,6 +144,41 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<OsString>,
     },
+    /// Run a kernel on the CPU (the host backend), after ori's passes:
+    /// `ori run k.ptx --grid 4,4 --arg 0=@a.npy --arg 2=zeros:f16:4096 --dump 2=c.npy`.
+    Run {
+        /// The PTX (or .ori) file.
+        file: String,
+        /// The kernel (default: the module's only .entry).
+        #[arg(long)]
+        entry: Option<String>,
+        /// CTAs: X[,Y[,Z]].
+        #[arg(long, default_value = "1,1,1")]
+        grid: String,
+        /// Threads per CTA: X[,Y[,Z]] (one warpgroup, 128,1,1, for now).
+        #[arg(long, default_value = "128,1,1")]
+        block: String,
+        /// Dynamic shared memory per CTA in bytes (default: 227 KiB, sm_90's most).
+        #[arg(long, value_name = "BYTES")]
+        shared: Option<u64>,
+        /// A parameter (its name or 0-based index): an integer or float
+        /// literal, @FILE.npy (a global buffer with that file's bytes; its
+        /// address is passed) or zeros:DTYPE:COUNT. Omitted trailing
+        /// pointers are null.
+        #[arg(long = "arg", value_name = "PARAM=VALUE")]
+        args: Vec<String>,
+        /// Write a parameter's buffer after the run as .npy (the input's
+        /// dtype and shape).
+        #[arg(long = "dump", value_name = "PARAM=FILE.npy")]
+        dumps: Vec<String>,
+        /// Run the PTX as written, without ori's passes: the first access
+        /// to a register of a wgmma in flight stops the run.
+        #[arg(long = "no-passes")]
+        no_passes: bool,
+        /// Warpgroup steps per CTA after which the run is stopped.
+        #[arg(long = "max-steps", value_name = "N")]
+        max_steps: Option<u64>,
+    },
     /// List the pass pipeline: phase number and name.
     Passes,
     /// Explain a ptxas message code (C7514) or a phase-87 rule (R-read-unsure-group).
@@ -190,6 +226,11 @@ fn read_input(file: &str) -> Result<String, String> {
 /// Write `text` to `path` without losing the old file if the write fails
 /// (disk full): a temporary file beside it, then a rename.
 fn write_file_atomically(path: &str, text: &str) -> std::io::Result<()> {
+    write_bytes_atomically(path, text.as_bytes())
+}
+
+/// [`write_file_atomically`] for bytes (`ori run --dump`'s `.npy` files).
+fn write_bytes_atomically(path: &str, bytes: &[u8]) -> std::io::Result<()> {
     let target = std::path::Path::new(path);
     let dir = target
         .parent()
@@ -200,7 +241,7 @@ fn write_file_atomically(path: &str, text: &str) -> std::io::Result<()> {
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{name}.ori-tmp-{}", std::process::id()));
     let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.sync_all()))
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
         .and_then(|()| std::fs::rename(&tmp, target));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -342,6 +383,27 @@ fn run() -> Result<ExitCode, ExitCode> {
             fail_on,
         } => scan::run(&paths, message_format, jobs, fail_on, &mut out),
         Cmd::Ptxas { args } => Ok(ptxas_wrapper::run(&args)),
+        Cmd::Run {
+            file,
+            entry,
+            grid,
+            block,
+            shared,
+            args,
+            dumps,
+            no_passes,
+            max_steps,
+        } => Ok(run_kernel::run(run_kernel::RunArgs {
+            file,
+            entry,
+            grid,
+            block,
+            shared,
+            args,
+            dumps,
+            no_passes,
+            max_steps,
+        })),
         Cmd::Passes => {
             for (phase, name) in ori::pipeline(&ori::Options::default()).pipeline() {
                 out.put(&format!("{phase} {name}\n"))?;

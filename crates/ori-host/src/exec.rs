@@ -15,6 +15,9 @@
 //! an error naming both: the PTX ISA leaves such an access undefined, and
 //! that is exactly what phase 87's waits are there to prevent.
 
+use crate::async_copy::{AsyncCopies, PendingCopy};
+use crate::bit_ops;
+use crate::matrix_fragments::{self, Rows};
 use crate::memory::{shared_vars, type_bytes, GlobalMemory, Shared};
 use crate::wgmma_math::{self, AOperand, Mma, WARPGROUP};
 use cranelift_entity::EntityRef;
@@ -97,6 +100,7 @@ struct Machine<'a> {
     open: Vec<PendingMma>,
     committed: VecDeque<Vec<PendingMma>>,
     in_flight: FxHashMap<VReg, u32>,
+    copies: AsyncCopies,
     stats: RunStats,
     ctaid: [u32; 3],
     grid: [u32; 3],
@@ -112,7 +116,21 @@ pub fn run(
     launch: &Launch,
     global: &mut GlobalMemory,
 ) -> Result<RunStats, HostError> {
+    run_with_progress(m, name, launch, global, &mut |_, _| {})
+}
+
+/// [`run`], telling `progress(done, total)` after each CTA (for a progress
+/// bar on long runs).
+pub fn run_with_progress(
+    m: &Module,
+    name: &str,
+    launch: &Launch,
+    global: &mut GlobalMemory,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RunStats, HostError> {
     let [gx, gy, gz] = launch.grid;
+    let total_ctas = u64::from(gx) * u64::from(gy) * u64::from(gz);
+    let mut done = 0u64;
     if gx == 0 || gy == 0 || gz == 0 {
         return Err(HostError {
             line: 0,
@@ -136,6 +154,8 @@ pub fn run(
                 total.steps += one.steps;
                 total.wgmma += one.wgmma;
                 total.groups_retired += one.groups_retired;
+                done += 1;
+                progress(done, total_ctas);
             }
         }
     }
@@ -187,6 +207,7 @@ fn run_cta(
         open: Vec::new(),
         committed: VecDeque::new(),
         in_flight: FxHashMap::default(),
+        copies: AsyncCopies::default(),
         stats: RunStats::default(),
         ctaid,
         grid: launch.grid,
@@ -421,6 +442,11 @@ impl Machine<'_> {
             _ => {}
         }
         let act = self.active(d);
+        match (name, first) {
+            ("cp", "async") => return self.async_copy(d, &act).map(|()| Flow::Next),
+            ("ldmatrix" | "stmatrix", _) => return self.matrix_move(d, &act).map(|()| Flow::Next),
+            _ => {}
+        }
         match name {
             "bar" | "barrier" | "fence" | "membar" | "nop" => return Ok(Flow::Next),
             "exit" if act.iter().all(|a| *a) => return Ok(Flow::Exit),
@@ -517,7 +543,20 @@ impl Machine<'_> {
             .op;
         let m = mask(bits);
         let v: u64 = match name {
-            "mov" | "cvta" => src(1)?,
+            // `mov.b32 %r, {%h0, %h1}`: pack the elements, each of
+            // bits / n bits, the first lowest.
+            "mov" => match &op(d, 1)? {
+                Operand::Vector(parts) => {
+                    let w = bits / parts.len() as u32;
+                    let mut out = 0u64;
+                    for (k, e) in parts.iter().enumerate() {
+                        out |= (self.value(t, e)? & mask(w)) << (w * k as u32);
+                    }
+                    out
+                }
+                _ => src(1)?,
+            },
+            "cvta" => src(1)?,
             "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "div" | "rem" if float => {
                 if bits != 32 {
                     return Err(format!(
@@ -627,6 +666,18 @@ impl Machine<'_> {
                 }
             }
             "setp" => return self.setp(t, d, ty, bits),
+            "bfe" => bit_ops::bfe(src(1)?, src(2)?, src(3)?, bits, signed),
+            "bfi" => bit_ops::bfi(src(1)?, src(2)?, src(3)?, src(4)?, bits),
+            "prmt" => {
+                let mode = d.mods.first().map(|m| &**m).filter(|m| *m != "b32");
+                u64::from(bit_ops::prmt(
+                    src(1)? as u32,
+                    src(2)? as u32,
+                    src(3)? as u32,
+                    mode,
+                )?)
+            }
+            "lop3" => bit_ops::lop3(src(1)?, src(2)?, src(3)?, src(4)? as u8, bits),
             "cvt" => cvt(d, &|k| src(k))?,
             _ => {
                 return Err(format!(
@@ -652,20 +703,38 @@ impl Machine<'_> {
         let cmp = d.mods.first().map_or("", |m| &**m);
         let (a, b) = (self.value(t, op(d, 1)?)?, self.value(t, op(d, 2)?)?);
         let r = if ty.starts_with('f') {
-            let (x, y) = (as_f32(a), as_f32(b));
-            match cmp {
-                "eq" => x == y,
-                "ne" => x != y,
-                "lt" => x < y,
-                "le" => x <= y,
-                "gt" => x > y,
-                "ge" => x >= y,
+            let (x, y) = match bits {
+                64 => (f64::from_bits(a), f64::from_bits(b)),
+                32 => (f64::from(as_f32(a)), f64::from(as_f32(b))),
                 _ => {
                     return Err(format!(
                         "setp.{cmp}.{ty} is not supported by the host backend"
                     ))
                 }
-            }
+            };
+            let unordered = x.is_nan() || y.is_nan();
+            // Ordered comparisons are false on a NaN (`ne` too, unlike
+            // Rust's `!=`); the `u` forms are true on one.
+            let (base, or_nan) = match cmp.strip_suffix('u') {
+                Some(b) => (b, true),
+                None => (cmp, false),
+            };
+            let ordered = match base {
+                "eq" => x == y,
+                "ne" => x != y && !unordered,
+                "lt" => x < y,
+                "le" => x <= y,
+                "gt" => x > y,
+                "ge" => x >= y,
+                "num" => !unordered,
+                "nan" => unordered,
+                _ => {
+                    return Err(format!(
+                        "setp.{cmp}.{ty} is not supported by the host backend"
+                    ))
+                }
+            };
+            ordered || (or_nan && unordered)
         } else {
             let ord = if ty.starts_with('s') {
                 sext(a, bits).cmp(&sext(b, bits))
@@ -693,6 +762,161 @@ impl Machine<'_> {
                 self.regs[t][q.index()] = u64::from(!r);
             }
             op => self.set(t, op, u64::from(r), 1)?,
+        }
+        Ok(())
+    }
+
+    /// `cp.async`: copies (read now, landing at a wait), `commit_group`,
+    /// `wait_group N`, `wait_all` (see [`crate::async_copy`]).
+    fn async_copy(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
+        let what = d.mods.get(1).map_or("", |m| &**m);
+        let everyone = act.iter().all(|a| *a);
+        let landed = match what {
+            "commit_group" | "wait_group" | "wait_all" if !everyone => {
+                return Err(format!(
+                    "{} with some threads of the warpgroup inactive: the host backend keeps one group list per warpgroup",
+                    d.mnemonic()
+                ))
+            }
+            "commit_group" => {
+                self.copies.commit();
+                return Ok(());
+            }
+            "wait_group" => {
+                let n = match op(d, 0)? {
+                    Operand::Imm(i) => i.as_i64().filter(|n| *n >= 0),
+                    _ => None,
+                };
+                let n = n.ok_or("cp.async.wait_group takes a non-negative immediate")?;
+                self.copies.wait(n as usize)
+            }
+            "wait_all" => self.copies.wait_all(),
+            "ca" | "cg" => {
+                for t in (0..WARPGROUP).filter(|t| act[*t]) {
+                    let c = self.read_copy(t, d)?;
+                    self.copies.issue(c);
+                }
+                return Ok(());
+            }
+            _ => {
+                return Err(format!(
+                    "{} is not supported by the host backend",
+                    d.mnemonic()
+                ))
+            }
+        };
+        for c in landed {
+            for (k, b) in c.bytes.iter().enumerate() {
+                self.shared.write(c.dst + k as u64, 1, u64::from(*b))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Thread `t`'s `cp.async.{ca,cg}.shared.global [dst], [src], cp-size
+    /// {, src-size | ignore-src}`: its bytes, read from global memory now.
+    fn read_copy(&mut self, t: usize, d: &InstData) -> Res<PendingCopy> {
+        let (_, dst) = self.address(t, op(d, 0)?)?;
+        let (_, src) = self.address(t, op(d, 1)?)?;
+        let size = match op(d, 2)? {
+            Operand::Imm(i) => i.as_i64().filter(|n| matches!(n, 4 | 8 | 16)),
+            _ => None,
+        }
+        .ok_or("cp.async: the copy size must be the immediate 4, 8 or 16")?
+            as usize;
+        let read = match d.slots.get(3).map(|s| &s.op) {
+            None => size,
+            // `ignore-src`: a predicate; true reads nothing.
+            Some(Operand::Reg(r) | Operand::NotReg(r)) if &*self.f.vregs[*r].ty == "pred" => {
+                if self.value(t, &d.slots[3].op)? & 1 == 1 {
+                    0
+                } else {
+                    size
+                }
+            }
+            Some(o) => {
+                let n = self.value(t, o)? as usize;
+                if n > size {
+                    return Err(format!(
+                        "cp.async: src-size {n} is larger than the copy ({size})"
+                    ));
+                }
+                n
+            }
+        };
+        let mut bytes: smallvec::SmallVec<[u8; 16]> = smallvec::smallvec![0; size];
+        for (k, b) in bytes.iter_mut().take(read).enumerate() {
+            *b = self.global.read(src + k as u64, 1)? as u8;
+        }
+        Ok(PendingCopy { dst, bytes })
+    }
+
+    /// `ldmatrix` / `stmatrix` `.m8n8.{x1,x2,x4}{.trans}.shared.b16`: warp by
+    /// warp, lanes `8i..8i+7` give matrix `i`'s row addresses (see
+    /// [`crate::matrix_fragments`]).
+    fn matrix_move(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
+        let load = &*d.name == "ldmatrix";
+        let has = |m: &str| d.has_mod(m);
+        if !has("m8n8") || !has("b16") {
+            return Err(format!(
+                "{} is not supported by the host backend (m8n8 .b16 only)",
+                d.mnemonic()
+            ));
+        }
+        if !act.iter().all(|a| *a) {
+            return Err(format!(
+                "{} with inactive threads (it is .aligned)",
+                d.mnemonic()
+            ));
+        }
+        let num = [("x1", 1), ("x2", 2), ("x4", 4)]
+            .iter()
+            .find(|(m, _)| has(m))
+            .map(|(_, n)| *n)
+            .ok_or("ldmatrix/stmatrix without .x1, .x2 or .x4")?;
+        let trans = has("trans");
+        let (regs_op, addr_op) = if load {
+            (op(d, 0)?, op(d, 1)?)
+        } else {
+            (op(d, 1)?, op(d, 0)?)
+        };
+        let regs: Vec<Operand> = match regs_op {
+            Operand::Vector(v) => v.to_vec(),
+            o => vec![o.clone()],
+        };
+        if regs.len() != num {
+            return Err(format!("{} registers for .x{num}", regs.len()));
+        }
+        for warp in 0..WARPGROUP / 32 {
+            for (i, reg) in regs.iter().enumerate() {
+                let mut addrs = [0u64; 8];
+                for (j, a) in addrs.iter_mut().enumerate() {
+                    *a = self.address(warp * 32 + 8 * i + j, addr_op)?.1;
+                }
+                let mut rows: Rows = [[0; 16]; 8];
+                for (row, a) in rows.iter_mut().zip(addrs) {
+                    for (k, b) in row.iter_mut().enumerate() {
+                        *b = self.shared.read(a + k as u64, 1)? as u8;
+                    }
+                }
+                for lane in 0..32 {
+                    let t = warp * 32 + lane;
+                    if load {
+                        let v = matrix_fragments::fragment(&rows, lane, trans);
+                        self.set(t, reg, u64::from(v), 32)?;
+                    } else {
+                        let v = self.value(t, reg)? as u32;
+                        matrix_fragments::scatter(&mut rows, lane, trans, v);
+                    }
+                }
+                if !load {
+                    for (row, a) in rows.iter().zip(addrs) {
+                        for (k, b) in row.iter().enumerate() {
+                            self.shared.write(a + k as u64, 1, u64::from(*b))?;
+                        }
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -871,6 +1095,17 @@ fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
             let hi = half::bf16::from_f32(as_f32(v)).to_bits();
             let lo = half::bf16::from_f32(as_f32(src(2)?)).to_bits();
             (u64::from(hi) << 16) | u64::from(lo)
+        }
+        // tf32 is an f32 with the low 13 mantissa bits zero; `.rna` rounds
+        // to nearest, ties away from zero (a NaN or infinity stays one).
+        ("tf32", "f32") if d.has_mod("rna") => {
+            let b = v as u32;
+            let r = if (b & 0x7f80_0000) == 0x7f80_0000 {
+                b
+            } else {
+                (b.wrapping_add(0x1000)) & !0x1fff
+            };
+            u64::from(r)
         }
         ("f16", "f32") => u64::from(half::f16::from_f32(as_f32(v)).to_bits()),
         ("bf16", "f32") => u64::from(half::bf16::from_f32(as_f32(v)).to_bits()),

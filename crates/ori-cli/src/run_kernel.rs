@@ -1,0 +1,397 @@
+//! `ori run`: run a kernel on the CPU with the host backend.
+//!
+//! The kernel goes through ori's passes first (as ptxas would legalize its
+//! wgmma pipeline), unless `--no-passes` asks to run the PTX as written,
+//! where the host backend stops at the first access to a register of a
+//! wgmma in flight. Buffers come from and go back to NumPy `.npy` files;
+//! scalars are literals typed by the parameter's PTX type. Exit status: 0
+//! ran, 1 the kernel or an input file is wrong (an unsupported instruction,
+//! an access outside every buffer, a hazard: the message names the line),
+//! 2 the command line is wrong.
+
+use crate::{print_diagnostics, read_input, write_bytes_atomically, ColorChoice, MessageFormat};
+use ori::host::npy::{descr_of, element_size, NpyArray};
+use ori::host::{GlobalMemory, Launch};
+use ori::ir::{FuncKind, Function, Module};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// The most dynamic shared memory a CTA of sm_90 may have (227 KiB): what a
+/// run gets unless `--shared` says otherwise (Triton's PTX does not say
+/// how much of its `.extern .shared` array it uses).
+pub const SM90_MAX_SHARED: u64 = 227 * 1024;
+
+/// The threads of a CTA the host backend runs today: one warpgroup.
+const WARPGROUP: u32 = 128;
+
+/// What `ori run` was asked.
+pub struct RunArgs {
+    /// The PTX (or `.ori`) file.
+    pub file: String,
+    /// The kernel (default: the module's only `.entry`).
+    pub entry: Option<String>,
+    /// `X,Y,Z` CTAs.
+    pub grid: String,
+    /// `X,Y,Z` threads per CTA.
+    pub block: String,
+    /// Dynamic shared memory in bytes.
+    pub shared: Option<u64>,
+    /// `PARAM=VALUE`.
+    pub args: Vec<String>,
+    /// `PARAM=FILE.npy`.
+    pub dumps: Vec<String>,
+    /// Run the PTX as written, without ori's passes.
+    pub no_passes: bool,
+    /// Warpgroup steps per CTA before the run is stopped.
+    pub max_steps: Option<u64>,
+}
+
+/// A buffer ori made for a parameter: where it is and how to write it back.
+struct Buffer {
+    addr: u64,
+    descr: String,
+    shape: Vec<usize>,
+}
+
+fn usage(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+fn failed(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(1)
+}
+
+/// `X`, `X,Y` or `X,Y,Z`, each at least 1.
+fn dims(what: &str, s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("--{what} takes X[,Y[,Z]], not '{s}'"));
+    }
+    let mut out = [1u32; 3];
+    for (k, p) in parts.iter().enumerate() {
+        out[k] = p
+            .parse()
+            .ok()
+            .filter(|v| *v > 0)
+            .ok_or_else(|| format!("--{what}: '{p}' is not a positive integer"))?;
+    }
+    Ok(out)
+}
+
+/// The parameter `key` names: its name or 0-based index.
+fn param_index(f: &Function, key: &str) -> Option<usize> {
+    f.params
+        .iter()
+        .position(|p| &*p.name == key)
+        .or_else(|| key.parse().ok().filter(|k| *k < f.params.len()))
+}
+
+/// A parameter's PTX type (`u64`, `f32`...) from its declaration.
+fn param_type(ty: &str) -> &str {
+    ty.split_whitespace()
+        .map(|w| w.trim_start_matches('.'))
+        .find(|w| ori::host::memory::type_bytes(w).is_some())
+        .unwrap_or("b64")
+}
+
+/// A scalar literal as the parameter's bits: a float for `.f32`/`.f64`,
+/// else an integer (decimal or 0x hex, negative allowed) that fits the type
+/// as signed or as unsigned.
+fn scalar(value: &str, ty: &str) -> Result<u64, String> {
+    let v = value.trim();
+    match ty {
+        "f32" => {
+            return v
+                .parse::<f32>()
+                .map(|x| u64::from(x.to_bits()))
+                .map_err(|_| format!("'{value}' is not a float (parameter of type .f32)"))
+        }
+        "f64" => {
+            return v
+                .parse::<f64>()
+                .map(f64::to_bits)
+                .map_err(|_| format!("'{value}' is not a float (parameter of type .f64)"))
+        }
+        _ => {}
+    }
+    let bits = ori::host::memory::type_bytes(ty).unwrap_or(8) as u32 * 8;
+    let (neg, digits) = match v.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, v),
+    };
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(h) => i128::from_str_radix(h, 16),
+        None => digits.parse::<i128>(),
+    }
+    .map_err(|_| format!("'{value}' is not an integer (parameter of type .{ty})"))?;
+    let x = if neg { -magnitude } else { magnitude };
+    let (lo, hi) = (-(1i128 << (bits - 1)), (1i128 << bits) - 1);
+    if x < lo || x > hi {
+        return Err(format!("{value} does not fit a .{ty} parameter"));
+    }
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    Ok((x as u64) & mask)
+}
+
+/// The kernel to run: `--entry`, else the module's only `.entry`.
+fn pick_entry<'m>(m: &'m Module, entry: Option<&str>) -> Result<&'m Function, String> {
+    let entries: Vec<&Function> = m
+        .funcs
+        .values()
+        .filter(|f| f.kind == FuncKind::Entry && f.has_body)
+        .collect();
+    match entry {
+        Some(name) => entries
+            .iter()
+            .find(|f| &*f.name == name)
+            .copied()
+            .ok_or_else(|| {
+                let names: Vec<&str> = entries.iter().map(|f| &*f.name).collect();
+                format!("no .entry '{name}' (the module has: {})", names.join(", "))
+            }),
+        None => match entries[..] {
+            [f] => Ok(f),
+            [] => Err("the module has no .entry with a body".into()),
+            _ => {
+                let names: Vec<&str> = entries.iter().map(|f| &*f.name).collect();
+                Err(format!(
+                    "the module has {} entries, say which with --entry: {}",
+                    names.len(),
+                    names.join(", ")
+                ))
+            }
+        },
+    }
+}
+
+/// The parameter block: each `--arg` read, buffers allocated in `g`.
+fn parameters(
+    f: &Function,
+    args: &[String],
+    g: &mut GlobalMemory,
+) -> Result<(Vec<u64>, Vec<Option<Buffer>>), ExitCode> {
+    let mut given: Vec<Option<&str>> = vec![None; f.params.len()];
+    for a in args {
+        let Some((key, value)) = a.split_once('=') else {
+            return Err(usage(&format!("--arg takes PARAM=VALUE, not '{a}'")));
+        };
+        let Some(k) = param_index(f, key) else {
+            let names: Vec<String> = f
+                .params
+                .iter()
+                .enumerate()
+                .map(|(k, p)| format!("{k}={}", p.name))
+                .collect();
+            return Err(usage(&format!(
+                "'{}' has no parameter '{key}' (its parameters: {})",
+                f.name,
+                names.join(", ")
+            )));
+        };
+        if given[k].replace(value).is_some() {
+            return Err(usage(&format!("parameter {key} given twice")));
+        }
+    }
+    // Omitted trailing pointers (Triton's scratch pointers) are null.
+    let last_given = given.iter().rposition(Option::is_some).map_or(0, |k| k + 1);
+    let mut values = Vec::with_capacity(f.params.len());
+    let mut buffers = Vec::with_capacity(f.params.len());
+    for (k, p) in f.params.iter().enumerate() {
+        let ty = param_type(&p.ty);
+        let pointer_sized = ori::host::memory::type_bytes(ty) == Some(8);
+        let Some(value) = given[k] else {
+            if k >= last_given && pointer_sized {
+                values.push(0);
+                buffers.push(None);
+                continue;
+            }
+            return Err(usage(&format!(
+                "parameter {k} ({}, .{ty}) has no --arg",
+                p.name
+            )));
+        };
+        let array = if let Some(path) = value.strip_prefix('@') {
+            let bytes =
+                std::fs::read(path).map_err(|e| failed(&format!("cannot read '{path}': {e}")))?;
+            Some(NpyArray::parse(&bytes).map_err(|e| failed(&format!("{path}: {e}")))?)
+        } else if let Some(rest) = value.strip_prefix("zeros:") {
+            let (dtype, count) = rest.split_once(':').unwrap_or((rest, ""));
+            let descr =
+                descr_of(dtype).ok_or_else(|| usage(&format!("zeros: unknown dtype '{dtype}'")))?;
+            let count: usize = count
+                .parse()
+                .map_err(|_| usage(&format!("zeros:{dtype}:COUNT needs a count, not '{count}'")))?;
+            let size = element_size(descr).unwrap_or(1);
+            Some(NpyArray {
+                descr: descr.to_string(),
+                shape: vec![count],
+                data: vec![0; count * size],
+            })
+        } else {
+            None
+        };
+        match array {
+            Some(a) => {
+                if !pointer_sized {
+                    return Err(usage(&format!(
+                        "parameter {k} ({}) is .{ty}: a buffer's address needs a 64-bit parameter",
+                        p.name
+                    )));
+                }
+                let addr = g.alloc(a.data);
+                values.push(addr);
+                buffers.push(Some(Buffer {
+                    addr,
+                    descr: a.descr,
+                    shape: a.shape,
+                }));
+            }
+            None => {
+                values.push(
+                    scalar(value, ty)
+                        .map_err(|e| usage(&format!("parameter {k} ({}): {e}", p.name)))?,
+                );
+                buffers.push(None);
+            }
+        }
+    }
+    Ok((values, buffers))
+}
+
+/// `ori run`.
+pub fn run(a: RunArgs) -> ExitCode {
+    let (grid, block) = match (dims("grid", &a.grid), dims("block", &a.block)) {
+        (Ok(g), Ok(b)) => (g, b),
+        (Err(e), _) | (_, Err(e)) => return usage(&e),
+    };
+    if block != [WARPGROUP, 1, 1] {
+        return failed(&format!(
+            "--block {},{},{}: the host backend runs CTAs of one warpgroup (--block 128,1,1) for now",
+            block[0], block[1], block[2]
+        ));
+    }
+    let src = match read_input(&a.file) {
+        Ok(s) => s,
+        Err(e) => return failed(&e),
+    };
+    let name = std::path::Path::new(&a.file)
+        .file_name()
+        .map_or(a.file.clone(), |n| n.to_string_lossy().into_owned());
+    let opts = ori::Options {
+        verify: true,
+        ..ori::Options::default()
+    };
+    let module = if a.no_passes {
+        if name.ends_with(".ori") {
+            return usage(
+                "--no-passes runs PTX input; an .ori file runs as its IR says, without it",
+            );
+        }
+        match ori::ptx_to_ir(&name, &src) {
+            Ok(m) => m,
+            Err(diags) => {
+                let source = ori::report::Source::new(&a.file, &src);
+                print_diagnostics(
+                    &diags,
+                    &a.file,
+                    Some(&source),
+                    MessageFormat::Human,
+                    ColorChoice::Auto,
+                );
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        let c = ori::compile_source(&name, &src, &opts);
+        let source = (!name.ends_with(".ori")).then(|| ori::report::Source::new(&a.file, &src));
+        if c.failed() || c.module.is_none() {
+            print_diagnostics(
+                &c.diags,
+                &a.file,
+                source.as_ref(),
+                MessageFormat::Human,
+                ColorChoice::Auto,
+            );
+            return ExitCode::from(1);
+        }
+        c.module.expect("checked above")
+    };
+    let f = match pick_entry(&module, a.entry.as_deref()) {
+        Ok(f) => f,
+        Err(e) => return usage(&e),
+    };
+    let mut g = GlobalMemory::new();
+    let (params, buffers) = match parameters(f, &a.args, &mut g) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let mut dumps = Vec::new();
+    for d in &a.dumps {
+        let Some((key, path)) = d.split_once('=') else {
+            return usage(&format!("--dump takes PARAM=FILE.npy, not '{d}'"));
+        };
+        match param_index(f, key).and_then(|k| buffers[k].as_ref()) {
+            Some(b) => dumps.push((b, path)),
+            None => {
+                return usage(&format!(
+                    "--dump {key}: no buffer was given for that parameter (pass it as @FILE.npy or zeros:DTYPE:COUNT)"
+                ))
+            }
+        }
+    }
+    let mut launch = Launch {
+        params,
+        dynamic_shared: a.shared.unwrap_or(SM90_MAX_SHARED),
+        grid,
+        ..Launch::default()
+    };
+    if let Some(n) = a.max_steps {
+        launch.step_limit = n;
+    }
+    let start = Instant::now();
+    let mut shown = false;
+    let mut progress = |done: u64, total: u64| {
+        if start.elapsed() > Duration::from_secs(1) && (done % 16 == 0 || done == total) {
+            eprint!("\rori run: CTA {done}/{total}");
+            shown = true;
+        }
+    };
+    let result = ori::host::run_with_progress(&module, &f.name, &launch, &mut g, &mut progress);
+    if shown {
+        eprintln!();
+    }
+    let stats = match result {
+        Ok(s) => s,
+        Err(e) if e.line > 0 => return failed(&format!("{}:{}: {}", a.file, e.line, e.message)),
+        Err(e) => return failed(&format!("{}: {}", a.file, e.message)),
+    };
+    for (b, path) in dumps {
+        let array = NpyArray {
+            descr: b.descr.clone(),
+            shape: b.shape.clone(),
+            data: g.buffer(b.addr).map(<[u8]>::to_vec).unwrap_or_default(),
+        };
+        if let Err(e) = write_bytes_atomically(path, &array.to_bytes()) {
+            return failed(&format!("cannot write '{path}': {e}"));
+        }
+    }
+    let ctas = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
+    eprintln!(
+        "ori run: {} ran {ctas} CTA(s): {} warpgroup steps, {} wgmma, {} groups retired, {:.2} s",
+        f.name,
+        stats.steps,
+        stats.wgmma,
+        stats.groups_retired,
+        start.elapsed().as_secs_f64()
+    );
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,101 @@
+//! `cp.async`: the non-bulk asynchronous copies from global to shared
+//! memory, and their commit groups (PTX ISA 9.7.9.25).
+//!
+//! Every Triton matmul that does not use TMA fills its shared-memory ring
+//! with `cp.async.cg.shared.global [dst], [src], 16, src_size;`, commits a
+//! group per stage and waits with `cp.async.wait_group N` before the wgmma
+//! that reads the stage. The copy is asynchronous, so it is modelled as
+//! the hardware allows the worst case to be: the source is read when the
+//! copy is issued, and the bytes land in shared memory only when a wait
+//! retires the copy's group. A kernel that reads the destination before
+//! waiting sees the old bytes here, as it may on the GPU.
+//!
+//! `src-size` (bytes actually read, the rest of `cp-size` zero-filled) is
+//! how compilers mask the edge of a tile; the `ignore-src` predicate form
+//! reads nothing and fills zeros.
+
+use smallvec::SmallVec;
+use std::collections::VecDeque;
+
+/// One copy: where it lands in shared memory, and the bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingCopy {
+    /// Shared-memory address of the destination.
+    pub dst: u64,
+    /// The bytes to write (`cp-size` of them: 4, 8 or 16).
+    pub bytes: SmallVec<[u8; 16]>,
+}
+
+/// The copies a CTA has issued and not yet seen land.
+#[derive(Clone, Debug, Default)]
+pub struct AsyncCopies {
+    open: Vec<PendingCopy>,
+    committed: VecDeque<Vec<PendingCopy>>,
+}
+
+impl AsyncCopies {
+    /// Issue a copy into the open (uncommitted) group.
+    pub fn issue(&mut self, c: PendingCopy) {
+        self.open.push(c);
+    }
+
+    /// `cp.async.commit_group`: close the open group (an empty one too: the
+    /// ISA counts empty groups, and Triton commits them at the tail of its
+    /// prologue).
+    pub fn commit(&mut self) {
+        let g = std::mem::take(&mut self.open);
+        self.committed.push_back(g);
+    }
+
+    /// `cp.async.wait_group n`: the copies of every group but the `n` most
+    /// recent, oldest first, for the caller to write.
+    pub fn wait(&mut self, n: usize) -> Vec<PendingCopy> {
+        let mut done = Vec::new();
+        while self.committed.len() > n {
+            done.extend(self.committed.pop_front().unwrap_or_default());
+        }
+        done
+    }
+
+    /// `cp.async.wait_all`: commit, then wait for everything.
+    pub fn wait_all(&mut self) -> Vec<PendingCopy> {
+        self.commit();
+        self.wait(0)
+    }
+
+    /// Copies issued or committed and not yet landed.
+    pub fn pending(&self) -> usize {
+        self.open.len() + self.committed.iter().map(Vec::len).sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(dst: u64) -> PendingCopy {
+        PendingCopy {
+            dst,
+            bytes: SmallVec::from_slice(&[dst as u8; 4]),
+        }
+    }
+
+    #[test]
+    fn groups_land_oldest_first_and_keep_the_newest_n() {
+        let mut a = AsyncCopies::default();
+        a.issue(c(0));
+        a.commit();
+        a.commit(); // an empty group still counts
+        a.issue(c(4));
+        a.commit();
+        a.issue(c(8)); // open: never retired by wait_group
+        let got: Vec<u64> = a.wait(1).iter().map(|p| p.dst).collect();
+        assert_eq!(got, vec![0]);
+        assert_eq!(a.pending(), 2);
+        let got: Vec<u64> = a.wait(0).iter().map(|p| p.dst).collect();
+        assert_eq!(got, vec![4]);
+        let got: Vec<u64> = a.wait_all().iter().map(|p| p.dst).collect();
+        assert_eq!(got, vec![8]);
+        assert_eq!(a.pending(), 0);
+    }
+}

@@ -1,0 +1,89 @@
+"""The real-Triton cases of the host backend: which kernels, their inputs, their launch.
+
+Each case is one kernel of `tests/real/triton*/` (the `mm_kernel` family: every type of
+matmul Triton has, f16/bf16/tf32/fp8/int8, f16 accumulators, B in either major order),
+launched on a 128x128x128 problem with inputs made by `inputs()` below: small integers, so
+that every product and sum is exact in every type and the GPU's answer is a bit pattern
+that any correct implementation must reproduce. `record_gpu.py` runs them on an H100 and
+writes `NAME.gpu.npy`; `tests/host_triton.rs` runs them through `ori run`'s library path
+and compares. The same file serves both, so the two cannot disagree on an input.
+"""
+import csv, os, re, struct
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(ROOT, "..", "..", ".."))
+M = N = K = 128
+
+# fp8 bit patterns of the integers -3..3 (both formats are exact on them).
+E4M3 = {0: 0x00, 1: 0x38, 2: 0x40, 3: 0x44}
+E5M2 = {0: 0x00, 1: 0x3C, 2: 0x40, 3: 0x42}
+
+
+def value(i, j, salt):
+    """The input element at (i, j): an integer in -3..3, the same on every machine."""
+    return ((i * 3 + j * 5 + salt) % 7) - 3
+
+
+def encode(v, dtype):
+    if dtype == "fp16":
+        import numpy as np
+        return np.float16(v).view(np.uint16).item().to_bytes(2, "little")
+    if dtype == "bf16":
+        return (struct.unpack("<I", struct.pack("<f", float(v)))[0] >> 16).to_bytes(2, "little")
+    if dtype == "fp32":
+        return struct.pack("<f", float(v))
+    if dtype == "i8":
+        return struct.pack("<b", v)
+    if dtype in ("fp8e4nv", "fp8e5"):
+        table = E4M3 if dtype == "fp8e4nv" else E5M2
+        bits = table[abs(v)] | (0x80 if v < 0 else 0)
+        return bytes([bits])
+    raise ValueError(dtype)
+
+
+SIZE = {"fp16": 2, "bf16": 2, "fp32": 4, "i8": 1, "fp8e4nv": 1, "fp8e5": 1, "i32": 4}
+DESCR = {"fp16": "<f2", "bf16": "<u2", "fp32": "<f4", "i8": "|i1", "fp8e4nv": "|u1",
+         "fp8e5": "|u1", "i32": "<i4"}
+
+
+def matrix(rows, cols, dtype, salt):
+    return b"".join(encode(value(i, j, salt), dtype) for i in range(rows) for j in range(cols))
+
+
+def cases():
+    """Every case: name, ptx path (relative to the repo), grid, and the parameters."""
+    out = []
+    for ver in ("triton39", "triton36"):
+        with open(os.path.join(REPO, "tests", "real", ver, "manifest.tsv")) as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+        for r in rows:
+            if r["kernel_fn"] != "mm_kernel":
+                continue
+            cfg = dict(kv.split("=", 1) for kv in r["config"].split(","))
+            if cfg.get("num_warps") != "4":
+                continue
+            bm, bn = int(cfg["BLOCK_M"]), int(cfg["BLOCK_N"])
+            kmajor = cfg["B_KMAJOR"] == "True"
+            ta, tb, tc = (cfg[p].lstrip("*") for p in ("a_ptr", "b_ptr", "c_ptr"))
+            a = matrix(M, K, ta, 1)
+            b = matrix(N, K, tb, 2) if kmajor else matrix(K, N, tb, 2)
+            out.append({
+                "name": f"{ver}_{r['name']}",
+                "ptx": f"tests/real/{ver}/{r['name']}.ptx",
+                "grid": [-(-M // bm), -(-N // bn), 1],
+                "a": (a, DESCR[ta], [M, K]),
+                "b": (b, DESCR[tb], [N, K] if kmajor else [K, N]),
+                "c": (DESCR[tc], SIZE[tc], [M, N]),
+                # M, N, K, stride_am, stride_b, stride_cm
+                "kmajor": kmajor,
+                "scalars": [M, N, K, K, K if kmajor else N, N],
+            })
+    return out
+
+
+def npy(data, descr, shape):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, ", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
+    total = 10 + len(header) + 1
+    header += " " * (-total % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data
