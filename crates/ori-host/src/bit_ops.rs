@@ -149,6 +149,24 @@ mod tests {
         assert!(prmt(a, b, 0, Some("xyz")).is_err());
     }
 
+    /// Every mode and selector against an H100
+    /// (`tests/host/probes/prmt_modes.py`, output recorded in `prmt_modes.txt`).
+    #[test]
+    fn prmt_modes_are_what_the_h100_gives() {
+        let recorded = include_str!("../../../tests/host/probes/prmt_modes.txt");
+        let mut n = 0;
+        for line in recorded.lines() {
+            let [mode, sel, want] = line.split_whitespace().collect::<Vec<_>>()[..] else {
+                panic!("bad line {line:?}");
+            };
+            let want = u32::from_str_radix(want.trim_start_matches("0x"), 16).unwrap();
+            let got = prmt(0x4433_2211, 0x8877_6655, sel.parse().unwrap(), Some(mode)).unwrap();
+            assert_eq!(got, want, "prmt.{mode} selector {sel}");
+            n += 1;
+        }
+        assert_eq!(n, 24);
+    }
+
     #[test]
     fn lop3_is_its_truth_table() {
         let (a, b, c) = (0xF0, 0xCC, 0xAA);

@@ -6,7 +6,9 @@ launched on a 128x128x128 problem with inputs made by `inputs()` below: small in
 that every product and sum is exact in every type and the GPU's answer is a bit pattern
 that any correct implementation must reproduce. `record_gpu.py` runs them on an H100 and
 writes `NAME.gpu.npy`; `tests/host_triton.rs` runs them through `ori run`'s library path
-and compares. The same file serves both, so the two cannot disagree on an input.
+and compares. The same file serves both, so the two cannot disagree on an input:
+`python3 tests/host/triton/cases.py` writes `cases.tsv` and `inputs/*.npy`, which the test
+reads (standard library only; the same bytes every time).
 """
 import csv, os, re, struct
 
@@ -26,8 +28,7 @@ def value(i, j, salt):
 
 def encode(v, dtype):
     if dtype == "fp16":
-        import numpy as np
-        return np.float16(v).view(np.uint16).item().to_bytes(2, "little")
+        return struct.pack("<e", float(v))
     if dtype == "bf16":
         return (struct.unpack("<I", struct.pack("<f", float(v)))[0] >> 16).to_bytes(2, "little")
     if dtype == "fp32":
@@ -76,6 +77,8 @@ def cases():
                 "c": (DESCR[tc], SIZE[tc], [M, N]),
                 # M, N, K, stride_am, stride_b, stride_cm
                 "kmajor": kmajor,
+                "a_dtype": ta,
+                "b_dtype": tb + ("_kmajor" if kmajor else ""),
                 "scalars": [M, N, K, K, K if kmajor else N, N],
             })
     return out
@@ -87,3 +90,37 @@ def npy(data, descr, shape):
     total = 10 + len(header) + 1
     header += " " * (-total % 64) + "\n"
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data
+
+
+def input_name(which, data_spec):
+    descr, shape, dtype = data_spec
+    return f"{which}_{dtype}_{'x'.join(map(str, shape))}.npy"
+
+
+def write(out_dir=ROOT):
+    """Write cases.tsv (what tests/host_triton.rs runs) and inputs/*.npy (each distinct
+    input once). Same bytes every time."""
+    os.makedirs(os.path.join(out_dir, "inputs"), exist_ok=True)
+    rows = ["name\tptx\tgrid\ta\tb\tc_descr\tc_count\tscalars"]
+    written = set()
+    for c in cases():
+        files = []
+        for which in "ab":
+            data, descr, shape = c[which]
+            dtype = c[which + "_dtype"]
+            fname = input_name(which, (descr, shape, dtype))
+            if fname not in written:
+                with open(os.path.join(out_dir, "inputs", fname), "wb") as f:
+                    f.write(npy(data, descr, shape))
+                written.add(fname)
+            files.append("inputs/" + fname)
+        descr, size, shape = c["c"]
+        rows.append("\t".join([c["name"], c["ptx"], ",".join(map(str, c["grid"])), files[0],
+                               files[1], descr, str(shape[0] * shape[1]),
+                               ",".join(map(str, c["scalars"]))]))
+    with open(os.path.join(out_dir, "cases.tsv"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+
+
+if __name__ == "__main__":
+    write()

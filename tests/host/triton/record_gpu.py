@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Record what an H100 computes for every case of cases.py: NAME.gpu.npy.
+
+Run on a machine with an sm_90a GPU, ptxas 13.0 and CuPy:
+
+    python3 tests/host/triton/record_gpu.py --out DIR [NAME-SUBSTRING ...]
+
+For each case: `ptxas -arch=sm_90a` compiles the kernel's PTX to a cubin (ptxas must
+accept it), CuPy loads the cubin and launches it on the case's grid with 128 threads per
+CTA, 227 KiB of dynamic shared memory, A and B as device copies of the inputs, C zeroed,
+the scalars as u32 and the trailing scratch pointers null. C is written to DIR/NAME.gpu.npy
+(the case's dtype and shape). Every case runs twice and the two outputs must be the same
+bytes. The first line printed is the GPU; any error exits non-zero.
+"""
+import os, shutil, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cases  # noqa: E402
+
+SHARED = 227 * 1024
+
+
+def main():
+    import cupy as cp
+    import numpy as np
+    args = sys.argv[1:]
+    out = "."
+    if args[:1] == ["--out"]:
+        out, args = args[1], args[2:]
+    os.makedirs(out, exist_ok=True)
+    ptxas = os.environ.get("PTXAS") or shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    ver = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    print(f"GPU: {name} (sm_{props['major']}{props['minor']}), ptxas {ver}, CuPy {cp.__version__}")
+    tmp = tempfile.mkdtemp()
+    done = 0
+    for c in cases.cases():
+        if args and not any(a in c["name"] for a in args):
+            continue
+        ptx = os.path.join(cases.REPO, c["ptx"])
+        cubin = os.path.join(tmp, c["name"] + ".cubin")
+        p = subprocess.run([ptxas, "-arch=sm_90a", ptx, "-o", cubin], capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"ptxas failed on {ptx}: {p.stderr}")
+        mod = cp.RawModule(path=cubin)
+        entry = [l.split("(")[0].split()[-1] for l in open(ptx) if ".entry" in l][0]
+        fn = mod.get_function(entry)
+        fn.max_dynamic_shared_size_bytes = SHARED
+        nparams = sum(1 for l in open(ptx) if l.strip().startswith(".param"))
+        results = []
+        for _ in range(2):
+            a = cp.asarray(np.frombuffer(c["a"][0], dtype=np.uint8))
+            b = cp.asarray(np.frombuffer(c["b"][0], dtype=np.uint8))
+            descr, size, shape = c["c"]
+            cbuf = cp.zeros(shape[0] * shape[1] * size, dtype=np.uint8)
+            params = [a, b, cbuf] + [np.uint32(s) for s in c["scalars"]]
+            params += [np.uint64(0)] * (nparams - len(params))
+            fn(tuple(c["grid"]), (128, 1, 1), tuple(params), shared_mem=SHARED)
+            cp.cuda.runtime.deviceSynchronize()
+            results.append(cbuf.get().tobytes())
+        if results[0] != results[1]:
+            sys.exit(f"{c['name']}: two runs differ")
+        descr, size, shape = c["c"]
+        with open(os.path.join(out, c["name"] + ".gpu.npy"), "wb") as f:
+            f.write(cases.npy(results[0], descr, shape))
+        done += 1
+        print(f"{c['name']}: grid {c['grid']}, {len(results[0])} bytes")
+    print(f"{done} cases recorded")
+
+
+if __name__ == "__main__":
+    main()

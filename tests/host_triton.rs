@@ -1,0 +1,105 @@
+//! The host backend on real Triton kernels against an H100, one trial per
+//! kernel (`host_triton/NAME`).
+//!
+//! `tests/host/triton/cases.tsv` lists every four-warp `mm_kernel` of
+//! `tests/real/triton36` and `triton39` (f16, bf16, tf32, tf32x3, e4m3,
+//! e5m2 and their mixes, int8, f16 accumulators, fp8 with imprecise
+//! accumulation, both majors of B), each on a 128x128x128 problem over its
+//! full grid. The inputs (`inputs/*.npy`) are small integers, so every
+//! product and partial sum is exact in every type: the GPU's answer is one
+//! bit pattern, recorded by `tests/host/triton/record_gpu.py` on an H100
+//! (`gpu/NAME.gpu.npy`, never edited; `record.log` says which GPU, ptxas
+//! and CuPy). Each kernel goes through ori's passes, then runs with
+//! `ori_host::run` exactly as `ori run` launches it, and C must be the same
+//! bytes.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use ori::host::npy::NpyArray;
+use ori::host::{GlobalMemory, Launch};
+use std::path::{Path, PathBuf};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/triton")
+}
+
+fn load(path: &Path) -> Result<NpyArray, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    NpyArray::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// One row of cases.tsv, run and compared.
+fn run_case(row: &str) -> Result<(), String> {
+    let f: Vec<&str> = row.split('\t').collect();
+    let [name, ptx, grid, a, b, c_descr, c_count, scalars] = f[..] else {
+        return Err(format!("a cases.tsv row of {} columns", f.len()));
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(root.join(ptx)).map_err(|e| format!("{ptx}: {e}"))?;
+    let c = ori::compile_ptx(ptx, &src, &ori::Options::default());
+    let m = c.module.ok_or_else(|| format!("{:?}", c.diags))?;
+    let entry = m
+        .funcs
+        .values()
+        .find(|f| f.kind == ori::ir::FuncKind::Entry)
+        .ok_or("no .entry")?;
+    let mut g = GlobalMemory::new();
+    let pa = g.alloc(load(&dir().join(a))?.data);
+    let pb = g.alloc(load(&dir().join(b))?.data);
+    let size = ori::host::npy::element_size(c_descr).ok_or("c dtype")?;
+    let count: usize = c_count.parse().map_err(|_| "c count")?;
+    let pc = g.alloc(vec![0; count * size]);
+    let mut params = vec![pa, pb, pc];
+    for s in scalars.split(',') {
+        params.push(s.parse::<u64>().map_err(|_| "scalar")?);
+    }
+    params.resize(entry.params.len(), 0);
+    let dims: Vec<u32> = grid.split(',').filter_map(|x| x.parse().ok()).collect();
+    let launch = Launch {
+        params,
+        dynamic_shared: 227 * 1024,
+        grid: [dims[0], dims[1], dims[2]],
+        ..Launch::default()
+    };
+    ori::host::run(&m, &entry.name, &launch, &mut g).map_err(|e| e.to_string())?;
+    let gpu = load(&dir().join("gpu").join(format!("{name}.gpu.npy")))?;
+    let host = g.buffer(pc).ok_or("no C")?;
+    if host == gpu.data.as_slice() {
+        return Ok(());
+    }
+    let first = host
+        .iter()
+        .zip(&gpu.data)
+        .position(|(h, d)| h != d)
+        .unwrap_or(0);
+    let differ = host
+        .chunks(size)
+        .zip(gpu.data.chunks(size))
+        .filter(|(h, d)| h != d)
+        .count();
+    Err(format!(
+        "{differ} of {count} elements of C differ from the H100's; first at byte {first} (element {}, row {}, column {})",
+        first / size,
+        first / size / 128,
+        first / size % 128
+    ))
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let table =
+        std::fs::read_to_string(dir().join("cases.tsv")).expect("tests/host/triton/cases.tsv");
+    let trials: Vec<Trial> = table
+        .lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|row| {
+            let row = row.to_string();
+            let name = row.split('\t').next().unwrap_or("").to_string();
+            Trial::test(format!("host_triton/{name}"), move || {
+                run_case(&row).map_err(Failed::from)
+            })
+        })
+        .collect();
+    assert!(trials.len() >= 96, "cases.tsv lists {} cases", trials.len());
+    libtest_mimic::run(&args, trials).exit();
+}
