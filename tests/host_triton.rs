@@ -1,8 +1,9 @@
 //! The host backend on real Triton kernels against an H100, one trial per
 //! kernel (`host_triton/NAME`).
 //!
-//! `tests/host/triton/cases.tsv` lists every four-warp `mm_kernel` of
-//! `tests/real/triton36` and `triton39` (f16, bf16, tf32, tf32x3, e4m3,
+//! `tests/host/triton/cases.tsv` lists every `mm_kernel` of
+//! `tests/real/triton36` and `triton39`, four and eight warps (one and two
+//! warpgroups per CTA) (f16, bf16, tf32, tf32x3, e4m3,
 //! e5m2 and their mixes, int8, f16 accumulators, fp8 with imprecise
 //! accumulation, both majors of B), each on a 128x128x128 problem over its
 //! full grid. The inputs (`inputs/*.npy`) are small integers, so every
@@ -30,7 +31,7 @@ fn load(path: &Path) -> Result<NpyArray, String> {
 /// One row of cases.tsv, run and compared.
 fn run_case(row: &str) -> Result<(), String> {
     let f: Vec<&str> = row.split('\t').collect();
-    let [name, ptx, grid, a, b, c_descr, c_count, scalars] = f[..] else {
+    let [name, ptx, grid, block, a, b, c_descr, c_count, scalars] = f[..] else {
         return Err(format!("a cases.tsv row of {} columns", f.len()));
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -58,6 +59,7 @@ fn run_case(row: &str) -> Result<(), String> {
         params,
         dynamic_shared: 227 * 1024,
         grid: [dims[0], dims[1], dims[2]],
+        block: [block.parse().map_err(|_| "block")?, 1, 1],
         ..Launch::default()
     };
     ori::host::run(&m, &entry.name, &launch, &mut g).map_err(|e| e.to_string())?;
@@ -100,6 +102,10 @@ fn main() {
             })
         })
         .collect();
-    assert!(trials.len() >= 96, "cases.tsv lists {} cases", trials.len());
+    assert!(
+        trials.len() >= 156,
+        "cases.tsv lists {} cases",
+        trials.len()
+    );
     libtest_mimic::run(&args, trials).exit();
 }

@@ -155,7 +155,7 @@ enum Cmd {
         /// CTAs: X[,Y[,Z]].
         #[arg(long, default_value = "1,1,1")]
         grid: String,
-        /// Threads per CTA: X[,Y[,Z]] (one warpgroup, 128,1,1, for now).
+        /// Threads per CTA: X[,Y[,Z]], at most 1024 (Triton: 32 x num_warps).
         #[arg(long, default_value = "128,1,1")]
         block: String,
         /// Dynamic shared memory per CTA in bytes (default: 227 KiB, sm_90's most).

@@ -21,9 +21,6 @@ use std::time::{Duration, Instant};
 /// how much of its `.extern .shared` array it uses).
 pub const SM90_MAX_SHARED: u64 = 227 * 1024;
 
-/// The threads of a CTA the host backend runs today: one warpgroup.
-const WARPGROUP: u32 = 128;
-
 /// What `ori run` was asked.
 pub struct RunArgs {
     /// The PTX (or `.ori`) file.
@@ -273,9 +270,9 @@ pub fn run(a: RunArgs) -> ExitCode {
         (Ok(g), Ok(b)) => (g, b),
         (Err(e), _) | (_, Err(e)) => return usage(&e),
     };
-    if block != [WARPGROUP, 1, 1] {
-        return failed(&format!(
-            "--block {},{},{}: the host backend runs CTAs of one warpgroup (--block 128,1,1) for now",
+    if block.iter().map(|&d| u64::from(d)).product::<u64>() > 1024 {
+        return usage(&format!(
+            "--block {},{},{}: a CTA has at most 1024 threads",
             block[0], block[1], block[2]
         ));
     }
@@ -352,6 +349,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         params,
         dynamic_shared: a.shared.unwrap_or(SM90_MAX_SHARED),
         grid,
+        block,
         ..Launch::default()
     };
     if let Some(n) = a.max_steps {

@@ -71,7 +71,7 @@ pub fn host_runs(data: &[u8]) {
             params: f.params.iter().map(|_| g.alloc(vec![0; 4096])).collect(),
             dynamic_shared: 4096,
             step_limit: 20_000,
-            grid: [1, 1, 1],
+            ..Default::default()
         };
         let _ = ori::host::run(m, &f.name, &launch, &mut g);
     }

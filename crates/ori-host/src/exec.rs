@@ -1,4 +1,5 @@
-//! The interpreter: each CTA of the grid in turn, one warpgroup (128 threads) in lockstep.
+//! The interpreter: each CTA of the grid in turn; in a CTA, each warpgroup
+//! (128 threads in lockstep) runs until it waits at a barrier or exits.
 //!
 //! Every instruction runs for all threads whose guard holds; branches must
 //! be uniform (the same way for every thread), which is what wgmma code
@@ -16,6 +17,7 @@
 //! that is exactly what phase 87's waits are there to prevent.
 
 use crate::async_copy::{AsyncCopies, PendingCopy};
+use crate::barriers::Barriers;
 use crate::bit_ops;
 use crate::matrix_fragments::{self, Rows};
 use crate::memory::{shared_vars, type_bytes, GlobalMemory, Shared};
@@ -59,6 +61,9 @@ pub struct Launch {
     /// CTAs in x, y, z (`%nctaid`); each runs in turn, with `%ctaid` set
     /// and shared memory of its own.
     pub grid: [u32; 3],
+    /// Threads per CTA in x, y, z (`%ntid`), at most 1024: warpgroups of
+    /// 128 threads (the last one possibly partial).
+    pub block: [u32; 3],
 }
 
 impl Default for Launch {
@@ -68,6 +73,7 @@ impl Default for Launch {
             dynamic_shared: 0,
             step_limit: 10_000_000,
             grid: [1, 1, 1],
+            block: [WARPGROUP as u32, 1, 1],
         }
     }
 }
@@ -90,20 +96,37 @@ struct PendingMma {
     line: u32,
 }
 
-struct Machine<'a> {
-    f: &'a Function,
+/// One warpgroup's own state: its threads' registers, its wgmma pipeline,
+/// its `cp.async` groups, and where it is in the program.
+#[derive(Default)]
+struct Warpgroup {
+    /// Its number in the CTA (thread `t` of it is CTA thread `128 index + t`).
+    index: usize,
+    /// Threads of it that exist (128, or fewer in the last one).
+    live: usize,
     regs: Vec<Vec<u64>>,
-    params: FxHashMap<&'a str, u64>,
-    shared_addr: FxHashMap<String, u64>,
-    shared: Shared,
-    global: &'a mut GlobalMemory,
     open: Vec<PendingMma>,
     committed: VecDeque<Vec<PendingMma>>,
     in_flight: FxHashMap<VReg, u32>,
     copies: AsyncCopies,
+    /// The next instruction (block, position); `None` once it exited.
+    at: Option<(Block, usize)>,
+    /// Waiting at a barrier.
+    waiting: bool,
+}
+
+struct Machine<'a> {
+    f: &'a Function,
+    params: FxHashMap<&'a str, u64>,
+    shared_addr: FxHashMap<String, u64>,
+    shared: Shared,
+    global: &'a mut GlobalMemory,
+    /// The warpgroup running now (the others wait in `run_cta`).
+    wg: Warpgroup,
     stats: RunStats,
     ctaid: [u32; 3],
     grid: [u32; 3],
+    block: [u32; 3],
 }
 
 type Res<T> = Result<T, String>;
@@ -192,9 +215,23 @@ fn run_cta(
         shared_addr.insert(v.name, top);
         top += v.size.unwrap_or(launch.dynamic_shared);
     }
+    let [bx, by, bz] = launch.block;
+    let threads = (bx as usize) * (by as usize) * (bz as usize);
+    if threads == 0 || threads > 1024 {
+        return Err(fail(format!("a CTA of {bx}x{by}x{bz} threads (1 to 1024)")));
+    }
+    let entry = f.layout.blocks().first().copied();
+    let mut wgs: Vec<Warpgroup> = (0..threads.div_ceil(WARPGROUP))
+        .map(|k| Warpgroup {
+            index: k,
+            live: (threads - k * WARPGROUP).min(WARPGROUP),
+            regs: vec![vec![0; f.vregs.len()]; WARPGROUP],
+            at: entry.map(|b| (b, 0)),
+            ..Warpgroup::default()
+        })
+        .collect();
     let mut mach = Machine {
         f,
-        regs: vec![vec![0; f.vregs.len()]; WARPGROUP],
         params: f
             .params
             .iter()
@@ -204,47 +241,112 @@ fn run_cta(
         shared_addr,
         shared: Shared::new(top as usize),
         global,
-        open: Vec::new(),
-        committed: VecDeque::new(),
-        in_flight: FxHashMap::default(),
-        copies: AsyncCopies::default(),
+        wg: Warpgroup::default(),
         stats: RunStats::default(),
         ctaid,
         grid: launch.grid,
+        block: launch.block,
     };
-    let mut block = f.layout.blocks().first().copied();
-    'blocks: while let Some(b) = block {
-        for &i in f.layout.block_insts(b) {
-            mach.stats.steps += 1;
-            if mach.stats.steps > launch.step_limit {
-                return Err(fail(format!(
-                    "stopped after {} steps (a loop that does not end?)",
-                    launch.step_limit
-                )));
+    // One warpgroup at a time, each until it waits at a barrier or exits
+    // (round robin from the lowest); a barrier that fills lets its waiters
+    // run again. Correct kernels synchronize through barriers, so this
+    // order computes what any order does.
+    let mut barriers = Barriers::default();
+    let mut next = 0;
+    loop {
+        let live_threads: u32 = wgs
+            .iter()
+            .filter(|w| w.at.is_some())
+            .map(|w| (w.live.div_ceil(32) * 32) as u32)
+            .sum();
+        for k in barriers.release(live_threads) {
+            wgs[k].waiting = false;
+        }
+        let n = wgs.len();
+        let Some(k) = (0..n)
+            .map(|j| (next + j) % n)
+            .find(|&k| wgs[k].at.is_some() && !wgs[k].waiting)
+        else {
+            if wgs.iter().all(|w| w.at.is_none()) {
+                break;
             }
-            let d = &f.insts[i];
-            let err = |message: String| HostError {
-                line: d.line,
-                message,
-            };
-            match mach.step(i).map_err(err)? {
-                Flow::Next => {}
-                Flow::Jump(t) => {
-                    block = Some(t);
-                    continue 'blocks;
-                }
-                Flow::Exit => break 'blocks,
+            let (id, line, arrived, want) = barriers.stuck(live_threads)[0];
+            return Err(HostError {
+                line,
+                message: format!(
+                    "deadlock: every warpgroup still running waits at a barrier; barrier {id} has {arrived} of its {want} threads"
+                ),
+            });
+        };
+        next = k;
+        std::mem::swap(&mut mach.wg, &mut wgs[k]);
+        let stop = run_warpgroup(&mut mach, launch.step_limit);
+        std::mem::swap(&mut mach.wg, &mut wgs[k]);
+        if let Some((line, a)) = stop? {
+            barriers
+                .arrive(a.id, k, a.threads, a.count, a.wait, line)
+                .map_err(|message| HostError { line, message })?;
+            wgs[k].waiting = a.wait;
+            // An arrival that does not wait runs on.
+            if !a.wait {
+                continue;
             }
         }
-        block = f.layout.next_block(b);
+        next = (k + 1) % n;
     }
     Ok(mach.stats)
+}
+
+/// Run the warpgroup in `mach.wg` from where it is until it exits (`None`)
+/// or reaches a barrier (its line and the arrival; it is then past it).
+fn run_warpgroup(
+    mach: &mut Machine<'_>,
+    step_limit: u64,
+) -> Result<Option<(u32, Arrival)>, HostError> {
+    let f = mach.f;
+    while let Some((b, pos)) = mach.wg.at {
+        let insts = f.layout.block_insts(b);
+        let Some(&i) = insts.get(pos) else {
+            mach.wg.at = f.layout.next_block(b).map(|n| (n, 0));
+            continue;
+        };
+        mach.stats.steps += 1;
+        if mach.stats.steps > step_limit {
+            return Err(HostError {
+                line: 0,
+                message: format!("stopped after {step_limit} steps (a loop that does not end?)"),
+            });
+        }
+        let line = f.insts[i].line;
+        let flow = mach
+            .step(i)
+            .map_err(|message| HostError { line, message })?;
+        mach.wg.at = Some((b, pos + 1));
+        match flow {
+            Flow::Next => {}
+            Flow::Jump(t) => mach.wg.at = Some((t, 0)),
+            Flow::Exit => mach.wg.at = None,
+            Flow::Barrier(a) => return Ok(Some((line, a))),
+        }
+    }
+    Ok(None)
 }
 
 enum Flow {
     Next,
     Jump(Block),
     Exit,
+    /// Arrive at a barrier.
+    Barrier(Arrival),
+}
+
+/// An arrival at barrier `id` with `threads` threads (`count` expected, or
+/// every live thread), waiting there if `wait`.
+struct Arrival {
+    id: u32,
+    count: Option<u32>,
+    threads: u32,
+    wait: bool,
 }
 
 /// The type suffix of an instruction: its last modifier that names a type.
@@ -285,11 +387,11 @@ impl Machine<'_> {
 
     /// Refuse a non-wgmma access to a register a wgmma in flight writes.
     fn check_not_in_flight(&self, d: &InstData) -> Res<()> {
-        if self.in_flight.is_empty() {
+        if self.wg.in_flight.is_empty() {
             return Ok(());
         }
         for r in d.uses().into_iter().chain(d.defs()) {
-            if let Some(line) = self.in_flight.get(&r) {
+            if let Some(line) = self.wg.in_flight.get(&r) {
                 return Err(format!(
                     "{} {} while the wgmma of line {line} that writes it is in flight \
                      (undefined in the PTX ISA: wait with wgmma.wait_group first)",
@@ -305,24 +407,38 @@ impl Machine<'_> {
         Ok(())
     }
 
+    /// The threads of the warpgroup that run `d`: those that exist and
+    /// whose guard holds.
     fn active(&self, d: &InstData) -> Vec<bool> {
-        match d.guard {
-            None => vec![true; WARPGROUP],
-            Some(g) => (0..WARPGROUP)
-                .map(|t| (self.regs[t][g.reg.index()] & 1 == 1) != g.negated)
-                .collect(),
-        }
+        (0..WARPGROUP)
+            .map(|t| {
+                t < self.wg.live
+                    && d.guard
+                        .is_none_or(|g| (self.wg.regs[t][g.reg.index()] & 1 == 1) != g.negated)
+            })
+            .collect()
+    }
+
+    /// Whether every thread of the warpgroup that exists is in `act`.
+    fn all_live(&self, act: &[bool]) -> bool {
+        act[..self.wg.live].iter().all(|a| *a)
     }
 
     /// The value of a source operand for thread `t`.
     fn value(&self, t: usize, op: &Operand) -> Res<u64> {
         Ok(match op {
-            Operand::Reg(r) => self.regs[t][r.index()],
-            Operand::NotReg(r) => u64::from(self.regs[t][r.index()] & 1 == 0),
+            Operand::Reg(r) => self.wg.regs[t][r.index()],
+            Operand::NotReg(r) => u64::from(self.wg.regs[t][r.index()] & 1 == 0),
             Operand::Imm(Imm::Int(v)) => *v as u64,
             Operand::Imm(Imm::Hex(v)) | Operand::Imm(Imm::F64(v)) => *v,
             Operand::Imm(Imm::F32(v)) => u64::from(*v),
-            Operand::Special(s) => special(s, t, self.ctaid, self.grid)?,
+            Operand::Special(s) => special(
+                s,
+                self.wg.index * WARPGROUP + t,
+                self.ctaid,
+                self.grid,
+                self.block,
+            )?,
             Operand::Sym(s) => self.symbol(s)?,
             Operand::Vector(v) => {
                 // `{lo, hi}` packs two 32-bit values into 64 bits.
@@ -348,7 +464,10 @@ impl Machine<'_> {
     fn address(&self, t: usize, op: &Operand) -> Res<(Option<u64>, u64)> {
         match op {
             Operand::Addr { base, offset } => Ok(match base {
-                AddrBase::Reg(r) => (None, self.regs[t][r.index()].wrapping_add(*offset as u64)),
+                AddrBase::Reg(r) => (
+                    None,
+                    self.wg.regs[t][r.index()].wrapping_add(*offset as u64),
+                ),
                 AddrBase::Sym(s) => match self.params.get(&**s) {
                     Some(v) => (Some(*v), *offset as u64),
                     None => (None, self.symbol(s)?.wrapping_add(*offset as u64)),
@@ -362,7 +481,7 @@ impl Machine<'_> {
     fn set(&mut self, t: usize, op: &Operand, v: u64, bits: u32) -> Res<()> {
         match op {
             Operand::Reg(r) => {
-                self.regs[t][r.index()] = v & mask(bits);
+                self.wg.regs[t][r.index()] = v & mask(bits);
                 Ok(())
             }
             Operand::Sink => Ok(()),
@@ -411,14 +530,14 @@ impl Machine<'_> {
             ("wgmma", "mma_async") => return self.mma(d).map(|()| Flow::Next),
             ("wgmma", "fence") | ("_warpgroup", "arrive") => return Ok(Flow::Next),
             ("wgmma", "commit_group") | ("_warpgroup", "commit_batch") => {
-                let g = std::mem::take(&mut self.open);
-                self.committed.push_back(g);
+                let g = std::mem::take(&mut self.wg.open);
+                self.wg.committed.push_back(g);
                 return Ok(Flow::Next);
             }
             ("wgmma", "wait_group") | ("_warpgroup", "wait") => {
                 let n = d.wait_count().unwrap_or(0).max(0) as usize;
-                while self.committed.len() > n {
-                    let g = self.committed.pop_front().unwrap_or_default();
+                while self.wg.committed.len() > n {
+                    let g = self.wg.committed.pop_front().unwrap_or_default();
                     self.retire(g);
                 }
                 return Ok(Flow::Next);
@@ -430,7 +549,7 @@ impl Machine<'_> {
             Opcode::Branch => {
                 let target = d.branch_target().ok_or("branch without a target")?;
                 let act = self.active(d);
-                return match (act.iter().all(|a| *a), act.iter().any(|a| *a)) {
+                return match (self.all_live(&act), act.iter().any(|a| *a)) {
                     (true, _) => Ok(Flow::Jump(target)),
                     (false, false) => Ok(Flow::Next),
                     _ => Err(
@@ -445,11 +564,15 @@ impl Machine<'_> {
         match (name, first) {
             ("cp", "async") => return self.async_copy(d, &act).map(|()| Flow::Next),
             ("ldmatrix" | "stmatrix", _) => return self.matrix_move(d, &act).map(|()| Flow::Next),
+            ("shfl" | "vote" | "elect" | "activemask" | "redux", _) => {
+                return self.warp_collective(d, &act).map(|()| Flow::Next)
+            }
             _ => {}
         }
         match name {
-            "bar" | "barrier" | "fence" | "membar" | "nop" => return Ok(Flow::Next),
-            "exit" if act.iter().all(|a| *a) => return Ok(Flow::Exit),
+            "bar" | "barrier" => return self.barrier(d, &act),
+            "fence" | "membar" | "nop" | "setmaxnreg" => return Ok(Flow::Next),
+            "exit" if self.all_live(&act) => return Ok(Flow::Exit),
             "ld" | "st" => {
                 for t in (0..WARPGROUP).filter(|t| act[*t]) {
                     self.memory_op(t, d)?;
@@ -468,15 +591,15 @@ impl Machine<'_> {
         for p in group {
             for (t, vals) in p.values.iter().enumerate() {
                 for (r, v) in p.regs.iter().zip(vals) {
-                    self.regs[t][r.index()] = u64::from(*v);
+                    self.wg.regs[t][r.index()] = u64::from(*v);
                 }
             }
         }
         // Rebuild what is still in flight from the groups that remain.
-        self.in_flight.clear();
-        for p in self.committed.iter().flatten().chain(&self.open) {
+        self.wg.in_flight.clear();
+        for p in self.wg.committed.iter().flatten().chain(&self.wg.open) {
             for r in &p.regs {
-                self.in_flight.insert(*r, p.line);
+                self.wg.in_flight.insert(*r, p.line);
             }
         }
         self.stats.groups_retired += 1;
@@ -758,19 +881,66 @@ impl Machine<'_> {
         };
         match op(d, 0)? {
             Operand::PredPair(p, q) => {
-                self.regs[t][p.index()] = u64::from(r);
-                self.regs[t][q.index()] = u64::from(!r);
+                self.wg.regs[t][p.index()] = u64::from(r);
+                self.wg.regs[t][q.index()] = u64::from(!r);
             }
             op => self.set(t, op, u64::from(r), 1)?,
         }
         Ok(())
     }
 
+    /// `bar{.cta}.sync|arrive a{, b}` and `barrier{.cta}.sync{.aligned}|arrive`:
+    /// an arrival the scheduler in `run_cta` counts (see [`crate::barriers`]).
+    /// `bar.warp.sync` and the cluster barriers of a one-CTA cluster pass.
+    fn barrier(&mut self, d: &InstData, act: &[bool]) -> Res<Flow> {
+        let mods: Vec<&str> = d.mods.iter().map(|m| &**m).collect();
+        if mods.first() == Some(&"warp") || mods.first() == Some(&"cluster") {
+            return Ok(Flow::Next);
+        }
+        let wait = if mods.contains(&"sync") {
+            true
+        } else if mods.contains(&"arrive") {
+            false
+        } else {
+            return Err(format!(
+                "{} is not supported by the host backend",
+                d.mnemonic()
+            ));
+        };
+        let uniform = |k: usize| -> Res<Option<u32>> {
+            let Some(o) = d.slots.get(k).map(|s| &s.op) else {
+                return Ok(None);
+            };
+            let mut v = None;
+            for t in (0..WARPGROUP).filter(|t| act[*t]) {
+                let x = self.value(t, o)? as u32;
+                if v.is_some_and(|y| y != x) {
+                    return Err(format!(
+                        "{}: operand {} differs between threads",
+                        d.mnemonic(),
+                        k + 1
+                    ));
+                }
+                v = Some(x);
+            }
+            Ok(v)
+        };
+        let id = uniform(0)?.unwrap_or(0);
+        let count = uniform(1)?;
+        let warps = (0..WARPGROUP / 32).filter(|w| act[w * 32..w * 32 + 32].iter().any(|a| *a));
+        Ok(Flow::Barrier(Arrival {
+            id,
+            count,
+            threads: 32 * warps.count() as u32,
+            wait,
+        }))
+    }
+
     /// `cp.async`: copies (read now, landing at a wait), `commit_group`,
     /// `wait_group N`, `wait_all` (see [`crate::async_copy`]).
     fn async_copy(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
         let what = d.mods.get(1).map_or("", |m| &**m);
-        let everyone = act.iter().all(|a| *a);
+        let everyone = self.all_live(act);
         let landed = match what {
             "commit_group" | "wait_group" | "wait_all" if !everyone => {
                 return Err(format!(
@@ -779,7 +949,7 @@ impl Machine<'_> {
                 ))
             }
             "commit_group" => {
-                self.copies.commit();
+                self.wg.copies.commit();
                 return Ok(());
             }
             "wait_group" => {
@@ -788,13 +958,13 @@ impl Machine<'_> {
                     _ => None,
                 };
                 let n = n.ok_or("cp.async.wait_group takes a non-negative immediate")?;
-                self.copies.wait(n as usize)
+                self.wg.copies.wait(n as usize)
             }
-            "wait_all" => self.copies.wait_all(),
+            "wait_all" => self.wg.copies.wait_all(),
             "ca" | "cg" => {
                 for t in (0..WARPGROUP).filter(|t| act[*t]) {
                     let c = self.read_copy(t, d)?;
-                    self.copies.issue(c);
+                    self.wg.copies.issue(c);
                 }
                 return Ok(());
             }
@@ -849,6 +1019,165 @@ impl Machine<'_> {
             *b = self.global.read(src + k as u64, 1)? as u8;
         }
         Ok(PendingCopy { dst, bytes })
+    }
+
+    /// The warp collectives, warp by warp over the active lanes:
+    /// `shfl.sync` (see [`crate::warp_shuffle`]), `vote.sync.{all,any,uni,
+    /// ballot}`, `elect.sync` (the lowest active lane of the member mask),
+    /// `activemask`, `redux.sync.{add,min,max,and,or,xor}`.
+    fn warp_collective(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
+        let name = &*d.name;
+        let first = d.mods.first().map_or("", |m| &**m);
+        // Each operation's member-mask operand.
+        let mask_at = match name {
+            "shfl" => Some(4),
+            "vote" | "redux" => Some(2),
+            "elect" => Some(1),
+            _ => None,
+        };
+        for warp in 0..WARPGROUP / 32 {
+            let lanes: Vec<usize> = (0..32).map(|l| warp * 32 + l).collect();
+            let active: u32 = lanes
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| act[**t])
+                .fold(0, |m, (l, _)| m | (1 << l));
+            if active == 0 {
+                continue;
+            }
+            let lane_of = |t: usize| (t % 32) as u32;
+            if let Some(k) = mask_at {
+                for &t in lanes.iter().filter(|t| act[**t]) {
+                    let member = self.value(t, op(d, k)?)? as u32;
+                    if member & (1 << lane_of(t)) == 0 {
+                        return Err(format!(
+                            "{}: thread {} runs it outside its member mask {member:#x}",
+                            d.mnemonic(),
+                            self.wg.index * WARPGROUP + t
+                        ));
+                    }
+                }
+            }
+            match name {
+                "shfl" => {
+                    let mode = d
+                        .mods
+                        .get(1)
+                        .and_then(|m| crate::warp_shuffle::Mode::parse(m))
+                        .ok_or_else(|| format!("{}: no shuffle mode", d.mnemonic()))?;
+                    let src = op(d, 1)?;
+                    let a: Vec<u64> = lanes
+                        .iter()
+                        .map(|&t| if act[t] { self.value(t, src) } else { Ok(0) })
+                        .collect::<Res<_>>()?;
+                    for &t in lanes.iter().filter(|t| act[**t]) {
+                        let b = self.value(t, op(d, 2)?)? as u32;
+                        let c = self.value(t, op(d, 3)?)? as u32;
+                        let (j, ok) = crate::warp_shuffle::source_lane(mode, lane_of(t), b, c);
+                        if active & (1 << j) == 0 {
+                            return Err(format!(
+                                "{}: lane {} reads lane {j}, which is not active",
+                                d.mnemonic(),
+                                lane_of(t)
+                            ));
+                        }
+                        match op(d, 0)? {
+                            Operand::PredPair(r, p) => {
+                                let (r, p) = (*r, *p);
+                                self.set(t, &Operand::Reg(r), a[j as usize], 32)?;
+                                self.set(t, &Operand::Reg(p), u64::from(ok), 1)?;
+                            }
+                            o => {
+                                let o = o.clone();
+                                self.set(t, &o, a[j as usize], 32)?;
+                            }
+                        }
+                    }
+                }
+                "vote" => {
+                    let mut ballot = 0u32;
+                    for &t in lanes.iter().filter(|t| act[**t]) {
+                        if self.value(t, op(d, 1)?)? & 1 == 1 {
+                            ballot |= 1 << lane_of(t);
+                        }
+                    }
+                    let kind = d.mods.get(1).map_or("", |m| &**m);
+                    let v = match kind {
+                        "ballot" => u64::from(ballot),
+                        "all" => u64::from(ballot == active),
+                        "any" => u64::from(ballot != 0),
+                        "uni" => u64::from(ballot == 0 || ballot == active),
+                        _ => {
+                            return Err(format!(
+                                "{} is not supported by the host backend",
+                                d.mnemonic()
+                            ))
+                        }
+                    };
+                    let bits = if kind == "ballot" { 32 } else { 1 };
+                    let dst = op(d, 0)?.clone();
+                    for &t in lanes.iter().filter(|t| act[**t]) {
+                        self.set(t, &dst, v, bits)?;
+                    }
+                }
+                "elect" => {
+                    let leader = active.trailing_zeros();
+                    let dst = op(d, 0)?.clone();
+                    for &t in lanes.iter().filter(|t| act[**t]) {
+                        let me = u64::from(lane_of(t) == leader);
+                        match &dst {
+                            Operand::PredPair(r, p) => {
+                                self.set(t, &Operand::Reg(*r), u64::from(leader), 32)?;
+                                self.set(t, &Operand::Reg(*p), me, 1)?;
+                            }
+                            o => self.set(t, o, me, 1)?,
+                        }
+                    }
+                }
+                "activemask" => {
+                    let dst = op(d, 0)?.clone();
+                    for &t in lanes.iter().filter(|t| act[**t]) {
+                        self.set(t, &dst, u64::from(active), 32)?;
+                    }
+                }
+                _ => {
+                    // redux.sync.op.type: over the active lanes.
+                    let ty = type_of(d);
+                    let signed = ty.starts_with('s');
+                    let vals: Vec<u64> = lanes
+                        .iter()
+                        .filter(|t| act[**t])
+                        .map(|&t| self.value(t, op(d, 1)?).map(|v| v & 0xffff_ffff))
+                        .collect::<Res<_>>()?;
+                    let key = |v: u64| {
+                        if signed {
+                            i64::from(v as u32 as i32)
+                        } else {
+                            v as i64
+                        }
+                    };
+                    let v = match first {
+                        "add" => vals.iter().fold(0u64, |a, v| a.wrapping_add(*v)) & 0xffff_ffff,
+                        "min" => *vals.iter().min_by_key(|v| key(**v)).unwrap_or(&0),
+                        "max" => *vals.iter().max_by_key(|v| key(**v)).unwrap_or(&0),
+                        "and" => vals.iter().fold(0xffff_ffff, |a, v| a & v),
+                        "or" => vals.iter().fold(0, |a, v| a | v),
+                        "xor" => vals.iter().fold(0, |a, v| a ^ v),
+                        _ => {
+                            return Err(format!(
+                                "{} is not supported by the host backend",
+                                d.mnemonic()
+                            ))
+                        }
+                    };
+                    let dst = op(d, 0)?.clone();
+                    for &t in lanes.iter().filter(|t| act[**t]) {
+                        self.set(t, &dst, v, 32)?;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// `ldmatrix` / `stmatrix` `.m8n8.{x1,x2,x4}{.trans}.shared.b16`: warp by
@@ -923,6 +1252,12 @@ impl Machine<'_> {
 
     /// Issue a wgmma: compute its result now, make it pending in the open group.
     fn mma(&mut self, d: &InstData) -> Res<()> {
+        if self.wg.live < WARPGROUP {
+            return Err(format!(
+                "wgmma.mma_async needs the 128 threads of a warpgroup; warpgroup {} of this CTA has {}",
+                self.wg.index, self.wg.live
+            ));
+        }
         let form = WgmmaForm::decode(&d.mods[..]).map_err(|e| format!("{e:?}"))?;
         let regs = |op: &Operand| -> Res<Vec<VReg>> {
             match op {
@@ -945,7 +1280,7 @@ impl Machine<'_> {
         for op in d.slots.iter().skip(1).map(|s| &s.op) {
             let mut bad = None;
             op.for_each_reg(&mut |r| {
-                if self.in_flight.contains_key(&r) {
+                if self.wg.in_flight.contains_key(&r) {
                     bad = Some(r);
                 }
             });
@@ -953,7 +1288,7 @@ impl Machine<'_> {
                 return Err(format!(
                     "wgmma reads {} while the wgmma of line {} that writes it is in flight",
                     self.name(r),
-                    self.in_flight[&r]
+                    self.wg.in_flight[&r]
                 ));
             }
         }
@@ -982,21 +1317,28 @@ impl Machine<'_> {
         };
         // C: the newest pending value of each accumulator, else the register.
         let latest: FxHashMap<VReg, (usize, usize)> = self
+            .wg
             .committed
             .iter()
             .flatten()
-            .chain(&self.open)
+            .chain(&self.wg.open)
             .enumerate()
             .flat_map(|(k, p)| p.regs.iter().enumerate().map(move |(j, r)| (*r, (k, j))))
             .collect();
-        let pending: Vec<&PendingMma> = self.committed.iter().flatten().chain(&self.open).collect();
+        let pending: Vec<&PendingMma> = self
+            .wg
+            .committed
+            .iter()
+            .flatten()
+            .chain(&self.wg.open)
+            .collect();
         let c: Vec<Vec<u32>> = (0..WARPGROUP)
             .map(|t| {
                 dregs
                     .iter()
                     .map(|r| match latest.get(r) {
                         Some(&(k, j)) => pending[k].values[t][j],
-                        None => self.regs[t][r.index()] as u32,
+                        None => self.wg.regs[t][r.index()] as u32,
                     })
                     .collect()
             })
@@ -1005,7 +1347,11 @@ impl Machine<'_> {
         let a = match &a_regs {
             Some(ar) => {
                 a_vals = (0..WARPGROUP)
-                    .map(|t| ar.iter().map(|r| self.regs[t][r.index()] as u32).collect())
+                    .map(|t| {
+                        ar.iter()
+                            .map(|r| self.wg.regs[t][r.index()] as u32)
+                            .collect()
+                    })
                     .collect();
                 AOperand::Regs(&a_vals)
             }
@@ -1027,9 +1373,9 @@ impl Machine<'_> {
             return Err("a register appears twice among the accumulators".into());
         }
         for r in &dregs {
-            self.in_flight.insert(*r, d.line);
+            self.wg.in_flight.insert(*r, d.line);
         }
-        self.open.push(PendingMma {
+        self.wg.open.push(PendingMma {
             regs: dregs,
             values,
             line: d.line,
@@ -1047,19 +1393,23 @@ fn op(d: &InstData, k: usize) -> Res<&Operand> {
         .ok_or_else(|| format!("{}: operand {} missing", d.mnemonic(), k + 1))
 }
 
-fn special(s: &str, t: usize, ctaid: [u32; 3], grid: [u32; 3]) -> Res<u64> {
+/// A special register for CTA thread `t` (linear: x fastest).
+fn special(s: &str, t: usize, ctaid: [u32; 3], grid: [u32; 3], block: [u32; 3]) -> Res<u64> {
     let t = t as u64;
+    let [bx, by, bz] = block.map(u64::from);
     Ok(match s {
-        "%tid.x" => t,
-        "%tid.y" | "%tid.z" => 0,
+        "%tid.x" => t % bx,
+        "%tid.y" => (t / bx) % by,
+        "%tid.z" => t / (bx * by),
         "%ctaid.x" => u64::from(ctaid[0]),
         "%ctaid.y" => u64::from(ctaid[1]),
         "%ctaid.z" => u64::from(ctaid[2]),
         "%nctaid.x" => u64::from(grid[0]),
         "%nctaid.y" => u64::from(grid[1]),
         "%nctaid.z" => u64::from(grid[2]),
-        "%ntid.x" => WARPGROUP as u64,
-        "%ntid.y" | "%ntid.z" => 1,
+        "%ntid.x" => bx,
+        "%ntid.y" => by,
+        "%ntid.z" => bz,
         "%laneid" => t % 32,
         "%warpid" => t / 32,
         _ => {

@@ -18,12 +18,14 @@
 #![warn(missing_docs)]
 
 pub mod async_copy;
+pub mod barriers;
 pub mod bit_ops;
 pub mod exec;
 pub mod matrix_fragments;
 pub mod memory;
 pub mod npy;
 pub mod numbers;
+pub mod warp_shuffle;
 pub mod wgmma_math;
 
 pub use exec::{run, run_with_progress, HostError, Launch, RunStats};

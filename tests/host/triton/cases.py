@@ -61,8 +61,7 @@ def cases():
             if r["kernel_fn"] != "mm_kernel":
                 continue
             cfg = dict(kv.split("=", 1) for kv in r["config"].split(","))
-            if cfg.get("num_warps") != "4":
-                continue
+            warps = int(cfg.get("num_warps", "4"))
             bm, bn = int(cfg["BLOCK_M"]), int(cfg["BLOCK_N"])
             kmajor = cfg["B_KMAJOR"] == "True"
             ta, tb, tc = (cfg[p].lstrip("*") for p in ("a_ptr", "b_ptr", "c_ptr"))
@@ -72,6 +71,7 @@ def cases():
                 "name": f"{ver}_{r['name']}",
                 "ptx": f"tests/real/{ver}/{r['name']}.ptx",
                 "grid": [-(-M // bm), -(-N // bn), 1],
+                "block": 32 * warps,
                 "a": (a, DESCR[ta], [M, K]),
                 "b": (b, DESCR[tb], [N, K] if kmajor else [K, N]),
                 "c": (DESCR[tc], SIZE[tc], [M, N]),
@@ -101,7 +101,7 @@ def write(out_dir=ROOT):
     """Write cases.tsv (what tests/host_triton.rs runs) and inputs/*.npy (each distinct
     input once). Same bytes every time."""
     os.makedirs(os.path.join(out_dir, "inputs"), exist_ok=True)
-    rows = ["name\tptx\tgrid\ta\tb\tc_descr\tc_count\tscalars"]
+    rows = ["name\tptx\tgrid\tblock\ta\tb\tc_descr\tc_count\tscalars"]
     written = set()
     for c in cases():
         files = []
@@ -115,7 +115,7 @@ def write(out_dir=ROOT):
                 written.add(fname)
             files.append("inputs/" + fname)
         descr, size, shape = c["c"]
-        rows.append("\t".join([c["name"], c["ptx"], ",".join(map(str, c["grid"])), files[0],
+        rows.append("\t".join([c["name"], c["ptx"], ",".join(map(str, c["grid"])), str(c["block"]), files[0],
                                files[1], descr, str(shape[0] * shape[1]),
                                ",".join(map(str, c["scalars"]))]))
     with open(os.path.join(out_dir, "cases.tsv"), "w") as f:

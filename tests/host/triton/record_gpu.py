@@ -6,8 +6,7 @@ Run on a machine with an sm_90a GPU, ptxas 13.0 and CuPy:
     python3 tests/host/triton/record_gpu.py --out DIR [NAME-SUBSTRING ...]
 
 For each case: `ptxas -arch=sm_90a` compiles the kernel's PTX to a cubin (ptxas must
-accept it), CuPy loads the cubin and launches it on the case's grid with 128 threads per
-CTA, 227 KiB of dynamic shared memory, A and B as device copies of the inputs, C zeroed,
+accept it), CuPy loads the cubin and launches it on the case's grid with 32 threads per warp, 227 KiB of dynamic shared memory, A and B as device copies of the inputs, C zeroed,
 the scalars as u32 and the trailing scratch pointers null. C is written to DIR/NAME.gpu.npy
 (the case's dtype and shape). Every case runs twice and the two outputs must be the same
 bytes. The first line printed is the GPU; any error exits non-zero.
@@ -56,7 +55,7 @@ def main():
             cbuf = cp.zeros(shape[0] * shape[1] * size, dtype=np.uint8)
             params = [a, b, cbuf] + [np.uint32(s) for s in c["scalars"]]
             params += [np.uint64(0)] * (nparams - len(params))
-            fn(tuple(c["grid"]), (128, 1, 1), tuple(params), shared_mem=SHARED)
+            fn(tuple(c["grid"]), (c["block"], 1, 1), tuple(params), shared_mem=SHARED)
             cp.cuda.runtime.deviceSynchronize()
             results.append(cbuf.get().tobytes())
         if results[0] != results[1]:
