@@ -21,6 +21,7 @@ use crate::barriers::Barriers;
 use crate::bit_ops;
 use crate::matrix_fragments::{self, Rows};
 use crate::memory::{shared_vars, type_bytes, GlobalMemory, Shared};
+use crate::reconvergence::{Frame, LaneMask, PostDominators};
 use crate::wgmma_math::{self, AOperand, Mma, WARPGROUP};
 use cranelift_entity::EntityRef;
 use fxhash::{FxHashMap, FxHashSet};
@@ -109,10 +110,65 @@ struct Warpgroup {
     committed: VecDeque<Vec<PendingMma>>,
     in_flight: FxHashMap<VReg, u32>,
     copies: AsyncCopies,
-    /// The next instruction (block, position); `None` once it exited.
-    at: Option<(Block, usize)>,
+    /// The reconvergence stack: the top runs (see [`crate::reconvergence`]);
+    /// empty once every thread exited.
+    stack: Vec<Frame>,
     /// Waiting at a barrier.
     waiting: bool,
+}
+
+impl Warpgroup {
+    /// Whether some thread of it has not exited.
+    fn running(&self) -> bool {
+        !self.stack.is_empty()
+    }
+
+    /// The threads running now.
+    fn lanes(&self) -> LaneMask {
+        self.stack.last().map_or(0, |f| f.lanes)
+    }
+
+    /// Control reaches block `b` (a jump or a fall-through; `None`: past the
+    /// last block, which ends the threads): a frame whose reconvergence
+    /// block that is ends, its threads joining the frame below.
+    fn enter(&mut self, b: Option<Block>) {
+        let Some(top) = self.stack.last_mut() else {
+            return;
+        };
+        match b {
+            Some(b) => top.at = (b, 0),
+            None => {
+                let gone = top.lanes;
+                self.exit(gone);
+                return;
+            }
+        }
+        while let Some(top) = self.stack.last() {
+            if top.until == Some(top.at.0) && top.at.1 == 0 {
+                self.stack.pop();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Threads `gone` exit: out of every frame; frames left empty end.
+    fn exit(&mut self, gone: LaneMask) {
+        for fr in &mut self.stack {
+            fr.lanes &= !gone;
+        }
+        while self.stack.last().is_some_and(|f| f.lanes == 0) {
+            self.stack.pop();
+        }
+        // A frame below may now be at its own reconvergence block.
+        while let Some(top) = self.stack.last() {
+            if top.until == Some(top.at.0) && top.at.1 == 0 {
+                self.stack.pop();
+            } else {
+                break;
+            }
+        }
+    }
 }
 
 struct Machine<'a> {
@@ -123,6 +179,8 @@ struct Machine<'a> {
     global: &'a mut GlobalMemory,
     /// The warpgroup running now (the others wait in `run_cta`).
     wg: Warpgroup,
+    /// Where divergent threads meet again.
+    pdom: PostDominators,
     stats: RunStats,
     ctaid: [u32; 3],
     grid: [u32; 3],
@@ -226,7 +284,14 @@ fn run_cta(
             index: k,
             live: (threads - k * WARPGROUP).min(WARPGROUP),
             regs: vec![vec![0; f.vregs.len()]; WARPGROUP],
-            at: entry.map(|b| (b, 0)),
+            stack: entry
+                .map(|b| Frame {
+                    at: (b, 0),
+                    lanes: LaneMask::MAX >> (WARPGROUP - (threads - k * WARPGROUP).min(WARPGROUP)),
+                    until: None,
+                })
+                .into_iter()
+                .collect(),
             ..Warpgroup::default()
         })
         .collect();
@@ -242,6 +307,7 @@ fn run_cta(
         shared: Shared::new(top as usize),
         global,
         wg: Warpgroup::default(),
+        pdom: PostDominators::compute(f),
         stats: RunStats::default(),
         ctaid,
         grid: launch.grid,
@@ -256,7 +322,7 @@ fn run_cta(
     loop {
         let live_threads: u32 = wgs
             .iter()
-            .filter(|w| w.at.is_some())
+            .filter(|w| w.running())
             .map(|w| (w.live.div_ceil(32) * 32) as u32)
             .sum();
         for k in barriers.release(live_threads) {
@@ -265,9 +331,9 @@ fn run_cta(
         let n = wgs.len();
         let Some(k) = (0..n)
             .map(|j| (next + j) % n)
-            .find(|&k| wgs[k].at.is_some() && !wgs[k].waiting)
+            .find(|&k| wgs[k].running() && !wgs[k].waiting)
         else {
-            if wgs.iter().all(|w| w.at.is_none()) {
+            if wgs.iter().all(|w| !w.running()) {
                 break;
             }
             let (id, line, arrived, want) = barriers.stuck(live_threads)[0];
@@ -304,10 +370,10 @@ fn run_warpgroup(
     step_limit: u64,
 ) -> Result<Option<(u32, Arrival)>, HostError> {
     let f = mach.f;
-    while let Some((b, pos)) = mach.wg.at {
+    while let Some(&Frame { at: (b, pos), .. }) = mach.wg.stack.last() {
         let insts = f.layout.block_insts(b);
         let Some(&i) = insts.get(pos) else {
-            mach.wg.at = f.layout.next_block(b).map(|n| (n, 0));
+            mach.wg.enter(f.layout.next_block(b));
             continue;
         };
         mach.stats.steps += 1;
@@ -321,21 +387,72 @@ fn run_warpgroup(
         let flow = mach
             .step(i)
             .map_err(|message| HostError { line, message })?;
-        mach.wg.at = Some((b, pos + 1));
+        if let Some(top) = mach.wg.stack.last_mut() {
+            top.at = (b, pos + 1);
+        }
         match flow {
             Flow::Next => {}
-            Flow::Jump(t) => mach.wg.at = Some((t, 0)),
-            Flow::Exit => mach.wg.at = None,
+            Flow::Jump(t) => mach.wg.enter(Some(t)),
+            Flow::Exit(lanes) => mach.wg.exit(lanes),
+            Flow::Diverge { target, taken } => diverge(mach, b, target, taken),
             Flow::Barrier(a) => return Ok(Some((line, a))),
         }
     }
     Ok(None)
 }
 
+/// The threads of a branch at the end of block `b` split: `taken` go to
+/// `target`, the others fall through; all meet at `b`'s immediate
+/// post-dominator. The frame on top becomes the join (it waits there with
+/// every thread), the fall-through side is pushed under the taken side,
+/// which runs first. A side that starts at the join block just waits there;
+/// a frame already joining at that block is reused, so a loop whose threads
+/// leave one by one does not grow the stack.
+fn diverge(mach: &mut Machine<'_>, b: Block, target: Block, taken: LaneMask) {
+    let f = mach.f;
+    let join = mach.pdom.ipdom(b);
+    let fall = f.layout.next_block(b);
+    let Some(top) = mach.wg.stack.last_mut() else {
+        return;
+    };
+    let rest = top.lanes & !taken;
+    if join.is_some() && top.until == join {
+        // Already a frame that ends at `join`: it splits in place.
+        mach.wg.stack.pop();
+    } else if let Some(j) = join {
+        // The join: every thread of the frame, waiting at `j`. (Without a
+        // join the frame keeps its threads until both sides exit.)
+        top.at = (j, 0);
+    }
+    match fall {
+        Some(fb) if Some(fb) != join => mach.wg.stack.push(Frame {
+            at: (fb, 0),
+            lanes: rest,
+            until: join,
+        }),
+        Some(_) => {}
+        // Falling off the end: those threads are done.
+        None => mach.wg.exit(rest),
+    }
+    if Some(target) != join {
+        mach.wg.stack.push(Frame {
+            at: (target, 0),
+            lanes: taken,
+            until: join,
+        });
+    }
+}
+
 enum Flow {
     Next,
     Jump(Block),
-    Exit,
+    /// Threads of the running frame leave the kernel (`exit`, `ret` in an entry).
+    Exit(LaneMask),
+    /// A branch that only some threads take.
+    Diverge {
+        target: Block,
+        taken: LaneMask,
+    },
     /// Arrive at a barrier.
     Barrier(Arrival),
 }
@@ -407,23 +524,35 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// The threads of the warpgroup that run `d`: those that exist and
-    /// whose guard holds.
+    /// The threads of the warpgroup that run `d`: those of the running
+    /// frame whose guard holds.
     fn active(&self, d: &InstData) -> Vec<bool> {
+        let lanes = self.wg.lanes();
         (0..WARPGROUP)
             .map(|t| {
-                t < self.wg.live
+                lanes & (1 << t) != 0
                     && d.guard
                         .is_none_or(|g| (self.wg.regs[t][g.reg.index()] & 1 == 1) != g.negated)
             })
             .collect()
     }
 
-    /// Whether every thread of the warpgroup that exists is in `act`.
+    /// Whether every thread of the warpgroup that exists is in `act`
+    /// (what `.aligned` instructions need).
     fn all_live(&self, act: &[bool]) -> bool {
         act[..self.wg.live].iter().all(|a| *a)
     }
+}
 
+/// The lanes set in `act`.
+fn mask_of(act: &[bool]) -> LaneMask {
+    act.iter()
+        .enumerate()
+        .filter(|(_, a)| **a)
+        .fold(0, |m, (t, _)| m | (1 << t))
+}
+
+impl Machine<'_> {
     /// The value of a source operand for thread `t`.
     fn value(&self, t: usize, op: &Operand) -> Res<u64> {
         Ok(match op {
@@ -548,16 +677,21 @@ impl Machine<'_> {
         match d.opcode {
             Opcode::Branch => {
                 let target = d.branch_target().ok_or("branch without a target")?;
-                let act = self.active(d);
-                return match (self.all_live(&act), act.iter().any(|a| *a)) {
-                    (true, _) => Ok(Flow::Jump(target)),
-                    (false, false) => Ok(Flow::Next),
-                    _ => Err(
-                        "divergent branch: the host backend runs uniform control flow only".into(),
-                    ),
-                };
+                let taken = mask_of(&self.active(d));
+                let lanes = self.wg.lanes();
+                return Ok(if taken == lanes {
+                    Flow::Jump(target)
+                } else if taken == 0 {
+                    Flow::Next
+                } else if d.has_mod("uni") {
+                    return Err(
+                        "bra.uni taken by some threads only: it promises a uniform branch".into(),
+                    );
+                } else {
+                    Flow::Diverge { target, taken }
+                });
             }
-            Opcode::Return => return Ok(Flow::Exit),
+            Opcode::Return => return Ok(Flow::Exit(mask_of(&self.active(d)))),
             _ => {}
         }
         let act = self.active(d);
@@ -572,7 +706,7 @@ impl Machine<'_> {
         match name {
             "bar" | "barrier" => return self.barrier(d, &act),
             "fence" | "membar" | "nop" | "setmaxnreg" => return Ok(Flow::Next),
-            "exit" if self.all_live(&act) => return Ok(Flow::Exit),
+            "exit" => return Ok(Flow::Exit(mask_of(&act))),
             "ld" | "st" => {
                 for t in (0..WARPGROUP).filter(|t| act[*t]) {
                     self.memory_op(t, d)?;

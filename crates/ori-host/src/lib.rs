@@ -25,6 +25,7 @@ pub mod matrix_fragments;
 pub mod memory;
 pub mod npy;
 pub mod numbers;
+pub mod reconvergence;
 pub mod warp_shuffle;
 pub mod wgmma_math;
 
