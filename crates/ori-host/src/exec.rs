@@ -20,8 +20,10 @@ use crate::async_copy::{AsyncCopies, PendingCopy};
 use crate::barriers::Barriers;
 use crate::bit_ops;
 use crate::matrix_fragments::{self, Rows};
+use crate::mbarrier::MBarriers;
 use crate::memory::{shared_vars, type_bytes, GlobalMemory, Shared};
 use crate::reconvergence::{Frame, LaneMask, PostDominators};
+use crate::tensor_map::TensorMap;
 use crate::wgmma_math::{self, AOperand, Mma, WARPGROUP};
 use cranelift_entity::EntityRef;
 use fxhash::{FxHashMap, FxHashSet};
@@ -65,6 +67,9 @@ pub struct Launch {
     /// Threads per CTA in x, y, z (`%ntid`), at most 1024: warpgroups of
     /// 128 threads (the last one possibly partial).
     pub block: [u32; 3],
+    /// The bytes of array parameters by index (a `.param .b8 p[128]` tensor
+    /// map); every other parameter takes its value from `params`.
+    pub param_bytes: Vec<(usize, Vec<u8>)>,
 }
 
 impl Default for Launch {
@@ -75,6 +80,7 @@ impl Default for Launch {
             step_limit: 10_000_000,
             grid: [1, 1, 1],
             block: [WARPGROUP as u32, 1, 1],
+            param_bytes: Vec::new(),
         }
     }
 }
@@ -115,6 +121,9 @@ struct Warpgroup {
     stack: Vec<Frame>,
     /// Waiting at a barrier.
     waiting: bool,
+    /// Yielded at an incomplete mbarrier wait (its line), when the
+    /// mbarriers were at this epoch: it cannot progress until they change.
+    yielded: Option<(u64, u32)>,
 }
 
 impl Warpgroup {
@@ -173,7 +182,11 @@ impl Warpgroup {
 
 struct Machine<'a> {
     f: &'a Function,
-    params: FxHashMap<&'a str, u64>,
+    /// Each parameter's offset in the parameter space.
+    param_at: FxHashMap<&'a str, u64>,
+    /// The parameter space: every parameter's bytes, laid out as declared.
+    param_mem: Vec<u8>,
+    mbarriers: MBarriers,
     shared_addr: FxHashMap<String, u64>,
     shared: Shared,
     global: &'a mut GlobalMemory,
@@ -243,6 +256,61 @@ pub fn run_with_progress(
     Ok(total)
 }
 
+/// Generic addresses of the parameter space start here: above shared
+/// memory, below the global buffers (`cvta.param` adds it).
+pub const PARAM_GENERIC: u64 = 1 << 39;
+
+/// A parameter's size and alignment from its declared type
+/// (`.u64 .ptr .global .align 1`, `.b8 .align 64 [128]`).
+fn param_size_align(ty: &str) -> (u64, u64) {
+    let mut elem = 8;
+    let mut align = None;
+    let mut count = 1;
+    let words: Vec<&str> = ty.split_whitespace().collect();
+    for (k, w) in words.iter().enumerate() {
+        if let Some(b) = type_bytes(w.trim_start_matches('.')) {
+            elem = b;
+        } else if *w == ".align" {
+            align = words.get(k + 1).and_then(|a| a.parse().ok());
+        } else if let Some(n) = w.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
+            count = n.parse().unwrap_or(1);
+        }
+    }
+    (elem * count, align.unwrap_or(elem).max(1))
+}
+
+/// The parameter space of `f` for `launch`: each parameter's offset, and
+/// the bytes (scalars and pointers from `params`, arrays from `param_bytes`).
+fn param_space<'f>(f: &'f Function, launch: &Launch) -> Res<(FxHashMap<&'f str, u64>, Vec<u8>)> {
+    let mut at = FxHashMap::default();
+    let mut mem = Vec::new();
+    for (k, p) in f.params.iter().enumerate() {
+        let (size, align) = param_size_align(&p.ty);
+        let off = (mem.len() as u64).div_ceil(align) * align;
+        mem.resize((off + size) as usize, 0);
+        at.insert(&*p.name, off);
+        let o = off as usize;
+        match launch.param_bytes.iter().find(|(j, _)| *j == k) {
+            Some((_, bytes)) => {
+                if bytes.len() as u64 != size {
+                    return Err(format!(
+                        "parameter {k} ({}) is {size} bytes; {} given",
+                        p.name,
+                        bytes.len()
+                    ));
+                }
+                mem[o..o + bytes.len()].copy_from_slice(bytes);
+            }
+            None => {
+                let v = launch.params.get(k).copied().unwrap_or(0).to_le_bytes();
+                let n = (size as usize).min(8);
+                mem[o..o + n].copy_from_slice(&v[..n]);
+            }
+        }
+    }
+    Ok((at, mem))
+}
+
 /// One CTA of the grid.
 fn run_cta(
     m: &Module,
@@ -273,6 +341,7 @@ fn run_cta(
         shared_addr.insert(v.name, top);
         top += v.size.unwrap_or(launch.dynamic_shared);
     }
+    let (param_at, param_mem) = param_space(f, launch).map_err(fail)?;
     let [bx, by, bz] = launch.block;
     let threads = (bx as usize) * (by as usize) * (bz as usize);
     if threads == 0 || threads > 1024 {
@@ -297,12 +366,9 @@ fn run_cta(
         .collect();
     let mut mach = Machine {
         f,
-        params: f
-            .params
-            .iter()
-            .zip(&launch.params)
-            .map(|(p, v)| (&*p.name, *v))
-            .collect(),
+        param_at,
+        param_mem,
+        mbarriers: MBarriers::default(),
         shared_addr,
         shared: Shared::new(top as usize),
         global,
@@ -329,12 +395,18 @@ fn run_cta(
             wgs[k].waiting = false;
         }
         let n = wgs.len();
-        let Some(k) = (0..n)
-            .map(|j| (next + j) % n)
-            .find(|&k| wgs[k].running() && !wgs[k].waiting)
-        else {
+        let epoch = mach.mbarriers.epoch;
+        let Some(k) = (0..n).map(|j| (next + j) % n).find(|&k| {
+            wgs[k].running() && !wgs[k].waiting && wgs[k].yielded.is_none_or(|(e, _)| e != epoch)
+        }) else {
             if wgs.iter().all(|w| !w.running()) {
                 break;
+            }
+            if let Some((_, line)) = wgs.iter().find_map(|w| w.yielded.filter(|_| !w.waiting)) {
+                return Err(HostError {
+                    line,
+                    message: "deadlock: every warpgroup still running waits, and this mbarrier wait's phase can no longer complete".into(),
+                });
             }
             let (id, line, arrived, want) = barriers.stuck(live_threads)[0];
             return Err(HostError {
@@ -345,10 +417,17 @@ fn run_cta(
             });
         };
         next = k;
+        wgs[k].yielded = None;
         std::mem::swap(&mut mach.wg, &mut wgs[k]);
         let stop = run_warpgroup(&mut mach, launch.step_limit);
         std::mem::swap(&mut mach.wg, &mut wgs[k]);
-        if let Some((line, a)) = stop? {
+        let stop = stop?;
+        if let Some((line, None)) = stop {
+            wgs[k].yielded = Some((mach.mbarriers.epoch, line));
+            next = (k + 1) % n;
+            continue;
+        }
+        if let Some((line, Some(a))) = stop {
             barriers
                 .arrive(a.id, k, a.threads, a.count, a.wait, line)
                 .map_err(|message| HostError { line, message })?;
@@ -363,12 +442,13 @@ fn run_cta(
     Ok(mach.stats)
 }
 
-/// Run the warpgroup in `mach.wg` from where it is until it exits (`None`)
-/// or reaches a barrier (its line and the arrival; it is then past it).
+/// Run the warpgroup in `mach.wg` from where it is until it exits (`None`),
+/// reaches a barrier (its line and the arrival; it is then past it) or
+/// yields at an incomplete mbarrier wait (its line and `None`).
 fn run_warpgroup(
     mach: &mut Machine<'_>,
     step_limit: u64,
-) -> Result<Option<(u32, Arrival)>, HostError> {
+) -> Result<Option<(u32, Option<Arrival>)>, HostError> {
     let f = mach.f;
     while let Some(&Frame { at: (b, pos), .. }) = mach.wg.stack.last() {
         let insts = f.layout.block_insts(b);
@@ -395,7 +475,8 @@ fn run_warpgroup(
             Flow::Jump(t) => mach.wg.enter(Some(t)),
             Flow::Exit(lanes) => mach.wg.exit(lanes),
             Flow::Diverge { target, taken } => diverge(mach, b, target, taken),
-            Flow::Barrier(a) => return Ok(Some((line, a))),
+            Flow::Barrier(a) => return Ok(Some((line, Some(a)))),
+            Flow::Yield => return Ok(Some((line, None))),
         }
     }
     Ok(None)
@@ -455,6 +536,9 @@ enum Flow {
     },
     /// Arrive at a barrier.
     Barrier(Arrival),
+    /// An mbarrier wait that found its phase incomplete: let the other
+    /// warpgroups run (the wait is retried by the kernel's own loop).
+    Yield,
 }
 
 /// An arrival at barrier `id` with `threads` threads (`count` expected, or
@@ -581,11 +665,41 @@ impl Machine<'_> {
         })
     }
 
+    /// A symbol's address: a shared variable's, or a parameter's in the
+    /// parameter space.
     fn symbol(&self, s: &str) -> Res<u64> {
         self.shared_addr
             .get(s)
+            .or_else(|| self.param_at.get(s))
             .copied()
-            .ok_or_else(|| format!("symbol '{s}' is not a shared variable the host backend knows"))
+            .ok_or_else(|| {
+                format!("symbol '{s}' is not a shared variable or parameter the host backend knows")
+            })
+    }
+
+    /// Read `len` bytes of the parameter space at `addr`.
+    fn param_read(&self, addr: u64, len: usize) -> Res<u64> {
+        let a = addr as usize;
+        match self.param_mem.get(a..a + len) {
+            Some(b) => Ok(b
+                .iter()
+                .rev()
+                .fold(0u64, |acc, x| (acc << 8) | u64::from(*x))),
+            None => Err(format!(
+                "parameter-space read of {len} bytes at {addr:#x} is past the parameters"
+            )),
+        }
+    }
+
+    /// Read `len` bytes (1..=8) at a generic address.
+    fn generic_read(&mut self, addr: u64, len: usize) -> Res<u64> {
+        if addr >= 1 << crate::memory::GLOBAL_SHIFT {
+            self.global.read(addr, len)
+        } else if addr >= PARAM_GENERIC {
+            self.param_read(addr - PARAM_GENERIC, len)
+        } else {
+            self.shared.read(addr, len)
+        }
     }
 
     /// An address operand: a kernel parameter's value (with the offset
@@ -597,10 +711,7 @@ impl Machine<'_> {
                     None,
                     self.wg.regs[t][r.index()].wrapping_add(*offset as u64),
                 ),
-                AddrBase::Sym(s) => match self.params.get(&**s) {
-                    Some(v) => (Some(*v), *offset as u64),
-                    None => (None, self.symbol(s)?.wrapping_add(*offset as u64)),
-                },
+                AddrBase::Sym(s) => (None, self.symbol(s)?.wrapping_add(*offset as u64)),
                 AddrBase::None => (None, *offset as u64),
             }),
             other => Err(format!("{other:?} is not an address")),
@@ -626,18 +737,12 @@ impl Machine<'_> {
         }
     }
 
-    fn load(&mut self, space: &str, param: Option<u64>, addr: u64, len: usize) -> Res<u64> {
-        if let Some(v) = param {
-            return match addr {
-                0 => Ok(v & mask(8 * len as u32)),
-                _ => Err(format!("a kernel parameter read at offset {addr}")),
-            };
-        }
+    fn load(&mut self, space: &str, addr: u64, len: usize) -> Res<u64> {
         match space {
+            "param" => self.param_read(addr, len),
             "shared" => self.shared.read(addr, len),
             "global" => self.global.read(addr, len),
-            _ if addr >= 1 << crate::memory::GLOBAL_SHIFT => self.global.read(addr, len),
-            _ => self.shared.read(addr, len),
+            _ => self.generic_read(addr, len),
         }
     }
 
@@ -696,6 +801,12 @@ impl Machine<'_> {
         }
         let act = self.active(d);
         match (name, first) {
+            ("mbarrier", _) => return self.mbarrier_op(d, &act),
+            ("cp", "async") if d.mods.get(1).is_some_and(|m| &**m == "bulk") => {
+                return self.bulk_copy(d, &act).map(|()| Flow::Next)
+            }
+            ("tensormap", _) => return self.tensormap_op(d, &act).map(|()| Flow::Next),
+            ("prefetch", _) | ("prefetchu", _) => return Ok(Flow::Next),
             ("cp", "async") => return self.async_copy(d, &act).map(|()| Flow::Next),
             ("ldmatrix" | "stmatrix", _) => return self.matrix_move(d, &act).map(|()| Flow::Next),
             ("shfl" | "vote" | "elect" | "activemask" | "redux", _) => {
@@ -759,7 +870,7 @@ impl Machine<'_> {
         } else {
             (op(d, 1)?, op(d, 0)?)
         };
-        let (param, addr) = self.address(t, addr_op)?;
+        let (_, addr) = self.address(t, addr_op)?;
         let parts: Vec<Operand> = match data {
             Operand::Vector(v) => v.to_vec(),
             o => vec![o.clone()],
@@ -770,7 +881,7 @@ impl Machine<'_> {
         for (k, p) in parts.iter().enumerate() {
             let a = addr.wrapping_add((k * len) as u64);
             if &*d.name == "ld" {
-                let v = self.load(space, param, a, len)?;
+                let v = self.load(space, a, len)?;
                 self.set(t, p, v, bits)?;
             } else {
                 let v = self.value(t, p)?;
@@ -813,6 +924,10 @@ impl Machine<'_> {
                 }
                 _ => src(1)?,
             },
+            // The parameter space's generic window; shared and global
+            // addresses are the same in both (see `memory`).
+            "cvta" if d.has_mod("param") && !d.has_mod("to") => src(1)? + PARAM_GENERIC,
+            "cvta" if d.has_mod("param") => src(1)?.wrapping_sub(PARAM_GENERIC),
             "cvta" => src(1)?,
             "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "div" | "rem" if float => {
                 if bits != 32 {
@@ -1068,6 +1183,272 @@ impl Machine<'_> {
             threads: 32 * warps.count() as u32,
             wait,
         }))
+    }
+
+    /// The `mbarrier` family (see [`crate::mbarrier`]), for each active
+    /// thread: `init`, `inval`, `expect_tx`, `complete_tx`, `arrive`
+    /// (`.expect_tx`, a count, `arrive_drop`), `try_wait` / `test_wait`
+    /// (`.parity` or a state token). A wait that fails yields.
+    fn mbarrier_op(&mut self, d: &InstData, act: &[bool]) -> Res<Flow> {
+        let what = d.mods.first().map_or("", |m| &**m);
+        let mut incomplete = false;
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            let addr = |m: &Self, k: usize| -> Res<u64> { Ok(m.address(t, op(d, k)?)?.1) };
+            match what {
+                "init" => {
+                    let (a, n) = (addr(self, 0)?, self.value(t, op(d, 1)?)?);
+                    self.mbarriers.init(a, n as u32)?;
+                }
+                "inval" => {
+                    let a = addr(self, 0)?;
+                    self.mbarriers.inval(a);
+                }
+                "expect_tx" | "complete_tx" => {
+                    let (a, n) = (addr(self, 0)?, self.value(t, op(d, 1)?)? as i64);
+                    if what == "expect_tx" {
+                        self.mbarriers.expect_tx(a, n)?;
+                    } else {
+                        self.mbarriers.complete_tx(a, n)?;
+                    }
+                }
+                "arrive" | "arrive_drop" => {
+                    let a = addr(self, 1)?;
+                    let mut count = 1;
+                    if d.has_mod("expect_tx") {
+                        let n = self.value(t, op(d, 2)?)? as i64;
+                        self.mbarriers.expect_tx(a, n)?;
+                    } else if d.slots.len() > 2 {
+                        count = self.value(t, op(d, 2)?)? as u32;
+                    }
+                    let token = self.mbarriers.arrive(a, count, what == "arrive_drop")?;
+                    let dst = op(d, 0)?.clone();
+                    self.set(t, &dst, token, 64)?;
+                }
+                "try_wait" | "test_wait" => {
+                    let a = addr(self, 1)?;
+                    let x = self.value(t, op(d, 2)?)?;
+                    let done = if d.has_mod("parity") {
+                        self.mbarriers.parity_done(a, x)?
+                    } else {
+                        self.mbarriers.token_done(a, x)?
+                    };
+                    incomplete |= !done;
+                    let dst = op(d, 0)?.clone();
+                    self.set(t, &dst, u64::from(done), 1)?;
+                }
+                _ => {
+                    return Err(format!(
+                        "{} is not supported by the host backend",
+                        d.mnemonic()
+                    ))
+                }
+            }
+        }
+        Ok(if incomplete { Flow::Yield } else { Flow::Next })
+    }
+
+    /// Copy `len` bytes between a generic (or shared) address and a buffer.
+    fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Res<()> {
+        for (k, b) in out.iter_mut().enumerate() {
+            *b = self.generic_read(addr + k as u64, 1)? as u8;
+        }
+        Ok(())
+    }
+
+    fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Res<()> {
+        for (k, b) in bytes.iter().enumerate() {
+            self.store("", addr + k as u64, 1, u64::from(*b))?;
+        }
+        Ok(())
+    }
+
+    /// `cp.async.bulk`: TMA tensor copies (`.tensor.Nd`, tiled, through a
+    /// tensor map; see [`crate::tensor_map`]) and plain bulk copies, in
+    /// either direction, for each active thread. A load lands at once and
+    /// completes its bytes on its mbarrier; a store is written at once, so
+    /// `commit_group` / `wait_group` have nothing left to wait for.
+    fn bulk_copy(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
+        let mods: Vec<&str> = d.mods.iter().map(|m| &**m).collect();
+        if mods
+            .iter()
+            .any(|m| matches!(*m, "commit_group" | "wait_group" | "prefetch"))
+        {
+            return Ok(());
+        }
+        if mods
+            .iter()
+            .any(|m| m.starts_with("multicast") || *m == "im2col")
+        {
+            return Err(format!(
+                "{} is not supported by the host backend",
+                d.mnemonic()
+            ));
+        }
+        let shared_at = mods.iter().position(|m| m.starts_with("shared"));
+        let global_at = mods.iter().position(|m| *m == "global");
+        let load = match (shared_at, global_at) {
+            (Some(s), Some(g)) => s < g,
+            _ => {
+                return Err(format!(
+                    "{}: no direction (shared and global)",
+                    d.mnemonic()
+                ))
+            }
+        };
+        let tensor = mods.contains(&"tensor");
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            if tensor {
+                self.tensor_copy(t, d, load)?;
+            } else {
+                let (_, dst) = self.address(t, op(d, 0)?)?;
+                let (_, src) = self.address(t, op(d, 1)?)?;
+                let n = self.value(t, op(d, 2)?)? as usize;
+                let mut buf = vec![0u8; n];
+                self.read_bytes(src, &mut buf)?;
+                self.write_bytes(dst, &buf)?;
+                if load {
+                    let (_, mbar) = self.address(t, op(d, 3)?)?;
+                    self.mbarriers.complete_tx(mbar, n as i64)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One thread's `cp.async.bulk.tensor`: the box at the coordinates,
+    /// between global memory and shared memory (swizzled as the map says;
+    /// out-of-bounds elements read as zero or NaN and are not written).
+    fn tensor_copy(&mut self, t: usize, d: &InstData, load: bool) -> Res<()> {
+        let (map_op, mem_op) = if load {
+            (op(d, 1)?, op(d, 0)?)
+        } else {
+            (op(d, 0)?, op(d, 1)?)
+        };
+        let Operand::Vector(parts) = map_op else {
+            return Err(format!(
+                "{}: no [tensor map, {{coordinates}}] operand",
+                d.mnemonic()
+            ));
+        };
+        let map_addr = self.value(t, &parts[0])?;
+        let coords: Vec<i64> = match parts.get(1) {
+            Some(Operand::Vector(c)) => c
+                .iter()
+                .map(|o| self.value(t, o).map(|v| i64::from(v as u32 as i32)))
+                .collect::<Res<_>>()?,
+            Some(o) => vec![i64::from(self.value(t, o)? as u32 as i32)],
+            None => return Err(format!("{}: no coordinates", d.mnemonic())),
+        };
+        let mut bytes = [0u8; 128];
+        self.read_bytes(map_addr, &mut bytes)?;
+        let tm = TensorMap::decode(&bytes);
+        if let Some(why) = tm.unsupported() {
+            return Err(format!("{}: the tensor map at {map_addr:#x} has {why}, which the host backend does not support", d.mnemonic()));
+        }
+        if tm.tf32 {
+            return Err(format!(
+                "{}: tf32 tensor maps (rounding in flight) are not supported by the host backend",
+                d.mnemonic()
+            ));
+        }
+        if coords.len() != tm.rank {
+            return Err(format!(
+                "{}: {} coordinates for a rank-{} tensor map",
+                d.mnemonic(),
+                coords.len(),
+                tm.rank
+            ));
+        }
+        let (_, smem) = self.address(t, mem_op)?;
+        let esz = crate::tensor_map::elem_bytes(tm.elem_code).unwrap_or(1);
+        let n: Vec<usize> = (0..tm.rank).map(|k| tm.box_elems(k)).collect();
+        let total: usize = n.iter().product();
+        let nan: u64 = match tm.elem_code {
+            6 | 10 => 0x7fff,
+            7 | 8 => 0x7fff_ffff,
+            9 => 0x7fff_ffff_ffff_ffff,
+            _ => 0,
+        };
+        for idx in 0..total {
+            let mut rest = idx;
+            let mut inside = true;
+            let mut gaddr = tm.address;
+            for k in 0..tm.rank {
+                let i = rest % n[k];
+                rest /= n[k];
+                let g = coords[k] + i as i64;
+                if g < 0 || g as u64 >= tm.dims[k] {
+                    inside = false;
+                    continue;
+                }
+                gaddr += if k == 0 {
+                    g as u64 * esz as u64
+                } else {
+                    g as u64 * tm.strides[k - 1]
+                };
+            }
+            let saddr = tm.swizzled(smem, (idx * esz) as u64);
+            if load {
+                let v = if inside {
+                    self.global.read(gaddr, esz)?
+                } else if tm.oob_nan {
+                    nan
+                } else {
+                    0
+                };
+                self.shared.write(saddr, esz, v)?;
+            } else if inside {
+                let v = self.shared.read(saddr, esz)?;
+                self.global.write(gaddr, esz, v)?;
+            }
+        }
+        if load {
+            let (_, mbar) = self.address(t, op(d, 2)?)?;
+            self.mbarriers.complete_tx(mbar, tm.box_bytes() as i64)?;
+        }
+        Ok(())
+    }
+
+    /// `tensormap.replace.tile.FIELD [map], {ord,} value` (on a map in
+    /// shared or global memory) and `tensormap.cp_fenceproxy [dst], [src],
+    /// size` (the copy of a map to global memory), for each active thread.
+    fn tensormap_op(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
+        let what = d.mods.first().map_or("", |m| &**m);
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            match what {
+                "replace" => {
+                    let field = d.mods.get(2).map_or("", |m| &**m);
+                    let (_, at) = self.address(t, op(d, 0)?)?;
+                    let (ord, v) = if d.slots.len() > 2 {
+                        (
+                            self.value(t, op(d, 1)?)? as usize,
+                            self.value(t, op(d, 2)?)?,
+                        )
+                    } else {
+                        (0, self.value(t, op(d, 1)?)?)
+                    };
+                    let mut bytes = [0u8; 128];
+                    self.read_bytes(at, &mut bytes)?;
+                    crate::tensor_map::replace(&mut bytes, field, ord, v)?;
+                    self.write_bytes(at, &bytes)?;
+                }
+                "cp_fenceproxy" => {
+                    let (_, dst) = self.address(t, op(d, 0)?)?;
+                    let (_, src) = self.address(t, op(d, 1)?)?;
+                    let n = self.value(t, op(d, 2)?)? as usize;
+                    let mut buf = vec![0u8; n];
+                    self.read_bytes(src, &mut buf)?;
+                    self.write_bytes(dst, &buf)?;
+                }
+                _ => {
+                    return Err(format!(
+                        "{} is not supported by the host backend",
+                        d.mnemonic()
+                    ))
+                }
+            }
+        }
+        Ok(())
     }
 
     /// `cp.async`: copies (read now, landing at a wait), `commit_group`,

@@ -22,10 +22,12 @@ pub mod barriers;
 pub mod bit_ops;
 pub mod exec;
 pub mod matrix_fragments;
+pub mod mbarrier;
 pub mod memory;
 pub mod npy;
 pub mod numbers;
 pub mod reconvergence;
+pub mod tensor_map;
 pub mod warp_shuffle;
 pub mod wgmma_math;
 
