@@ -3,7 +3,10 @@
 //!
 //! `tests/host/triton/cases.tsv` lists every `mm_kernel` of
 //! `tests/real/triton36` and `triton39`, four and eight warps (one and two
-//! warpgroups per CTA) (f16, bf16, tf32, tf32x3, e4m3,
+//! warpgroups per CTA), and every `tma_device_mm_kernel` (TMA loads and
+//! stores through descriptors the kernel builds with `tensormap.replace`,
+//! mbarriers, and the warp-specialized variants of three warpgroups with
+//! `setmaxnreg`) (f16, bf16, tf32, tf32x3, e4m3,
 //! e5m2 and their mixes, int8, f16 accumulators, fp8 with imprecise
 //! accumulation, both majors of B), each on a 128x128x128 problem over its
 //! full grid. The inputs (`inputs/*.npy`) are small integers, so every
@@ -31,7 +34,7 @@ fn load(path: &Path) -> Result<NpyArray, String> {
 /// One row of cases.tsv, run and compared.
 fn run_case(row: &str) -> Result<(), String> {
     let f: Vec<&str> = row.split('\t').collect();
-    let [name, ptx, grid, block, a, b, c_descr, c_count, scalars] = f[..] else {
+    let [name, ptx, grid, block, a, b, c_descr, c_count, list] = f[..] else {
         return Err(format!("a cases.tsv row of {} columns", f.len()));
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -49,9 +52,19 @@ fn run_case(row: &str) -> Result<(), String> {
     let size = ori::host::npy::element_size(c_descr).ok_or("c dtype")?;
     let count: usize = c_count.parse().map_err(|_| "c count")?;
     let pc = g.alloc(vec![0; count * size]);
-    let mut params = vec![pa, pb, pc];
-    for s in scalars.split(',') {
-        params.push(s.parse::<u64>().map_err(|_| "scalar")?);
+    // A, B, C: the buffers; S<bytes>: a zeroed scratch buffer; else an
+    // integer. Trailing pointers not listed are null.
+    let mut params = Vec::new();
+    for p in list.split(',') {
+        params.push(match p {
+            "A" => pa,
+            "B" => pb,
+            "C" => pc,
+            _ => match p.strip_prefix('S') {
+                Some(n) => g.alloc(vec![0; n.parse().map_err(|_| "scratch size")?]),
+                None => p.parse::<u64>().map_err(|_| format!("parameter '{p}'"))?,
+            },
+        });
     }
     params.resize(entry.params.len(), 0);
     let dims: Vec<u32> = grid.split(',').filter_map(|x| x.parse().ok()).collect();

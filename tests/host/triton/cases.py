@@ -51,14 +51,27 @@ def matrix(rows, cols, dtype, salt):
     return b"".join(encode(value(i, j, salt), dtype) for i in range(rows) for j in range(cols))
 
 
+def reqntid(path):
+    """The kernel's `.reqntid` (threads per CTA), if it has one."""
+    for line in open(path):
+        m = re.match(r"\s*\.reqntid\s+(\d+)", line)
+        if m:
+            return int(m.group(1))
+    return None
+
+
 def cases():
-    """Every case: name, ptx path (relative to the repo), grid, and the parameters."""
+    """Every case: name, ptx path (relative to the repo), grid, block, inputs and the
+    parameter list: "A", "B", "C" (the buffers), integers, and ("scratch", bytes) for a
+    zeroed global buffer (Triton's descriptor scratch). Trailing pointers not listed are
+    null."""
     out = []
     for ver in ("triton39", "triton36"):
         with open(os.path.join(REPO, "tests", "real", ver, "manifest.tsv")) as f:
             rows = list(csv.DictReader(f, delimiter="\t"))
         for r in rows:
-            if r["kernel_fn"] != "mm_kernel":
+            fn = r["kernel_fn"]
+            if fn not in ("mm_kernel", "tma_device_mm_kernel"):
                 continue
             cfg = dict(kv.split("=", 1) for kv in r["config"].split(","))
             warps = int(cfg.get("num_warps", "4"))
@@ -67,21 +80,37 @@ def cases():
             ta, tb, tc = (cfg[p].lstrip("*") for p in ("a_ptr", "b_ptr", "c_ptr"))
             a = matrix(M, K, ta, 1)
             b = matrix(N, K, tb, 2) if kmajor else matrix(K, N, tb, 2)
+            ptx = f"tests/real/{ver}/{r['name']}.ptx"
+            block = reqntid(os.path.join(REPO, ptx)) or 32 * warps
+            tiles_m, tiles_n = -(-M // bm), -(-N // bn)
+            if fn == "mm_kernel":
+                grid = [tiles_m, tiles_n, 1]
+                # a, b, c, M, N, K, stride_am, stride_b, stride_cm
+                params = ["A", "B", "C", M, N, K, K, K if kmajor else N, N]
+            else:
+                # One program per tile; its descriptors go to the scratch (three of
+                # 128 bytes at 384 bytes per program, or 512 when warp-specialized:
+                # Triton's global_scratch_size; 1 KiB each covers both).
+                grid = [tiles_m * tiles_n, 1, 1]
+                params = ["A", "B", "C", M, N, K, ("scratch", 1024 * tiles_m * tiles_n)]
             out.append({
                 "name": f"{ver}_{r['name']}",
-                "ptx": f"tests/real/{ver}/{r['name']}.ptx",
-                "grid": [-(-M // bm), -(-N // bn), 1],
-                "block": 32 * warps,
+                "ptx": ptx,
+                "grid": grid,
+                "block": block,
                 "a": (a, DESCR[ta], [M, K]),
                 "b": (b, DESCR[tb], [N, K] if kmajor else [K, N]),
                 "c": (DESCR[tc], SIZE[tc], [M, N]),
-                # M, N, K, stride_am, stride_b, stride_cm
                 "kmajor": kmajor,
                 "a_dtype": ta,
                 "b_dtype": tb + ("_kmajor" if kmajor else ""),
-                "scalars": [M, N, K, K, K if kmajor else N, N],
+                "params": params,
             })
     return out
+
+
+def param_text(p):
+    return f"S{p[1]}" if isinstance(p, tuple) else str(p)
 
 
 def npy(data, descr, shape):
@@ -101,7 +130,7 @@ def write(out_dir=ROOT):
     """Write cases.tsv (what tests/host_triton.rs runs) and inputs/*.npy (each distinct
     input once). Same bytes every time."""
     os.makedirs(os.path.join(out_dir, "inputs"), exist_ok=True)
-    rows = ["name\tptx\tgrid\tblock\ta\tb\tc_descr\tc_count\tscalars"]
+    rows = ["name\tptx\tgrid\tblock\ta\tb\tc_descr\tc_count\tparams"]
     written = set()
     for c in cases():
         files = []
@@ -117,7 +146,7 @@ def write(out_dir=ROOT):
         descr, size, shape = c["c"]
         rows.append("\t".join([c["name"], c["ptx"], ",".join(map(str, c["grid"])), str(c["block"]), files[0],
                                files[1], descr, str(shape[0] * shape[1]),
-                               ",".join(map(str, c["scalars"]))]))
+                               ",".join(map(param_text, c["params"]))]))
     with open(os.path.join(out_dir, "cases.tsv"), "w") as f:
         f.write("\n".join(rows) + "\n")
 

@@ -7,7 +7,8 @@ Run on a machine with an sm_90a GPU, ptxas 13.0 and CuPy:
 
 For each case: `ptxas -arch=sm_90a` compiles the kernel's PTX to a cubin (ptxas must
 accept it), CuPy loads the cubin and launches it on the case's grid with 32 threads per warp, 227 KiB of dynamic shared memory, A and B as device copies of the inputs, C zeroed,
-the scalars as u32 and the trailing scratch pointers null. C is written to DIR/NAME.gpu.npy
+the scalars as u32, descriptor scratch as zeroed buffers and the trailing pointers
+null; 32 threads per warp, or the kernel's .reqntid. C is written to DIR/NAME.gpu.npy
 (the case's dtype and shape). Every case runs twice and the two outputs must be the same
 bytes. The first line printed is the GPU; any error exits non-zero.
 """
@@ -53,7 +54,15 @@ def main():
             b = cp.asarray(np.frombuffer(c["b"][0], dtype=np.uint8))
             descr, size, shape = c["c"]
             cbuf = cp.zeros(shape[0] * shape[1] * size, dtype=np.uint8)
-            params = [a, b, cbuf] + [np.uint32(s) for s in c["scalars"]]
+            bufs = {"A": a, "B": b, "C": cbuf}
+            params = []
+            for p in c["params"]:
+                if isinstance(p, tuple):
+                    params.append(cp.zeros(p[1], dtype=np.uint8))
+                elif isinstance(p, str):
+                    params.append(bufs[p])
+                else:
+                    params.append(np.uint32(p))
             params += [np.uint64(0)] * (nparams - len(params))
             fn(tuple(c["grid"]), (c["block"], 1, 1), tuple(params), shared_mem=SHARED)
             cp.cuda.runtime.deviceSynchronize()
