@@ -6,13 +6,15 @@
 //! warpgroups per CTA), and every `tma_device_mm_kernel` (TMA loads and
 //! stores through descriptors the kernel builds with `tensormap.replace`,
 //! mbarriers, and the warp-specialized variants of three warpgroups with
-//! `setmaxnreg`) (f16, bf16, tf32, tf32x3, e4m3,
+//! `setmaxnreg`), and Triton 3.9's `tma_host_mm_kernel`s (tensor maps passed
+//! by value, encoded from the compiled kernel's descriptor metadata)
+//! (f16, bf16, tf32, tf32x3, e4m3,
 //! e5m2 and their mixes, int8, f16 accumulators, fp8 with imprecise
 //! accumulation, both majors of B), each on a 128x128x128 problem over its
 //! full grid. The inputs (`inputs/*.npy`) are small integers, so every
 //! product and partial sum is exact in every type: the GPU's answer is one
 //! bit pattern, recorded by `tests/host/triton/record_gpu.py` on an H100
-//! (`gpu/NAME.gpu.npy`, never edited; `record.log` says which GPU, ptxas
+//! (`gpu/NAME.gpu.npy.gz`, never edited; `record.log` says which GPU, ptxas
 //! and CuPy). Each kernel goes through ori's passes, then runs with
 //! `ori_host::run` exactly as `ori run` launches it, and C must be the same
 //! bytes.
@@ -47,15 +49,46 @@ fn run_case(row: &str) -> Result<(), String> {
         .find(|f| f.kind == ori::ir::FuncKind::Entry)
         .ok_or("no .entry")?;
     let mut g = GlobalMemory::new();
-    let pa = g.alloc(load(&dir().join(a))?.data);
-    let pb = g.alloc(load(&dir().join(b))?.data);
+    let (a, b) = (load(&dir().join(a))?, load(&dir().join(b))?);
+    let (a_shape, b_shape) = (a.shape.clone(), b.shape.clone());
+    let pa = g.alloc(a.data);
+    let pb = g.alloc(b.data);
     let size = ori::host::npy::element_size(c_descr).ok_or("c dtype")?;
     let count: usize = c_count.parse().map_err(|_| "c count")?;
     let pc = g.alloc(vec![0; count * size]);
-    // A, B, C: the buffers; S<bytes>: a zeroed scratch buffer; else an
-    // integer. Trailing pointers not listed are null.
+    // A, B, C: the buffers; S<bytes>: a zeroed scratch buffer;
+    // T/<buffer>/<element type>/<swizzle>/<box>: a tensor map over a buffer
+    // (a row-major matrix), encoded as Triton's launcher has the driver do
+    // it; else an integer. Trailing pointers not listed are null.
     let mut params = Vec::new();
+    let mut param_bytes = Vec::new();
     for p in list.split(',') {
+        if let Some(t) = p.strip_prefix("T/") {
+            let f: Vec<&str> = t.split('/').collect();
+            let [which, code, swizzle, boxes] = f[..] else {
+                return Err(format!("tensor map '{p}'"));
+            };
+            let (addr, shape) = match which {
+                "A" => (pa, a_shape.clone()),
+                "B" => (pb, b_shape.clone()),
+                _ => (pc, vec![128, count / 128]),
+            };
+            let code: u32 = code.parse().map_err(|_| "element type")?;
+            let esz = ori::host::tensor_map::elem_bytes(code).ok_or("element type")? as u64;
+            let boxes: Vec<u32> = boxes.split('x').filter_map(|x| x.parse().ok()).collect();
+            let mut map = ori::host::tensor_map::TensorMap::decode(&[0; 128]);
+            map.address = addr;
+            map.rank = 2;
+            map.elem_code = code;
+            map.swizzle = swizzle.parse().map_err(|_| "swizzle")?;
+            map.l2 = 2;
+            map.dims[..2].copy_from_slice(&[shape[1] as u64, shape[0] as u64]);
+            map.strides[0] = shape[1] as u64 * esz;
+            map.box_dims[..2].copy_from_slice(&boxes);
+            param_bytes.push((params.len(), map.encode().to_vec()));
+            params.push(0);
+            continue;
+        }
         params.push(match p {
             "A" => pa,
             "B" => pb,
@@ -73,10 +106,20 @@ fn run_case(row: &str) -> Result<(), String> {
         dynamic_shared: 227 * 1024,
         grid: [dims[0], dims[1], dims[2]],
         block: [block.parse().map_err(|_| "block")?, 1, 1],
+        param_bytes,
         ..Launch::default()
     };
     ori::host::run(&m, &entry.name, &launch, &mut g).map_err(|e| e.to_string())?;
-    let gpu = load(&dir().join("gpu").join(format!("{name}.gpu.npy")))?;
+    let gz = dir().join("gpu").join(format!("{name}.gpu.npy.gz"));
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(
+            std::fs::File::open(&gz).map_err(|e| format!("{}: {e}", gz.display()))?,
+        ),
+        &mut bytes,
+    )
+    .map_err(|e| format!("{}: {e}", gz.display()))?;
+    let gpu = NpyArray::parse(&bytes).map_err(|e| format!("{}: {e}", gz.display()))?;
     let host = g.buffer(pc).ok_or("no C")?;
     if host == gpu.data.as_slice() {
         return Ok(());

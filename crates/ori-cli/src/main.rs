@@ -163,8 +163,11 @@ enum Cmd {
         shared: Option<u64>,
         /// A parameter (its name or 0-based index): an integer or float
         /// literal, @FILE.npy (a global buffer with that file's bytes; its
-        /// address is passed) or zeros:DTYPE:COUNT. Omitted trailing
-        /// pointers are null.
+        /// address is passed), zeros:DTYPE:COUNT, or for a .b8 [128]
+        /// parameter tensormap:buffer=B,dtype=T,dims=D0xD1,box=B0xB1
+        /// [,strides=S1][,swizzle=128B][,fill=nan] (dimensions innermost
+        /// first; B is @FILE.npy, zeros:... or an earlier parameter's index).
+        /// Omitted trailing pointers are null.
         #[arg(long = "arg", value_name = "PARAM=VALUE")]
         args: Vec<String>,
         /// Write a parameter's buffer after the run as .npy (the input's

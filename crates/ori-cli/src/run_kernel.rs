@@ -170,12 +170,169 @@ fn pick_entry<'m>(m: &'m Module, entry: Option<&str>) -> Result<&'m Function, St
     }
 }
 
-/// The parameter block: each `--arg` read, buffers allocated in `g`.
-fn parameters(
-    f: &Function,
-    args: &[String],
+/// A buffer value: `@FILE.npy` or `zeros:DTYPE:COUNT` (`None`: not one).
+fn buffer_of(value: &str) -> Result<Option<NpyArray>, ExitCode> {
+    if let Some(path) = value.strip_prefix('@') {
+        let bytes =
+            std::fs::read(path).map_err(|e| failed(&format!("cannot read '{path}': {e}")))?;
+        return Ok(Some(
+            NpyArray::parse(&bytes).map_err(|e| failed(&format!("{path}: {e}")))?,
+        ));
+    }
+    let Some(rest) = value.strip_prefix("zeros:") else {
+        return Ok(None);
+    };
+    let (dtype, count) = rest.split_once(':').unwrap_or((rest, ""));
+    let descr = descr_of(dtype).ok_or_else(|| usage(&format!("zeros: unknown dtype '{dtype}'")))?;
+    let count: usize = count
+        .parse()
+        .map_err(|_| usage(&format!("zeros:{dtype}:COUNT needs a count, not '{count}'")))?;
+    let size = element_size(descr).unwrap_or(1);
+    Ok(Some(NpyArray {
+        descr: descr.to_string(),
+        shape: vec![count],
+        data: vec![0; count * size],
+    }))
+}
+
+/// `tensormap:buffer=B,dtype=T,dims=D0xD1..,box=B0xB1..[,strides=S1x..]
+/// [,swizzle=none|32B|64B|128B][,fill=zero|nan][,elemstrides=E0x..][,l2=none|64B|128B|256B]`:
+/// a tiled tensor map (dimensions innermost first, strides in bytes for
+/// dimensions 1.., packed row-major by default) over buffer B
+/// (`@FILE.npy`, `zeros:DTYPE:COUNT`, or an earlier parameter's buffer),
+/// encoded as the driver's `cuTensorMapEncodeTiled` does.
+fn tensor_map_arg(
+    spec: &str,
     g: &mut GlobalMemory,
-) -> Result<(Vec<u64>, Vec<Option<Buffer>>), ExitCode> {
+    earlier: &[Option<Buffer>],
+) -> Result<([u8; 128], Buffer), ExitCode> {
+    use ori::host::tensor_map::{elem_bytes, TensorMap};
+    let bad = |m: String| usage(&format!("tensormap: {m}"));
+    let mut kv = std::collections::HashMap::new();
+    for item in spec.split(',') {
+        let (k, v) = item
+            .split_once('=')
+            .ok_or_else(|| bad(format!("'{item}' is not KEY=VALUE")))?;
+        kv.insert(k, v);
+    }
+    let list = |key: &str| -> Result<Vec<u64>, ExitCode> {
+        kv.get(key)
+            .map(|v| {
+                v.split('x')
+                    .map(|n| {
+                        n.parse::<u64>()
+                            .map_err(|_| bad(format!("{key}: '{n}' is not a number")))
+                    })
+                    .collect()
+            })
+            .unwrap_or(Ok(Vec::new()))
+    };
+    let buffer = kv.get("buffer").ok_or_else(|| bad("no buffer=".into()))?;
+    let buf = match buffer_of(buffer)? {
+        Some(a) => Buffer {
+            addr: g.alloc(a.data),
+            descr: a.descr,
+            shape: a.shape,
+        },
+        None => {
+            let k: usize = buffer.parse().map_err(|_| {
+                bad(format!(
+                    "buffer '{buffer}' is not @FILE.npy, zeros: or a parameter index"
+                ))
+            })?;
+            let b = earlier.get(k).and_then(Option::as_ref).ok_or_else(|| {
+                bad(format!(
+                    "parameter {k} has no buffer (buffers of earlier parameters only)"
+                ))
+            })?;
+            Buffer {
+                addr: b.addr,
+                descr: b.descr.clone(),
+                shape: b.shape.clone(),
+            }
+        }
+    };
+    let dtype = kv.get("dtype").ok_or_else(|| bad("no dtype=".into()))?;
+    let (elem_code, tf32) = match *dtype {
+        "u8" | "s8" | "e4m3" | "e5m2" => (0, false),
+        "u16" => (1, false),
+        "u32" => (2, false),
+        "s32" => (3, false),
+        "u64" => (4, false),
+        "s64" => (5, false),
+        "f16" => (6, false),
+        "f32" => (7, false),
+        "f64" => (9, false),
+        "bf16" => (10, false),
+        "tf32" => (7, true),
+        other => return Err(bad(format!("unknown dtype '{other}'"))),
+    };
+    let esz = elem_bytes(elem_code).unwrap_or(1) as u64;
+    let dims = list("dims")?;
+    let boxes = list("box")?;
+    let rank = dims.len();
+    if !(1..=5).contains(&rank) || boxes.len() != rank {
+        return Err(bad(format!(
+            "dims= and box= need 1 to 5 sizes each, the same number ({rank} and {})",
+            boxes.len()
+        )));
+    }
+    let mut strides = list("strides")?;
+    if strides.is_empty() {
+        let mut s = dims[0] * esz;
+        for d in &dims[1..] {
+            strides.push(s);
+            s *= d;
+        }
+    }
+    if strides.len() != rank - 1 || strides.iter().any(|s| s % 16 != 0) {
+        return Err(bad(format!(
+            "strides= needs {} byte strides, each a multiple of 16",
+            rank - 1
+        )));
+    }
+    let es = list("elemstrides")?;
+    let swizzle = match kv.get("swizzle").copied().unwrap_or("none") {
+        "none" => 0,
+        "32B" => 1,
+        "64B" => 2,
+        "128B" => 3,
+        other => return Err(bad(format!("swizzle '{other}' (none, 32B, 64B, 128B)"))),
+    };
+    let l2 = match kv.get("l2").copied().unwrap_or("128B") {
+        "none" => 0,
+        "64B" => 1,
+        "128B" => 2,
+        "256B" => 3,
+        other => return Err(bad(format!("l2 '{other}' (none, 64B, 128B, 256B)"))),
+    };
+    let mut t = TensorMap {
+        address: buf.addr,
+        rank,
+        elem_code,
+        tf32,
+        swizzle,
+        oob_nan: kv.get("fill") == Some(&"nan"),
+        l2,
+        dims: [1; 5],
+        strides: [0; 4],
+        box_dims: [1; 5],
+        elem_strides: [1; 5],
+    };
+    for k in 0..rank {
+        t.dims[k] = dims[k];
+        t.box_dims[k] = boxes[k] as u32;
+        t.elem_strides[k] = es.get(k).copied().unwrap_or(1) as u32;
+    }
+    t.strides[..rank - 1].copy_from_slice(&strides);
+    Ok((t.encode(), buf))
+}
+
+/// The parameter block: each `--arg` read, buffers allocated in `g`.
+/// Parameter values, their buffers, and the bytes of tensor-map parameters.
+type Parameters = (Vec<u64>, Vec<Option<Buffer>>, Vec<(usize, Vec<u8>)>);
+
+fn parameters(f: &Function, args: &[String], g: &mut GlobalMemory) -> Result<Parameters, ExitCode> {
     let mut given: Vec<Option<&str>> = vec![None; f.params.len()];
     for a in args {
         let Some((key, value)) = a.split_once('=') else {
@@ -202,6 +359,7 @@ fn parameters(
     let last_given = given.iter().rposition(Option::is_some).map_or(0, |k| k + 1);
     let mut values = Vec::with_capacity(f.params.len());
     let mut buffers = Vec::with_capacity(f.params.len());
+    let mut param_bytes = Vec::new();
     for (k, p) in f.params.iter().enumerate() {
         let ty = param_type(&p.ty);
         let pointer_sized = ori::host::memory::type_bytes(ty) == Some(8);
@@ -216,26 +374,20 @@ fn parameters(
                 p.name
             )));
         };
-        let array = if let Some(path) = value.strip_prefix('@') {
-            let bytes =
-                std::fs::read(path).map_err(|e| failed(&format!("cannot read '{path}': {e}")))?;
-            Some(NpyArray::parse(&bytes).map_err(|e| failed(&format!("{path}: {e}")))?)
-        } else if let Some(rest) = value.strip_prefix("zeros:") {
-            let (dtype, count) = rest.split_once(':').unwrap_or((rest, ""));
-            let descr =
-                descr_of(dtype).ok_or_else(|| usage(&format!("zeros: unknown dtype '{dtype}'")))?;
-            let count: usize = count
-                .parse()
-                .map_err(|_| usage(&format!("zeros:{dtype}:COUNT needs a count, not '{count}'")))?;
-            let size = element_size(descr).unwrap_or(1);
-            Some(NpyArray {
-                descr: descr.to_string(),
-                shape: vec![count],
-                data: vec![0; count * size],
-            })
-        } else {
-            None
-        };
+        if let Some(spec) = value.strip_prefix("tensormap:") {
+            if !p.ty.contains("[128]") {
+                return Err(usage(&format!(
+                    "parameter {k} ({}) is not a 128-byte .b8 array: a tensor map cannot go there",
+                    p.name
+                )));
+            }
+            let (bytes, buf) = tensor_map_arg(spec, g, &buffers)?;
+            param_bytes.push((k, bytes.to_vec()));
+            values.push(0);
+            buffers.push(Some(buf));
+            continue;
+        }
+        let array = buffer_of(value)?;
         match array {
             Some(a) => {
                 if !pointer_sized {
@@ -261,7 +413,7 @@ fn parameters(
             }
         }
     }
-    Ok((values, buffers))
+    Ok((values, buffers, param_bytes))
 }
 
 /// `ori run`.
@@ -327,7 +479,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         Err(e) => return usage(&e),
     };
     let mut g = GlobalMemory::new();
-    let (params, buffers) = match parameters(f, &a.args, &mut g) {
+    let (params, buffers, param_bytes) = match parameters(f, &a.args, &mut g) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -350,6 +502,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         dynamic_shared: a.shared.unwrap_or(SM90_MAX_SHARED),
         grid,
         block,
+        param_bytes,
         ..Launch::default()
     };
     if let Some(n) = a.max_steps {

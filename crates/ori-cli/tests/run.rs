@@ -62,14 +62,81 @@ fn a_triton_matmul_runs_and_dumps_what_the_h100_computed() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("ran 8 CTA(s)"), "{err}");
     let got = ori::host::npy::NpyArray::parse(&std::fs::read(&c).unwrap()).unwrap();
-    let gpu = std::fs::read(repo(
-        "tests/host/triton/gpu/triton39_mm_f16_64x32x32_s5_w4.gpu.npy",
-    ))
-    .unwrap();
-    let gpu = ori::host::npy::NpyArray::parse(&gpu).unwrap();
+    let gpu = gpu_record("triton39_mm_f16_64x32x32_s5_w4");
     assert_eq!(got.descr, "<f2");
     assert_eq!(got.shape, vec![16384]);
     assert_eq!(got.data, gpu.data);
+}
+
+/// What the H100 computed for a case of tests/host/triton.
+fn gpu_record(name: &str) -> ori::host::npy::NpyArray {
+    let gz =
+        std::fs::File::open(repo(&format!("tests/host/triton/gpu/{name}.gpu.npy.gz"))).unwrap();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(gz), &mut bytes).unwrap();
+    ori::host::npy::NpyArray::parse(&bytes).unwrap()
+}
+
+/// A kernel that takes its tensors only through host tensor maps, passed
+/// by value: `tensormap:` arguments encode them (here as Triton's launcher
+/// has the driver encode them), and `--dump` of the map's parameter writes
+/// the buffer it points to.
+#[test]
+fn tensor_map_arguments_run_a_host_descriptor_kernel() {
+    let d = scratch("tmap");
+    let c = d.join("c.npy").to_string_lossy().into_owned();
+    let a = repo("tests/host/triton/inputs/a_fp16_128x128.npy");
+    let b = repo("tests/host/triton/inputs/b_fp16_128x128.npy");
+    let map =
+        |buf: &str| format!("tensormap:buffer={buf},dtype=f16,dims=128x128,box=64x64,swizzle=128B");
+    let mut v: Vec<String> = vec![
+        "run".into(),
+        repo("tests/real/triton39/tma_host_f16_64x128x64_s4_w4.ptx"),
+        "--grid".into(),
+        "2".into(),
+    ];
+    let args = [
+        format!("0={}", map(&format!("@{a}"))),
+        format!("5={}", map(&format!("@{b}"))),
+        format!("10={}", map("zeros:f16:16384")),
+    ];
+    for x in args {
+        v.extend(["--arg".into(), x]);
+    }
+    for (k, x) in [1, 2, 3, 4, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17]
+        .iter()
+        .zip([
+            128, 128, 128, 1, 128, 128, 128, 1, 128, 128, 128, 1, 128, 128, 128,
+        ])
+    {
+        v.extend(["--arg".into(), format!("{k}={x}")]);
+    }
+    v.extend(["--dump".into(), format!("10={c}")]);
+    let (code, _, err) = run(&v);
+    assert_eq!(code, 0, "{err}");
+    let got = ori::host::npy::NpyArray::parse(&std::fs::read(&c).unwrap()).unwrap();
+    assert_eq!(
+        got.data,
+        gpu_record("triton39_tma_host_f16_64x128x64_s4_w4").data
+    );
+    // A tensor map where the kernel has a scalar, and a bad spec.
+    let mut w = v.clone();
+    let at = w.iter().position(|x| x == "1=128").unwrap();
+    w[at] = format!("1={}", map("zeros:f16:4"));
+    let (code, _, err) = run(&w);
+    assert_eq!(
+        (code, err.contains("not a 128-byte .b8 array")),
+        (2, true),
+        "{err}"
+    );
+    let mut w = v.clone();
+    w[5] = "0=tensormap:buffer=zeros:f16:4,dtype=f17,dims=2x2,box=2x2".into();
+    let (code, _, err) = run(&w);
+    assert_eq!(
+        (code, err.contains("unknown dtype 'f17'")),
+        (2, true),
+        "{err}"
+    );
 }
 
 #[test]

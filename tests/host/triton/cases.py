@@ -10,7 +10,7 @@ and compares. The same file serves both, so the two cannot disagree on an input:
 `python3 tests/host/triton/cases.py` writes `cases.tsv` and `inputs/*.npy`, which the test
 reads (standard library only; the same bytes every time).
 """
-import csv, os, re, struct
+import csv, json, os, re, struct
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(ROOT, "..", "..", ".."))
@@ -51,6 +51,9 @@ def matrix(rows, cols, dtype, salt):
     return b"".join(encode(value(i, j, salt), dtype) for i in range(rows) for j in range(cols))
 
 
+TENSORDESC_META = {"triton39": json.load(open(os.path.join(ROOT, "tensordesc_meta.json")))}
+
+
 def reqntid(path):
     """The kernel's `.reqntid` (threads per CTA), if it has one."""
     for line in open(path):
@@ -71,13 +74,18 @@ def cases():
             rows = list(csv.DictReader(f, delimiter="\t"))
         for r in rows:
             fn = r["kernel_fn"]
-            if fn not in ("mm_kernel", "tma_device_mm_kernel"):
+            if fn not in ("mm_kernel", "tma_device_mm_kernel", "tma_host_mm_kernel"):
                 continue
-            cfg = dict(kv.split("=", 1) for kv in r["config"].split(","))
+            # Host descriptors are encoded from the compiled kernel's metadata
+            # (tensordesc_meta.json, recorded for Triton 3.9's kernels).
+            if fn == "tma_host_mm_kernel" and r["name"] not in TENSORDESC_META.get(ver, {}):
+                continue
+            cfg = dict(re.findall(r"(\w+)=([^,<]*(?:<[^>]*>)?)", r["config"]))
             warps = int(cfg.get("num_warps", "4"))
             bm, bn = int(cfg["BLOCK_M"]), int(cfg["BLOCK_N"])
             kmajor = cfg["B_KMAJOR"] == "True"
-            ta, tb, tc = (cfg[p].lstrip("*") for p in ("a_ptr", "b_ptr", "c_ptr"))
+            ta, tb, tc = (re.sub(r"^\*|^tensordesc<|\[.*$", "", cfg.get(p + "_ptr") or cfg[p + "_desc"])
+                          for p in "abc")
             a = matrix(M, K, ta, 1)
             b = matrix(N, K, tb, 2) if kmajor else matrix(K, N, tb, 2)
             ptx = f"tests/real/{ver}/{r['name']}.ptx"
@@ -87,6 +95,19 @@ def cases():
                 grid = [tiles_m, tiles_n, 1]
                 # a, b, c, M, N, K, stride_am, stride_b, stride_cm
                 params = ["A", "B", "C", M, N, K, K, K if kmajor else N, N]
+            elif fn == "tma_host_mm_kernel":
+                # Three descriptors, each expanded by Triton's launcher to the map
+                # and the tensor's shape (u32s) and strides (u64s); then M, N, K.
+                meta = TENSORDESC_META[ver][r["name"]]
+                grid = [tiles_m * tiles_n, 1, 1]
+                b_shape = [N, K] if kmajor else [K, N]
+                params = []
+                for which, shape, m in (("A", [M, K], meta[0]), ("B", b_shape, meta[1]),
+                                        ("C", [M, N], meta[2])):
+                    box = list(reversed(m["block_size"]))
+                    params += [("tmap", which, m["elem_type"], m["swizzle"], box)]
+                    params += [shape[0], shape[1], shape[1], 1]
+                params += [M, N, K]
             else:
                 # One program per tile; its descriptors go to the scratch (three of
                 # 128 bytes at 384 bytes per program, or 512 when warp-specialized:
@@ -110,6 +131,8 @@ def cases():
 
 
 def param_text(p):
+    if isinstance(p, tuple) and p[0] == "tmap":
+        return f"T/{p[1]}/{p[2]}/{p[3]}/{'x'.join(map(str, p[4]))}"
     return f"S{p[1]}" if isinstance(p, tuple) else str(p)
 
 

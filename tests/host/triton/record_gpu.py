@@ -8,16 +8,39 @@ Run on a machine with an sm_90a GPU, ptxas 13.0 and CuPy:
 For each case: `ptxas -arch=sm_90a` compiles the kernel's PTX to a cubin (ptxas must
 accept it), CuPy loads the cubin and launches it on the case's grid with 32 threads per warp, 227 KiB of dynamic shared memory, A and B as device copies of the inputs, C zeroed,
 the scalars as u32, descriptor scratch as zeroed buffers and the trailing pointers
-null; 32 threads per warp, or the kernel's .reqntid. C is written to DIR/NAME.gpu.npy
-(the case's dtype and shape). Every case runs twice and the two outputs must be the same
+null; 32 threads per warp, or the kernel's .reqntid. C is written to DIR/NAME.gpu.npy.gz
+(the case's dtype and shape), gzipped. Every case runs twice and the two outputs must be the same
 bytes. The first line printed is the GPU; any error exits non-zero.
 """
-import os, shutil, subprocess, sys, tempfile
+import gzip, os, shutil, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
 
 SHARED = 227 * 1024
+# The hardware element-type codes of Triton's metadata -> CUtensorMapDataType
+# (Triton's TMA_DTYPE_DEVICE_TO_HOST).
+CU_DTYPE = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 10, 9: 8, 10: 9}
+
+
+def tensor_map(buf, shape, code, swizzle, box):
+    """A row-major matrix's CUtensorMap, encoded as Triton's fill_tma_descriptor_tiled
+    does (dimensions innermost first, byte strides, element strides 1, no interleave,
+    L2 promotion 128B, zero fill), as a 128-byte struct argument."""
+    import ctypes
+    import numpy as np
+    lib = ctypes.CDLL("libcuda.so.1")
+    esz = {0: 1, 1: 2, 6: 2, 10: 2, 2: 4, 3: 4, 7: 4, 8: 4, 4: 8, 5: 8, 9: 8}[code]
+    tm = (ctypes.c_uint8 * 128)()
+    dims = (ctypes.c_uint64 * 2)(shape[1], shape[0])
+    strides = (ctypes.c_uint64 * 1)(shape[1] * esz)
+    boxd = (ctypes.c_uint32 * 2)(*box)
+    es = (ctypes.c_uint32 * 2)(1, 1)
+    rc = lib.cuTensorMapEncodeTiled(tm, CU_DTYPE[code], 2, ctypes.c_void_p(buf.data.ptr), dims,
+                                    strides, boxd, es, 0, swizzle, 2, 0)
+    if rc != 0:
+        sys.exit(f"cuTensorMapEncodeTiled failed ({rc})")
+    return np.frombuffer(bytes(tm), dtype=np.dtype([("b", np.uint8, 128)], align=True))[0]
 
 
 def main():
@@ -55,9 +78,12 @@ def main():
             descr, size, shape = c["c"]
             cbuf = cp.zeros(shape[0] * shape[1] * size, dtype=np.uint8)
             bufs = {"A": a, "B": b, "C": cbuf}
+            shapes = {"A": c["a"][2], "B": c["b"][2], "C": c["c"][2]}
             params = []
             for p in c["params"]:
-                if isinstance(p, tuple):
+                if isinstance(p, tuple) and p[0] == "tmap":
+                    params.append(tensor_map(bufs[p[1]], shapes[p[1]], p[2], p[3], p[4]))
+                elif isinstance(p, tuple):
                     params.append(cp.zeros(p[1], dtype=np.uint8))
                 elif isinstance(p, str):
                     params.append(bufs[p])
@@ -70,8 +96,9 @@ def main():
         if results[0] != results[1]:
             sys.exit(f"{c['name']}: two runs differ")
         descr, size, shape = c["c"]
-        with open(os.path.join(out, c["name"] + ".gpu.npy"), "wb") as f:
-            f.write(cases.npy(results[0], descr, shape))
+        # gzip without a timestamp: the same bytes every time.
+        with open(os.path.join(out, c["name"] + ".gpu.npy.gz"), "wb") as f:
+            f.write(gzip.compress(cases.npy(results[0], descr, shape), mtime=0))
         done += 1
         print(f"{c['name']}: grid {c['grid']}, {len(results[0])} bytes")
     print(f"{done} cases recorded")
