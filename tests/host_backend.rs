@@ -218,3 +218,41 @@ fn every_cta_of_the_grid_runs_with_its_ctaid() {
         .collect();
     assert_eq!(got, vec![300, 301, 302, 310, 311, 312]);
 }
+
+/// The sanitizer's proxy check on a recorded case: without its
+/// `fence.proxy.async`, the wgmma reads tiles that `st.shared` wrote
+/// through the generic proxy, and the run stops naming the wgmma's line,
+/// the store's line and the thread. The fence after the barrier (Triton's
+/// order) is as good as before it (CUTLASS's, the recorded case's).
+#[test]
+fn proxy_check_stops_a_wgmma_reading_unfenced_generic_writes() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/host/cases/f16_f16_f16_m64n128_k16_am128_bm128.ptx");
+    let src = std::fs::read_to_string(&path).unwrap();
+    let input = std::fs::read(path.with_extension("in.bin")).unwrap();
+    let gpu = std::fs::read(path.with_extension("gpu.bin")).unwrap();
+    let fence = "  fence.proxy.async.shared::cta;\n";
+    assert!(src.contains(fence));
+    // No fence at all: stopped.
+    let unfenced = src.replace(fence, "  // (fence removed)\n");
+    let e = run_case("unfenced", &unfenced, &input, true).unwrap_err();
+    let store_line = unfenced
+        .lines()
+        .position(|l| l.contains("st.shared"))
+        .unwrap()
+        + 1;
+    assert!(e.contains("this wgmma reads shared memory at 0x"), "{e}");
+    assert!(e.contains(&format!("wrote at line {store_line} ")), "{e}");
+    assert!(
+        e.contains("thread 0") && e.contains("no fence.proxy.async"),
+        "{e}"
+    );
+    // The fence moved after the barrier: every thread's writes are ordered
+    // by the barrier before its fence, so the run passes and computes what
+    // the H100 did.
+    let after = src
+        .replace(fence, "")
+        .replace("  bar.sync 0;\n", &format!("  bar.sync 0;\n{fence}"));
+    assert_ne!(after, src);
+    assert_eq!(run_case("after", &after, &input, true).unwrap(), gpu);
+}

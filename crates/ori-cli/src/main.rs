@@ -181,6 +181,10 @@ enum Cmd {
         /// Warpgroup steps per CTA after which the run is stopped.
         #[arg(long = "max-steps", value_name = "N")]
         max_steps: Option<u64>,
+        /// Let wgmma and TMA read shared memory that a generic write left
+        /// without fence.proxy.async (by default the run stops there).
+        #[arg(long = "no-proxy-check")]
+        no_proxy_check: bool,
     },
     /// List the pass pipeline: phase number and name.
     Passes,
@@ -396,6 +400,7 @@ fn run() -> Result<ExitCode, ExitCode> {
             dumps,
             no_passes,
             max_steps,
+            no_proxy_check,
         } => Ok(run_kernel::run(run_kernel::RunArgs {
             file,
             entry,
@@ -406,6 +411,7 @@ fn run() -> Result<ExitCode, ExitCode> {
             dumps,
             no_passes,
             max_steps,
+            no_proxy_check,
         })),
         Cmd::Passes => {
             for (phase, name) in ori::pipeline(&ori::Options::default()).pipeline() {

@@ -41,6 +41,8 @@ pub struct RunArgs {
     pub no_passes: bool,
     /// Warpgroup steps per CTA before the run is stopped.
     pub max_steps: Option<u64>,
+    /// Let async-proxy reads of unfenced generic writes pass.
+    pub no_proxy_check: bool,
 }
 
 /// A buffer ori made for a parameter: where it is and how to write it back.
@@ -503,6 +505,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         grid,
         block,
         param_bytes,
+        check_proxy: !a.no_proxy_check,
         ..Launch::default()
     };
     if let Some(n) = a.max_steps {

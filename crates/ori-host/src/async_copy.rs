@@ -24,6 +24,12 @@ pub struct PendingCopy {
     pub dst: u64,
     /// The bytes to write (`cp-size` of them: 4, 8 or 16).
     pub bytes: SmallVec<[u8; 16]>,
+    /// The line that issued it and the issuing CTA thread (the writer, for
+    /// the sanitizer's proxy check: `cp.async` writes through the generic
+    /// proxy).
+    pub line: u32,
+    /// See `line`.
+    pub thread: u32,
 }
 
 /// The copies a CTA has issued and not yet seen land.
@@ -77,6 +83,8 @@ mod tests {
         PendingCopy {
             dst,
             bytes: SmallVec::from_slice(&[dst as u8; 4]),
+            line: 1,
+            thread: 0,
         }
     }
 

@@ -22,6 +22,7 @@ use crate::bit_ops;
 use crate::matrix_fragments::{self, Rows};
 use crate::mbarrier::MBarriers;
 use crate::memory::{shared_vars, type_bytes, GlobalMemory, Shared};
+use crate::proxy_fence::GenericWrites;
 use crate::reconvergence::{Frame, LaneMask, PostDominators};
 use crate::tensor_map::TensorMap;
 use crate::wgmma_math::{self, AOperand, Mma, WARPGROUP};
@@ -70,6 +71,9 @@ pub struct Launch {
     /// The bytes of array parameters by index (a `.param .b8 p[128]` tensor
     /// map); every other parameter takes its value from `params`.
     pub param_bytes: Vec<(usize, Vec<u8>)>,
+    /// Stop at an async-proxy read of shared memory that a generic write
+    /// left unfenced (see [`crate::proxy_fence`]); on by default.
+    pub check_proxy: bool,
 }
 
 impl Default for Launch {
@@ -81,6 +85,7 @@ impl Default for Launch {
             grid: [1, 1, 1],
             block: [WARPGROUP as u32, 1, 1],
             param_bytes: Vec::new(),
+            check_proxy: true,
         }
     }
 }
@@ -187,6 +192,14 @@ struct Machine<'a> {
     /// The parameter space: every parameter's bytes, laid out as declared.
     param_mem: Vec<u8>,
     mbarriers: MBarriers,
+    /// Generic-proxy writes to shared memory not yet fenced (the sanitizer).
+    proxy: GenericWrites,
+    /// CTA barriers completed.
+    cta_barriers: u64,
+    /// Line of the instruction running.
+    line: u32,
+    /// Whether the proxy check stops the run.
+    check_proxy: bool,
     shared_addr: FxHashMap<String, u64>,
     shared: Shared,
     global: &'a mut GlobalMemory,
@@ -369,6 +382,10 @@ fn run_cta(
         param_at,
         param_mem,
         mbarriers: MBarriers::default(),
+        proxy: GenericWrites::new(top as usize),
+        cta_barriers: 0,
+        line: 0,
+        check_proxy: launch.check_proxy,
         shared_addr,
         shared: Shared::new(top as usize),
         global,
@@ -391,7 +408,11 @@ fn run_cta(
             .filter(|w| w.running())
             .map(|w| (w.live.div_ceil(32) * 32) as u32)
             .sum();
-        for k in barriers.release(live_threads) {
+        let released = barriers.release(live_threads);
+        if !released.is_empty() {
+            mach.cta_barriers += 1;
+        }
+        for k in released {
             wgs[k].waiting = false;
         }
         let n = wgs.len();
@@ -758,6 +779,7 @@ impl Machine<'_> {
     fn step(&mut self, i: Inst) -> Res<Flow> {
         let f = self.f;
         let d = &f.insts[i];
+        self.line = d.line;
         let name = &*d.name;
         let first = d.mods.first().map_or("", |m| &**m);
         match (name, first) {
@@ -816,6 +838,14 @@ impl Machine<'_> {
         }
         match name {
             "bar" | "barrier" => return self.barrier(d, &act),
+            "fence" if d.has_mod("proxy") && d.has_mod("async") => {
+                self.sync_proxy_order();
+                let base = (self.wg.index * WARPGROUP) as u32;
+                self.proxy.fence(|t| {
+                    t >= base && t < base + WARPGROUP as u32 && act[(t - base) as usize]
+                });
+                return Ok(Flow::Next);
+            }
             "fence" | "membar" | "nop" | "setmaxnreg" => return Ok(Flow::Next),
             "exit" => return Ok(Flow::Exit(mask_of(&act))),
             "ld" | "st" => {
@@ -886,6 +916,9 @@ impl Machine<'_> {
             } else {
                 let v = self.value(t, p)?;
                 self.store(space, a, len, v)?;
+                if space == "shared" || (space != "global" && a < PARAM_GENERIC) {
+                    self.note_generic_write(t, a, len);
+                }
             }
         }
         Ok(())
@@ -1185,6 +1218,36 @@ impl Machine<'_> {
         }))
     }
 
+    /// Bring the proxy tracker's count of ordering events (CTA barriers and
+    /// mbarrier phases completed) up to date.
+    fn sync_proxy_order(&mut self) {
+        self.proxy.barriers = self.cta_barriers + self.mbarriers.completed;
+    }
+
+    /// Thread `t` of the running warpgroup wrote shared memory through the
+    /// generic proxy.
+    fn note_generic_write(&mut self, t: usize, addr: u64, len: usize) {
+        self.sync_proxy_order();
+        let thread = (self.wg.index * WARPGROUP + t) as u32;
+        self.proxy.generic_write(addr, len, self.line, thread);
+    }
+
+    /// An async-proxy read (`what`) of shared memory must not find an
+    /// unfenced generic write.
+    fn check_async_read(&self, what: &str, addr: u64, len: usize) -> Res<()> {
+        if !self.check_proxy {
+            return Ok(());
+        }
+        match self.proxy.check(addr, len) {
+            None => Ok(()),
+            Some(u) => Err(format!(
+                "{what} reads shared memory at {:#x} that thread {} wrote at line {} through the generic proxy, \
+                 with no fence.proxy.async since: the async proxy may not see the write",
+                u.addr, u.thread, u.line
+            )),
+        }
+    }
+
     /// The `mbarrier` family (see [`crate::mbarrier`]), for each active
     /// thread: `init`, `inval`, `expect_tx`, `complete_tx`, `arrive`
     /// (`.expect_tx`, a count, `arrive_drop`), `try_wait` / `test_wait`
@@ -1304,9 +1367,13 @@ impl Machine<'_> {
                 let (_, src) = self.address(t, op(d, 1)?)?;
                 let n = self.value(t, op(d, 2)?)? as usize;
                 let mut buf = vec![0u8; n];
+                if !load {
+                    self.check_async_read("this bulk copy", src, n)?;
+                }
                 self.read_bytes(src, &mut buf)?;
                 self.write_bytes(dst, &buf)?;
                 if load {
+                    self.proxy.async_write(dst, n);
                     let (_, mbar) = self.address(t, op(d, 3)?)?;
                     self.mbarriers.complete_tx(mbar, n as i64)?;
                 }
@@ -1388,6 +1455,9 @@ impl Machine<'_> {
                 };
             }
             let saddr = tm.swizzled(smem, (idx * esz) as u64);
+            if !load {
+                self.check_async_read("this TMA store", saddr, esz)?;
+            }
             if load {
                 let v = if inside {
                     self.global.read(gaddr, esz)?
@@ -1397,6 +1467,7 @@ impl Machine<'_> {
                     0
                 };
                 self.shared.write(saddr, esz, v)?;
+                self.proxy.async_write(saddr, esz);
             } else if inside {
                 let v = self.shared.read(saddr, esz)?;
                 self.global.write(gaddr, esz, v)?;
@@ -1494,6 +1565,10 @@ impl Machine<'_> {
             for (k, b) in c.bytes.iter().enumerate() {
                 self.shared.write(c.dst + k as u64, 1, u64::from(*b))?;
             }
+            // cp.async writes through the generic proxy.
+            self.sync_proxy_order();
+            self.proxy
+                .generic_write(c.dst, c.bytes.len(), c.line, c.thread);
         }
         Ok(())
     }
@@ -1533,7 +1608,12 @@ impl Machine<'_> {
         for (k, b) in bytes.iter_mut().take(read).enumerate() {
             *b = self.global.read(src + k as u64, 1)? as u8;
         }
-        Ok(PendingCopy { dst, bytes })
+        Ok(PendingCopy {
+            dst,
+            bytes,
+            line: self.line,
+            thread: (self.wg.index * WARPGROUP + t) as u32,
+        })
     }
 
     /// The warp collectives, warp by warp over the active lanes:
@@ -1754,10 +1834,11 @@ impl Machine<'_> {
                     }
                 }
                 if !load {
-                    for (row, a) in rows.iter().zip(addrs) {
+                    for (j, (row, a)) in rows.iter().zip(addrs).enumerate() {
                         for (k, b) in row.iter().enumerate() {
                             self.shared.write(a + k as u64, 1, u64::from(*b))?;
                         }
+                        self.note_generic_write(warp * 32 + 8 * i + j, a, 16);
                     }
                 }
             }
@@ -1882,7 +1963,19 @@ impl Machine<'_> {
             trans_a,
             trans_b,
         };
-        let values = wgmma_math::compute(&mma, &c, &self.shared)?;
+        let checked = ProxyChecked {
+            shared: &self.shared,
+            proxy: &self.proxy,
+            found: std::cell::Cell::new(None),
+        };
+        let values = wgmma_math::compute(&mma, &c, &checked)?;
+        if let Some(u) = checked.found.get().filter(|_| self.check_proxy) {
+            return Err(format!(
+                "this wgmma reads shared memory at {:#x} that thread {} wrote at line {} through the generic proxy, \
+                 with no fence.proxy.async since: the async proxy may not see the write",
+                u.addr, u.thread, u.line
+            ));
+        }
         let unique: FxHashSet<VReg> = dregs.iter().copied().collect();
         if unique.len() != dregs.len() {
             return Err("a register appears twice among the accumulators".into());
@@ -1897,6 +1990,24 @@ impl Machine<'_> {
         });
         self.stats.wgmma += 1;
         Ok(())
+    }
+}
+
+/// Shared memory as wgmma reads it, noting the first byte an unfenced
+/// generic write left (see [`crate::proxy_fence`]).
+struct ProxyChecked<'a> {
+    shared: &'a Shared,
+    proxy: &'a GenericWrites,
+    found: std::cell::Cell<Option<crate::proxy_fence::Unfenced>>,
+}
+
+impl wgmma_math::SharedMemory for ProxyChecked<'_> {
+    fn read_bits(&self, addr: u32, bits: u32) -> Result<u32, String> {
+        if self.found.get().is_none() {
+            self.found
+                .set(self.proxy.check(u64::from(addr), (bits / 8) as usize));
+        }
+        self.shared.read_bits(addr, bits)
     }
 }
 

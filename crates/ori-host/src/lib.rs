@@ -26,6 +26,7 @@ pub mod mbarrier;
 pub mod memory;
 pub mod npy;
 pub mod numbers;
+pub mod proxy_fence;
 pub mod reconvergence;
 pub mod tensor_map;
 pub mod warp_shuffle;

@@ -34,6 +34,9 @@ pub struct MBarriers {
     /// Counts every change of any mbarrier (a waiter that saw no change
     /// since its last look cannot make progress by looking again).
     pub epoch: u64,
+    /// Phases completed, over all mbarriers (each orders the memory
+    /// accesses before its arrivals with the waits that see it).
+    pub completed: u64,
 }
 
 impl MBarriers {
@@ -77,6 +80,7 @@ impl MBarriers {
             if b.pending == 0 && b.tx == 0 {
                 b.phase += 1;
                 b.pending = b.expected;
+                self.completed += 1;
             }
         }
         self.epoch += 1;

@@ -1,0 +1,138 @@
+//! The sanitizer's proxy check: shared memory written through the generic
+//! proxy and then read by the async proxy (wgmma's shared-memory operands,
+//! a TMA store) with no `fence.proxy.async` in between.
+//!
+//! The PTX memory model keeps the two proxies apart: a `st.shared` (or a
+//! non-bulk `cp.async`, or `stmatrix`) is a generic-proxy write, and wgmma
+//! and TMA read through the async proxy, which need not see it until a
+//! `fence.proxy.async` orders the two (PTX ISA 8.6 "Proxies", 9.7.13.4
+//! `membar/fence`). On the GPU the missing fence shows up rarely and as
+//! silently wrong tiles; here it stops the run, naming the read, the write
+//! and the thread.
+//!
+//! Shared memory is tracked in 16-byte granules: each remembers the last
+//! generic write to it (line, thread) and how many CTA barriers had
+//! completed then. A fence by a thread makes visible to the async proxy the
+//! writes that thread has observed: its own, and any write followed by a
+//! barrier that completed since (Triton fences after `bar.sync`, CUTLASS
+//! before it; both are correct and both pass). A TMA or bulk copy landing
+//! in a granule is an async-proxy write and clears it.
+
+/// Bytes per tracked granule.
+const GRANULE: u64 = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Write {
+    line: u32,
+    thread: u32,
+    barriers: u64,
+}
+
+/// An unfenced generic write an async-proxy read found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unfenced {
+    /// The granule's first byte.
+    pub addr: u64,
+    /// Line of the generic write.
+    pub line: u32,
+    /// CTA thread that wrote it.
+    pub thread: u32,
+}
+
+/// Generic-proxy writes to one CTA's shared memory not yet fenced.
+#[derive(Clone, Debug, Default)]
+pub struct GenericWrites {
+    granules: Vec<Option<Write>>,
+    /// CTA barriers completed so far.
+    pub barriers: u64,
+}
+
+impl GenericWrites {
+    /// Tracking for `size` bytes of shared memory.
+    pub fn new(size: usize) -> GenericWrites {
+        GenericWrites {
+            granules: vec![None; size.div_ceil(GRANULE as usize)],
+            barriers: 0,
+        }
+    }
+
+    fn range(&self, addr: u64, len: usize) -> std::ops::Range<usize> {
+        let lo = (addr / GRANULE) as usize;
+        let hi = ((addr + len.max(1) as u64 - 1) / GRANULE) as usize + 1;
+        lo.min(self.granules.len())..hi.min(self.granules.len())
+    }
+
+    /// Thread `thread` wrote `len` bytes at `addr` through the generic proxy.
+    pub fn generic_write(&mut self, addr: u64, len: usize, line: u32, thread: u32) {
+        let w = Write {
+            line,
+            thread,
+            barriers: self.barriers,
+        };
+        for g in self.range(addr, len) {
+            self.granules[g] = Some(w);
+        }
+    }
+
+    /// An async-proxy write (a TMA or bulk copy landing) covered these bytes.
+    pub fn async_write(&mut self, addr: u64, len: usize) {
+        for g in self.range(addr, len) {
+            self.granules[g] = None;
+        }
+    }
+
+    /// `fence.proxy.async` by the threads `fencing` says: the writes they
+    /// have observed become visible to the async proxy.
+    pub fn fence(&mut self, fencing: impl Fn(u32) -> bool) {
+        let now = self.barriers;
+        for g in &mut self.granules {
+            if let Some(w) = g {
+                if w.barriers < now || fencing(w.thread) {
+                    *g = None;
+                }
+            }
+        }
+    }
+
+    /// The first unfenced generic write in these bytes, if any.
+    pub fn check(&self, addr: u64, len: usize) -> Option<Unfenced> {
+        self.range(addr, len).find_map(|g| {
+            self.granules[g].map(|w| Unfenced {
+                addr: g as u64 * GRANULE,
+                line: w.line,
+                thread: w.thread,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fence_clears_its_own_writes_and_those_a_barrier_ordered() {
+        let mut w = GenericWrites::new(1024);
+        w.generic_write(0, 16, 10, 0);
+        w.generic_write(16, 16, 11, 200);
+        assert_eq!(w.check(0, 64).map(|u| u.line), Some(10));
+        // Thread 0 fences before any barrier: only its own write clears.
+        w.fence(|t| t < 128);
+        assert_eq!(
+            w.check(0, 64),
+            Some(Unfenced {
+                addr: 16,
+                line: 11,
+                thread: 200
+            })
+        );
+        // After a barrier, warpgroup 0's fence covers what thread 200 wrote.
+        w.barriers += 1;
+        w.fence(|t| t < 128);
+        assert_eq!(w.check(0, 64), None);
+        // A TMA landing clears too.
+        w.generic_write(512, 40, 12, 3);
+        w.async_write(512, 48);
+        assert_eq!(w.check(500, 100), None);
+    }
+}
