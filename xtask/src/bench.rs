@@ -53,6 +53,7 @@ const SET_REGS: usize = 8;
 const USAGE: &str = "\
 usage: cargo xtask bench [--shapes K,...] [--sizes N,...] [--runs N] [--steps S,...] [--limit SECS] [--emit FILE]
        cargo xtask bench --vs-ptxas [--runs N] [--only TEXT]
+       cargo xtask bench --host [--runs N]
 
   --shapes K,...  kernel shapes (default all): matmul (pipelined tiles), block (one
                   straight-line block with injections), loops (many small loops),
@@ -69,6 +70,8 @@ usage: cargo xtask bench [--shapes K,...] [--sizes N,...] [--runs N] [--steps S,
   --vs-ptxas      instead: `ori compile` against ptxas 13.0.88 on every kernel of
                   tests/triton*, tests/real, process start included, runs interleaved;
                   each kernel's ratio and the geometric mean (--only: paths containing TEXT)
+  --host          instead: a 1024x1024x1024 bf16 Triton matmul through the host backend
+                  (`ori run`) against matrixmultiply's sgemm, GFLOP/s of both
 
 Each step runs in a child process of its own (a fresh heap, and a kill at the limit).
 ";
@@ -86,6 +89,8 @@ struct Options {
     vs_ptxas: bool,
     /// `--only TEXT`: with `--vs-ptxas`, the kernels whose path contains it.
     only: Option<String>,
+    /// `--host`: the host backend against a CPU matmul instead.
+    host: bool,
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {
@@ -111,6 +116,7 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
         limit: Duration::from_secs(DEFAULT_LIMIT_S),
         vs_ptxas: false,
         only: None,
+        host: false,
     };
     let mut it = args.iter();
     while let Some(&a) = it.next() {
@@ -140,6 +146,7 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
             }
             "--emit" => o.emit = Some(value()?.to_string()),
             "--vs-ptxas" => o.vs_ptxas = true,
+            "--host" => o.host = true,
             "--only" => o.only = Some(value()?.to_string()),
             "--limit" => {
                 let secs = value()?
@@ -194,6 +201,9 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
             Some(c) => ExitCode::from(c.clamp(1, 255) as u8),
             None => ExitCode::FAILURE,
         });
+    }
+    if opts.host {
+        return crate::bench_host::run(opts.runs.min(3)).map(|()| ExitCode::SUCCESS);
     }
     if opts.vs_ptxas {
         return crate::bench_vs_ptxas::run(opts.runs, opts.only.as_deref());

@@ -12,6 +12,7 @@
 //! ```
 
 mod bench;
+mod bench_host;
 mod bench_shapes;
 mod bench_vs_ptxas;
 mod oracle;

@@ -186,11 +186,28 @@ pub fn compute(
             b[(col * k + kk) as usize] = if mma.negate_b { -v } else { v };
         }
     }
-    let dot = |row: u32, col: u32| -> f64 {
-        let ar = &a[(row * k) as usize..((row + 1) * k) as usize];
-        let bc = &b[(col * k) as usize..((col + 1) * k) as usize];
-        ar.iter().zip(bc).map(|(x, y)| x * y).sum()
-    };
+    // Every product at once, row by row: for each output element the sum
+    // runs over k in order from 0.0, exactly as a dot product per element
+    // would (the same f64 additions in the same order), but the inner loop
+    // runs across a row of B^T and vectorizes.
+    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+    let mut bt = vec![0f64; ku * nu];
+    for col in 0..nu {
+        for kk in 0..ku {
+            bt[kk * nu + col] = b[col * ku + kk];
+        }
+    }
+    let mut prod = vec![0f64; mu * nu];
+    for row in 0..mu {
+        let out = &mut prod[row * nu..(row + 1) * nu];
+        for kk in 0..ku {
+            let x = a[row * ku + kk];
+            for (o, y) in out.iter_mut().zip(&bt[kk * nu..(kk + 1) * nu]) {
+                *o += x * y;
+            }
+        }
+    }
+    let dot = |row: u32, col: u32| -> f64 { prod[row as usize * nu + col as usize] };
     let regs = f.accumulator_regs();
     let mut out = Vec::with_capacity(WARPGROUP);
     for (t, cregs) in c.iter().enumerate().take(WARPGROUP) {
