@@ -598,6 +598,15 @@ fn sext(v: u64, bits: u32) -> i64 {
     ((v << s) as i64) >> s
 }
 
+/// `.ftz`: a subnormal f32 becomes a zero of its sign.
+fn flush(x: f32, ftz: bool) -> f32 {
+    if ftz && x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
 fn as_f32(v: u64) -> f32 {
     f32::from_bits(v as u32)
 }
@@ -969,18 +978,44 @@ impl Machine<'_> {
                         d.mnemonic()
                     ));
                 }
-                let (a, b) = (as_f32(src(1)?), as_f32(src(2)?));
+                let ftz = d.has_mod("ftz");
+                let (a, b) = (flush(as_f32(src(1)?), ftz), flush(as_f32(src(2)?), ftz));
                 let r = match name {
                     "add" => a + b,
                     "sub" => a - b,
                     "mul" => a * b,
-                    "mad" | "fma" => a.mul_add(b, as_f32(src(3)?)),
+                    "mad" | "fma" => a.mul_add(b, flush(as_f32(src(3)?), ftz)),
                     "min" => a.min(b),
                     "max" => a.max(b),
                     "div" => a / b,
                     _ => a % b,
                 };
-                u64::from(r.to_bits())
+                u64::from(flush(r, ftz).to_bits())
+            }
+            // The special functions, computed correctly rounded in f32; the
+            // GPU's `.approx` forms differ by up to a few ulp (its MUFU unit),
+            // which is why kernels using them compare within a tolerance
+            // (README, host backend).
+            "ex2" | "lg2" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "tanh" if float => {
+                if bits != 32 {
+                    return Err(format!(
+                        "{} on .{ty} is not supported by the host backend",
+                        d.mnemonic()
+                    ));
+                }
+                let ftz = d.has_mod("ftz");
+                let a = flush(as_f32(src(1)?), ftz);
+                let r = match name {
+                    "ex2" => a.exp2(),
+                    "lg2" => a.log2(),
+                    "rcp" => 1.0 / a,
+                    "sqrt" => a.sqrt(),
+                    "rsqrt" => 1.0 / a.sqrt(),
+                    "sin" => a.sin(),
+                    "cos" => a.cos(),
+                    _ => a.tanh(),
+                };
+                u64::from(flush(r, ftz).to_bits())
             }
             "add" => src(1)?.wrapping_add(src(2)?) & m,
             "sub" => src(1)?.wrapping_sub(src(2)?) & m,

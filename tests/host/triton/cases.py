@@ -74,6 +74,11 @@ def cases():
             rows = list(csv.DictReader(f, delimiter="\t"))
         for r in rows:
             fn = r["kernel_fn"]
+            if fn == "attn_fwd_kernel":
+                c = attention_case(ver, r)
+                if c:
+                    out.append(c)
+                continue
             if fn not in ("mm_kernel", "tma_device_mm_kernel", "tma_host_mm_kernel"):
                 continue
             # Host descriptors are encoded from the compiled kernel's metadata
@@ -130,7 +135,50 @@ def cases():
     return out
 
 
+# Attention: the first 4 heads (of the kernels' constexpr H = 16: the
+# launch covers heads 0..3 of batch 0, so only those are allocated) of
+# N_CTX = 128 tokens.
+HEADS, N_CTX = 4, 128
+
+
+def attention_case(ver, r):
+    """A flash-attention forward kernel (f16 and bf16; the fp8 one needs fp8 V
+    data this table does not make): Q, K, V of [HEADS * N_CTX, HEAD_DIM] with
+    entries value / 8, sm_scale 1/8. Its exp2 and division are approximate on the
+    GPU, so Out (and M, the row log-sum-exp) compare within a tolerance."""
+    cfg = dict(re.findall(r"(\w+)=([^,<]*(?:<[^>]*>)?)", r["config"]))
+    tq = cfg["Q"].lstrip("*")
+    if tq not in ("fp16", "bf16"):
+        return None
+    d = int(cfg["HEAD_DIM"])
+    bm = int(cfg["BLOCK_M"])
+    rows = HEADS * N_CTX
+    ptx = f"tests/real/{ver}/{r['name']}.ptx"
+    block = reqntid(os.path.join(REPO, ptx)) or 32 * int(cfg.get("num_warps", "4"))
+    scaled = lambda salt: b"".join(encode(value(i, j, salt) / 8, tq) for i in range(rows) for j in range(d))
+    return {
+        "name": f"{ver}_{r['name']}",
+        "ptx": ptx,
+        "grid": [-(-N_CTX // bm), HEADS, 1],
+        "block": block,
+        "a": (scaled(1), DESCR[tq], [rows, d]),
+        "b": (scaled(2), DESCR[tq], [rows, d]),
+        "v": (scaled(3), DESCR[tq], [rows, d]),
+        "c": (DESCR[cfg["Out"].lstrip("*")], SIZE[cfg["Out"].lstrip("*")], [rows, d]),
+        "m_out": ("<f4", 4, [rows]),
+        "kmajor": False,
+        "a_dtype": tq + "_attn_q",
+        "b_dtype": tq + "_attn_k",
+        "v_dtype": tq + "_attn_v",
+        # Q, K, V, Out, M, sm_scale, stride_z, stride_h, stride_tok, N_CTX
+        "params": ["A", "B", "V", "C", "MO", ("f32", 0.125), HEADS * N_CTX * d, N_CTX * d, d, N_CTX],
+        "tolerance": "approx",
+    }
+
+
 def param_text(p):
+    if isinstance(p, tuple) and p[0] == "f32":
+        return f"f{p[1]}"
     if isinstance(p, tuple) and p[0] == "tmap":
         return f"T/{p[1]}/{p[2]}/{p[3]}/{'x'.join(map(str, p[4]))}"
     return f"S{p[1]}" if isinstance(p, tuple) else str(p)
@@ -153,11 +201,11 @@ def write(out_dir=ROOT):
     """Write cases.tsv (what tests/host_triton.rs runs) and inputs/*.npy (each distinct
     input once). Same bytes every time."""
     os.makedirs(os.path.join(out_dir, "inputs"), exist_ok=True)
-    rows = ["name\tptx\tgrid\tblock\ta\tb\tc_descr\tc_count\tparams"]
+    rows = ["name\tptx\tgrid\tblock\ta\tb\tc_descr\tc_count\tparams\tv\tm_count\ttolerance"]
     written = set()
     for c in cases():
         files = []
-        for which in "ab":
+        for which in ("ab" + ("v" if "v" in c else "")):
             data, descr, shape = c[which]
             dtype = c[which + "_dtype"]
             fname = input_name(which, (descr, shape, dtype))
@@ -169,7 +217,10 @@ def write(out_dir=ROOT):
         descr, size, shape = c["c"]
         rows.append("\t".join([c["name"], c["ptx"], ",".join(map(str, c["grid"])), str(c["block"]), files[0],
                                files[1], descr, str(shape[0] * shape[1]),
-                               ",".join(map(param_text, c["params"]))]))
+                               ",".join(map(param_text, c["params"])),
+                               files[2] if len(files) > 2 else "-",
+                               str(c["m_out"][2][0]) if "m_out" in c else "-",
+                               c.get("tolerance", "exact")]))
     with open(os.path.join(out_dir, "cases.tsv"), "w") as f:
         f.write("\n".join(rows) + "\n")
 

@@ -78,10 +78,16 @@ def main():
             descr, size, shape = c["c"]
             cbuf = cp.zeros(shape[0] * shape[1] * size, dtype=np.uint8)
             bufs = {"A": a, "B": b, "C": cbuf}
+            if "v" in c:
+                bufs["V"] = cp.asarray(np.frombuffer(c["v"][0], dtype=np.uint8))
+            if "m_out" in c:
+                bufs["MO"] = cp.zeros(4 * c["m_out"][2][0], dtype=np.uint8)
             shapes = {"A": c["a"][2], "B": c["b"][2], "C": c["c"][2]}
             params = []
             for p in c["params"]:
-                if isinstance(p, tuple) and p[0] == "tmap":
+                if isinstance(p, tuple) and p[0] == "f32":
+                    params.append(np.float32(p[1]))
+                elif isinstance(p, tuple) and p[0] == "tmap":
                     params.append(tensor_map(bufs[p[1]], shapes[p[1]], p[2], p[3], p[4]))
                 elif isinstance(p, tuple):
                     params.append(cp.zeros(p[1], dtype=np.uint8))
@@ -92,13 +98,17 @@ def main():
             params += [np.uint64(0)] * (nparams - len(params))
             fn(tuple(c["grid"]), (c["block"], 1, 1), tuple(params), shared_mem=SHARED)
             cp.cuda.runtime.deviceSynchronize()
-            results.append(cbuf.get().tobytes())
+            results.append(cbuf.get().tobytes() + (bufs["MO"].get().tobytes() if "MO" in bufs else b""))
         if results[0] != results[1]:
             sys.exit(f"{c['name']}: two runs differ")
         descr, size, shape = c["c"]
+        c_bytes = shape[0] * shape[1] * size
         # gzip without a timestamp: the same bytes every time.
         with open(os.path.join(out, c["name"] + ".gpu.npy.gz"), "wb") as f:
-            f.write(gzip.compress(cases.npy(results[0], descr, shape), mtime=0))
+            f.write(gzip.compress(cases.npy(results[0][:c_bytes], descr, shape), mtime=0))
+        if "m_out" in c:
+            with open(os.path.join(out, c["name"] + ".M.gpu.npy.gz"), "wb") as f:
+                f.write(gzip.compress(cases.npy(results[0][c_bytes:], "<f4", c["m_out"][2]), mtime=0))
         done += 1
         print(f"{c['name']}: grid {c['grid']}, {len(results[0])} bytes")
     print(f"{done} cases recorded")
