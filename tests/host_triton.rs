@@ -229,7 +229,9 @@ fn within_tolerance(what: &str, host: &[u8], gpu: &NpyArray) -> Result<(), Strin
             (d.abs().log2().floor() as i32).max(emin)
         };
         let ulp = 2f64.powi(e - mant);
-        if !((h - d).abs() <= ULPS * ulp) {
+        // (A NaN on either side fails: it is not within anything.)
+        let within = (h - d).abs() <= ULPS * ulp;
+        if !within {
             return Err(format!(
                 "{what}[{k}] = {h}, the H100 gave {d}: {:.1} ulp apart (at most {ULPS})",
                 (h - d).abs() / ulp
