@@ -833,6 +833,7 @@ impl Machine<'_> {
         let act = self.active(d);
         match (name, first) {
             ("mbarrier", _) => return self.mbarrier_op(d, &act),
+            ("atom" | "red", _) => return self.atomic(d, &act).map(|()| Flow::Next),
             ("cp", "async") if d.mods.get(1).is_some_and(|m| &**m == "bulk") => {
                 return self.bulk_copy(d, &act).map(|()| Flow::Next)
             }
@@ -971,6 +972,55 @@ impl Machine<'_> {
             "cvta" if d.has_mod("param") && !d.has_mod("to") => src(1)? + PARAM_GENERIC,
             "cvta" if d.has_mod("param") => src(1)?.wrapping_sub(PARAM_GENERIC),
             "cvta" => src(1)?,
+            // Half precision, scalar and packed pairs: each element in f64
+            // (the products and sums of two halves are exact there; fma has
+            // one rounding, at the end), rounded to nearest even.
+            "add" | "sub" | "mul" | "fma" | "min" | "max" | "neg" | "abs"
+                if matches!(ty, "f16" | "bf16" | "f16x2" | "bf16x2") =>
+            {
+                let (elem, lanes) = match ty {
+                    "f16x2" => ("f16", 2),
+                    "bf16x2" => ("bf16", 2),
+                    t => (t, 1),
+                };
+                let get = |x: u64, k: u32| -> f64 {
+                    let h = ((x >> (16 * k)) & 0xffff) as u16;
+                    if elem == "f16" {
+                        f64::from(half::f16::from_bits(h).to_f32())
+                    } else {
+                        f64::from(half::bf16::from_bits(h).to_f32())
+                    }
+                };
+                let put = |x: f64| -> u64 {
+                    u64::from(if elem == "f16" {
+                        half::f16::from_f64(x).to_bits()
+                    } else {
+                        half::bf16::from_f64(x).to_bits()
+                    })
+                };
+                let n_src = match name {
+                    "neg" | "abs" => 1,
+                    "fma" => 3,
+                    _ => 2,
+                };
+                let srcs: Vec<u64> = (1..=n_src).map(src).collect::<Res<_>>()?;
+                let mut out = 0u64;
+                for k in 0..lanes {
+                    let x = |i: usize| get(srcs[i], k);
+                    let r = match name {
+                        "add" => x(0) + x(1),
+                        "sub" => x(0) - x(1),
+                        "mul" => x(0) * x(1),
+                        "fma" => x(0).mul_add(x(1), x(2)),
+                        "min" => x(0).min(x(1)),
+                        "max" => x(0).max(x(1)),
+                        "neg" => -x(0),
+                        _ => x(0).abs(),
+                    };
+                    out |= put(r) << (16 * k);
+                }
+                out
+            }
             "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "div" | "rem" if float => {
                 if bits != 32 {
                     return Err(format!(
@@ -1281,6 +1331,150 @@ impl Machine<'_> {
                 u.addr, u.thread, u.line
             )),
         }
+    }
+
+    /// `atom` and `red` on global or shared memory, thread by thread in
+    /// lane order (which is one of the orders the GPU may pick): `add`
+    /// (integers, f32, f64, f16, bf16 and their x2 pairs, `.v2`/`.v4`
+    /// vectors), `min`, `max`, `inc`, `dec`, `and`, `or`, `xor`, `exch`,
+    /// `cas`. `atom` returns the old value.
+    fn atomic(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
+        let mods: Vec<&str> = d.mods.iter().map(|m| &**m).collect();
+        let what = [
+            "add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas",
+        ]
+        .into_iter()
+        .find(|o| mods.contains(o))
+        .ok_or_else(|| format!("{}: no operation", d.mnemonic()))?;
+        let ty = type_of(d);
+        let bits = bits_of(ty);
+        let len = (bits / 8) as usize;
+        let space = if mods.iter().any(|m| m.starts_with("shared")) {
+            "shared"
+        } else if mods.contains(&"global") {
+            "global"
+        } else {
+            ""
+        };
+        let is_atom = &*d.name == "atom";
+        let (addr_k, val_k) = if is_atom { (1, 2) } else { (0, 1) };
+        let unsupported = || format!("{} is not supported by the host backend", d.mnemonic());
+        // One element: the new value from the old one and the operand(s).
+        let apply = |old: u64, b: u64, c: u64| -> Result<u64, String> {
+            let m = mask(bits);
+            let signed = ty.starts_with('s');
+            let fadd = |elem: &str, o: u64, x: u64| -> Option<u64> {
+                Some(match elem {
+                    "f16" => u64::from(
+                        half::f16::from_f32(
+                            half::f16::from_bits(o as u16).to_f32()
+                                + half::f16::from_bits(x as u16).to_f32(),
+                        )
+                        .to_bits(),
+                    ),
+                    "bf16" => u64::from(
+                        half::bf16::from_f32(
+                            half::bf16::from_bits(o as u16).to_f32()
+                                + half::bf16::from_bits(x as u16).to_f32(),
+                        )
+                        .to_bits(),
+                    ),
+                    "f32" => u64::from((as_f32(o) + as_f32(x)).to_bits()),
+                    "f64" => (f64::from_bits(o) + f64::from_bits(x)).to_bits(),
+                    _ => return None,
+                })
+            };
+            Ok(match what {
+                "add" => match ty {
+                    "f16x2" | "bf16x2" => {
+                        let e = &ty[..ty.len() - 2];
+                        let lo = fadd(e, old & 0xffff, b & 0xffff).ok_or_else(unsupported)?;
+                        let hi = fadd(e, old >> 16, b >> 16).ok_or_else(unsupported)?;
+                        (hi << 16) | lo
+                    }
+                    t if t.starts_with('f') || t == "bf16" => {
+                        fadd(t, old, b).ok_or_else(unsupported)?
+                    }
+                    _ => old.wrapping_add(b) & m,
+                },
+                "min" | "max" if ty.starts_with('f') => {
+                    let (x, y) = (as_f32(old), as_f32(b));
+                    u64::from(if what == "min" { x.min(y) } else { x.max(y) }.to_bits())
+                }
+                "min" | "max" => {
+                    let less = if signed {
+                        sext(b, bits) < sext(old, bits)
+                    } else {
+                        b & m < old & m
+                    };
+                    if (what == "min") == less {
+                        b & m
+                    } else {
+                        old & m
+                    }
+                }
+                "inc" => {
+                    if old & m >= b & m {
+                        0
+                    } else {
+                        (old + 1) & m
+                    }
+                }
+                "dec" => {
+                    if old & m == 0 || old & m > b & m {
+                        b & m
+                    } else {
+                        (old - 1) & m
+                    }
+                }
+                "and" => old & b,
+                "or" => old | b,
+                "xor" => old ^ b,
+                "exch" => b & m,
+                _ => {
+                    if old & m == b & m {
+                        c & m
+                    } else {
+                        old & m
+                    }
+                }
+            })
+        };
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            let (_, addr) = self.address(t, op(d, addr_k)?)?;
+            let vals: Vec<Operand> = match op(d, val_k)? {
+                Operand::Vector(v) => v.to_vec(),
+                o => vec![o.clone()],
+            };
+            let c = if what == "cas" {
+                self.value(t, op(d, val_k + 1)?)?
+            } else {
+                0
+            };
+            let mut olds = Vec::with_capacity(vals.len());
+            for (k, vo) in vals.iter().enumerate() {
+                let a = addr + (k * len) as u64;
+                let old = self.load(space, a, len)?;
+                let b = self.value(t, vo)?;
+                let new = apply(old, b, c)?;
+                self.store(space, a, len, new)?;
+                if space == "shared" || (space.is_empty() && a < PARAM_GENERIC) {
+                    self.note_generic_write(t, a, len);
+                }
+                olds.push(old);
+            }
+            if is_atom {
+                match op(d, 0)?.clone() {
+                    Operand::Vector(parts) => {
+                        for (p, old) in parts.iter().zip(olds) {
+                            self.set(t, p, old, bits)?;
+                        }
+                    }
+                    o => self.set(t, &o, olds[0], bits)?,
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The `mbarrier` family (see [`crate::mbarrier`]), for each active
@@ -2084,72 +2278,122 @@ fn special(s: &str, t: usize, ctaid: [u32; 3], grid: [u32; 3], block: [u32; 3]) 
 /// `cvt`: integer widening and narrowing, and the float conversions an
 /// epilogue uses (f32 <-> f16, f16x2 packing, integer <-> f32).
 fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
-    let types: Vec<&str> = d
-        .mods
-        .iter()
-        .map(|m| &**m)
-        .filter(|m| type_bytes(m).is_some())
-        .collect();
+    use crate::numbers::{decode_fp8, encode_fp8};
+    let is_type =
+        |m: &str| type_bytes(m).is_some() || matches!(m, "e4m3x2" | "e5m2x2" | "e4m3" | "e5m2");
+    let types: Vec<&str> = d.mods.iter().map(|m| &**m).filter(|m| is_type(m)).collect();
     let [to, from] = types[..] else {
         return Err(format!("{}: two types expected", d.mnemonic()));
     };
+    let unsupported = || format!("{} is not supported by the host backend", d.mnemonic());
+    let satfinite = d.has_mod("satfinite");
     let v = src(1)?;
     let (tb, fb) = (bits_of(to), bits_of(from));
     let int = |t: &str| t.starts_with('s') || t.starts_with('u') || t.starts_with('b');
-    Ok(match (to, from) {
-        ("f16x2", "f32") => {
-            let hi = half::f16::from_f32(as_f32(v)).to_bits();
-            let lo = half::f16::from_f32(as_f32(src(2)?)).to_bits();
-            (u64::from(hi) << 16) | u64::from(lo)
-        }
-        ("bf16x2", "f32") => {
-            let hi = half::bf16::from_f32(as_f32(v)).to_bits();
-            let lo = half::bf16::from_f32(as_f32(src(2)?)).to_bits();
-            (u64::from(hi) << 16) | u64::from(lo)
-        }
-        // tf32 is an f32 with the low 13 mantissa bits zero; `.rna` rounds
-        // to nearest, ties away from zero (a NaN or infinity stays one).
-        ("tf32", "f32") if d.has_mod("rna") => {
-            let b = v as u32;
-            let r = if (b & 0x7f80_0000) == 0x7f80_0000 {
-                b
+    // A scalar float's value, and a value rounded (nearest even) into one.
+    let value = |t: &str, bits: u64| -> Option<f64> {
+        Some(match t {
+            "f16" => f64::from(half::f16::from_bits(bits as u16).to_f32()),
+            "bf16" => f64::from(half::bf16::from_bits(bits as u16).to_f32()),
+            "f32" => f64::from(as_f32(bits)),
+            "f64" => f64::from_bits(bits),
+            "e4m3" => decode_fp8(bits as u8, true),
+            "e5m2" => decode_fp8(bits as u8, false),
+            _ => return None,
+        })
+    };
+    let round_into = |t: &str, x: f64| -> Option<u64> {
+        let clamp = |max: f64| {
+            if satfinite && !x.is_nan() {
+                x.clamp(-max, max)
             } else {
-                (b.wrapping_add(0x1000)) & !0x1fff
-            };
-            u64::from(r)
-        }
-        ("f16", "f32") => u64::from(half::f16::from_f32(as_f32(v)).to_bits()),
-        ("bf16", "f32") => u64::from(half::bf16::from_f32(as_f32(v)).to_bits()),
-        ("f32", "f16") => u64::from(half::f16::from_bits(v as u16).to_f32().to_bits()),
-        ("f32", "bf16") => u64::from(half::bf16::from_bits(v as u16).to_f32().to_bits()),
-        ("f32", f) if int(f) => {
-            let x = if f.starts_with('s') {
-                sext(v, fb) as f32
-            } else {
-                (v & mask(fb)) as f32
-            };
-            u64::from(x.to_bits())
-        }
-        (t, "f32") if int(t) => {
-            let x = as_f32(v);
-            if t.starts_with('s') {
-                (x as i64 as u64) & mask(tb)
-            } else {
-                (x as u64) & mask(tb)
+                x
             }
-        }
-        (t, f) if int(t) && int(f) => {
-            if f.starts_with('s') {
-                (sext(v, fb) as u64) & mask(tb)
-            } else {
-                v & mask(fb) & mask(tb)
+        };
+        Some(match t {
+            "f16" => u64::from(half::f16::from_f64(clamp(65504.0)).to_bits()),
+            "bf16" => u64::from(half::bf16::from_f64(clamp(3.3895313892515355e38)).to_bits()),
+            "f32" => u64::from((x as f32).to_bits()),
+            "f64" => x.to_bits(),
+            "e4m3" => u64::from(encode_fp8(x, true, satfinite)),
+            "e5m2" => u64::from(encode_fp8(x, false, satfinite)),
+            _ => return None,
+        })
+    };
+    // Packed pairs: the element of each half (the first source is the high one).
+    let pair = |t: &str| -> Option<(&'static str, u32)> {
+        Some(match t {
+            "f16x2" => ("f16", 16),
+            "bf16x2" => ("bf16", 16),
+            "e4m3x2" => ("e4m3", 8),
+            "e5m2x2" => ("e5m2", 8),
+            _ => return None,
+        })
+    };
+    if let Some((elem, w)) = pair(to) {
+        let (hi, lo) = match (from, pair(from)) {
+            ("f32", _) => (f64::from(as_f32(v)), f64::from(as_f32(src(2)?))),
+            (_, Some((felem, fw))) => {
+                let part =
+                    |k: u32| value(felem, (v >> (fw * k)) & mask(fw)).ok_or_else(unsupported);
+                (part(1)?, part(0)?)
             }
+            _ => return Err(unsupported()),
+        };
+        let (h, l) = (
+            round_into(elem, hi).ok_or_else(unsupported)?,
+            round_into(elem, lo).ok_or_else(unsupported)?,
+        );
+        return Ok((h << w) | l);
+    }
+    // tf32 is an f32 with the low 13 mantissa bits zero; `.rna` rounds
+    // to nearest, ties away from zero (a NaN or infinity stays one).
+    if (to, from) == ("tf32", "f32") {
+        if !d.has_mod("rna") {
+            return Err(unsupported());
         }
-        _ => {
-            return Err(format!(
-                "{} is not supported by the host backend",
-                d.mnemonic()
-            ))
-        }
-    })
+        let b = v as u32;
+        let r = if (b & 0x7f80_0000) == 0x7f80_0000 {
+            b
+        } else {
+            b.wrapping_add(0x1000) & !0x1fff
+        };
+        return Ok(u64::from(r));
+    }
+    if int(to) && int(from) {
+        return Ok(if from.starts_with('s') {
+            (sext(v, fb) as u64) & mask(tb)
+        } else {
+            v & mask(fb) & mask(tb)
+        });
+    }
+    if int(from) {
+        // Integer to float: exact in f64 for 32-bit sources, then one rounding.
+        let x = if from.starts_with('s') {
+            sext(v, fb) as f64
+        } else {
+            (v & mask(fb)) as f64
+        };
+        return round_into(to, x).ok_or_else(unsupported);
+    }
+    let x = value(from, v).ok_or_else(unsupported)?;
+    if int(to) {
+        // Float to integer: the rounding modifier, then saturation (NaN is 0).
+        let r = if d.has_mod("rni") {
+            x.round_ties_even()
+        } else if d.has_mod("rmi") {
+            x.floor()
+        } else if d.has_mod("rpi") {
+            x.ceil()
+        } else {
+            x.trunc()
+        };
+        return Ok(if to.starts_with('s') {
+            let (lo, hi) = (-(2f64.powi(tb as i32 - 1)), 2f64.powi(tb as i32 - 1) - 1.0);
+            (r.clamp(lo, hi) as i64 as u64) & mask(tb)
+        } else {
+            (r.clamp(0.0, 2f64.powi(tb as i32) - 1.0) as u64) & mask(tb)
+        });
+    }
+    round_into(to, x).ok_or_else(unsupported)
 }

@@ -51,6 +51,61 @@ fn fp8(b: u8, e: u32, m: u32, bias: i32, ieee: bool) -> f64 {
     }
 }
 
+/// The bits of an 8-bit float (`e4m3`: `e4 = true`, else `e5m2`) nearest to
+/// `x` (ties to even). `satfinite`: beyond the largest finite value (448,
+/// 57344) gives that value; otherwise e4m3 gives NaN and e5m2 infinity. A
+/// NaN gives the format's NaN (0x7f).
+pub fn encode_fp8(x: f64, e4: bool, satfinite: bool) -> u8 {
+    let (m, bias, max) = if e4 { (3, 7, 448.0) } else { (2, 15, 57344.0) };
+    if x.is_nan() {
+        return 0x7f;
+    }
+    let sign = if x.is_sign_negative() { 0x80 } else { 0 };
+    let a = x.abs();
+    // The spacing of representable values at a's binade (subnormals share
+    // the smallest normal binade's).
+    let min_exp = 1 - bias;
+    let exp = if a == 0.0 {
+        min_exp
+    } else {
+        (a.log2().floor() as i32).max(min_exp)
+    };
+    let quantum = 2f64.powi(exp - m);
+    let q = a / quantum;
+    let mut r = q.round();
+    // `a / quantum` is exact (a power of two); `round` takes a tie away
+    // from zero, so an odd result of a tie goes back to the even one.
+    if q.fract() == 0.5 && r % 2.0 != 0.0 {
+        r -= 1.0;
+    }
+    let v = r * quantum;
+    if v > max {
+        return sign
+            | match (satfinite, e4) {
+                (true, true) => 0x7e,
+                (true, false) => 0x7b,
+                (false, true) => 0x7f,
+                (false, false) => 0x7c,
+            };
+    }
+    if v < 2f64.powi(min_exp) {
+        // Subnormal (or zero): the mantissa counts quanta of the least binade.
+        return sign | (v / 2f64.powi(min_exp - m)) as u8;
+    }
+    let e = v.log2().floor() as i32;
+    let man = ((v / 2f64.powi(e) - 1.0) * f64::from(1u32 << m)).round() as u8;
+    sign | (((e + bias) as u8) << m) | man
+}
+
+/// The value of the 8-bit float `b` (`e4m3` when `e4`, else `e5m2`).
+pub fn decode_fp8(b: u8, e4: bool) -> f64 {
+    if e4 {
+        fp8(b, 4, 3, 7, false)
+    } else {
+        fp8(b, 5, 2, 15, true)
+    }
+}
+
 /// `x` rounded to f32 (nearest even), as raw bits.
 pub fn encode_f32(x: f64) -> u32 {
     (x as f32).to_bits()
@@ -73,6 +128,31 @@ pub fn encode_s32(x: i64, satfinite: bool) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fp8_encoding_rounds_to_even_and_saturates() {
+        // Every finite e4m3 and e5m2 value encodes back to its own bits.
+        for b in 0..=255u8 {
+            for e4 in [true, false] {
+                let v = decode_fp8(b, e4);
+                if v.is_finite() && !(v == 0.0 && b == 0x80) {
+                    assert_eq!(encode_fp8(v, e4, true), b, "{b:#x} e4={e4} ({v})");
+                }
+            }
+        }
+        // Ties to even: 1.0625 is halfway between 1 (0x38) and 1.125 (0x39) in e4m3.
+        assert_eq!(encode_fp8(1.0625, true, true), 0x38);
+        assert_eq!(encode_fp8(1.1875, true, true), 0x3a);
+        // Saturation, overflow, NaN.
+        assert_eq!(encode_fp8(1e6, true, true), 0x7e);
+        assert_eq!(encode_fp8(-1e6, false, true), 0xfb);
+        assert_eq!(encode_fp8(1e6, true, false), 0x7f);
+        assert_eq!(encode_fp8(1e6, false, false), 0x7c);
+        assert_eq!(encode_fp8(f64::NAN, true, true), 0x7f);
+        // The smallest e4m3 subnormal is 2^-9.
+        assert_eq!(encode_fp8(2f64.powi(-9), true, true), 0x01);
+        assert_eq!(encode_fp8(2f64.powi(-11), true, true), 0x00);
+    }
 
     #[test]
     fn formats_decode_as_the_isa_defines_them() {

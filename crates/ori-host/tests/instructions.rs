@@ -1,0 +1,135 @@
+//! Instruction semantics the real kernels need beyond wgmma, each checked
+//! on a small kernel against what the PTX ISA defines: atomics and
+//! reductions (every thread of the CTA, in any order, gives the same
+//! total), half-precision arithmetic, fp8 and integer conversions.
+
+use ori_host::{run, GlobalMemory, Launch};
+
+fn lower(body: &str, params: &str) -> ori_ir::Module {
+    let src = format!(
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k({params})\n{{\n\t.reg .pred %p<8>;\n\t.reg .b16 %h<16>;\n\t.reg .b32 %r<32>;\n\t.reg .f32 %f<16>;\n\t.reg .b64 %rd<16>;\n{body}\n}}\n"
+    );
+    let (ast, diags) = ori_ptx::parse_with_diags("i.ptx", &src);
+    assert!(diags.is_empty(), "{diags:?}");
+    let (m, diags) = ori_ptx::lower::lower_module_owned("i.ptx", ast);
+    assert!(diags.is_empty(), "{diags:?}");
+    m
+}
+
+fn words(g: &GlobalMemory, addr: u64) -> Vec<u32> {
+    g.buffer(addr)
+        .unwrap()
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn atomics_and_reductions_total_over_every_thread() {
+    let m = lower(
+        "\tld.param.u64 %rd1, [out];\n\
+         \tmov.u32 %r1, %tid.x;\n\
+         \tatom.global.add.u32 %r2, [%rd1], 1;\n\
+         \tred.global.add.u32 [%rd1+4], %r1;\n\
+         \tatom.global.max.s32 %r3, [%rd1+8], %r1;\n\
+         \tcvt.rn.f32.u32 %f1, %r1;\n\
+         \tatom.global.add.f32 %f2, [%rd1+12], %f1;\n\
+         \tatom.global.exch.b32 %r4, [%rd1+16], %r1;\n\
+         \tatom.global.cas.b32 %r5, [%rd1+20], 0, 7;\n\
+         \tatom.global.inc.u32 %r6, [%rd1+24], 9;\n\
+         \tatom.global.or.b32 %r7, [%rd1+28], %r1;\n\
+         \tret;",
+        ".param .u64 out",
+    );
+    let mut g = GlobalMemory::new();
+    let out = g.alloc(vec![0; 32]);
+    let launch = Launch {
+        params: vec![out],
+        block: [256, 1, 1],
+        ..Launch::default()
+    };
+    run(&m, "k", &launch, &mut g).unwrap();
+    let w = words(&g, out);
+    assert_eq!(w[0], 256, "atom.add counts every thread");
+    assert_eq!(w[1], (0..256).sum::<u32>(), "red.add sums %tid.x");
+    assert_eq!(w[2], 255, "atom.max");
+    assert_eq!(
+        f32::from_bits(w[3]),
+        (0..256).sum::<u32>() as f32,
+        "atom.add.f32 (exact here)"
+    );
+    assert!(w[4] < 256, "atom.exch leaves one thread's value");
+    assert_eq!(w[5], 7, "atom.cas swaps once, when it finds 0");
+    assert_eq!(w[6], 256 % 10, "atom.inc wraps to 0 past its bound (9)");
+    assert_eq!(w[7], 255, "atom.or");
+}
+
+#[test]
+fn half_arithmetic_rounds_each_lane_once() {
+    let m = lower(
+        "\tld.param.u64 %rd1, [out];\n\
+         \tmov.b32 %r1, 0x3c003e00;\n\
+         \tmov.b32 %r2, 0x40003c01;\n\
+         \tadd.rn.f16x2 %r3, %r1, %r2;\n\
+         \tmul.rn.f16x2 %r4, %r1, %r2;\n\
+         \tfma.rn.bf16x2 %r5, %r1, %r1, %r1;\n\
+         \tmov.b16 %h1, 0x3c00;\n\
+         \tneg.f16 %h2, %h1;\n\
+         \tcvt.u32.u16 %r6, %h2;\n\
+         \tst.global.v4.b32 [%rd1], {%r3, %r4, %r5, %r6};\n\
+         \tret;",
+        ".param .u64 out",
+    );
+    let mut g = GlobalMemory::new();
+    let out = g.alloc(vec![0; 16]);
+    let launch = Launch {
+        params: vec![out],
+        ..Launch::default()
+    };
+    run(&m, "k", &launch, &mut g).unwrap();
+    let w = words(&g, out);
+    // Low lanes: 1.5 + 1.0009765625 = 2.5009765625 -> 2.5 (0x4100, the
+    // f16 spacing at 2 is 2^-9); high: 1 + 2 = 3 (0x4200).
+    assert_eq!(w[0], 0x4200_4100);
+    // 1.5 * 1.0009765625 = 1.50146484375 = 1537.5 x 2^-10, a tie: to even,
+    // 1538 x 2^-10 (0x3e02); 1 * 2 = 2 (0x4000).
+    assert_eq!(w[1], 0x4000_3e02);
+    assert_eq!(w[3], 0xbc00, "neg.f16 flips the sign");
+}
+
+#[test]
+fn conversions_to_fp8_pairs_and_integers() {
+    let m = lower(
+        "\tld.param.u64 %rd1, [out];\n\
+         \tmov.f32 %f1, 0f3F880000;\n\
+         \tmov.f32 %f2, 0fC3E00000;\n\
+         \tcvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;\n\
+         \tcvt.u32.u16 %r1, %h1;\n\
+         \tmov.f32 %f3, 0f47800000;\n\
+         \tcvt.rn.satfinite.e5m2x2.f32 %h2, %f3, %f1;\n\
+         \tcvt.u32.u16 %r2, %h2;\n\
+         \tmov.f32 %f4, 0f40200000;\n\
+         \tcvt.rni.s32.f32 %r3, %f4;\n\
+         \tmov.s32 %r4, -3;\n\
+         \tcvt.rn.f16.s32 %h3, %r4;\n\
+         \tcvt.u32.u16 %r5, %h3;\n\
+         \tst.global.v4.b32 [%rd1], {%r1, %r2, %r3, %r5};\n\
+         \tret;",
+        ".param .u64 out",
+    );
+    let mut g = GlobalMemory::new();
+    let out = g.alloc(vec![0; 16]);
+    let launch = Launch {
+        params: vec![out],
+        ..Launch::default()
+    };
+    run(&m, "k", &launch, &mut g).unwrap();
+    let w = words(&g, out);
+    // 1.0625 is a tie between e4m3's 1 (0x38) and 1.125: to even, 0x38 (high
+    // byte); -448 is e4m3's most negative finite, 0xfe (low byte).
+    assert_eq!(w[0], 0x38fe);
+    // 65536 saturates to e5m2's 57344 (0x7b); 1.0625 -> 1.0 (0x3c).
+    assert_eq!(w[1], 0x7b3c);
+    assert_eq!(w[2], 2, "cvt.rni: 2.5 to even");
+    assert_eq!(w[3], 0xc200, "-3 as f16");
+}
