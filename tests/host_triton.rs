@@ -6,8 +6,9 @@
 //! warpgroups per CTA), and every `tma_device_mm_kernel` (TMA loads and
 //! stores through descriptors the kernel builds with `tensormap.replace`,
 //! mbarriers, and the warp-specialized variants of three warpgroups with
-//! `setmaxnreg`), and Triton 3.9's `tma_host_mm_kernel`s (tensor maps passed
-//! by value, encoded from the compiled kernel's descriptor metadata)
+//! `setmaxnreg`), Triton 3.9's `tma_host_mm_kernel`s (tensor maps passed
+//! by value, encoded from the compiled kernel's descriptor metadata), the
+//! persistent, split-K, grouped and batched matmuls, and flash attention
 //! (f16, bf16, tf32, tf32x3, e4m3,
 //! e5m2 and their mixes, int8, f16 accumulators, fp8 with imprecise
 //! accumulation, both majors of B), each on a 128x128x128 problem over its

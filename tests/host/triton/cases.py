@@ -79,7 +79,9 @@ def cases():
                 if c:
                     out.append(c)
                 continue
-            if fn not in ("mm_kernel", "tma_device_mm_kernel", "tma_host_mm_kernel"):
+            if fn not in ("mm_kernel", "tma_device_mm_kernel", "tma_host_mm_kernel",
+                          "persistent_mm_kernel", "splitk_mm_kernel", "grouped_mm_kernel",
+                          "bmm_kernel"):
                 continue
             # Host descriptors are encoded from the compiled kernel's metadata
             # (tensordesc_meta.json, recorded for Triton 3.9's kernels).
@@ -88,7 +90,7 @@ def cases():
             cfg = dict(re.findall(r"(\w+)=([^,<]*(?:<[^>]*>)?)", r["config"]))
             warps = int(cfg.get("num_warps", "4"))
             bm, bn = int(cfg["BLOCK_M"]), int(cfg["BLOCK_N"])
-            kmajor = cfg["B_KMAJOR"] == "True"
+            kmajor = cfg.get("B_KMAJOR", cfg.get("B_TRANS")) == "True"
             ta, tb, tc = (re.sub(r"^\*|^tensordesc<|\[.*$", "", cfg.get(p + "_ptr") or cfg[p + "_desc"])
                           for p in "abc")
             a = matrix(M, K, ta, 1)
@@ -100,6 +102,21 @@ def cases():
                 grid = [tiles_m, tiles_n, 1]
                 # a, b, c, M, N, K, stride_am, stride_b, stride_cm
                 params = ["A", "B", "C", M, N, K, K, K if kmajor else N, N]
+            elif fn in ("persistent_mm_kernel", "grouped_mm_kernel"):
+                # One program per tile (persistent: at most NUM_SMS of them,
+                # each walking the tiles NUM_SMS apart).
+                grid = [min(tiles_m * tiles_n, int(cfg.get("NUM_SMS", 1 << 30))), 1, 1]
+                params = ["A", "B", "C", M, N, K, K, N, N]
+            elif fn == "splitk_mm_kernel":
+                # Grid axis 2 splits K; the partial tiles meet in C by atomic adds
+                # (exact on these inputs, so their order does not matter).
+                grid = [tiles_m, tiles_n, int(cfg["SPLIT_K"])]
+                params = ["A", "B", "C", M, N, K, K, N, N]
+            elif fn == "bmm_kernel":
+                # One batch: a, b, c, M, N, K, stride_ab, stride_am, stride_bb,
+                # stride_bk (B^T: its row stride), stride_cb, stride_cm.
+                grid = [tiles_m, tiles_n, 1]
+                params = ["A", "B", "C", M, N, K, M * K, K, K * N, K if kmajor else N, M * N, N]
             elif fn == "tma_host_mm_kernel":
                 # Three descriptors, each expanded by Triton's launcher to the map
                 # and the tensor's shape (u32s) and strides (u64s); then M, N, K.
