@@ -571,6 +571,20 @@ struct Arrival {
     wait: bool,
 }
 
+/// What `alu` needs of an instruction, read once for all its threads.
+struct AluShape<'a> {
+    /// The type suffix.
+    ty: &'a str,
+    /// Its width.
+    bits: u32,
+    /// The destination's width (`.wide` doubles it; `cvt` names it first).
+    out_bits: u32,
+    /// `mul.wide` / `mad.wide`.
+    wide: bool,
+    /// `mul.hi` / `mad.hi`.
+    hi: bool,
+}
+
 /// The type suffix of an instruction: its last modifier that names a type.
 fn type_of(d: &InstData) -> &str {
     d.mods
@@ -866,8 +880,27 @@ impl Machine<'_> {
             }
             _ => {}
         }
+        // What every thread's `alu` needs of the instruction, read once.
+        let ty = type_of(d);
+        let bits = bits_of(ty);
+        let shape = AluShape {
+            ty,
+            bits,
+            out_bits: match name {
+                "mul" | "mad" if d.has_mod("wide") => 2 * bits,
+                // `cvt.to.from`: the destination type comes first.
+                "cvt" => d
+                    .mods
+                    .iter()
+                    .find(|m| type_bytes(m).is_some())
+                    .map_or(bits, |m| bits_of(m)),
+                _ => bits,
+            },
+            wide: d.has_mod("wide"),
+            hi: d.has_mod("hi"),
+        };
         for t in (0..WARPGROUP).filter(|t| act[*t]) {
-            self.alu(t, d)?;
+            self.alu(t, d, &shape)?;
         }
         Ok(Flow::Next)
     }
@@ -934,9 +967,8 @@ impl Machine<'_> {
         Ok(())
     }
 
-    fn alu(&mut self, t: usize, d: &InstData) -> Res<()> {
-        let ty = type_of(d);
-        let bits = bits_of(ty);
+    fn alu(&mut self, t: usize, d: &InstData, shape: &AluShape<'_>) -> Res<()> {
+        let (ty, bits) = (shape.ty, shape.bits);
         let signed = ty.starts_with('s');
         let float = ty.starts_with('f') && ty != "f16x2";
         let name = &*d.name;
@@ -1071,7 +1103,7 @@ impl Machine<'_> {
             "sub" => src(1)?.wrapping_sub(src(2)?) & m,
             "mul" | "mad" => {
                 let (a, b) = (src(1)?, src(2)?);
-                let wide = d.has_mod("wide");
+                let wide = shape.wide;
                 let p: u128 = if signed {
                     (i128::from(sext(a, bits)) * i128::from(sext(b, bits))) as u128
                 } else {
@@ -1079,7 +1111,7 @@ impl Machine<'_> {
                 };
                 let r = if wide {
                     (p as u64) & mask(2 * bits)
-                } else if d.has_mod("hi") {
+                } else if shape.hi {
                     ((p >> bits) as u64) & m
                 } else {
                     (p as u64) & m
@@ -1176,17 +1208,7 @@ impl Machine<'_> {
                 ))
             }
         };
-        let out_bits = match name {
-            "mul" | "mad" if d.has_mod("wide") => 2 * bits,
-            // `cvt.to.from`: the destination type comes first.
-            "cvt" => d
-                .mods
-                .iter()
-                .find(|m| type_bytes(m).is_some())
-                .map_or(bits, |m| bits_of(m)),
-            _ => bits,
-        };
-        self.set(t, dst, v, out_bits)
+        self.set(t, dst, v, shape.out_bits)
     }
 
     fn setp(&mut self, t: usize, d: &InstData, ty: &str, bits: u32) -> Res<()> {
