@@ -146,9 +146,9 @@ fn run_case(row: &str) -> Result<(), String> {
     let gpu = gpu_record(&format!("{name}.gpu.npy.gz"))?;
     let host = g.buffer(pc).ok_or("no C")?;
     if tolerance == "approx" {
-        within_tolerance("Out", host, &gpu)?;
+        within_tolerance("Out", &host, &gpu)?;
         let gpu_m = gpu_record(&format!("{name}.M.gpu.npy.gz"))?;
-        return within_tolerance("M", g.buffer(pm).ok_or("no M")?, &gpu_m);
+        return within_tolerance("M", &g.buffer(pm).ok_or("no M")?, &gpu_m);
     }
     if host == gpu.data.as_slice() {
         return Ok(());

@@ -512,15 +512,15 @@ pub fn run(a: RunArgs) -> ExitCode {
         launch.step_limit = n;
     }
     let start = Instant::now();
-    let mut shown = false;
-    let mut progress = |done: u64, total: u64| {
+    let shown = std::sync::atomic::AtomicBool::new(false);
+    let progress = |done: u64, total: u64| {
         if start.elapsed() > Duration::from_secs(1) && (done % 16 == 0 || done == total) {
             eprint!("\rori run: CTA {done}/{total}");
-            shown = true;
+            shown.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     };
-    let result = ori::host::run_with_progress(&module, &f.name, &launch, &mut g, &mut progress);
-    if shown {
+    let result = ori::host::run_with_progress(&module, &f.name, &launch, &g, &progress);
+    if shown.into_inner() {
         eprintln!();
     }
     let stats = match result {
@@ -532,7 +532,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         let array = NpyArray {
             descr: b.descr.clone(),
             shape: b.shape.clone(),
-            data: g.buffer(b.addr).map(<[u8]>::to_vec).unwrap_or_default(),
+            data: g.buffer(b.addr).unwrap_or_default(),
         };
         if let Err(e) = write_bytes_atomically(path, &array.to_bytes()) {
             return failed(&format!("cannot write '{path}': {e}"));

@@ -202,7 +202,7 @@ struct Machine<'a> {
     check_proxy: bool,
     shared_addr: FxHashMap<String, u64>,
     shared: Shared,
-    global: &'a mut GlobalMemory,
+    global: &'a GlobalMemory,
     /// The warpgroup running now (the others wait in `run_cta`).
     wg: Warpgroup,
     /// Where divergent threads meet again.
@@ -221,9 +221,9 @@ pub fn run(
     m: &Module,
     name: &str,
     launch: &Launch,
-    global: &mut GlobalMemory,
+    global: &GlobalMemory,
 ) -> Result<RunStats, HostError> {
-    run_with_progress(m, name, launch, global, &mut |_, _| {})
+    run_with_progress(m, name, launch, global, &|_, _| {})
 }
 
 /// [`run`], telling `progress(done, total)` after each CTA (for a progress
@@ -232,39 +232,49 @@ pub fn run_with_progress(
     m: &Module,
     name: &str,
     launch: &Launch,
-    global: &mut GlobalMemory,
-    progress: &mut dyn FnMut(u64, u64),
+    global: &GlobalMemory,
+    progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<RunStats, HostError> {
+    use rayon::prelude::*;
     let [gx, gy, gz] = launch.grid;
     let total_ctas = u64::from(gx) * u64::from(gy) * u64::from(gz);
-    let mut done = 0u64;
     if gx == 0 || gy == 0 || gz == 0 {
         return Err(HostError {
             line: 0,
             message: format!("an empty grid {gx},{gy},{gz}"),
         });
     }
-    let mut total = RunStats::default();
-    for z in 0..gz {
-        for y in 0..gy {
-            for x in 0..gx {
-                let one = run_cta(m, name, launch, global, [x, y, z]).map_err(|e| {
-                    if launch.grid == [1, 1, 1] {
-                        e
-                    } else {
-                        HostError {
-                            line: e.line,
-                            message: format!("CTA ({x},{y},{z}): {}", e.message),
-                        }
+    // Every CTA, in parallel across the cores; a CTA's shared memory and
+    // warpgroups are its own, global memory is shared (see `memory`). The
+    // error reported is the first CTA's in x-fastest order.
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let ctas: Vec<[u32; 3]> = (0..gz)
+        .flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z])))
+        .collect();
+    let results: Vec<Result<RunStats, HostError>> = ctas
+        .par_iter()
+        .map(|&[x, y, z]| {
+            let one = run_cta(m, name, launch, global, [x, y, z]).map_err(|e| {
+                if launch.grid == [1, 1, 1] {
+                    e
+                } else {
+                    HostError {
+                        line: e.line,
+                        message: format!("CTA ({x},{y},{z}): {}", e.message),
                     }
-                })?;
-                total.steps += one.steps;
-                total.wgmma += one.wgmma;
-                total.groups_retired += one.groups_retired;
-                done += 1;
-                progress(done, total_ctas);
-            }
-        }
+                }
+            });
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(n, total_ctas);
+            one
+        })
+        .collect();
+    let mut total = RunStats::default();
+    for r in results {
+        let one = r?;
+        total.steps += one.steps;
+        total.wgmma += one.wgmma;
+        total.groups_retired += one.groups_retired;
     }
     Ok(total)
 }
@@ -329,7 +339,7 @@ fn run_cta(
     m: &Module,
     name: &str,
     launch: &Launch,
-    global: &mut GlobalMemory,
+    global: &GlobalMemory,
     ctaid: [u32; 3],
 ) -> Result<RunStats, HostError> {
     let fail = |message: String| HostError { line: 0, message };
@@ -1476,10 +1486,23 @@ impl Machine<'_> {
             let mut olds = Vec::with_capacity(vals.len());
             for (k, vo) in vals.iter().enumerate() {
                 let a = addr + (k * len) as u64;
-                let old = self.load(space, a, len)?;
                 let b = self.value(t, vo)?;
-                let new = apply(old, b, c)?;
-                self.store(space, a, len, new)?;
+                let global_space = space == "global"
+                    || (space.is_empty() && a >= 1 << crate::memory::GLOBAL_SHIFT);
+                let old = if global_space {
+                    // Other CTAs may run at the same time: one at a time.
+                    let g = self.global;
+                    g.atomically(|| -> Res<u64> {
+                        let old = g.read(a, len)?;
+                        g.write(a, len, apply(old, b, c)?)?;
+                        Ok(old)
+                    })?
+                } else {
+                    let old = self.load(space, a, len)?;
+                    let new = apply(old, b, c)?;
+                    self.store(space, a, len, new)?;
+                    old
+                };
                 if space == "shared" || (space.is_empty() && a < PARAM_GENERIC) {
                     self.note_generic_write(t, a, len);
                 }

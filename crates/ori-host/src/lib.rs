@@ -1,19 +1,25 @@
-//! `ori-host`: the host backend. It runs a kernel of one warpgroup on the
-//! CPU with `wgmma.mma_async`'s semantics, so that a kernel author (or a
-//! test) can check what a wgmma pipeline computes without a GPU, before and
-//! after ori's passes.
+//! `ori-host`: the host backend behind `ori run`. It runs a kernel's whole
+//! grid on the CPU with the GPU's semantics (wgmma asynchronous, TMA,
+//! mbarriers, warpgroups and barriers), so that a kernel author (or a test)
+//! can get the GPU's answer without a GPU, before and after ori's passes,
+//! or be told exactly which line races.
 //!
+//! * `exec`: the interpreter and scheduler: CTAs in parallel, in a CTA one
+//!   warpgroup (128 threads in lockstep) at a time until a barrier, an
+//!   mbarrier wait or its exit.
 //! * `wgmma_math`: what one wgmma computes, from the ISA's register-fragment
-//!   layouts and shared-memory matrix descriptors (all canonical layouts,
-//!   all swizzles, transposes, register A, every dense type).
-//! * `exec`: the interpreter: 128 threads in lockstep, uniform control flow,
-//!   wgmma asynchronous (results land at `wgmma.wait_group`), any access to
-//!   a register of a wgmma in flight refused with an error.
-//! * `memory`: global buffers and the CTA's shared memory.
-//! * `numbers`: the element formats (f16, bf16, tf32, e4m3, e5m2, s8/u8).
+//!   layouts and shared-memory matrix descriptors.
+//! * `reconvergence`: where divergent threads meet again.
+//! * `barriers`, `mbarrier`: the CTA's named barriers and its mbarriers.
+//! * `async_copy`, `tensor_map`: `cp.async` groups; TMA and the tensor-map
+//!   layout (established on an H100's driver).
+//! * `matrix_fragments`, `warp_shuffle`, `bit_ops`, `numbers`: `ldmatrix`,
+//!   `shfl.sync`, `bfe`/`prmt`/`lop3`, the element formats.
+//! * `proxy_fence`: the sanitizer's generic/async proxy check.
+//! * `memory`, `npy`: global buffers, shared memory, `.npy` files.
 //!
 //! Checked against an H100: `tests/host/` holds kernels, inputs and the
-//! GPU's outputs (`tests/host_backend.rs` compares).
+//! GPU's outputs (`tests/host_backend.rs`, `tests/host_triton.rs` compare).
 
 #![warn(missing_docs)]
 

@@ -9,14 +9,42 @@
 //! a silent read of zeros.
 
 use crate::wgmma_math::SharedMemory;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Where global buffers start: buffer `i` at `(i + 1) << GLOBAL_SHIFT`.
 pub const GLOBAL_SHIFT: u32 = 40;
 
-/// Global memory: buffers the caller allocates and reads back.
+/// One global buffer: its bytes in 64-bit words that CTAs running in
+/// parallel read and write without a lock (relaxed atomics; a write of some
+/// bytes of a word clears and sets only those, so threads writing different
+/// bytes of one word compose).
+#[derive(Debug, Default)]
+struct Buffer {
+    words: Box<[AtomicU64]>,
+    len: usize,
+}
+
+impl Clone for Buffer {
+    fn clone(&self) -> Buffer {
+        Buffer {
+            words: self
+                .words
+                .iter()
+                .map(|w| AtomicU64::new(w.load(Relaxed)))
+                .collect(),
+            len: self.len,
+        }
+    }
+}
+
+/// Global memory: buffers the caller allocates and reads back, shared by the
+/// CTAs of a run (which may run in parallel).
 #[derive(Default, Debug, Clone)]
 pub struct GlobalMemory {
-    buffers: Vec<Vec<u8>>,
+    buffers: Vec<Buffer>,
+    /// Held around an atomic read-modify-write (`atom`, `red`), so that
+    /// those of different CTAs do not interleave.
+    rmw: std::sync::Arc<std::sync::Mutex<()>>,
 }
 
 impl GlobalMemory {
@@ -27,23 +55,42 @@ impl GlobalMemory {
 
     /// A new buffer holding `bytes`; returns its address.
     pub fn alloc(&mut self, bytes: Vec<u8>) -> u64 {
-        self.buffers.push(bytes);
+        let words = bytes
+            .chunks(8)
+            .map(|c| {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                AtomicU64::new(u64::from_le_bytes(w))
+            })
+            .collect();
+        self.buffers.push(Buffer {
+            words,
+            len: bytes.len(),
+        });
         (self.buffers.len() as u64) << GLOBAL_SHIFT
     }
 
-    /// The buffer that starts at `addr`.
-    pub fn buffer(&self, addr: u64) -> Option<&[u8]> {
+    /// The bytes of the buffer that starts at `addr` (a copy).
+    pub fn buffer(&self, addr: u64) -> Option<Vec<u8>> {
         let i = (addr >> GLOBAL_SHIFT).checked_sub(1)? as usize;
-        (addr & ((1 << GLOBAL_SHIFT) - 1) == 0)
-            .then(|| self.buffers.get(i).map(Vec::as_slice))
-            .flatten()
+        if addr & ((1 << GLOBAL_SHIFT) - 1) != 0 {
+            return None;
+        }
+        let b = self.buffers.get(i)?;
+        let mut out: Vec<u8> = b
+            .words
+            .iter()
+            .flat_map(|w| w.load(Relaxed).to_le_bytes())
+            .collect();
+        out.truncate(b.len);
+        Some(out)
     }
 
-    fn locate(&mut self, addr: u64, len: usize) -> Result<&mut [u8], String> {
+    fn locate(&self, addr: u64, len: usize) -> Result<(&Buffer, usize), String> {
         let i = (addr >> GLOBAL_SHIFT).checked_sub(1).map(|i| i as usize);
         let off = (addr & ((1 << GLOBAL_SHIFT) - 1)) as usize;
-        match i.and_then(|i| self.buffers.get_mut(i)) {
-            Some(b) if off + len <= b.len() => Ok(&mut b[off..off + len]),
+        match i.and_then(|i| self.buffers.get(i)) {
+            Some(b) if off + len <= b.len => Ok((b, off)),
             _ => Err(format!(
                 "global access of {len} bytes at {addr:#x} is outside every buffer"
             )),
@@ -51,15 +98,51 @@ impl GlobalMemory {
     }
 
     /// Read `len` (1..=8) bytes, little-endian.
-    pub fn read(&mut self, addr: u64, len: usize) -> Result<u64, String> {
-        Ok(le(self.locate(addr, len)?))
+    pub fn read(&self, addr: u64, len: usize) -> Result<u64, String> {
+        let (b, off) = self.locate(addr, len)?;
+        let (w, sh) = (off / 8, (off % 8) * 8);
+        let lo = b.words[w].load(Relaxed) >> sh;
+        let v = if sh + 8 * len > 64 {
+            lo | (b.words[w + 1].load(Relaxed) << (64 - sh))
+        } else {
+            lo
+        };
+        Ok(if len == 8 {
+            v
+        } else {
+            v & ((1u64 << (8 * len)) - 1)
+        })
     }
 
-    /// Write the low `len` bytes of `v`, little-endian.
-    pub fn write(&mut self, addr: u64, len: usize, v: u64) -> Result<(), String> {
-        self.locate(addr, len)?
-            .copy_from_slice(&v.to_le_bytes()[..len]);
+    /// Write the low `len` (1..=8) bytes of `v`, little-endian.
+    pub fn write(&self, addr: u64, len: usize, v: u64) -> Result<(), String> {
+        let (b, off) = self.locate(addr, len)?;
+        let (w, sh) = (off / 8, (off % 8) * 8);
+        let bits = if len == 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * len)) - 1
+        };
+        let (v, bits) = (v & bits, bits);
+        let put = |word: &AtomicU64, mask: u64, val: u64| {
+            if mask == u64::MAX {
+                word.store(val, Relaxed);
+            } else {
+                word.fetch_and(!mask, Relaxed);
+                word.fetch_or(val & mask, Relaxed);
+            }
+        };
+        put(&b.words[w], bits << sh, v << sh);
+        if sh + 8 * len > 64 {
+            put(&b.words[w + 1], bits >> (64 - sh), v >> (64 - sh));
+        }
         Ok(())
+    }
+
+    /// Run `f` with every other atomic read-modify-write of the run held off.
+    pub fn atomically<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _held = self.rmw.lock().unwrap_or_else(|e| e.into_inner());
+        f()
     }
 }
 
