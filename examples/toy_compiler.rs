@@ -465,7 +465,7 @@ pub fn compile_and_run(g: &Gemm) -> Result<Output, String> {
         step_limit: 100_000_000,
         ..Default::default()
     };
-    ori::host::run(m, "gemm", &launch, &mut mem).map_err(|e| format!("host backend: {e}"))?;
+    ori::host::run(m, "gemm", &launch, &mem).map_err(|e| format!("host backend: {e}"))?;
     let want = reference(g, &a, &b);
     let got = mem.buffer(pd).ok_or("no D buffer")?;
     let max_error = got

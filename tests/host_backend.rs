@@ -43,7 +43,7 @@ fn run_case(name: &str, src: &str, input: &[u8], passes: bool) -> Result<Vec<u8>
         params: vec![pin, pout],
         ..Default::default()
     };
-    ori::host::run(&m, "k", &launch, &mut g).map_err(|e| e.to_string())?;
+    ori::host::run(&m, "k", &launch, &g).map_err(|e| e.to_string())?;
     Ok(g.buffer(pout).expect("output buffer").to_vec())
 }
 
@@ -209,7 +209,7 @@ fn every_cta_of_the_grid_runs_with_its_ctaid() {
         grid: [3, 2, 1],
         ..Default::default()
     };
-    ori::host::run(&m, "k", &launch, &mut g).expect("runs");
+    ori::host::run(&m, "k", &launch, &g).expect("runs");
     let got: Vec<u32> = g
         .buffer(out)
         .unwrap()

@@ -131,15 +131,15 @@ fn run_case(row: &str) -> Result<(), String> {
     // wait, which the PTX ISA leaves unordered (3.9 fences): those kernels
     // must be stopped at exactly such a write, and then run with the check
     // off. Any other finding is a failure.
-    let mut g0 = g.clone();
-    match ori::host::run(&m, &entry.name, &launch, &mut g0) {
+    let g0 = g.clone();
+    match ori::host::run(&m, &entry.name, &launch, &g0) {
         Ok(_) => g = g0,
         Err(e) if ptx.contains("triton36") && unfenced_cp_async(&src, &e.message) => {
             let launch = Launch {
                 check_proxy: false,
                 ..launch
             };
-            ori::host::run(&m, &entry.name, &launch, &mut g).map_err(|e| e.to_string())?;
+            ori::host::run(&m, &entry.name, &launch, &g).map_err(|e| e.to_string())?;
         }
         Err(e) => return Err(e.to_string()),
     }

@@ -89,7 +89,7 @@ pub fn run(runs: usize) -> Result<(), String> {
             ..ori::host::Launch::default()
         };
         let t = Instant::now();
-        ori::host::run(&m, &entry.name, &launch, &mut g).map_err(|e| e.to_string())?;
+        ori::host::run(&m, &entry.name, &launch, &g).map_err(|e| e.to_string())?;
         best_host = best_host.min(t.elapsed());
         out = g.buffer(pc).ok_or("no C")?.to_vec();
     }

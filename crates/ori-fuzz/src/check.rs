@@ -73,7 +73,7 @@ pub fn host_runs(data: &[u8]) {
             step_limit: 20_000,
             ..Default::default()
         };
-        let _ = ori::host::run(m, &f.name, &launch, &mut g);
+        let _ = ori::host::run(m, &f.name, &launch, &g);
     }
 }
 

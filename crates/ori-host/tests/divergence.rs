@@ -93,7 +93,7 @@ fn divergent_threads_run_both_sides_and_meet_again() {
             block: [threads, 1, 1],
             ..Launch::default()
         };
-        run(&m, "k", &launch, &mut g).unwrap();
+        run(&m, "k", &launch, &g).unwrap();
         let bytes = g.buffer(out).unwrap();
         for t in 0..threads {
             let got = u32::from_le_bytes(
@@ -134,7 +134,7 @@ $OUT:
         block: [256, 1, 1],
         ..Launch::default()
     };
-    let e = run(&m, "k", &launch, &mut GlobalMemory::new()).unwrap_err();
+    let e = run(&m, "k", &launch, &GlobalMemory::new()).unwrap_err();
     assert_eq!(e.line, 12, "{e}");
     assert!(
         e.message.contains("deadlock") && e.message.contains("128 of its 256"),

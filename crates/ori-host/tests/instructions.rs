@@ -48,7 +48,7 @@ fn atomics_and_reductions_total_over_every_thread() {
         block: [256, 1, 1],
         ..Launch::default()
     };
-    run(&m, "k", &launch, &mut g).unwrap();
+    run(&m, "k", &launch, &g).unwrap();
     let w = words(&g, out);
     assert_eq!(w[0], 256, "atom.add counts every thread");
     assert_eq!(w[1], (0..256).sum::<u32>(), "red.add sums %tid.x");
@@ -86,7 +86,7 @@ fn half_arithmetic_rounds_each_lane_once() {
         params: vec![out],
         ..Launch::default()
     };
-    run(&m, "k", &launch, &mut g).unwrap();
+    run(&m, "k", &launch, &g).unwrap();
     let w = words(&g, out);
     // Low lanes: 1.5 + 1.0009765625 = 2.5009765625 -> 2.5 (0x4100, the
     // f16 spacing at 2 is 2^-9); high: 1 + 2 = 3 (0x4200).
@@ -123,7 +123,7 @@ fn conversions_to_fp8_pairs_and_integers() {
         params: vec![out],
         ..Launch::default()
     };
-    run(&m, "k", &launch, &mut g).unwrap();
+    run(&m, "k", &launch, &g).unwrap();
     let w = words(&g, out);
     // 1.0625 is a tie between e4m3's 1 (0x38) and 1.125: to even, 0x38 (high
     // byte); -448 is e4m3's most negative finite, 0xfe (low byte).
