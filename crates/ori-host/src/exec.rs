@@ -581,6 +581,20 @@ struct Arrival {
     wait: bool,
 }
 
+/// What an `ld` or `st` is, read once for all its threads.
+struct Access<'a> {
+    /// Element width.
+    bits: u32,
+    /// State space (`generic` when none is written).
+    space: &'a str,
+    /// `ld` (else `st`).
+    load: bool,
+    /// The registers (or values) moved, one per vector element.
+    parts: &'a [Operand],
+    /// The address operand.
+    addr_op: &'a Operand,
+}
+
 /// What `alu` needs of an instruction, read once for all its threads.
 struct AluShape<'a> {
     /// The type suffix.
@@ -883,8 +897,42 @@ impl Machine<'_> {
             "fence" | "membar" | "nop" | "setmaxnreg" => return Ok(Flow::Next),
             "exit" => return Ok(Flow::Exit(mask_of(&act))),
             "ld" | "st" => {
+                // What every thread needs of the instruction, read once.
+                let ty = type_of(d);
+                let bits = bits_of(ty);
+                let space = d
+                    .mods
+                    .iter()
+                    .map(|m| &**m)
+                    .find(|m| matches!(*m, "global" | "shared" | "param" | "local" | "const"))
+                    .unwrap_or("generic");
+                let vec_n = d
+                    .mods
+                    .iter()
+                    .find_map(|m| m.strip_prefix('v')?.parse::<usize>().ok())
+                    .unwrap_or(1);
+                let load = name == "ld";
+                let (data, addr_op) = if load {
+                    (op(d, 0)?, op(d, 1)?)
+                } else {
+                    (op(d, 1)?, op(d, 0)?)
+                };
+                let parts: &[Operand] = match data {
+                    Operand::Vector(v) => v,
+                    o => std::slice::from_ref(o),
+                };
+                if parts.len() != vec_n {
+                    return Err(format!("{} values for .v{vec_n}", parts.len()));
+                }
+                let access = Access {
+                    bits,
+                    space,
+                    load,
+                    parts,
+                    addr_op,
+                };
                 for t in (0..WARPGROUP).filter(|t| act[*t]) {
-                    self.memory_op(t, d)?;
+                    self.memory_op(t, &access)?;
                 }
                 return Ok(Flow::Next);
             }
@@ -933,43 +981,19 @@ impl Machine<'_> {
         self.stats.groups_retired += 1;
     }
 
-    fn memory_op(&mut self, t: usize, d: &InstData) -> Res<()> {
-        let ty = type_of(d);
-        let bits = bits_of(ty);
-        let len = (bits / 8) as usize;
-        let space = d
-            .mods
-            .iter()
-            .map(|m| &**m)
-            .find(|m| matches!(*m, "global" | "shared" | "param" | "local" | "const"))
-            .unwrap_or("generic");
-        let vec_n = d
-            .mods
-            .iter()
-            .find_map(|m| m.strip_prefix('v')?.parse::<usize>().ok())
-            .unwrap_or(1);
-        let (data, addr_op) = if &*d.name == "ld" {
-            (op(d, 0)?, op(d, 1)?)
-        } else {
-            (op(d, 1)?, op(d, 0)?)
-        };
-        let (_, addr) = self.address(t, addr_op)?;
-        let parts: Vec<Operand> = match data {
-            Operand::Vector(v) => v.to_vec(),
-            o => vec![o.clone()],
-        };
-        if parts.len() != vec_n {
-            return Err(format!("{} values for .v{vec_n}", parts.len()));
-        }
-        for (k, p) in parts.iter().enumerate() {
+    /// Thread `t`'s part of an `ld` or `st`.
+    fn memory_op(&mut self, t: usize, x: &Access<'_>) -> Res<()> {
+        let len = (x.bits / 8) as usize;
+        let (_, addr) = self.address(t, x.addr_op)?;
+        for (k, p) in x.parts.iter().enumerate() {
             let a = addr.wrapping_add((k * len) as u64);
-            if &*d.name == "ld" {
-                let v = self.load(space, a, len)?;
-                self.set(t, p, v, bits)?;
+            if x.load {
+                let v = self.load(x.space, a, len)?;
+                self.set(t, p, v, x.bits)?;
             } else {
                 let v = self.value(t, p)?;
-                self.store(space, a, len, v)?;
-                if space == "shared" || (space != "global" && a < PARAM_GENERIC) {
+                self.store(x.space, a, len, v)?;
+                if x.space == "shared" || (x.space != "global" && a < PARAM_GENERIC) {
                     self.note_generic_write(t, a, len);
                 }
             }
