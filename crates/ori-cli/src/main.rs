@@ -185,6 +185,15 @@ enum Cmd {
         /// without fence.proxy.async (by default the run stops there).
         #[arg(long = "no-proxy-check")]
         no_proxy_check: bool,
+        /// The whole parameter block as raw bytes (recorded on the GPU, a
+        /// CUTLASS kernel's Params) instead of --arg.
+        #[arg(long = "params", value_name = "@FILE")]
+        params: Option<String>,
+        /// A global buffer at the address the parameter block points to:
+        /// ADDR=@FILE.npy or ADDR=zeros:DTYPE:COUNT (ADDR in hex); --dump
+        /// ADDR=out.npy writes it back.
+        #[arg(long = "mem", value_name = "ADDR=BUFFER")]
+        mem: Vec<String>,
     },
     /// List the pass pipeline: phase number and name.
     Passes,
@@ -401,6 +410,8 @@ fn run() -> Result<ExitCode, ExitCode> {
             no_passes,
             max_steps,
             no_proxy_check,
+            params,
+            mem,
         } => Ok(run_kernel::run(run_kernel::RunArgs {
             file,
             entry,
@@ -412,6 +423,8 @@ fn run() -> Result<ExitCode, ExitCode> {
             no_passes,
             max_steps,
             no_proxy_check,
+            params,
+            mem,
         })),
         Cmd::Passes => {
             for (phase, name) in ori::pipeline(&ori::Options::default()).pipeline() {

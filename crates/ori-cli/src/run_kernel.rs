@@ -43,6 +43,10 @@ pub struct RunArgs {
     pub max_steps: Option<u64>,
     /// Let async-proxy reads of unfenced generic writes pass.
     pub no_proxy_check: bool,
+    /// `@FILE`: the raw parameter block.
+    pub params: Option<String>,
+    /// `ADDR=BUFFER`: buffers at fixed addresses.
+    pub mem: Vec<String>,
 }
 
 /// A buffer ori made for a parameter: where it is and how to write it back.
@@ -481,16 +485,64 @@ pub fn run(a: RunArgs) -> ExitCode {
         Err(e) => return usage(&e),
     };
     let mut g = GlobalMemory::new();
-    let (params, buffers, param_bytes) = match parameters(f, &a.args, &mut g) {
-        Ok(p) => p,
-        Err(code) => return code,
+    let (params, mut buffers, param_bytes, param_block) = if let Some(file) = &a.params {
+        if !a.args.is_empty() {
+            return usage("--params gives the whole parameter block: no --arg with it");
+        }
+        let Some(path) = file.strip_prefix('@') else {
+            return usage(&format!("--params takes @FILE, not '{file}'"));
+        };
+        match std::fs::read(path) {
+            Ok(bytes) => (Vec::new(), Vec::new(), Vec::new(), Some(bytes)),
+            Err(e) => return failed(&format!("cannot read '{path}': {e}")),
+        }
+    } else {
+        match parameters(f, &a.args, &mut g) {
+            Ok((p, b, pb)) => (p, b, pb, None),
+            Err(code) => return code,
+        }
     };
+    // Buffers at fixed addresses, for a recorded parameter block.
+    let mut placed: Vec<(u64, Buffer)> = Vec::new();
+    for m in &a.mem {
+        let Some((addr, value)) = m.split_once('=') else {
+            return usage(&format!("--mem takes ADDR=BUFFER, not '{m}'"));
+        };
+        let Ok(base) = u64::from_str_radix(addr.trim_start_matches("0x"), 16) else {
+            return usage(&format!("--mem: '{addr}' is not a hex address"));
+        };
+        let array = match buffer_of(value) {
+            Ok(Some(x)) => x,
+            Ok(None) => {
+                return usage(&format!(
+                    "--mem {addr}: '{value}' is not @FILE.npy or zeros:DTYPE:COUNT"
+                ))
+            }
+            Err(code) => return code,
+        };
+        if let Err(e) = g.alloc_at(base, array.data) {
+            return usage(&format!("--mem {addr}: {e}"));
+        }
+        placed.push((
+            base,
+            Buffer {
+                addr: base,
+                descr: array.descr,
+                shape: array.shape,
+            },
+        ));
+    }
+    buffers.resize_with(f.params.len(), || None);
     let mut dumps = Vec::new();
     for d in &a.dumps {
         let Some((key, path)) = d.split_once('=') else {
             return usage(&format!("--dump takes PARAM=FILE.npy, not '{d}'"));
         };
-        match param_index(f, key).and_then(|k| buffers[k].as_ref()) {
+        let at = u64::from_str_radix(key.trim_start_matches("0x"), 16)
+            .ok()
+            .filter(|_| key.starts_with("0x"));
+        let by_addr = at.and_then(|x| placed.iter().find(|(b, _)| *b == x).map(|(_, b)| b));
+        match by_addr.or_else(|| param_index(f, key).and_then(|k| buffers[k].as_ref())) {
             Some(b) => dumps.push((b, path)),
             None => {
                 return usage(&format!(
@@ -505,6 +557,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         grid,
         block,
         param_bytes,
+        param_block,
         check_proxy: !a.no_proxy_check,
         ..Launch::default()
     };

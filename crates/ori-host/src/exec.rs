@@ -74,6 +74,10 @@ pub struct Launch {
     /// Stop at an async-proxy read of shared memory that a generic write
     /// left unfenced (see [`crate::proxy_fence`]); on by default.
     pub check_proxy: bool,
+    /// The whole parameter space as bytes (a parameter block recorded on
+    /// the GPU, a CUTLASS kernel's `Params`); `params` and `param_bytes`
+    /// are then ignored. It must cover every declared parameter.
+    pub param_block: Option<Vec<u8>>,
 }
 
 impl Default for Launch {
@@ -86,6 +90,7 @@ impl Default for Launch {
             block: [WARPGROUP as u32, 1, 1],
             param_bytes: Vec::new(),
             check_proxy: true,
+            param_block: None,
         }
     }
 }
@@ -312,6 +317,9 @@ fn param_space<'f>(f: &'f Function, launch: &Launch) -> Res<(FxHashMap<&'f str, 
         let off = (mem.len() as u64).div_ceil(align) * align;
         mem.resize((off + size) as usize, 0);
         at.insert(&*p.name, off);
+        if launch.param_block.is_some() {
+            continue;
+        }
         let o = off as usize;
         match launch.param_bytes.iter().find(|(j, _)| *j == k) {
             Some((_, bytes)) => {
@@ -331,6 +339,17 @@ fn param_space<'f>(f: &'f Function, launch: &Launch) -> Res<(FxHashMap<&'f str, 
             }
         }
     }
+    if let Some(block) = &launch.param_block {
+        if block.len() < mem.len() {
+            return Err(format!(
+                "the parameter block is {} bytes; '{}' declares {}",
+                block.len(),
+                f.name,
+                mem.len()
+            ));
+        }
+        mem = block.clone();
+    }
     Ok((at, mem))
 }
 
@@ -349,7 +368,7 @@ fn run_cta(
         .map(|id| &m.funcs[*id])
         .filter(|f| f.has_body)
         .ok_or_else(|| fail(format!("no function '{name}' with a body")))?;
-    if f.params.len() != launch.params.len() {
+    if launch.param_block.is_none() && f.params.len() != launch.params.len() {
         return Err(fail(format!(
             "'{name}' takes {} parameters, the launch gives {}",
             f.params.len(),

@@ -20,6 +20,8 @@ pub const GLOBAL_SHIFT: u32 = 40;
 /// bytes of one word compose).
 #[derive(Debug, Default)]
 struct Buffer {
+    /// Its first byte's address.
+    base: u64,
     words: Box<[AtomicU64]>,
     len: usize,
 }
@@ -27,6 +29,7 @@ struct Buffer {
 impl Clone for Buffer {
     fn clone(&self) -> Buffer {
         Buffer {
+            base: self.base,
             words: self
                 .words
                 .iter()
@@ -37,11 +40,28 @@ impl Clone for Buffer {
     }
 }
 
+fn words_of(bytes: &[u8]) -> Box<[AtomicU64]> {
+    bytes
+        .chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            AtomicU64::new(u64::from_le_bytes(w))
+        })
+        .collect()
+}
+
 /// Global memory: buffers the caller allocates and reads back, shared by the
 /// CTAs of a run (which may run in parallel).
 #[derive(Default, Debug, Clone)]
 pub struct GlobalMemory {
+    /// Buffer `i` of `alloc` is at `(i + 1) << GLOBAL_SHIFT`; buffers placed
+    /// with `alloc_at` follow, found through `placed`.
     buffers: Vec<Buffer>,
+    /// `(base, index)` of the buffers placed at given addresses, by base.
+    placed: Vec<(u64, usize)>,
+    /// How many buffers `alloc` made (they come first).
+    allocated: usize,
     /// Held around an atomic read-modify-write (`atom`, `red`), so that
     /// those of different CTAs do not interleave.
     rmw: std::sync::Arc<std::sync::Mutex<()>>,
@@ -54,29 +74,79 @@ impl GlobalMemory {
     }
 
     /// A new buffer holding `bytes`; returns its address.
+    ///
+    /// Panics if called after [`GlobalMemory::alloc_at`] (allocate first,
+    /// then place).
     pub fn alloc(&mut self, bytes: Vec<u8>) -> u64 {
-        let words = bytes
-            .chunks(8)
-            .map(|c| {
-                let mut w = [0u8; 8];
-                w[..c.len()].copy_from_slice(c);
-                AtomicU64::new(u64::from_le_bytes(w))
-            })
-            .collect();
+        assert!(self.placed.is_empty(), "alloc after alloc_at");
+        self.allocated += 1;
+        let base = (self.allocated as u64) << GLOBAL_SHIFT;
         self.buffers.push(Buffer {
-            words,
+            base,
+            words: words_of(&bytes),
             len: bytes.len(),
         });
-        (self.buffers.len() as u64) << GLOBAL_SHIFT
+        base
+    }
+
+    /// A buffer holding `bytes` at address `base` (a recorded kernel's
+    /// parameter block points there): an error if it overlaps another or
+    /// lies below the global window (shared memory and parameters).
+    pub fn alloc_at(&mut self, base: u64, bytes: Vec<u8>) -> Result<(), String> {
+        let end = base.checked_add(bytes.len() as u64).ok_or_else(|| {
+            format!(
+                "a buffer at {base:#x} of {} bytes wraps around",
+                bytes.len()
+            )
+        })?;
+        if base < 1 << GLOBAL_SHIFT {
+            return Err(format!(
+                "{base:#x} is below the global window (it starts at {:#x})",
+                1u64 << GLOBAL_SHIFT
+            ));
+        }
+        if let Some(b) = self
+            .buffers
+            .iter()
+            .find(|b| base < b.base + b.len as u64 && b.base < end)
+        {
+            return Err(format!(
+                "a buffer at {base:#x} overlaps the one at {:#x}",
+                b.base
+            ));
+        }
+        self.buffers.push(Buffer {
+            base,
+            words: words_of(&bytes),
+            len: bytes.len(),
+        });
+        let at = self.placed.partition_point(|(b, _)| *b < base);
+        self.placed.insert(at, (base, self.buffers.len() - 1));
+        Ok(())
+    }
+
+    /// The buffer holding `addr`, and `addr`'s offset in it.
+    fn find(&self, addr: u64) -> Option<(&Buffer, usize)> {
+        if let Some(i) = (addr >> GLOBAL_SHIFT).checked_sub(1) {
+            if (i as usize) < self.allocated {
+                let b = &self.buffers[i as usize];
+                return Some((b, (addr - b.base) as usize));
+            }
+        }
+        let at = self
+            .placed
+            .partition_point(|(b, _)| *b <= addr)
+            .checked_sub(1)?;
+        let b = &self.buffers[self.placed[at].1];
+        Some((b, (addr - b.base) as usize))
     }
 
     /// The bytes of the buffer that starts at `addr` (a copy).
     pub fn buffer(&self, addr: u64) -> Option<Vec<u8>> {
-        let i = (addr >> GLOBAL_SHIFT).checked_sub(1)? as usize;
-        if addr & ((1 << GLOBAL_SHIFT) - 1) != 0 {
+        let (b, off) = self.find(addr)?;
+        if off != 0 {
             return None;
         }
-        let b = self.buffers.get(i)?;
         let mut out: Vec<u8> = b
             .words
             .iter()
@@ -87,10 +157,8 @@ impl GlobalMemory {
     }
 
     fn locate(&self, addr: u64, len: usize) -> Result<(&Buffer, usize), String> {
-        let i = (addr >> GLOBAL_SHIFT).checked_sub(1).map(|i| i as usize);
-        let off = (addr & ((1 << GLOBAL_SHIFT) - 1)) as usize;
-        match i.and_then(|i| self.buffers.get(i)) {
-            Some(b) if off + len <= b.len => Ok((b, off)),
+        match self.find(addr) {
+            Some((b, off)) if off + len <= b.len => Ok((b, off)),
             _ => Err(format!(
                 "global access of {len} bytes at {addr:#x} is outside every buffer"
             )),
@@ -298,5 +366,28 @@ mod tests {
         assert_eq!(g.buffer(a).unwrap(), &[1, 2, 0xef, 0xbe]);
         assert!(g.read(a + 2, 4).is_err());
         assert!(g.read(0x10, 4).is_err());
+    }
+
+    #[test]
+    fn buffers_placed_at_recorded_addresses() {
+        let mut g = GlobalMemory::new();
+        let a = g.alloc(vec![9; 8]);
+        let at = 0x7f00_0000_0000;
+        g.alloc_at(at, vec![1, 2, 3, 4]).unwrap();
+        g.alloc_at(at + 0x1000, vec![5; 16]).unwrap();
+        assert_eq!(g.read(at + 1, 2).unwrap(), 0x0302);
+        assert_eq!(g.read(at + 0x1008, 1).unwrap(), 5);
+        assert_eq!(g.read(a, 1).unwrap(), 9);
+        assert!(g.read(at + 4, 1).is_err());
+        assert!(g
+            .alloc_at(at + 2, vec![0; 4])
+            .unwrap_err()
+            .contains("overlaps"));
+        assert!(g
+            .alloc_at(0x100, vec![0; 4])
+            .unwrap_err()
+            .contains("below the global window"));
+        assert_eq!(g.buffer(at + 0x1000).unwrap(), vec![5; 16]);
+        assert!(g.buffer(at + 1).is_none());
     }
 }
