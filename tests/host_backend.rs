@@ -256,3 +256,59 @@ fn proxy_check_stops_a_wgmma_reading_unfenced_generic_writes() {
     assert_ne!(after, src);
     assert_eq!(run_case("after", &after, &input, true).unwrap(), gpu);
 }
+
+/// The sanitizer's TMA check on a real kernel: Triton's `tma_device`
+/// matmul with its mbarrier wait replaced by "done" reads the tiles its TMA
+/// loads fill before it saw their phase complete, and the run stops naming
+/// the load's line; as written it runs clean.
+#[test]
+fn tma_check_stops_a_read_before_its_mbarrier_wait() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = "tests/real/triton39/tma_device_f16_64x64x64_s4_w4.ptx";
+    let src = std::fs::read_to_string(root.join(path)).unwrap();
+    let wait = "mbarrier.try_wait.parity.shared::cta.b64 complete, [%r69], %r140;";
+    assert!(src.contains(wait));
+    let npy = |f: &str| {
+        ori::host::npy::NpyArray::parse(
+            &std::fs::read(root.join("tests/host/triton/inputs").join(f)).unwrap(),
+        )
+        .unwrap()
+        .data
+    };
+    let run = |src: &str| -> Result<(), String> {
+        let c = ori::compile_ptx(path, src, &ori::Options::default());
+        let m = c.module.ok_or_else(|| format!("{:?}", c.diags))?;
+        let mut g = ori::host::GlobalMemory::new();
+        let (a, b) = (
+            g.alloc(npy("a_fp16_128x128.npy")),
+            g.alloc(npy("b_fp16_128x128.npy")),
+        );
+        let c = g.alloc(vec![0; 2 * 128 * 128]);
+        let scratch = g.alloc(vec![0; 4096]);
+        let launch = ori::host::Launch {
+            params: vec![a, b, c, 128, 128, 128, scratch, 0],
+            grid: [4, 1, 1],
+            dynamic_shared: 227 * 1024,
+            ..Default::default()
+        };
+        ori::host::run(&m, "tma_device_mm_kernel", &launch, &g)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    run(&src).expect("the kernel as written");
+    let load_line = src
+        .lines()
+        .position(|l| l.contains("cp.async.bulk.tensor.2d.shared"))
+        .unwrap()
+        + 1;
+    let e = run(&src.replace(wait, "mov.pred complete, -1;")).unwrap_err();
+    assert!(e.contains("this wgmma reads shared memory at 0x"), "{e}");
+    assert!(
+        e.contains("that the TMA load of line") && e.contains("before this warpgroup saw phase"),
+        "{e}"
+    );
+    assert!(
+        e.contains(&format!("line {load_line} ")) || e.contains("TMA load of line"),
+        "{e}"
+    );
+}

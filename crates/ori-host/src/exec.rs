@@ -25,6 +25,7 @@ use crate::memory::{shared_vars, type_bytes, GlobalMemory, Shared};
 use crate::proxy_fence::GenericWrites;
 use crate::reconvergence::{Frame, LaneMask, PostDominators};
 use crate::tensor_map::TensorMap;
+use crate::tma_fill::{parity_aliased, Fill, Seen, TmaFills};
 use crate::wgmma_math::{self, AOperand, Mma, WARPGROUP};
 use cranelift_entity::EntityRef;
 use fxhash::{FxHashMap, FxHashSet};
@@ -134,6 +135,8 @@ struct Warpgroup {
     /// Yielded at an incomplete mbarrier wait (its line), when the
     /// mbarriers were at this epoch: it cannot progress until they change.
     yielded: Option<(u64, u32)>,
+    /// The mbarrier phases it has seen complete (the TMA check).
+    seen: Seen,
 }
 
 impl Warpgroup {
@@ -199,6 +202,9 @@ struct Machine<'a> {
     mbarriers: MBarriers,
     /// Generic-proxy writes to shared memory not yet fenced (the sanitizer).
     proxy: GenericWrites,
+    /// Shared memory TMA loads filled, with the mbarrier phase that makes
+    /// it readable (the sanitizer).
+    fills: TmaFills,
     /// CTA barriers completed.
     cta_barriers: u64,
     /// Line of the instruction running.
@@ -412,6 +418,7 @@ fn run_cta(
         param_mem,
         mbarriers: MBarriers::default(),
         proxy: GenericWrites::new(top as usize),
+        fills: TmaFills::new(top as usize),
         cta_barriers: 0,
         line: 0,
         check_proxy: launch.check_proxy,
@@ -440,6 +447,18 @@ fn run_cta(
         let released = barriers.release(live_threads);
         if !released.is_empty() {
             mach.cta_barriers += 1;
+            // A CTA barrier passes on what each warpgroup has seen of the
+            // mbarriers (a phase one waited for is complete for all after).
+            let mut all = Seen::default();
+            for w in &wgs {
+                for (&m, &p) in &w.seen {
+                    let e = all.entry(m).or_insert(0);
+                    *e = (*e).max(p);
+                }
+            }
+            for w in &mut wgs {
+                w.seen.clone_from(&all);
+            }
         }
         for k in released {
             wgs[k].waiting = false;
@@ -1007,6 +1026,9 @@ impl Machine<'_> {
         for (k, p) in x.parts.iter().enumerate() {
             let a = addr.wrapping_add((k * len) as u64);
             if x.load {
+                if x.space == "shared" || (x.space == "generic" && a < PARAM_GENERIC) {
+                    self.check_tma_ready("this load", a, len)?;
+                }
                 let v = self.load(x.space, a, len)?;
                 self.set(t, p, v, x.bits)?;
             } else {
@@ -1387,6 +1409,7 @@ impl Machine<'_> {
     /// Thread `t` of the running warpgroup wrote shared memory through the
     /// generic proxy.
     fn note_generic_write(&mut self, t: usize, addr: u64, len: usize) {
+        self.fills.overwritten(addr, len);
         self.sync_proxy_order();
         let thread = (self.wg.index * WARPGROUP + t) as u32;
         self.proxy.generic_write(addr, len, self.line, thread);
@@ -1565,6 +1588,19 @@ impl Machine<'_> {
         Ok(())
     }
 
+    /// A read of shared memory a TMA load filled must come after the
+    /// reading warpgroup saw the load's mbarrier phase complete.
+    fn check_tma_ready(&self, what: &str, addr: u64, len: usize) -> Res<()> {
+        match self.fills.unready(addr, len, &self.wg.seen) {
+            None => Ok(()),
+            Some((at, f)) => Err(format!(
+                "{what} reads shared memory at {at:#x} that the TMA load of line {} fills, before this warpgroup \
+                 saw phase {} of its mbarrier (at {:#x}) complete: wait on the mbarrier first",
+                f.line, f.phase, f.mbar
+            )),
+        }
+    }
+
     /// The `mbarrier` family (see [`crate::mbarrier`]), for each active
     /// thread: `init`, `inval`, `expect_tx`, `complete_tx`, `arrive`
     /// (`.expect_tx`, a count, `arrive_drop`), `try_wait` / `test_wait`
@@ -1607,11 +1643,19 @@ impl Machine<'_> {
                 "try_wait" | "test_wait" => {
                     let a = addr(self, 1)?;
                     let x = self.value(t, op(d, 2)?)?;
+                    let completed = self.mbarriers.phase(a)?;
                     let done = if d.has_mod("parity") {
+                        if let Some(msg) = parity_aliased(a, completed, &self.wg.seen) {
+                            return Err(msg);
+                        }
                         self.mbarriers.parity_done(a, x)?
                     } else {
                         self.mbarriers.token_done(a, x)?
                     };
+                    if done {
+                        let e = self.wg.seen.entry(a).or_insert(0);
+                        *e = (*e).max(completed);
+                    }
                     incomplete |= !done;
                     let dst = op(d, 0)?.clone();
                     self.set(t, &dst, u64::from(done), 1)?;
@@ -1692,6 +1736,16 @@ impl Machine<'_> {
                 if load {
                     self.proxy.async_write(dst, n);
                     let (_, mbar) = self.address(t, op(d, 3)?)?;
+                    let phase = self.mbarriers.phase(mbar)?;
+                    self.fills.landed(
+                        dst,
+                        n,
+                        Fill {
+                            mbar,
+                            phase,
+                            line: self.line,
+                        },
+                    );
                     self.mbarriers.complete_tx(mbar, n as i64)?;
                 }
             }
@@ -1744,6 +1798,16 @@ impl Machine<'_> {
             ));
         }
         let (_, smem) = self.address(t, mem_op)?;
+        let fill = if load {
+            let (_, mbar) = self.address(t, op(d, 2)?)?;
+            Some(Fill {
+                mbar,
+                phase: self.mbarriers.phase(mbar)?,
+                line: self.line,
+            })
+        } else {
+            None
+        };
         let esz = crate::tensor_map::elem_bytes(tm.elem_code).unwrap_or(1);
         let n: Vec<usize> = (0..tm.rank).map(|k| tm.box_elems(k)).collect();
         let total: usize = n.iter().product();
@@ -1785,6 +1849,9 @@ impl Machine<'_> {
                 };
                 self.shared.write(saddr, esz, v)?;
                 self.proxy.async_write(saddr, esz);
+                if let Some(f) = fill {
+                    self.fills.landed(saddr, esz, f);
+                }
             } else if inside {
                 let v = self.shared.read(saddr, esz)?;
                 self.global.write(gaddr, esz, v)?;
@@ -1883,6 +1950,7 @@ impl Machine<'_> {
                 self.shared.write(c.dst + k as u64, 1, u64::from(*b))?;
             }
             // cp.async writes through the generic proxy.
+            self.fills.overwritten(c.dst, c.bytes.len());
             self.sync_proxy_order();
             self.proxy
                 .generic_write(c.dst, c.bytes.len(), c.line, c.thread);
@@ -2134,6 +2202,11 @@ impl Machine<'_> {
                 for (j, a) in addrs.iter_mut().enumerate() {
                     *a = self.address(warp * 32 + 8 * i + j, addr_op)?.1;
                 }
+                if load {
+                    for a in addrs {
+                        self.check_tma_ready(&format!("this {}", d.mnemonic()), a, 16)?;
+                    }
+                }
                 let mut rows: Rows = [[0; 16]; 8];
                 for (row, a) in rows.iter_mut().zip(addrs) {
                     for (k, b) in row.iter_mut().enumerate() {
@@ -2284,8 +2357,18 @@ impl Machine<'_> {
             shared: &self.shared,
             proxy: &self.proxy,
             found: std::cell::Cell::new(None),
+            fills: &self.fills,
+            seen: &self.wg.seen,
+            unready: std::cell::Cell::new(None),
         };
         let values = wgmma_math::compute(&mma, &c, &checked)?;
+        if let Some((at, f)) = checked.unready.get() {
+            return Err(format!(
+                "this wgmma reads shared memory at {at:#x} that the TMA load of line {} fills, before this warpgroup \
+                 saw phase {} of its mbarrier (at {:#x}) complete: wait on the mbarrier first",
+                f.line, f.phase, f.mbar
+            ));
+        }
         if let Some(u) = checked.found.get().filter(|_| self.check_proxy) {
             return Err(format!(
                 "this wgmma reads shared memory at {:#x} that thread {} wrote at line {} through the generic proxy, \
@@ -2316,13 +2399,21 @@ struct ProxyChecked<'a> {
     shared: &'a Shared,
     proxy: &'a GenericWrites,
     found: std::cell::Cell<Option<crate::proxy_fence::Unfenced>>,
+    /// The TMA check: fills, what the warpgroup has seen, the first read
+    /// of a fill it may not read yet.
+    fills: &'a TmaFills,
+    seen: &'a Seen,
+    unready: std::cell::Cell<Option<(u64, Fill)>>,
 }
 
 impl wgmma_math::SharedMemory for ProxyChecked<'_> {
     fn read_bits(&self, addr: u32, bits: u32) -> Result<u32, String> {
+        let (a, n) = (u64::from(addr), (bits / 8) as usize);
         if self.found.get().is_none() {
-            self.found
-                .set(self.proxy.check(u64::from(addr), (bits / 8) as usize));
+            self.found.set(self.proxy.check(a, n));
+        }
+        if self.unready.get().is_none() {
+            self.unready.set(self.fills.unready(a, n, self.seen));
         }
         self.shared.read_bits(addr, bits)
     }

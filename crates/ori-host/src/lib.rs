@@ -15,7 +15,7 @@
 //!   layout (established on an H100's driver).
 //! * `matrix_fragments`, `warp_shuffle`, `bit_ops`, `numbers`: `ldmatrix`,
 //!   `shfl.sync`, `bfe`/`prmt`/`lop3`, the element formats.
-//! * `proxy_fence`: the sanitizer's generic/async proxy check.
+//! * `proxy_fence`, `tma_fill`: the sanitizer's proxy and TMA checks.
 //! * `memory`, `npy`: global buffers, shared memory, `.npy` files.
 //!
 //! Checked against an H100: `tests/host/` holds kernels, inputs and the
@@ -35,6 +35,7 @@ pub mod numbers;
 pub mod proxy_fence;
 pub mod reconvergence;
 pub mod tensor_map;
+pub mod tma_fill;
 pub mod warp_shuffle;
 pub mod wgmma_math;
 
