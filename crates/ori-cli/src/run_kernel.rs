@@ -553,7 +553,14 @@ pub fn run(a: RunArgs) -> ExitCode {
     }
     let mut launch = Launch {
         params,
-        dynamic_shared: a.shared.unwrap_or(SM90_MAX_SHARED),
+        // By default, what the static .shared variables leave of sm_90's 227 KiB.
+        dynamic_shared: a.shared.unwrap_or_else(|| {
+            let fixed: u64 = ori::host::memory::shared_vars(&module.globals)
+                .iter()
+                .filter_map(|v| v.size.map(|s| s + v.align))
+                .sum();
+            SM90_MAX_SHARED.saturating_sub(fixed)
+        }),
         grid,
         block,
         param_bytes,

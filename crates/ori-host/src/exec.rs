@@ -290,6 +290,12 @@ pub fn run_with_progress(
     Ok(total)
 }
 
+/// The most shared memory a CTA of sm_90 has (227 KiB).
+pub const MAX_SHARED: u64 = 227 * 1024;
+
+/// The most parameter bytes a kernel may have (CUDA 12.1+ on Hopper).
+pub const MAX_PARAMS: u64 = 32764;
+
 /// Generic addresses of the parameter space start here: above shared
 /// memory, below the global buffers (`cvta.param` adds it).
 pub const PARAM_GENERIC: u64 = 1 << 39;
@@ -321,6 +327,12 @@ fn param_space<'f>(f: &'f Function, launch: &Launch) -> Res<(FxHashMap<&'f str, 
     for (k, p) in f.params.iter().enumerate() {
         let (size, align) = param_size_align(&p.ty);
         let off = (mem.len() as u64).div_ceil(align) * align;
+        if off + size > MAX_PARAMS {
+            return Err(format!(
+                "the parameters of '{}' take more than the {MAX_PARAMS} bytes a kernel may have",
+                f.name
+            ));
+        }
         mem.resize((off + size) as usize, 0);
         at.insert(&*p.name, off);
         if launch.param_block.is_some() {
@@ -385,9 +397,14 @@ fn run_cta(
     let mut top = 0u64;
     for v in shared_vars(&m.globals) {
         let align = v.align.max(1);
-        top = top.div_ceil(align) * align;
+        top = top.div_ceil(align).saturating_mul(align);
         shared_addr.insert(v.name, top);
-        top += v.size.unwrap_or(launch.dynamic_shared);
+        top = top.saturating_add(v.size.unwrap_or(launch.dynamic_shared));
+    }
+    if top > MAX_SHARED {
+        return Err(fail(format!(
+            "{top} bytes of shared memory; a CTA of sm_90 has at most {MAX_SHARED}"
+        )));
     }
     let (param_at, param_mem) = param_space(f, launch).map_err(fail)?;
     let [bx, by, bz] = launch.block;
@@ -1726,7 +1743,14 @@ impl Machine<'_> {
             } else {
                 let (_, dst) = self.address(t, op(d, 0)?)?;
                 let (_, src) = self.address(t, op(d, 1)?)?;
-                let n = self.value(t, op(d, 2)?)? as usize;
+                let n = self.value(t, op(d, 2)?)?;
+                if n % 16 != 0 || n > MAX_SHARED {
+                    return Err(format!(
+                        "{}: a bulk copy of {n} bytes (a multiple of 16, at most the {MAX_SHARED} bytes of shared memory)",
+                        d.mnemonic()
+                    ));
+                }
+                let n = n as usize;
                 let mut buf = vec![0u8; n];
                 if !load {
                     self.check_async_read("this bulk copy", src, n)?;
@@ -1890,7 +1914,11 @@ impl Machine<'_> {
                 "cp_fenceproxy" => {
                     let (_, dst) = self.address(t, op(d, 0)?)?;
                     let (_, src) = self.address(t, op(d, 1)?)?;
-                    let n = self.value(t, op(d, 2)?)? as usize;
+                    let n = self.value(t, op(d, 2)?)?;
+                    if n != 128 {
+                        return Err(format!("{}: a tensor map is 128 bytes, not {n}", d.mnemonic()));
+                    }
+                    let n = n as usize;
                     let mut buf = vec![0u8; n];
                     self.read_bytes(src, &mut buf)?;
                     self.write_bytes(dst, &buf)?;
