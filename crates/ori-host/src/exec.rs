@@ -691,6 +691,37 @@ fn sext(v: u64, bits: u32) -> i64 {
     ((v << s) as i64) >> s
 }
 
+/// `x + y` as an exact pair: the rounded sum and what rounding lost.
+fn two_sum(x: f64, y: f64) -> (f64, f64) {
+    let s = x + y;
+    let bb = s - x;
+    (s, (x - (s - bb)) + (y - bb))
+}
+
+/// The exact value `hi + lo` rounded to f32 toward zero (`rz`), minus
+/// infinity (`rm`) or plus infinity (`rp`).
+fn round_f32(hi: f64, lo: f64, mode: &str) -> f32 {
+    let r = hi as f32;
+    if !r.is_finite() && hi.is_finite() {
+        // Past f32's range: the largest finite, or infinity, by direction.
+        let toward_inf = match mode {
+            "rp" => hi > 0.0,
+            "rm" => hi < 0.0,
+            _ => false,
+        };
+        return if toward_inf { r } else { f32::MAX.copysign(r) };
+    }
+    // Where r lies against the exact value (both sides exact in f64).
+    let above = (f64::from(r) - hi) - lo;
+    match mode {
+        "rm" if above > 0.0 => r.next_down(),
+        "rp" if above < 0.0 => r.next_up(),
+        "rz" if above > 0.0 && r > 0.0 => r.next_down(),
+        "rz" if above < 0.0 && r < 0.0 => r.next_up(),
+        _ => r,
+    }
+}
+
 /// `.ftz`: a subnormal f32 becomes a zero of its sign.
 fn flush(x: f32, ftz: bool) -> f32 {
     if ftz && x.is_subnormal() {
@@ -949,7 +980,8 @@ impl Machine<'_> {
                 });
                 return Ok(Flow::Next);
             }
-            "fence" | "membar" | "nop" | "setmaxnreg" => return Ok(Flow::Next),
+            // griddepcontrol: programmatic dependent launch, one grid here.
+            "fence" | "membar" | "nop" | "setmaxnreg" | "griddepcontrol" => return Ok(Flow::Next),
             "exit" => return Ok(Flow::Exit(mask_of(&act))),
             "ld" | "st" => {
                 // What every thread needs of the instruction, read once.
@@ -1154,6 +1186,31 @@ impl Machine<'_> {
                 }
                 let ftz = d.has_mod("ftz");
                 let (a, b) = (flush(as_f32(src(1)?), ftz), flush(as_f32(src(2)?), ftz));
+                // Directed rounding (.rz, .rm, .rp): the exact result as
+                // the f64 pair hi + lo (products of f32s are exact in f64,
+                // sums are split by two-sum), rounded toward the mode.
+                let directed = ["rz", "rm", "rp"].into_iter().find(|r| d.has_mod(r));
+                if let Some(mode) = directed {
+                    let (x, y) = (f64::from(a), f64::from(b));
+                    let (hi, lo) = match name {
+                        "add" => two_sum(x, y),
+                        "sub" => two_sum(x, -y),
+                        "mul" => (x * y, 0.0),
+                        "mad" | "fma" => two_sum(x * y, f64::from(flush(as_f32(src(3)?), ftz))),
+                        _ => {
+                            return Err(format!(
+                                "{} is not supported by the host backend",
+                                d.mnemonic()
+                            ))
+                        }
+                    };
+                    return self.set(
+                        t,
+                        dst,
+                        u64::from(flush(round_f32(hi, lo, mode), ftz).to_bits()),
+                        32,
+                    );
+                }
                 let r = match name {
                     "add" => a + b,
                     "sub" => a - b,
@@ -1163,6 +1220,16 @@ impl Machine<'_> {
                     "max" => a.max(b),
                     "div" => a / b,
                     _ => a % b,
+                };
+                // .sat: clamped to [0, 1], NaN to 0.
+                let r = if d.has_mod("sat") {
+                    if r.is_nan() {
+                        0.0
+                    } else {
+                        r.clamp(0.0, 1.0)
+                    }
+                } else {
+                    r
                 };
                 u64::from(flush(r, ftz).to_bits())
             }
@@ -1254,6 +1321,79 @@ impl Machine<'_> {
             "or" => src(1)? | src(2)?,
             "xor" => src(1)? ^ src(2)?,
             "not" => !src(1)? & m,
+            "popc" => u64::from((src(1)? & m).count_ones()),
+            "clz" => u64::from((src(1)? & m).leading_zeros() - (64 - bits)),
+            "brev" => (src(1)? & m).reverse_bits() >> (64 - bits),
+            // bfind: the most significant bit that differs from the sign
+            // (signed) or is set; all ones when none; .shiftamt: from the left.
+            "bfind" => {
+                let x = src(1)? & m;
+                let x = if signed && x >> (bits - 1) & 1 == 1 {
+                    !x & m
+                } else {
+                    x
+                };
+                if x == 0 {
+                    0xffff_ffff
+                } else {
+                    let msb = u64::from(63 - x.leading_zeros());
+                    if d.has_mod("shiftamt") {
+                        u64::from(bits - 1) - msb
+                    } else {
+                        msb
+                    }
+                }
+            }
+            // dp4a / dp2a: byte (and half) dot products into a 32-bit sum.
+            "dp4a" | "dp2a" => {
+                let (a, b, c) = (src(1)? as u32, src(2)? as u32, src(3)? as u32);
+                let kinds: Vec<&str> = d
+                    .mods
+                    .iter()
+                    .map(|x| &**x)
+                    .filter(|x| matches!(*x, "u32" | "s32"))
+                    .collect();
+                let (sa, sb) = (kinds.first() == Some(&"s32"), kinds.get(1) == Some(&"s32"));
+                let byte = |v: u32, k: u32, signed: bool| -> i64 {
+                    let x = (v >> (8 * k)) & 0xff;
+                    if signed {
+                        i64::from(x as u8 as i8)
+                    } else {
+                        i64::from(x)
+                    }
+                };
+                let half = |v: u32, k: u32, signed: bool| -> i64 {
+                    let x = (v >> (16 * k)) & 0xffff;
+                    if signed {
+                        i64::from(x as u16 as i16)
+                    } else {
+                        i64::from(x)
+                    }
+                };
+                let mut acc = i64::from(c as i32);
+                if name == "dp4a" {
+                    for k in 0..4 {
+                        acc += byte(a, k, sa) * byte(b, k, sb);
+                    }
+                } else {
+                    let base = if d.has_mod("hi") { 2 } else { 0 };
+                    for k in 0..2 {
+                        acc += half(a, k, sa) * byte(b, base + k, sb);
+                    }
+                }
+                (acc as u64) & 0xffff_ffff
+            }
+            // A cluster of one CTA: its own shared window is rank 0's.
+            "mapa" => {
+                let rank = src(2)?;
+                if rank != 0 {
+                    return Err(format!(
+                        "{}: CTA rank {rank} of the cluster; the host backend runs clusters of one CTA",
+                        d.mnemonic()
+                    ));
+                }
+                src(1)?
+            }
             "shl" => {
                 let s = src(2)? & 0xffff_ffff;
                 if s >= u64::from(bits) {
@@ -1916,7 +2056,10 @@ impl Machine<'_> {
                     let (_, src) = self.address(t, op(d, 1)?)?;
                     let n = self.value(t, op(d, 2)?)?;
                     if n != 128 {
-                        return Err(format!("{}: a tensor map is 128 bytes, not {n}", d.mnemonic()));
+                        return Err(format!(
+                            "{}: a tensor map is 128 bytes, not {n}",
+                            d.mnemonic()
+                        ));
                     }
                     let n = n as usize;
                     let mut buf = vec![0u8; n];
@@ -2474,6 +2617,22 @@ fn special(s: &str, t: usize, ctaid: [u32; 3], grid: [u32; 3], block: [u32; 3]) 
         "%ntid.z" => bz,
         "%laneid" => t % 32,
         "%warpid" => t / 32,
+        "%nwarpid" => 64,
+        "%lanemask_eq" => 1 << (t % 32),
+        "%lanemask_lt" => (1 << (t % 32)) - 1,
+        "%lanemask_le" => (1 << (t % 32 + 1)) - 1,
+        "%lanemask_gt" => !((1u64 << (t % 32 + 1)) - 1) & 0xffff_ffff,
+        "%lanemask_ge" => !((1u64 << (t % 32)) - 1) & 0xffff_ffff,
+        // A grid runs as clusters of one CTA.
+        "%cluster_ctarank" | "%cluster_ctaid.x" | "%cluster_ctaid.y" | "%cluster_ctaid.z" => 0,
+        "%cluster_nctarank" | "%cluster_nctaid.x" | "%cluster_nctaid.y" | "%cluster_nctaid.z" => 1,
+        "%clusterid.x" => u64::from(ctaid[0]),
+        "%clusterid.y" => u64::from(ctaid[1]),
+        "%clusterid.z" => u64::from(ctaid[2]),
+        "%nclusterid.x" => u64::from(grid[0]),
+        "%nclusterid.y" => u64::from(grid[1]),
+        "%nclusterid.z" => u64::from(grid[2]),
+        "%is_explicit_cluster" => 0,
         _ => {
             return Err(format!(
                 "special register {s} is not supported by the host backend"
@@ -2584,6 +2743,16 @@ fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
         return round_into(to, x).ok_or_else(unsupported);
     }
     let x = value(from, v).ok_or_else(unsupported)?;
+    // .sat on a float destination: clamped to [0, 1], NaN to 0.
+    let x = if d.has_mod("sat") && !int(to) {
+        if x.is_nan() {
+            0.0
+        } else {
+            x.clamp(0.0, 1.0)
+        }
+    } else {
+        x
+    };
     if int(to) {
         // Float to integer: the rounding modifier, then saturation (NaN is 0).
         let r = if d.has_mod("rni") {

@@ -133,3 +133,52 @@ fn conversions_to_fp8_pairs_and_integers() {
     assert_eq!(w[2], 2, "cvt.rni: 2.5 to even");
     assert_eq!(w[3], 0xc200, "-3 as f16");
 }
+
+#[test]
+fn bit_counts_dot_products_directed_rounding_and_saturation() {
+    let m = lower(
+        "\tld.param.u64 %rd1, [out];\n\
+         \tmov.b32 %r1, 0x00f00010;\n\
+         \tpopc.b32 %r2, %r1;\n\
+         \tclz.b32 %r3, %r1;\n\
+         \tbrev.b32 %r4, %r1;\n\
+         \tbfind.u32 %r5, %r1;\n\
+         \tbfind.shiftamt.u32 %r6, %r1;\n\
+         \tmov.b32 %r7, 0x02ff0103;\n\
+         \tmov.b32 %r8, 0x01020304;\n\
+         \tdp4a.s32.u32 %r9, %r7, %r8, 10;\n\
+         \tmov.f32 %f1, 0f3F800000;\n\
+         \tmov.f32 %f2, 0f33800000;\n\
+         \tadd.rp.f32 %f3, %f1, %f2;\n\
+         \tadd.rm.f32 %f4, %f1, %f2;\n\
+         \tmov.b32 %r10, %f3;\n\
+         \tmov.b32 %r11, %f4;\n\
+         \tmov.f32 %f5, 0f40000000;\n\
+         \tcvt.sat.f32.f32 %f6, %f5;\n\
+         \tmov.b32 %r12, %f6;\n\
+         \tst.global.v4.b32 [%rd1], {%r2, %r3, %r4, %r5};\n\
+         \tst.global.v4.b32 [%rd1+16], {%r6, %r9, %r10, %r11};\n\
+         \tst.global.b32 [%rd1+32], %r12;\n\
+         \tret;",
+        ".param .u64 out",
+    );
+    let mut g = GlobalMemory::new();
+    let out = g.alloc(vec![0; 36]);
+    let launch = Launch {
+        params: vec![out],
+        ..Launch::default()
+    };
+    run(&m, "k", &launch, &g).unwrap();
+    let w = words(&g, out);
+    assert_eq!(w[0], 5, "popc of 0x00f00010");
+    assert_eq!(w[1], 8, "clz");
+    assert_eq!(w[2], 0x0800_0f00, "brev");
+    assert_eq!(w[3], 23, "bfind: the highest set bit");
+    assert_eq!(w[4], 8, "bfind.shiftamt: counted from the left");
+    // dp4a.s32.u32: a's bytes signed (3, 1, -1, 2) . b's unsigned (4, 3, 2, 1) + 10.
+    assert_eq!(w[5], (3 * 4 + 3 - 2 + 2 + 10) as u32);
+    // 1 + 2^-24 is between 1 and 1 + 2^-23: rp rounds up, rm down.
+    assert_eq!(f32::from_bits(w[6]), 1.0 + f32::EPSILON);
+    assert_eq!(f32::from_bits(w[7]), 1.0);
+    assert_eq!(f32::from_bits(w[8]), 1.0, "cvt.sat clamps 2.0 to 1.0");
+}
