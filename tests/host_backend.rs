@@ -7,6 +7,9 @@
 //! same bits, except for the `*_random` cases (non-integer data, where the
 //! tensor core's rounding of partial sums may differ: relative 1e-5).
 
+mod common;
+
+use common::half_to_f32;
 use std::path::{Path, PathBuf};
 
 fn cases() -> Vec<PathBuf> {
@@ -115,25 +118,6 @@ fn host_backend_computes_what_the_h100_computed() {
         checked,
         bad.join("\n")
     );
-}
-
-fn half_to_f32(h: u16) -> f32 {
-    // f16 -> f32 by hand, to keep the test independent of the backend's crates.
-    let (s, e, m) = (
-        (h >> 15) as u32,
-        ((h >> 10) & 0x1f) as i32,
-        (h & 0x3ff) as f32,
-    );
-    let v = match e {
-        0 => m * 2f32.powi(-24),
-        31 => f32::INFINITY,
-        _ => (1.0 + m / 1024.0) * 2f32.powi(e - 15),
-    };
-    if s == 1 {
-        -v
-    } else {
-        v
-    }
 }
 
 /// Phase 87 in action, with real semantics: without its `wgmma.wait_group`

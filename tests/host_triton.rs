@@ -21,6 +21,9 @@
 //! bytes. Triton 3.6's kernels that read `cp.async` data with wgmma and no
 //! `fence.proxy.async` must also be stopped by the sanitizer's proxy check.
 
+mod common;
+
+use common::half_to_f32;
 use libtest_mimic::{Arguments, Failed, Trial};
 use ori::host::npy::NpyArray;
 use ori::host::{GlobalMemory, Launch};
@@ -214,7 +217,7 @@ fn within_tolerance(what: &str, host: &[u8], gpu: &NpyArray) -> Result<(), Strin
     };
     let decode = |b: &[u8]| -> f64 {
         match gpu.descr.as_str() {
-            "<f2" => f64::from(f16_to_f32(u16::from_le_bytes([b[0], b[1]]))),
+            "<f2" => f64::from(half_to_f32(u16::from_le_bytes([b[0], b[1]]))),
             "<u2" => f64::from(f32::from_bits(
                 u32::from(u16::from_le_bytes([b[0], b[1]])) << 16,
             )),
@@ -240,30 +243,6 @@ fn within_tolerance(what: &str, host: &[u8], gpu: &NpyArray) -> Result<(), Strin
         }
     }
     Ok(())
-}
-
-fn f16_to_f32(h: u16) -> f32 {
-    let (sign, exp, frac) = (
-        (h >> 15) as u32,
-        ((h >> 10) & 0x1f) as u32,
-        (h & 0x3ff) as u32,
-    );
-    let v = match exp {
-        0 => frac as f32 * 2f32.powi(-24),
-        31 => {
-            if frac == 0 {
-                f32::INFINITY
-            } else {
-                f32::NAN
-            }
-        }
-        e => (1.0 + frac as f32 / 1024.0) * 2f32.powi(e as i32 - 15),
-    };
-    if sign == 1 {
-        -v
-    } else {
-        v
-    }
 }
 
 fn main() {

@@ -1262,7 +1262,8 @@ def plan():
 # ----------------------------------------------------------------------------
 
 
-def compile_spec(spec, ptx_version):
+def compile_kernel(spec, ptx_version):
+    """The compiled kernel of `spec` (its PTX, metadata...)."""
     sig = sig_of(spec.fn, spec.sig, spec.consts)
     attrs = {}
     for i, a in enumerate(spec.fn.arg_names):
@@ -1274,8 +1275,11 @@ def compile_spec(spec, ptx_version):
     src = triton.compiler.ASTSource(fn=spec.fn, signature=sig, constexprs=dict(spec.consts), attrs=attrs)
     opts = dict(spec.opts)
     opts["ptx_version"] = ptx_version
-    k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
-    return k.asm["ptx"]
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
+
+
+def compile_spec(spec, ptx_version):
+    return compile_kernel(spec, ptx_version).asm["ptx"]
 
 
 def ptxas_ok(ptxas, ptx):

@@ -77,3 +77,24 @@ pub fn observe(path: &Path) -> ori_oracle::Observed {
         sass,
     }
 }
+
+/// An f16's value, decoded by hand (the tests stay independent of the
+/// backend's crates): subnormals, infinities and NaN included.
+pub fn half_to_f32(h: u16) -> f32 {
+    let (s, e, m) = (
+        (h >> 15) as u32,
+        ((h >> 10) & 0x1f) as i32,
+        (h & 0x3ff) as f32,
+    );
+    let v = match e {
+        0 => m * 2f32.powi(-24),
+        31 if m == 0.0 => f32::INFINITY,
+        31 => f32::NAN,
+        _ => (1.0 + m / 1024.0) * 2f32.powi(e - 15),
+    };
+    if s == 1 {
+        -v
+    } else {
+        v
+    }
+}

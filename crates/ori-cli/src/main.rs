@@ -146,55 +146,7 @@ enum Cmd {
     },
     /// Run a kernel on the CPU (the host backend), after ori's passes:
     /// `ori run k.ptx --grid 4,4 --arg 0=@a.npy --arg 2=zeros:f16:4096 --dump 2=c.npy`.
-    Run {
-        /// The PTX (or .ori) file.
-        file: String,
-        /// The kernel (default: the module's only .entry).
-        #[arg(long)]
-        entry: Option<String>,
-        /// CTAs: X[,Y[,Z]].
-        #[arg(long, default_value = "1,1,1")]
-        grid: String,
-        /// Threads per CTA: X[,Y[,Z]], at most 1024 (Triton: 32 x num_warps).
-        #[arg(long, default_value = "128,1,1")]
-        block: String,
-        /// Dynamic shared memory per CTA in bytes (default: 227 KiB, sm_90's most).
-        #[arg(long, value_name = "BYTES")]
-        shared: Option<u64>,
-        /// A parameter (its name or 0-based index): an integer or float
-        /// literal, @FILE.npy (a global buffer with that file's bytes; its
-        /// address is passed), zeros:DTYPE:COUNT, or for a .b8 [128]
-        /// parameter tensormap:buffer=B,dtype=T,dims=D0xD1,box=B0xB1
-        /// [,strides=S1][,swizzle=128B][,fill=nan] (dimensions innermost
-        /// first; B is @FILE.npy, zeros:... or an earlier parameter's index).
-        /// Omitted trailing pointers are null.
-        #[arg(long = "arg", value_name = "PARAM=VALUE")]
-        args: Vec<String>,
-        /// Write a parameter's buffer after the run as .npy (the input's
-        /// dtype and shape).
-        #[arg(long = "dump", value_name = "PARAM=FILE.npy")]
-        dumps: Vec<String>,
-        /// Run the PTX as written, without ori's passes: the first access
-        /// to a register of a wgmma in flight stops the run.
-        #[arg(long = "no-passes")]
-        no_passes: bool,
-        /// Warpgroup steps per CTA after which the run is stopped.
-        #[arg(long = "max-steps", value_name = "N")]
-        max_steps: Option<u64>,
-        /// Let wgmma and TMA read shared memory that a generic write left
-        /// without fence.proxy.async (by default the run stops there).
-        #[arg(long = "no-proxy-check")]
-        no_proxy_check: bool,
-        /// The whole parameter block as raw bytes (recorded on the GPU, a
-        /// CUTLASS kernel's Params) instead of --arg.
-        #[arg(long = "params", value_name = "@FILE")]
-        params: Option<String>,
-        /// A global buffer at the address the parameter block points to:
-        /// ADDR=@FILE.npy or ADDR=zeros:DTYPE:COUNT (ADDR in hex); --dump
-        /// ADDR=out.npy writes it back.
-        #[arg(long = "mem", value_name = "ADDR=BUFFER")]
-        mem: Vec<String>,
-    },
+    Run(run_kernel::RunArgs),
     /// List the pass pipeline: phase number and name.
     Passes,
     /// Explain a ptxas message code (C7514) or a phase-87 rule (R-read-unsure-group).
@@ -399,33 +351,7 @@ fn run() -> Result<ExitCode, ExitCode> {
             fail_on,
         } => scan::run(&paths, message_format, jobs, fail_on, &mut out),
         Cmd::Ptxas { args } => Ok(ptxas_wrapper::run(&args)),
-        Cmd::Run {
-            file,
-            entry,
-            grid,
-            block,
-            shared,
-            args,
-            dumps,
-            no_passes,
-            max_steps,
-            no_proxy_check,
-            params,
-            mem,
-        } => Ok(run_kernel::run(run_kernel::RunArgs {
-            file,
-            entry,
-            grid,
-            block,
-            shared,
-            args,
-            dumps,
-            no_passes,
-            max_steps,
-            no_proxy_check,
-            params,
-            mem,
-        })),
+        Cmd::Run(args) => Ok(run_kernel::run(args)),
         Cmd::Passes => {
             for (phase, name) in ori::pipeline(&ori::Options::default()).pipeline() {
                 out.put(&format!("{phase} {name}\n"))?;

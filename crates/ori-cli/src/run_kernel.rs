@@ -21,31 +21,55 @@ use std::time::{Duration, Instant};
 /// how much of its `.extern .shared` array it uses).
 pub const SM90_MAX_SHARED: u64 = 227 * 1024;
 
-/// What `ori run` was asked.
+/// What `ori run` was asked (its command line).
+#[derive(clap::Args)]
 pub struct RunArgs {
-    /// The PTX (or `.ori`) file.
+    /// The PTX (or .ori) file.
     pub file: String,
-    /// The kernel (default: the module's only `.entry`).
+    /// The kernel (default: the module's only .entry).
+    #[arg(long)]
     pub entry: Option<String>,
-    /// `X,Y,Z` CTAs.
+    /// CTAs: X[,Y[,Z]].
+    #[arg(long, default_value = "1,1,1")]
     pub grid: String,
-    /// `X,Y,Z` threads per CTA.
+    /// Threads per CTA: X[,Y[,Z]], at most 1024 (Triton: 32 x num_warps).
+    #[arg(long, default_value = "128,1,1")]
     pub block: String,
-    /// Dynamic shared memory in bytes.
+    /// Dynamic shared memory per CTA in bytes (default: 227 KiB, sm_90's most).
+    #[arg(long, value_name = "BYTES")]
     pub shared: Option<u64>,
-    /// `PARAM=VALUE`.
+    /// A parameter (its name or 0-based index): an integer or float
+    /// literal, @FILE.npy (a global buffer with that file's bytes; its
+    /// address is passed), zeros:DTYPE:COUNT, or for a .b8 [128]
+    /// parameter tensormap:buffer=B,dtype=T,dims=D0xD1,box=B0xB1
+    /// [,strides=S1][,swizzle=128B][,fill=nan] (dimensions innermost
+    /// first; B is @FILE.npy, zeros:... or an earlier parameter's index).
+    /// Omitted trailing pointers are null.
+    #[arg(long = "arg", value_name = "PARAM=VALUE")]
     pub args: Vec<String>,
-    /// `PARAM=FILE.npy`.
+    /// Write a parameter's buffer after the run as .npy (the input's
+    /// dtype and shape).
+    #[arg(long = "dump", value_name = "PARAM=FILE.npy")]
     pub dumps: Vec<String>,
-    /// Run the PTX as written, without ori's passes.
+    /// Run the PTX as written, without ori's passes: the first access
+    /// to a register of a wgmma in flight stops the run.
+    #[arg(long = "no-passes")]
     pub no_passes: bool,
-    /// Warpgroup steps per CTA before the run is stopped.
+    /// Warpgroup steps per CTA after which the run is stopped.
+    #[arg(long = "max-steps", value_name = "N")]
     pub max_steps: Option<u64>,
-    /// Let async-proxy reads of unfenced generic writes pass.
+    /// Let wgmma and TMA read shared memory that a generic write left
+    /// without fence.proxy.async (by default the run stops there).
+    #[arg(long = "no-proxy-check")]
     pub no_proxy_check: bool,
-    /// `@FILE`: the raw parameter block.
+    /// The whole parameter block as raw bytes (recorded on the GPU, a
+    /// CUTLASS kernel's Params) instead of --arg.
+    #[arg(long = "params", value_name = "@FILE")]
     pub params: Option<String>,
-    /// `ADDR=BUFFER`: buffers at fixed addresses.
+    /// A global buffer at the address the parameter block points to:
+    /// ADDR=@FILE.npy or ADDR=zeros:DTYPE:COUNT (ADDR in hex); --dump
+    /// ADDR=out.npy writes it back.
+    #[arg(long = "mem", value_name = "ADDR=BUFFER")]
     pub mem: Vec<String>,
 }
 

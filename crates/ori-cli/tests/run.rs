@@ -238,13 +238,13 @@ fn kernel_and_file_problems_exit_1_with_the_line() {
     let k = d.join("k.ptx");
     std::fs::write(
         &k,
-        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tbrev.b32 %r1, %r2;\n\tret;\n}\n",
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tmul24.lo.s32 %r1, %r2, %r2;\n\tret;\n}\n",
     )
     .unwrap();
     let (code, _, err) = ori(&["run", k.to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("k.ptx:7: brev.b32 is not supported by the host backend"),
+        err.contains("k.ptx:7: mul24.lo.s32 is not supported by the host backend"),
         "{err}"
     );
 }

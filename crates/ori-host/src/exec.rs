@@ -691,6 +691,21 @@ fn sext(v: u64, bits: u32) -> i64 {
     ((v << s) as i64) >> s
 }
 
+/// The smaller (`min`) or larger of two integers of `bits` bits.
+fn int_min_max(min: bool, a: u64, b: u64, bits: u32, signed: bool) -> u64 {
+    let m = mask(bits);
+    let less = if signed {
+        sext(a, bits) < sext(b, bits)
+    } else {
+        a & m < b & m
+    };
+    if min == less {
+        a & m
+    } else {
+        b & m
+    }
+}
+
 /// `x + y` as an exact pair: the rounded sum and what rounding lost.
 fn two_sum(x: f64, y: f64) -> (f64, f64) {
     let s = x + y;
@@ -1282,19 +1297,7 @@ impl Machine<'_> {
                     r
                 }
             }
-            "min" | "max" => {
-                let (a, b) = (src(1)?, src(2)?);
-                let less = if signed {
-                    sext(a, bits) < sext(b, bits)
-                } else {
-                    a & m < b & m
-                };
-                if (name == "min") == less {
-                    a & m
-                } else {
-                    b & m
-                }
-            }
+            "min" | "max" => int_min_max(name == "min", src(1)?, src(2)?, bits, signed),
             "div" | "rem" => {
                 let (a, b) = (src(1)?, src(2)?);
                 if b & m == 0 {
@@ -1656,18 +1659,7 @@ impl Machine<'_> {
                     let (x, y) = (as_f32(old), as_f32(b));
                     u64::from(if what == "min" { x.min(y) } else { x.max(y) }.to_bits())
                 }
-                "min" | "max" => {
-                    let less = if signed {
-                        sext(b, bits) < sext(old, bits)
-                    } else {
-                        b & m < old & m
-                    };
-                    if (what == "min") == less {
-                        b & m
-                    } else {
-                        old & m
-                    }
-                }
+                "min" | "max" => int_min_max(what == "min", old, b, bits, signed),
                 "inc" => {
                     if old & m >= b & m {
                         0

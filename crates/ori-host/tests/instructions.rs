@@ -16,6 +16,18 @@ fn lower(body: &str, params: &str) -> ori_ir::Module {
     m
 }
 
+/// Run `k(out)` on one warpgroup with an `out` of `bytes` zeros: its words.
+fn run_out(m: &ori_ir::Module, bytes: usize) -> Vec<u32> {
+    let mut g = GlobalMemory::new();
+    let out = g.alloc(vec![0; bytes]);
+    let launch = Launch {
+        params: vec![out],
+        ..Launch::default()
+    };
+    run(m, "k", &launch, &g).unwrap();
+    words(&g, out)
+}
+
 fn words(g: &GlobalMemory, addr: u64) -> Vec<u32> {
     g.buffer(addr)
         .unwrap()
@@ -80,14 +92,7 @@ fn half_arithmetic_rounds_each_lane_once() {
          \tret;",
         ".param .u64 out",
     );
-    let mut g = GlobalMemory::new();
-    let out = g.alloc(vec![0; 16]);
-    let launch = Launch {
-        params: vec![out],
-        ..Launch::default()
-    };
-    run(&m, "k", &launch, &g).unwrap();
-    let w = words(&g, out);
+    let w = run_out(&m, 16);
     // Low lanes: 1.5 + 1.0009765625 = 2.5009765625 -> 2.5 (0x4100, the
     // f16 spacing at 2 is 2^-9); high: 1 + 2 = 3 (0x4200).
     assert_eq!(w[0], 0x4200_4100);
@@ -117,14 +122,7 @@ fn conversions_to_fp8_pairs_and_integers() {
          \tret;",
         ".param .u64 out",
     );
-    let mut g = GlobalMemory::new();
-    let out = g.alloc(vec![0; 16]);
-    let launch = Launch {
-        params: vec![out],
-        ..Launch::default()
-    };
-    run(&m, "k", &launch, &g).unwrap();
-    let w = words(&g, out);
+    let w = run_out(&m, 16);
     // 1.0625 is a tie between e4m3's 1 (0x38) and 1.125: to even, 0x38 (high
     // byte); -448 is e4m3's most negative finite, 0xfe (low byte).
     assert_eq!(w[0], 0x38fe);
@@ -162,14 +160,7 @@ fn bit_counts_dot_products_directed_rounding_and_saturation() {
          \tret;",
         ".param .u64 out",
     );
-    let mut g = GlobalMemory::new();
-    let out = g.alloc(vec![0; 36]);
-    let launch = Launch {
-        params: vec![out],
-        ..Launch::default()
-    };
-    run(&m, "k", &launch, &g).unwrap();
-    let w = words(&g, out);
+    let w = run_out(&m, 36);
     assert_eq!(w[0], 5, "popc of 0x00f00010");
     assert_eq!(w[1], 8, "clz");
     assert_eq!(w[2], 0x0800_0f00, "brev");

@@ -15,8 +15,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "xtask"))
 import gen_real_triton as g  # noqa: E402
-import triton  # noqa: E402
-from triton.backends.compiler import GPUTarget  # noqa: E402
 
 
 def main():
@@ -24,18 +22,7 @@ def main():
     for spec in g.plan():
         if spec.fn is not g.tma_host_mm_kernel:
             continue
-        sig = g.sig_of(spec.fn, spec.sig, spec.consts)
-        attrs = {}
-        for i, a in enumerate(spec.fn.arg_names):
-            t = sig[a]
-            if a in spec.nodiv:
-                continue
-            if t.startswith("*") or t == "i32":
-                attrs[(i, )] = [["tt.divisibility", 16]]
-        src = triton.compiler.ASTSource(fn=spec.fn, signature=sig, constexprs=dict(spec.consts), attrs=attrs)
-        opts = dict(spec.opts)
-        opts["ptx_version"] = 90
-        k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts)
+        k = g.compile_kernel(spec, 90)
         committed = open(os.path.join(REPO, "tests", "real", "triton39", spec.name + ".ptx")).read()
         if k.asm["ptx"] != committed:
             sys.exit(f"{spec.name}: the PTX differs from tests/real/triton39")
