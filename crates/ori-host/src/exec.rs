@@ -779,15 +779,15 @@ impl Machine<'_> {
 
     /// The threads of the warpgroup that run `d`: those of the running
     /// frame whose guard holds.
-    fn active(&self, d: &InstData) -> Vec<bool> {
+    fn active(&self, d: &InstData) -> [bool; WARPGROUP] {
         let lanes = self.wg.lanes();
-        (0..WARPGROUP)
-            .map(|t| {
-                lanes & (1 << t) != 0
-                    && d.guard
-                        .is_none_or(|g| (self.wg.regs[t][g.reg.index()] & 1 == 1) != g.negated)
-            })
-            .collect()
+        let mut act = [false; WARPGROUP];
+        for (t, a) in act.iter_mut().enumerate() {
+            *a = lanes & (1 << t) != 0
+                && d.guard
+                    .is_none_or(|g| (self.wg.regs[t][g.reg.index()] & 1 == 1) != g.negated);
+        }
+        act
     }
 
     /// Whether every thread of the warpgroup that exists is in `act`
@@ -2109,8 +2109,11 @@ impl Machine<'_> {
             }
         };
         for c in landed {
-            for (k, b) in c.bytes.iter().enumerate() {
-                self.shared.write(c.dst + k as u64, 1, u64::from(*b))?;
+            for (k, chunk) in c.bytes.chunks(8).enumerate() {
+                let mut w = [0u8; 8];
+                w[..chunk.len()].copy_from_slice(chunk);
+                self.shared
+                    .write(c.dst + 8 * k as u64, chunk.len(), u64::from_le_bytes(w))?;
             }
             // cp.async writes through the generic proxy.
             self.fills.overwritten(c.dst, c.bytes.len());
@@ -2153,8 +2156,11 @@ impl Machine<'_> {
             }
         };
         let mut bytes: smallvec::SmallVec<[u8; 16]> = smallvec::smallvec![0; size];
-        for (k, b) in bytes.iter_mut().take(read).enumerate() {
-            *b = self.global.read(src + k as u64, 1)? as u8;
+        // Eight bytes at a time (a 16-byte copy is two reads).
+        for k in (0..read).step_by(8) {
+            let n = (read - k).min(8);
+            let v = self.global.read(src + k as u64, n)?;
+            bytes[k..k + n].copy_from_slice(&v.to_le_bytes()[..n]);
         }
         Ok(PendingCopy {
             dst,
@@ -2464,16 +2470,8 @@ impl Machine<'_> {
             (Family::Tf32 | Family::Fp8, _) => (imm(4)? == -1, imm(5)? == -1, false, false),
             _ => (false, false, false, false),
         };
-        // C: the newest pending value of each accumulator, else the register.
-        let latest: FxHashMap<VReg, (usize, usize)> = self
-            .wg
-            .committed
-            .iter()
-            .flatten()
-            .chain(&self.wg.open)
-            .enumerate()
-            .flat_map(|(k, p)| p.regs.iter().enumerate().map(move |(j, r)| (*r, (k, j))))
-            .collect();
+        // C: the newest pending value of each accumulator, else the
+        // register (the source of each of `dregs`, found once for all threads).
         let pending: Vec<&PendingMma> = self
             .wg
             .committed
@@ -2481,12 +2479,23 @@ impl Machine<'_> {
             .flatten()
             .chain(&self.wg.open)
             .collect();
+        let source: Vec<Option<(usize, usize)>> = dregs
+            .iter()
+            .map(|r| {
+                pending
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .find_map(|(k, p)| p.regs.iter().position(|x| x == r).map(|j| (k, j)))
+            })
+            .collect();
         let c: Vec<Vec<u32>> = (0..WARPGROUP)
             .map(|t| {
                 dregs
                     .iter()
-                    .map(|r| match latest.get(r) {
-                        Some(&(k, j)) => pending[k].values[t][j],
+                    .zip(&source)
+                    .map(|(r, src)| match *src {
+                        Some((k, j)) => pending[k].values[t][j],
                         None => self.wg.regs[t][r.index()] as u32,
                     })
                     .collect()
