@@ -32,9 +32,10 @@ pub struct RunArgs {
     /// CTAs: X[,Y[,Z]].
     #[arg(long, default_value = "1,1,1")]
     pub grid: String,
-    /// Threads per CTA: X[,Y[,Z]], at most 1024 (Triton: 32 x num_warps).
-    #[arg(long, default_value = "128,1,1")]
-    pub block: String,
+    /// Threads per CTA: X[,Y[,Z]], at most 1024 (default: the kernel's
+    /// .reqntid or .maxntid, else 128; Triton: 32 x num_warps).
+    #[arg(long)]
+    pub block: Option<String>,
     /// Dynamic shared memory per CTA in bytes (default: 227 KiB, sm_90's most).
     #[arg(long, value_name = "BYTES")]
     pub shared: Option<u64>,
@@ -167,6 +168,32 @@ fn scalar(value: &str, ty: &str) -> Result<u64, String> {
         (1u64 << bits) - 1
     };
     Ok((x as u64) & mask)
+}
+
+/// The threads per CTA the kernel declares, `.reqntid` (else `.maxntid`)
+/// between its parameter list and its body (Triton writes `.reqntid 128`).
+fn declared_threads(src: &str, entry: &str) -> Option<[u32; 3]> {
+    let at = src.match_indices(".entry").find_map(|(k, _)| {
+        let rest = src[k + 6..].trim_start();
+        rest.strip_prefix(entry)
+            .filter(|r| r.starts_with(|c: char| c == '(' || c.is_whitespace()))
+            .map(|_| k)
+    })?;
+    let head = &src[at..];
+    let head = &head[..head
+        .find(')')
+        .and_then(|p| head[p..].find('{').map(|q| p + q))?];
+    for directive in [".reqntid", ".maxntid"] {
+        if let Some(p) = head.find(directive) {
+            let list = head[p + directive.len()..].lines().next()?;
+            let mut out = [1u32; 3];
+            for (k, n) in list.split(',').take(3).enumerate() {
+                out[k] = n.trim().parse().ok()?;
+            }
+            return Some(out);
+        }
+    }
+    None
 }
 
 /// The kernel to run: `--entry`, else the module's only `.entry`.
@@ -448,16 +475,10 @@ fn parameters(f: &Function, args: &[String], g: &mut GlobalMemory) -> Result<Par
 
 /// `ori run`.
 pub fn run(a: RunArgs) -> ExitCode {
-    let (grid, block) = match (dims("grid", &a.grid), dims("block", &a.block)) {
-        (Ok(g), Ok(b)) => (g, b),
-        (Err(e), _) | (_, Err(e)) => return usage(&e),
+    let grid = match dims("grid", &a.grid) {
+        Ok(g) => g,
+        Err(e) => return usage(&e),
     };
-    if block.iter().map(|&d| u64::from(d)).product::<u64>() > 1024 {
-        return usage(&format!(
-            "--block {},{},{}: a CTA has at most 1024 threads",
-            block[0], block[1], block[2]
-        ));
-    }
     let src = match read_input(&a.file) {
         Ok(s) => s,
         Err(e) => return failed(&e),
@@ -508,6 +529,19 @@ pub fn run(a: RunArgs) -> ExitCode {
         Ok(f) => f,
         Err(e) => return usage(&e),
     };
+    let block = match &a.block {
+        Some(b) => match dims("block", b) {
+            Ok(b) => b,
+            Err(e) => return usage(&e),
+        },
+        None => declared_threads(&src, &f.name).unwrap_or([128, 1, 1]),
+    };
+    if block.iter().map(|&d| u64::from(d)).product::<u64>() > 1024 {
+        return usage(&format!(
+            "--block {},{},{}: a CTA has at most 1024 threads",
+            block[0], block[1], block[2]
+        ));
+    }
     let mut g = GlobalMemory::new();
     let (params, mut buffers, param_bytes, param_block) = if let Some(file) = &a.params {
         if !a.args.is_empty() {

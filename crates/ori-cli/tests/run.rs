@@ -315,3 +315,37 @@ fn a_recorded_parameter_block_replays_with_buffers_at_its_addresses() {
     let (code, _, err) = run(&w);
     assert_eq!((code, err.contains("overlaps")), (2, true), "{err}");
 }
+
+/// Without --block, the kernel's own `.reqntid` sets the CTA: Triton's
+/// warp-specialized matmul declares 384 threads (three warpgroups).
+#[test]
+fn the_block_defaults_to_the_kernels_reqntid() {
+    let d = scratch("reqntid");
+    let c = d.join("c.npy").to_string_lossy().into_owned();
+    let mut v: Vec<String> = vec![
+        "run".into(),
+        repo("tests/real/triton39/ws_tma_device_f16_128x128x64_s3_w4.ptx"),
+    ];
+    for (k, x) in [
+        format!("@{}", repo("tests/host/triton/inputs/a_fp16_128x128.npy")),
+        format!("@{}", repo("tests/host/triton/inputs/b_fp16_128x128.npy")),
+        "zeros:f16:16384".into(),
+        "128".into(),
+        "128".into(),
+        "128".into(),
+        "zeros:u8:1024".into(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        v.extend(["--arg".into(), format!("{k}={x}")]);
+    }
+    v.extend(["--dump".into(), format!("2={c}")]);
+    let (code, _, err) = run(&v);
+    assert_eq!(code, 0, "{err}");
+    let got = ori::host::npy::NpyArray::parse(&std::fs::read(&c).unwrap()).unwrap();
+    assert_eq!(
+        got.data,
+        gpu_record("triton39_ws_tma_device_f16_128x128x64_s3_w4").data
+    );
+}
