@@ -632,7 +632,7 @@ pub fn run(a: RunArgs) -> ExitCode {
     let start = Instant::now();
     let shown = std::sync::atomic::AtomicBool::new(false);
     let progress = |done: u64, total: u64| {
-        if start.elapsed() > Duration::from_secs(1) && (done % 16 == 0 || done == total) {
+        if start.elapsed() > Duration::from_secs(1) && (done.is_multiple_of(16) || done == total) {
             eprint!("\rori run: CTA {done}/{total}");
             shown.store(true, std::sync::atomic::Ordering::Relaxed);
         }

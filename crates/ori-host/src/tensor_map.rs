@@ -307,9 +307,7 @@ mod tests {
                 assert_eq!(u64::from(t.box_dims[k]), boxes[k], "{line}");
                 assert_eq!(u64::from(t.elem_strides[k]), es[k], "{line}");
             }
-            for k in 0..rank - 1 {
-                assert_eq!(t.strides[k], strides[k], "{line}");
-            }
+            assert_eq!(&t.strides[..rank - 1], &strides[..], "{line}");
             assert_eq!(t.encode(), b, "re-encoding {line}");
             checked += 1;
         }

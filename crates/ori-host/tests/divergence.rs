@@ -13,9 +13,10 @@ fn lower(src: &str) -> ori_ir::Module {
     m
 }
 
-/// out[t] = (t % 7 == 0 ? 1000 : sum of 0..t%7) + (t % 3 == 0 ? 100 : 200)
-/// + (t % 5 == 1 ? 10 : 0), written after a CTA barrier; threads with
-/// t % 11 == 4 exit at once (their element keeps its 0xffffffff).
+/// `out[t]` is `(t % 7 == 0 ? 1000 : sum of 0..t%7)`, plus
+/// `(t % 3 == 0 ? 100 : 200)`, plus `(t % 5 == 1 ? 10 : 0)`, written after
+/// a CTA barrier; threads with `t % 11 == 4` exit at once (their element
+/// keeps its 0xffffffff).
 const KERNEL: &str = r#"
 .version 8.0
 .target sm_90a
@@ -75,7 +76,7 @@ fn expected(t: u32) -> Option<u32> {
     }
     let m = t % 7;
     let mut v = if m == 0 { 1000 } else { (0..m).sum() };
-    v += if t % 3 == 0 { 100 } else { 200 };
+    v += if t.is_multiple_of(3) { 100 } else { 200 };
     if t % 5 == 1 {
         v += 10;
     }
