@@ -2656,7 +2656,12 @@ fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
     let satfinite = d.has_mod("satfinite");
     let v = src(1)?;
     let (tb, fb) = (bits_of(to), bits_of(from));
-    let int = |t: &str| t.starts_with('s') || t.starts_with('u') || t.starts_with('b');
+    // Integer and bit types (`s32`, `u8`, `b16`), not `bf16`.
+    let int = |t: &str| {
+        t.starts_with('s')
+            || t.starts_with('u')
+            || (t.starts_with('b') && t[1..].starts_with(|c: char| c.is_ascii_digit()))
+    };
     // A scalar float's value, and a value rounded (nearest even) into one.
     let value = |t: &str, bits: u64| -> Option<f64> {
         Some(match t {

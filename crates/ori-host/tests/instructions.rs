@@ -118,11 +118,15 @@ fn conversions_to_fp8_pairs_and_integers() {
          \tmov.s32 %r4, -3;\n\
          \tcvt.rn.f16.s32 %h3, %r4;\n\
          \tcvt.u32.u16 %r5, %h3;\n\
+         \tmov.b16 %h4, 0x4040;\n\
+         \tcvt.f32.bf16 %f5, %h4;\n\
+         \tmov.b32 %r6, %f5;\n\
          \tst.global.v4.b32 [%rd1], {%r1, %r2, %r3, %r5};\n\
+         \tst.global.b32 [%rd1+16], %r6;\n\
          \tret;",
         ".param .u64 out",
     );
-    let w = run_out(&m, 16);
+    let w = run_out(&m, 20);
     // 1.0625 is a tie between e4m3's 1 (0x38) and 1.125: to even, 0x38 (high
     // byte); -448 is e4m3's most negative finite, 0xfe (low byte).
     assert_eq!(w[0], 0x38fe);
@@ -130,6 +134,11 @@ fn conversions_to_fp8_pairs_and_integers() {
     assert_eq!(w[1], 0x7b3c);
     assert_eq!(w[2], 2, "cvt.rni: 2.5 to even");
     assert_eq!(w[3], 0xc200, "-3 as f16");
+    assert_eq!(
+        f32::from_bits(w[4]),
+        3.0,
+        "bf16 0x4040 is 3.0 (a float, not the integer 0x4040)"
+    );
 }
 
 #[test]

@@ -81,7 +81,7 @@ def cases():
                 continue
             if fn not in ("mm_kernel", "tma_device_mm_kernel", "tma_host_mm_kernel",
                           "persistent_mm_kernel", "splitk_mm_kernel", "grouped_mm_kernel",
-                          "bmm_kernel"):
+                          "bmm_kernel", "mm_epilogue_kernel"):
                 continue
             # Host descriptors are encoded from the compiled kernel's metadata
             # (tensordesc_meta.json, recorded for Triton 3.9's kernels).
@@ -112,6 +112,12 @@ def cases():
                 # (exact on these inputs, so their order does not matter).
                 grid = [tiles_m, tiles_n, int(cfg["SPLIT_K"])]
                 params = ["A", "B", "C", M, N, K, K, N, N]
+            elif fn == "mm_epilogue_kernel":
+                # A serves as the bias (its first row) and the residual (it is
+                # M x K = M x N here): a, b, c, bias, res, M, N, K, stride_am,
+                # stride_bk, stride_cm, stride_rm, alpha (0.5: exact).
+                grid = [tiles_m, tiles_n, 1]
+                params = ["A", "B", "C", "A", "A", M, N, K, K, N, N, N, ("f32", 0.5)]
             elif fn == "bmm_kernel":
                 # One batch: a, b, c, M, N, K, stride_ab, stride_am, stride_bb,
                 # stride_bk (B^T: its row stride), stride_cb, stride_cm.
@@ -148,6 +154,8 @@ def cases():
                 "a_dtype": ta,
                 "b_dtype": tb + ("_kmajor" if kmajor else ""),
                 "params": params,
+                # erf, tanh and sigmoid go through ex2.approx: within 2 ulp.
+                "tolerance": "approx" if cfg.get("ACT") in ("gelu", "gelu_tanh", "silu") else "exact",
             })
     return out
 
