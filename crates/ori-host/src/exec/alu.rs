@@ -1,0 +1,622 @@
+//! Arithmetic, logic, comparison and conversion, one thread at a time:
+//! what each instruction computes from its operands, following the PTX
+//! ISA's definitions (integer widths and signs, f32 rounding modes and
+//! `.ftz`, half-precision lanes, every `cvt`).
+
+use super::*;
+
+impl Machine<'_> {
+    pub(super) fn alu(&mut self, t: usize, d: &InstData, shape: &AluShape<'_>) -> Res<()> {
+        let (ty, bits) = (shape.ty, shape.bits);
+        let signed = ty.starts_with('s');
+        let float = ty.starts_with('f') && ty != "f16x2";
+        let name = &*d.name;
+        let src = |k: usize| -> Res<u64> {
+            let s = d
+                .slots
+                .get(k)
+                .ok_or_else(|| format!("{name}: operand {k} missing"))?;
+            self.value(t, &s.op)
+        };
+        let dst = &d
+            .slots
+            .first()
+            .ok_or_else(|| format!("{name}: no operands"))?
+            .op;
+        let m = mask(bits);
+        let v: u64 = match name {
+            // `mov.b32 %r, {%h0, %h1}`: pack the elements, each of
+            // bits / n bits, the first lowest.
+            "mov" => match &op(d, 1)? {
+                Operand::Vector(parts) => {
+                    let w = bits / parts.len() as u32;
+                    let mut out = 0u64;
+                    for (k, e) in parts.iter().enumerate() {
+                        out |= (self.value(t, e)? & mask(w)) << (w * k as u32);
+                    }
+                    out
+                }
+                _ => src(1)?,
+            },
+            // The parameter space's generic window; shared and global
+            // addresses are the same in both (see `memory`).
+            "cvta" if d.has_mod("param") && !d.has_mod("to") => src(1)? + PARAM_GENERIC,
+            "cvta" if d.has_mod("param") => src(1)?.wrapping_sub(PARAM_GENERIC),
+            "cvta" => src(1)?,
+            // Half precision, scalar and packed pairs: each element in f64
+            // (the products and sums of two halves are exact there; fma has
+            // one rounding, at the end), rounded to nearest even.
+            "add" | "sub" | "mul" | "fma" | "min" | "max" | "neg" | "abs"
+                if matches!(ty, "f16" | "bf16" | "f16x2" | "bf16x2") =>
+            {
+                let (elem, lanes) = match ty {
+                    "f16x2" => ("f16", 2),
+                    "bf16x2" => ("bf16", 2),
+                    t => (t, 1),
+                };
+                let get = |x: u64, k: u32| -> f64 {
+                    let h = ((x >> (16 * k)) & 0xffff) as u16;
+                    if elem == "f16" {
+                        f64::from(half::f16::from_bits(h).to_f32())
+                    } else {
+                        f64::from(half::bf16::from_bits(h).to_f32())
+                    }
+                };
+                let put = |x: f64| -> u64 {
+                    u64::from(if elem == "f16" {
+                        half::f16::from_f64(x).to_bits()
+                    } else {
+                        half::bf16::from_f64(x).to_bits()
+                    })
+                };
+                let n_src = match name {
+                    "neg" | "abs" => 1,
+                    "fma" => 3,
+                    _ => 2,
+                };
+                let srcs: Vec<u64> = (1..=n_src).map(src).collect::<Res<_>>()?;
+                let mut out = 0u64;
+                for k in 0..lanes {
+                    let x = |i: usize| get(srcs[i], k);
+                    let r = match name {
+                        "add" => x(0) + x(1),
+                        "sub" => x(0) - x(1),
+                        "mul" => x(0) * x(1),
+                        "fma" => x(0).mul_add(x(1), x(2)),
+                        "min" => x(0).min(x(1)),
+                        "max" => x(0).max(x(1)),
+                        "neg" => -x(0),
+                        _ => x(0).abs(),
+                    };
+                    out |= put(r) << (16 * k);
+                }
+                out
+            }
+            "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "div" | "rem" if float => {
+                if bits != 32 {
+                    return Err(format!(
+                        "{} on .{ty} is not supported by the host backend",
+                        d.mnemonic()
+                    ));
+                }
+                let ftz = d.has_mod("ftz");
+                let (a, b) = (flush(as_f32(src(1)?), ftz), flush(as_f32(src(2)?), ftz));
+                // Directed rounding (.rz, .rm, .rp): the exact result as
+                // the f64 pair hi + lo (products of f32s are exact in f64,
+                // sums are split by two-sum), rounded toward the mode.
+                let directed = ["rz", "rm", "rp"].into_iter().find(|r| d.has_mod(r));
+                if let Some(mode) = directed {
+                    let (x, y) = (f64::from(a), f64::from(b));
+                    let (hi, lo) = match name {
+                        "add" => two_sum(x, y),
+                        "sub" => two_sum(x, -y),
+                        "mul" => (x * y, 0.0),
+                        "mad" | "fma" => two_sum(x * y, f64::from(flush(as_f32(src(3)?), ftz))),
+                        _ => {
+                            return Err(format!(
+                                "{} is not supported by the host backend",
+                                d.mnemonic()
+                            ))
+                        }
+                    };
+                    return self.set(
+                        t,
+                        dst,
+                        u64::from(flush(round_f32(hi, lo, mode), ftz).to_bits()),
+                        32,
+                    );
+                }
+                let r = match name {
+                    "add" => a + b,
+                    "sub" => a - b,
+                    "mul" => a * b,
+                    "mad" | "fma" => a.mul_add(b, flush(as_f32(src(3)?), ftz)),
+                    "min" => a.min(b),
+                    "max" => a.max(b),
+                    "div" => a / b,
+                    _ => a % b,
+                };
+                // .sat: clamped to [0, 1], NaN to 0.
+                let r = if d.has_mod("sat") {
+                    if r.is_nan() {
+                        0.0
+                    } else {
+                        r.clamp(0.0, 1.0)
+                    }
+                } else {
+                    r
+                };
+                u64::from(flush(r, ftz).to_bits())
+            }
+            // The special functions, computed correctly rounded in f32; the
+            // GPU's `.approx` forms differ by up to a few ulp (its MUFU unit),
+            // which is why kernels using them compare within a tolerance
+            // (README, host backend).
+            "ex2" | "lg2" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "tanh" if float => {
+                if bits != 32 {
+                    return Err(format!(
+                        "{} on .{ty} is not supported by the host backend",
+                        d.mnemonic()
+                    ));
+                }
+                let ftz = d.has_mod("ftz");
+                let a = flush(as_f32(src(1)?), ftz);
+                let r = match name {
+                    "ex2" => a.exp2(),
+                    "lg2" => a.log2(),
+                    "rcp" => 1.0 / a,
+                    "sqrt" => a.sqrt(),
+                    "rsqrt" => 1.0 / a.sqrt(),
+                    "sin" => a.sin(),
+                    "cos" => a.cos(),
+                    _ => a.tanh(),
+                };
+                u64::from(flush(r, ftz).to_bits())
+            }
+            "add" => src(1)?.wrapping_add(src(2)?) & m,
+            "sub" => src(1)?.wrapping_sub(src(2)?) & m,
+            "mul" | "mad" => {
+                let (a, b) = (src(1)?, src(2)?);
+                let wide = shape.wide;
+                let p: u128 = if signed {
+                    (i128::from(sext(a, bits)) * i128::from(sext(b, bits))) as u128
+                } else {
+                    u128::from(a & m) * u128::from(b & m)
+                };
+                let r = if wide {
+                    (p as u64) & mask(2 * bits)
+                } else if shape.hi {
+                    ((p >> bits) as u64) & m
+                } else {
+                    (p as u64) & m
+                };
+                let out_bits = if wide { 2 * bits } else { bits };
+                if name == "mad" {
+                    r.wrapping_add(src(3)?) & mask(out_bits)
+                } else {
+                    r
+                }
+            }
+            "min" | "max" => int_min_max(name == "min", src(1)?, src(2)?, bits, signed),
+            "div" | "rem" => {
+                let (a, b) = (src(1)?, src(2)?);
+                if b & m == 0 {
+                    m // the ISA leaves it undefined; the GPU gives all ones
+                } else if signed {
+                    let (x, y) = (sext(a, bits), sext(b, bits));
+                    (if name == "div" {
+                        x.wrapping_div(y)
+                    } else {
+                        x.wrapping_rem(y)
+                    }) as u64
+                        & m
+                } else if name == "div" {
+                    (a & m) / (b & m)
+                } else {
+                    (a & m) % (b & m)
+                }
+            }
+            "neg" if float => u64::from((-as_f32(src(1)?)).to_bits()),
+            "abs" if float => u64::from(as_f32(src(1)?).abs().to_bits()),
+            "neg" => src(1)?.wrapping_neg() & m,
+            "abs" => sext(src(1)?, bits).unsigned_abs() & m,
+            "and" => src(1)? & src(2)?,
+            "or" => src(1)? | src(2)?,
+            "xor" => src(1)? ^ src(2)?,
+            "not" => !src(1)? & m,
+            "popc" => u64::from((src(1)? & m).count_ones()),
+            "clz" => u64::from((src(1)? & m).leading_zeros() - (64 - bits)),
+            "brev" => (src(1)? & m).reverse_bits() >> (64 - bits),
+            // bfind: the most significant bit that differs from the sign
+            // (signed) or is set; all ones when none; .shiftamt: from the left.
+            "bfind" => {
+                let x = src(1)? & m;
+                let x = if signed && x >> (bits - 1) & 1 == 1 {
+                    !x & m
+                } else {
+                    x
+                };
+                if x == 0 {
+                    0xffff_ffff
+                } else {
+                    let msb = u64::from(63 - x.leading_zeros());
+                    if d.has_mod("shiftamt") {
+                        u64::from(bits - 1) - msb
+                    } else {
+                        msb
+                    }
+                }
+            }
+            // dp4a / dp2a: byte (and half) dot products into a 32-bit sum.
+            "dp4a" | "dp2a" => {
+                let (a, b, c) = (src(1)? as u32, src(2)? as u32, src(3)? as u32);
+                let kinds: Vec<&str> = d
+                    .mods
+                    .iter()
+                    .map(|x| &**x)
+                    .filter(|x| matches!(*x, "u32" | "s32"))
+                    .collect();
+                let (sa, sb) = (kinds.first() == Some(&"s32"), kinds.get(1) == Some(&"s32"));
+                let byte = |v: u32, k: u32, signed: bool| -> i64 {
+                    let x = (v >> (8 * k)) & 0xff;
+                    if signed {
+                        i64::from(x as u8 as i8)
+                    } else {
+                        i64::from(x)
+                    }
+                };
+                let half = |v: u32, k: u32, signed: bool| -> i64 {
+                    let x = (v >> (16 * k)) & 0xffff;
+                    if signed {
+                        i64::from(x as u16 as i16)
+                    } else {
+                        i64::from(x)
+                    }
+                };
+                let mut acc = i64::from(c as i32);
+                if name == "dp4a" {
+                    for k in 0..4 {
+                        acc += byte(a, k, sa) * byte(b, k, sb);
+                    }
+                } else {
+                    let base = if d.has_mod("hi") { 2 } else { 0 };
+                    for k in 0..2 {
+                        acc += half(a, k, sa) * byte(b, base + k, sb);
+                    }
+                }
+                (acc as u64) & 0xffff_ffff
+            }
+            // A cluster of one CTA: its own shared window is rank 0's.
+            "mapa" => {
+                let rank = src(2)?;
+                if rank != 0 {
+                    return Err(format!(
+                        "{}: CTA rank {rank} of the cluster; the host backend runs clusters of one CTA",
+                        d.mnemonic()
+                    ));
+                }
+                src(1)?
+            }
+            "shl" => {
+                let s = src(2)? & 0xffff_ffff;
+                if s >= u64::from(bits) {
+                    0
+                } else {
+                    (src(1)? << s) & m
+                }
+            }
+            "shr" => {
+                let (a, s) = (src(1)?, src(2)? & 0xffff_ffff);
+                if signed {
+                    (sext(a, bits) >> s.min(u64::from(bits) - 1)) as u64 & m
+                } else if s >= u64::from(bits) {
+                    0
+                } else {
+                    (a & m) >> s
+                }
+            }
+            "selp" => {
+                if src(3)? & 1 == 1 {
+                    src(1)?
+                } else {
+                    src(2)?
+                }
+            }
+            "setp" => return self.setp(t, d, ty, bits),
+            "bfe" => bit_ops::bfe(src(1)?, src(2)?, src(3)?, bits, signed),
+            "bfi" => bit_ops::bfi(src(1)?, src(2)?, src(3)?, src(4)?, bits),
+            "prmt" => {
+                let mode = d.mods.first().map(|m| &**m).filter(|m| *m != "b32");
+                u64::from(bit_ops::prmt(
+                    src(1)? as u32,
+                    src(2)? as u32,
+                    src(3)? as u32,
+                    mode,
+                )?)
+            }
+            "lop3" => bit_ops::lop3(src(1)?, src(2)?, src(3)?, src(4)? as u8, bits),
+            "cvt" => cvt(d, &|k| src(k))?,
+            _ => {
+                return Err(format!(
+                    "{} is not supported by the host backend",
+                    d.mnemonic()
+                ))
+            }
+        };
+        self.set(t, dst, v, shape.out_bits)
+    }
+
+    pub(super) fn setp(&mut self, t: usize, d: &InstData, ty: &str, bits: u32) -> Res<()> {
+        let cmp = d.mods.first().map_or("", |m| &**m);
+        let (a, b) = (self.value(t, op(d, 1)?)?, self.value(t, op(d, 2)?)?);
+        let r = if ty.starts_with('f') {
+            let (x, y) = match bits {
+                64 => (f64::from_bits(a), f64::from_bits(b)),
+                32 => (f64::from(as_f32(a)), f64::from(as_f32(b))),
+                _ => {
+                    return Err(format!(
+                        "setp.{cmp}.{ty} is not supported by the host backend"
+                    ))
+                }
+            };
+            let unordered = x.is_nan() || y.is_nan();
+            // Ordered comparisons are false on a NaN (`ne` too, unlike
+            // Rust's `!=`); the `u` forms are true on one.
+            let (base, or_nan) = match cmp.strip_suffix('u') {
+                Some(b) => (b, true),
+                None => (cmp, false),
+            };
+            let ordered = match base {
+                "eq" => x == y,
+                "ne" => x != y && !unordered,
+                "lt" => x < y,
+                "le" => x <= y,
+                "gt" => x > y,
+                "ge" => x >= y,
+                "num" => !unordered,
+                "nan" => unordered,
+                _ => {
+                    return Err(format!(
+                        "setp.{cmp}.{ty} is not supported by the host backend"
+                    ))
+                }
+            };
+            ordered || (or_nan && unordered)
+        } else {
+            let ord = if ty.starts_with('s') {
+                sext(a, bits).cmp(&sext(b, bits))
+            } else {
+                (a & mask(bits)).cmp(&(b & mask(bits)))
+            };
+            use std::cmp::Ordering::*;
+            match cmp {
+                "eq" => ord == Equal,
+                "ne" => ord != Equal,
+                "lt" | "lo" => ord == Less,
+                "le" | "ls" => ord != Greater,
+                "gt" | "hi" => ord == Greater,
+                "ge" | "hs" => ord != Less,
+                _ => {
+                    return Err(format!(
+                        "setp.{cmp}.{ty} is not supported by the host backend"
+                    ))
+                }
+            }
+        };
+        match op(d, 0)? {
+            Operand::PredPair(p, q) => {
+                self.wg.regs[t][p.index()] = u64::from(r);
+                self.wg.regs[t][q.index()] = u64::from(!r);
+            }
+            op => self.set(t, op, u64::from(r), 1)?,
+        }
+        Ok(())
+    }
+}
+
+/// `cvt`: integer widening and narrowing, and the float conversions an
+/// epilogue uses (f32 <-> f16, f16x2 packing, integer <-> f32).
+pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
+    use crate::numbers::{decode_fp8, encode_fp8};
+    let is_type =
+        |m: &str| type_bytes(m).is_some() || matches!(m, "e4m3x2" | "e5m2x2" | "e4m3" | "e5m2");
+    let types: Vec<&str> = d.mods.iter().map(|m| &**m).filter(|m| is_type(m)).collect();
+    let [to, from] = types[..] else {
+        return Err(format!("{}: two types expected", d.mnemonic()));
+    };
+    let unsupported = || format!("{} is not supported by the host backend", d.mnemonic());
+    let satfinite = d.has_mod("satfinite");
+    let v = src(1)?;
+    let (tb, fb) = (bits_of(to), bits_of(from));
+    // Integer and bit types (`s32`, `u8`, `b16`), not `bf16`.
+    let int = |t: &str| {
+        t.starts_with('s')
+            || t.starts_with('u')
+            || (t.starts_with('b') && t[1..].starts_with(|c: char| c.is_ascii_digit()))
+    };
+    // A scalar float's value, and a value rounded (nearest even) into one.
+    let value = |t: &str, bits: u64| -> Option<f64> {
+        Some(match t {
+            "f16" => f64::from(half::f16::from_bits(bits as u16).to_f32()),
+            "bf16" => f64::from(half::bf16::from_bits(bits as u16).to_f32()),
+            "f32" => f64::from(as_f32(bits)),
+            "f64" => f64::from_bits(bits),
+            "e4m3" => decode_fp8(bits as u8, true),
+            "e5m2" => decode_fp8(bits as u8, false),
+            _ => return None,
+        })
+    };
+    let round_into = |t: &str, x: f64| -> Option<u64> {
+        let clamp = |max: f64| {
+            if satfinite && !x.is_nan() {
+                x.clamp(-max, max)
+            } else {
+                x
+            }
+        };
+        Some(match t {
+            "f16" => u64::from(half::f16::from_f64(clamp(65504.0)).to_bits()),
+            "bf16" => u64::from(half::bf16::from_f64(clamp(3.3895313892515355e38)).to_bits()),
+            "f32" => u64::from((x as f32).to_bits()),
+            "f64" => x.to_bits(),
+            "e4m3" => u64::from(encode_fp8(x, true, satfinite)),
+            "e5m2" => u64::from(encode_fp8(x, false, satfinite)),
+            _ => return None,
+        })
+    };
+    // Packed pairs: the element of each half (the first source is the high one).
+    let pair = |t: &str| -> Option<(&'static str, u32)> {
+        Some(match t {
+            "f16x2" => ("f16", 16),
+            "bf16x2" => ("bf16", 16),
+            "e4m3x2" => ("e4m3", 8),
+            "e5m2x2" => ("e5m2", 8),
+            _ => return None,
+        })
+    };
+    if let Some((elem, w)) = pair(to) {
+        let (hi, lo) = match (from, pair(from)) {
+            ("f32", _) => (f64::from(as_f32(v)), f64::from(as_f32(src(2)?))),
+            (_, Some((felem, fw))) => {
+                let part =
+                    |k: u32| value(felem, (v >> (fw * k)) & mask(fw)).ok_or_else(unsupported);
+                (part(1)?, part(0)?)
+            }
+            _ => return Err(unsupported()),
+        };
+        let (h, l) = (
+            round_into(elem, hi).ok_or_else(unsupported)?,
+            round_into(elem, lo).ok_or_else(unsupported)?,
+        );
+        return Ok((h << w) | l);
+    }
+    // tf32 is an f32 with the low 13 mantissa bits zero; `.rna` rounds
+    // to nearest, ties away from zero (a NaN or infinity stays one).
+    if (to, from) == ("tf32", "f32") {
+        if !d.has_mod("rna") {
+            return Err(unsupported());
+        }
+        let b = v as u32;
+        let r = if (b & 0x7f80_0000) == 0x7f80_0000 {
+            b
+        } else {
+            b.wrapping_add(0x1000) & !0x1fff
+        };
+        return Ok(u64::from(r));
+    }
+    if int(to) && int(from) {
+        return Ok(if from.starts_with('s') {
+            (sext(v, fb) as u64) & mask(tb)
+        } else {
+            v & mask(fb) & mask(tb)
+        });
+    }
+    if int(from) {
+        // Integer to float: exact in f64 for 32-bit sources, then one rounding.
+        let x = if from.starts_with('s') {
+            sext(v, fb) as f64
+        } else {
+            (v & mask(fb)) as f64
+        };
+        return round_into(to, x).ok_or_else(unsupported);
+    }
+    let x = value(from, v).ok_or_else(unsupported)?;
+    // .sat on a float destination: clamped to [0, 1], NaN to 0.
+    let x = if d.has_mod("sat") && !int(to) {
+        if x.is_nan() {
+            0.0
+        } else {
+            x.clamp(0.0, 1.0)
+        }
+    } else {
+        x
+    };
+    if int(to) {
+        // Float to integer: the rounding modifier, then saturation (NaN is 0).
+        let r = if d.has_mod("rni") {
+            x.round_ties_even()
+        } else if d.has_mod("rmi") {
+            x.floor()
+        } else if d.has_mod("rpi") {
+            x.ceil()
+        } else {
+            x.trunc()
+        };
+        return Ok(if to.starts_with('s') {
+            let (lo, hi) = (-(2f64.powi(tb as i32 - 1)), 2f64.powi(tb as i32 - 1) - 1.0);
+            (r.clamp(lo, hi) as i64 as u64) & mask(tb)
+        } else {
+            (r.clamp(0.0, 2f64.powi(tb as i32) - 1.0) as u64) & mask(tb)
+        });
+    }
+    round_into(to, x).ok_or_else(unsupported)
+}
+
+/// What `alu` needs of an instruction, read once for all its threads.
+pub(super) struct AluShape<'a> {
+    /// The type suffix.
+    pub(super) ty: &'a str,
+    /// Its width.
+    pub(super) bits: u32,
+    /// The destination's width (`.wide` doubles it; `cvt` names it first).
+    pub(super) out_bits: u32,
+    /// `mul.wide` / `mad.wide`.
+    pub(super) wide: bool,
+    /// `mul.hi` / `mad.hi`.
+    pub(super) hi: bool,
+}
+
+/// The smaller (`min`) or larger of two integers of `bits` bits.
+pub(super) fn int_min_max(min: bool, a: u64, b: u64, bits: u32, signed: bool) -> u64 {
+    let m = mask(bits);
+    let less = if signed {
+        sext(a, bits) < sext(b, bits)
+    } else {
+        a & m < b & m
+    };
+    if min == less {
+        a & m
+    } else {
+        b & m
+    }
+}
+
+/// `x + y` as an exact pair: the rounded sum and what rounding lost.
+pub(super) fn two_sum(x: f64, y: f64) -> (f64, f64) {
+    let s = x + y;
+    let bb = s - x;
+    (s, (x - (s - bb)) + (y - bb))
+}
+
+/// The exact value `hi + lo` rounded to f32 toward zero (`rz`), minus
+/// infinity (`rm`) or plus infinity (`rp`).
+pub(super) fn round_f32(hi: f64, lo: f64, mode: &str) -> f32 {
+    let r = hi as f32;
+    if !r.is_finite() && hi.is_finite() {
+        // Past f32's range: the largest finite, or infinity, by direction.
+        let toward_inf = match mode {
+            "rp" => hi > 0.0,
+            "rm" => hi < 0.0,
+            _ => false,
+        };
+        return if toward_inf { r } else { f32::MAX.copysign(r) };
+    }
+    // Where r lies against the exact value (both sides exact in f64).
+    let above = (f64::from(r) - hi) - lo;
+    match mode {
+        "rm" if above > 0.0 => r.next_down(),
+        "rp" if above < 0.0 => r.next_up(),
+        "rz" if above > 0.0 && r > 0.0 => r.next_down(),
+        "rz" if above < 0.0 && r < 0.0 => r.next_up(),
+        _ => r,
+    }
+}
+
+/// `.ftz`: a subnormal f32 becomes a zero of its sign.
+pub(super) fn flush(x: f32, ftz: bool) -> f32 {
+    if ftz && x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}

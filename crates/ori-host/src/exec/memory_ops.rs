@@ -1,0 +1,617 @@
+//! Moving bytes: `ld`/`st` in every state space, atomics and reductions,
+//! `cp.async` and its groups, TMA and bulk copies through tensor maps,
+//! `tensormap.replace`, and the warp-wide `ldmatrix`/`stmatrix`.
+
+use super::alu::int_min_max;
+use super::*;
+
+impl Machine<'_> {
+    /// Thread `t`'s part of an `ld` or `st`.
+    pub(super) fn memory_op(&mut self, t: usize, x: &Access<'_>) -> Res<()> {
+        let len = (x.bits / 8) as usize;
+        let (_, addr) = self.address(t, x.addr_op)?;
+        for (k, p) in x.parts.iter().enumerate() {
+            let a = addr.wrapping_add((k * len) as u64);
+            if x.load {
+                if x.space == "shared" || (x.space == "generic" && a < PARAM_GENERIC) {
+                    self.check_tma_ready("this load", a, len)?;
+                }
+                let v = self.load(x.space, a, len)?;
+                self.set(t, p, v, x.bits)?;
+            } else {
+                let v = self.value(t, p)?;
+                self.store(x.space, a, len, v)?;
+                if x.space == "shared" || (x.space != "global" && a < PARAM_GENERIC) {
+                    self.note_generic_write(t, a, len);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `atom` and `red` on global or shared memory, thread by thread in
+    /// lane order (which is one of the orders the GPU may pick): `add`
+    /// (integers, f32, f64, f16, bf16 and their x2 pairs, `.v2`/`.v4`
+    /// vectors), `min`, `max`, `inc`, `dec`, `and`, `or`, `xor`, `exch`,
+    /// `cas`. `atom` returns the old value.
+    pub(super) fn atomic(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
+        let mods: Vec<&str> = d.mods.iter().map(|m| &**m).collect();
+        let what = [
+            "add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas",
+        ]
+        .into_iter()
+        .find(|o| mods.contains(o))
+        .ok_or_else(|| format!("{}: no operation", d.mnemonic()))?;
+        let ty = type_of(d);
+        let bits = bits_of(ty);
+        let len = (bits / 8) as usize;
+        let space = if mods.iter().any(|m| m.starts_with("shared")) {
+            "shared"
+        } else if mods.contains(&"global") {
+            "global"
+        } else {
+            ""
+        };
+        let is_atom = &*d.name == "atom";
+        let (addr_k, val_k) = if is_atom { (1, 2) } else { (0, 1) };
+        let unsupported = || format!("{} is not supported by the host backend", d.mnemonic());
+        // One element: the new value from the old one and the operand(s).
+        let apply = |old: u64, b: u64, c: u64| -> Result<u64, String> {
+            let m = mask(bits);
+            let signed = ty.starts_with('s');
+            let fadd = |elem: &str, o: u64, x: u64| -> Option<u64> {
+                Some(match elem {
+                    "f16" => u64::from(
+                        half::f16::from_f32(
+                            half::f16::from_bits(o as u16).to_f32()
+                                + half::f16::from_bits(x as u16).to_f32(),
+                        )
+                        .to_bits(),
+                    ),
+                    "bf16" => u64::from(
+                        half::bf16::from_f32(
+                            half::bf16::from_bits(o as u16).to_f32()
+                                + half::bf16::from_bits(x as u16).to_f32(),
+                        )
+                        .to_bits(),
+                    ),
+                    "f32" => u64::from((as_f32(o) + as_f32(x)).to_bits()),
+                    "f64" => (f64::from_bits(o) + f64::from_bits(x)).to_bits(),
+                    _ => return None,
+                })
+            };
+            Ok(match what {
+                "add" => match ty {
+                    "f16x2" | "bf16x2" => {
+                        let e = &ty[..ty.len() - 2];
+                        let lo = fadd(e, old & 0xffff, b & 0xffff).ok_or_else(unsupported)?;
+                        let hi = fadd(e, old >> 16, b >> 16).ok_or_else(unsupported)?;
+                        (hi << 16) | lo
+                    }
+                    t if t.starts_with('f') || t == "bf16" => {
+                        fadd(t, old, b).ok_or_else(unsupported)?
+                    }
+                    _ => old.wrapping_add(b) & m,
+                },
+                "min" | "max" if ty.starts_with('f') => {
+                    let (x, y) = (as_f32(old), as_f32(b));
+                    u64::from(if what == "min" { x.min(y) } else { x.max(y) }.to_bits())
+                }
+                "min" | "max" => int_min_max(what == "min", old, b, bits, signed),
+                "inc" => {
+                    if old & m >= b & m {
+                        0
+                    } else {
+                        (old + 1) & m
+                    }
+                }
+                "dec" => {
+                    if old & m == 0 || old & m > b & m {
+                        b & m
+                    } else {
+                        (old - 1) & m
+                    }
+                }
+                "and" => old & b,
+                "or" => old | b,
+                "xor" => old ^ b,
+                "exch" => b & m,
+                _ => {
+                    if old & m == b & m {
+                        c & m
+                    } else {
+                        old & m
+                    }
+                }
+            })
+        };
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            let (_, addr) = self.address(t, op(d, addr_k)?)?;
+            let vals: Vec<Operand> = match op(d, val_k)? {
+                Operand::Vector(v) => v.to_vec(),
+                o => vec![o.clone()],
+            };
+            let c = if what == "cas" {
+                self.value(t, op(d, val_k + 1)?)?
+            } else {
+                0
+            };
+            let mut olds = Vec::with_capacity(vals.len());
+            for (k, vo) in vals.iter().enumerate() {
+                let a = addr + (k * len) as u64;
+                let b = self.value(t, vo)?;
+                let global_space = space == "global"
+                    || (space.is_empty() && a >= 1 << crate::memory::GLOBAL_SHIFT);
+                let old = if global_space {
+                    // Other CTAs may run at the same time: one at a time.
+                    let g = self.global;
+                    g.atomically(|| -> Res<u64> {
+                        let old = g.read(a, len)?;
+                        g.write(a, len, apply(old, b, c)?)?;
+                        Ok(old)
+                    })?
+                } else {
+                    let old = self.load(space, a, len)?;
+                    let new = apply(old, b, c)?;
+                    self.store(space, a, len, new)?;
+                    old
+                };
+                if space == "shared" || (space.is_empty() && a < PARAM_GENERIC) {
+                    self.note_generic_write(t, a, len);
+                }
+                olds.push(old);
+            }
+            if is_atom {
+                match op(d, 0)?.clone() {
+                    Operand::Vector(parts) => {
+                        for (p, old) in parts.iter().zip(olds) {
+                            self.set(t, p, old, bits)?;
+                        }
+                    }
+                    o => self.set(t, &o, olds[0], bits)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Copy `len` bytes between a generic (or shared) address and a buffer.
+    pub(super) fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Res<()> {
+        for (k, b) in out.iter_mut().enumerate() {
+            *b = self.generic_read(addr + k as u64, 1)? as u8;
+        }
+        Ok(())
+    }
+
+    pub(super) fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Res<()> {
+        for (k, b) in bytes.iter().enumerate() {
+            self.store("", addr + k as u64, 1, u64::from(*b))?;
+        }
+        Ok(())
+    }
+
+    /// `cp.async.bulk`: TMA tensor copies (`.tensor.Nd`, tiled, through a
+    /// tensor map; see [`crate::tensor_map`]) and plain bulk copies, in
+    /// either direction, for each active thread. A load lands at once and
+    /// completes its bytes on its mbarrier; a store is written at once, so
+    /// `commit_group` / `wait_group` have nothing left to wait for.
+    pub(super) fn bulk_copy(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
+        let mods: Vec<&str> = d.mods.iter().map(|m| &**m).collect();
+        if mods
+            .iter()
+            .any(|m| matches!(*m, "commit_group" | "wait_group" | "prefetch"))
+        {
+            return Ok(());
+        }
+        if mods
+            .iter()
+            .any(|m| m.starts_with("multicast") || *m == "im2col")
+        {
+            return Err(format!(
+                "{} is not supported by the host backend",
+                d.mnemonic()
+            ));
+        }
+        let shared_at = mods.iter().position(|m| m.starts_with("shared"));
+        let global_at = mods.iter().position(|m| *m == "global");
+        let load = match (shared_at, global_at) {
+            (Some(s), Some(g)) => s < g,
+            _ => {
+                return Err(format!(
+                    "{}: no direction (shared and global)",
+                    d.mnemonic()
+                ))
+            }
+        };
+        let tensor = mods.contains(&"tensor");
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            if tensor {
+                self.tensor_copy(t, d, load)?;
+            } else {
+                let (_, dst) = self.address(t, op(d, 0)?)?;
+                let (_, src) = self.address(t, op(d, 1)?)?;
+                let n = self.value(t, op(d, 2)?)?;
+                if n % 16 != 0 || n > MAX_SHARED {
+                    return Err(format!(
+                        "{}: a bulk copy of {n} bytes (a multiple of 16, at most the {MAX_SHARED} bytes of shared memory)",
+                        d.mnemonic()
+                    ));
+                }
+                let n = n as usize;
+                let mut buf = vec![0u8; n];
+                if !load {
+                    self.check_async_read("this bulk copy", src, n)?;
+                }
+                self.read_bytes(src, &mut buf)?;
+                self.write_bytes(dst, &buf)?;
+                if load {
+                    self.proxy.async_write(dst, n);
+                    let (_, mbar) = self.address(t, op(d, 3)?)?;
+                    let phase = self.mbarriers.phase(mbar)?;
+                    self.fills.landed(
+                        dst,
+                        n,
+                        Fill {
+                            mbar,
+                            phase,
+                            line: self.line,
+                        },
+                    );
+                    self.mbarriers.complete_tx(mbar, n as i64)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One thread's `cp.async.bulk.tensor`: the box at the coordinates,
+    /// between global memory and shared memory (swizzled as the map says;
+    /// out-of-bounds elements read as zero or NaN and are not written).
+    pub(super) fn tensor_copy(&mut self, t: usize, d: &InstData, load: bool) -> Res<()> {
+        let (map_op, mem_op) = if load {
+            (op(d, 1)?, op(d, 0)?)
+        } else {
+            (op(d, 0)?, op(d, 1)?)
+        };
+        let Operand::Vector(parts) = map_op else {
+            return Err(format!(
+                "{}: no [tensor map, {{coordinates}}] operand",
+                d.mnemonic()
+            ));
+        };
+        let map_addr = self.value(t, &parts[0])?;
+        let coords: Vec<i64> = match parts.get(1) {
+            Some(Operand::Vector(c)) => c
+                .iter()
+                .map(|o| self.value(t, o).map(|v| i64::from(v as u32 as i32)))
+                .collect::<Res<_>>()?,
+            Some(o) => vec![i64::from(self.value(t, o)? as u32 as i32)],
+            None => return Err(format!("{}: no coordinates", d.mnemonic())),
+        };
+        let mut bytes = [0u8; 128];
+        self.read_bytes(map_addr, &mut bytes)?;
+        let tm = TensorMap::decode(&bytes);
+        if let Some(why) = tm.unsupported() {
+            return Err(format!("{}: the tensor map at {map_addr:#x} has {why}, which the host backend does not support", d.mnemonic()));
+        }
+        if tm.tf32 {
+            return Err(format!(
+                "{}: tf32 tensor maps (rounding in flight) are not supported by the host backend",
+                d.mnemonic()
+            ));
+        }
+        if coords.len() != tm.rank {
+            return Err(format!(
+                "{}: {} coordinates for a rank-{} tensor map",
+                d.mnemonic(),
+                coords.len(),
+                tm.rank
+            ));
+        }
+        let (_, smem) = self.address(t, mem_op)?;
+        let fill = if load {
+            let (_, mbar) = self.address(t, op(d, 2)?)?;
+            Some(Fill {
+                mbar,
+                phase: self.mbarriers.phase(mbar)?,
+                line: self.line,
+            })
+        } else {
+            None
+        };
+        let esz = crate::tensor_map::elem_bytes(tm.elem_code).unwrap_or(1);
+        let n: Vec<usize> = (0..tm.rank).map(|k| tm.box_elems(k)).collect();
+        let total: usize = n.iter().product();
+        let nan: u64 = match tm.elem_code {
+            6 | 10 => 0x7fff,
+            7 | 8 => 0x7fff_ffff,
+            9 => 0x7fff_ffff_ffff_ffff,
+            _ => 0,
+        };
+        for idx in 0..total {
+            let mut rest = idx;
+            let mut inside = true;
+            let mut gaddr = tm.address;
+            for k in 0..tm.rank {
+                let i = rest % n[k];
+                rest /= n[k];
+                let g = coords[k] + i as i64;
+                if g < 0 || g as u64 >= tm.dims[k] {
+                    inside = false;
+                    continue;
+                }
+                gaddr += if k == 0 {
+                    g as u64 * esz as u64
+                } else {
+                    g as u64 * tm.strides[k - 1]
+                };
+            }
+            let saddr = tm.swizzled(smem, (idx * esz) as u64);
+            if !load {
+                self.check_async_read("this TMA store", saddr, esz)?;
+            }
+            if load {
+                let v = if inside {
+                    self.global.read(gaddr, esz)?
+                } else if tm.oob_nan {
+                    nan
+                } else {
+                    0
+                };
+                self.shared.write(saddr, esz, v)?;
+                self.proxy.async_write(saddr, esz);
+                if let Some(f) = fill {
+                    self.fills.landed(saddr, esz, f);
+                }
+            } else if inside {
+                let v = self.shared.read(saddr, esz)?;
+                self.global.write(gaddr, esz, v)?;
+            }
+        }
+        if load {
+            let (_, mbar) = self.address(t, op(d, 2)?)?;
+            self.mbarriers.complete_tx(mbar, tm.box_bytes() as i64)?;
+        }
+        Ok(())
+    }
+
+    /// `tensormap.replace.tile.FIELD [map], {ord,} value` (on a map in
+    /// shared or global memory) and `tensormap.cp_fenceproxy [dst], [src],
+    /// size` (the copy of a map to global memory), for each active thread.
+    pub(super) fn tensormap_op(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
+        let what = d.mods.first().map_or("", |m| &**m);
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            match what {
+                "replace" => {
+                    let field = d.mods.get(2).map_or("", |m| &**m);
+                    let (_, at) = self.address(t, op(d, 0)?)?;
+                    let (ord, v) = if d.slots.len() > 2 {
+                        (
+                            self.value(t, op(d, 1)?)? as usize,
+                            self.value(t, op(d, 2)?)?,
+                        )
+                    } else {
+                        (0, self.value(t, op(d, 1)?)?)
+                    };
+                    let mut bytes = [0u8; 128];
+                    self.read_bytes(at, &mut bytes)?;
+                    crate::tensor_map::replace(&mut bytes, field, ord, v)?;
+                    self.write_bytes(at, &bytes)?;
+                }
+                "cp_fenceproxy" => {
+                    let (_, dst) = self.address(t, op(d, 0)?)?;
+                    let (_, src) = self.address(t, op(d, 1)?)?;
+                    let n = self.value(t, op(d, 2)?)?;
+                    if n != 128 {
+                        return Err(format!(
+                            "{}: a tensor map is 128 bytes, not {n}",
+                            d.mnemonic()
+                        ));
+                    }
+                    let n = n as usize;
+                    let mut buf = vec![0u8; n];
+                    self.read_bytes(src, &mut buf)?;
+                    self.write_bytes(dst, &buf)?;
+                }
+                _ => {
+                    return Err(format!(
+                        "{} is not supported by the host backend",
+                        d.mnemonic()
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `cp.async`: copies (read now, landing at a wait), `commit_group`,
+    /// `wait_group N`, `wait_all` (see [`crate::async_copy`]).
+    pub(super) fn async_copy(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
+        let what = d.mods.get(1).map_or("", |m| &**m);
+        let everyone = self.all_live(act);
+        let landed = match what {
+            "commit_group" | "wait_group" | "wait_all" if !everyone => {
+                return Err(format!(
+                    "{} with some threads of the warpgroup inactive: the host backend keeps one group list per warpgroup",
+                    d.mnemonic()
+                ))
+            }
+            "commit_group" => {
+                self.wg.copies.commit();
+                return Ok(());
+            }
+            "wait_group" => {
+                let n = match op(d, 0)? {
+                    Operand::Imm(i) => i.as_i64().filter(|n| *n >= 0),
+                    _ => None,
+                };
+                let n = n.ok_or("cp.async.wait_group takes a non-negative immediate")?;
+                self.wg.copies.wait(n as usize)
+            }
+            "wait_all" => self.wg.copies.wait_all(),
+            "ca" | "cg" => {
+                for t in (0..WARPGROUP).filter(|t| act[*t]) {
+                    let c = self.read_copy(t, d)?;
+                    self.wg.copies.issue(c);
+                }
+                return Ok(());
+            }
+            _ => {
+                return Err(format!(
+                    "{} is not supported by the host backend",
+                    d.mnemonic()
+                ))
+            }
+        };
+        for c in landed {
+            for (k, chunk) in c.bytes.chunks(8).enumerate() {
+                let mut w = [0u8; 8];
+                w[..chunk.len()].copy_from_slice(chunk);
+                self.shared
+                    .write(c.dst + 8 * k as u64, chunk.len(), u64::from_le_bytes(w))?;
+            }
+            // cp.async writes through the generic proxy.
+            self.fills.overwritten(c.dst, c.bytes.len());
+            self.sync_proxy_order();
+            self.proxy
+                .generic_write(c.dst, c.bytes.len(), c.line, c.thread);
+        }
+        Ok(())
+    }
+
+    /// Thread `t`'s `cp.async.{ca,cg}.shared.global [dst], [src], cp-size
+    /// {, src-size | ignore-src}`: its bytes, read from global memory now.
+    pub(super) fn read_copy(&mut self, t: usize, d: &InstData) -> Res<PendingCopy> {
+        let (_, dst) = self.address(t, op(d, 0)?)?;
+        let (_, src) = self.address(t, op(d, 1)?)?;
+        let size = match op(d, 2)? {
+            Operand::Imm(i) => i.as_i64().filter(|n| matches!(n, 4 | 8 | 16)),
+            _ => None,
+        }
+        .ok_or("cp.async: the copy size must be the immediate 4, 8 or 16")?
+            as usize;
+        let read = match d.slots.get(3).map(|s| &s.op) {
+            None => size,
+            // `ignore-src`: a predicate; true reads nothing.
+            Some(Operand::Reg(r) | Operand::NotReg(r)) if &*self.f.vregs[*r].ty == "pred" => {
+                if self.value(t, &d.slots[3].op)? & 1 == 1 {
+                    0
+                } else {
+                    size
+                }
+            }
+            Some(o) => {
+                let n = self.value(t, o)? as usize;
+                if n > size {
+                    return Err(format!(
+                        "cp.async: src-size {n} is larger than the copy ({size})"
+                    ));
+                }
+                n
+            }
+        };
+        let mut bytes: smallvec::SmallVec<[u8; 16]> = smallvec::smallvec![0; size];
+        // Eight bytes at a time (a 16-byte copy is two reads).
+        for k in (0..read).step_by(8) {
+            let n = (read - k).min(8);
+            let v = self.global.read(src + k as u64, n)?;
+            bytes[k..k + n].copy_from_slice(&v.to_le_bytes()[..n]);
+        }
+        Ok(PendingCopy {
+            dst,
+            bytes,
+            line: self.line,
+            thread: (self.wg.index * WARPGROUP + t) as u32,
+        })
+    }
+
+    /// `ldmatrix` / `stmatrix` `.m8n8.{x1,x2,x4}{.trans}.shared.b16`: warp by
+    /// warp, lanes `8i..8i+7` give matrix `i`'s row addresses (see
+    /// [`crate::matrix_fragments`]).
+    pub(super) fn matrix_move(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
+        let load = &*d.name == "ldmatrix";
+        let has = |m: &str| d.has_mod(m);
+        if !has("m8n8") || !has("b16") {
+            return Err(format!(
+                "{} is not supported by the host backend (m8n8 .b16 only)",
+                d.mnemonic()
+            ));
+        }
+        if !act.iter().all(|a| *a) {
+            return Err(format!(
+                "{} with inactive threads (it is .aligned)",
+                d.mnemonic()
+            ));
+        }
+        let num = [("x1", 1), ("x2", 2), ("x4", 4)]
+            .iter()
+            .find(|(m, _)| has(m))
+            .map(|(_, n)| *n)
+            .ok_or("ldmatrix/stmatrix without .x1, .x2 or .x4")?;
+        let trans = has("trans");
+        let (regs_op, addr_op) = if load {
+            (op(d, 0)?, op(d, 1)?)
+        } else {
+            (op(d, 1)?, op(d, 0)?)
+        };
+        let regs: Vec<Operand> = match regs_op {
+            Operand::Vector(v) => v.to_vec(),
+            o => vec![o.clone()],
+        };
+        if regs.len() != num {
+            return Err(format!("{} registers for .x{num}", regs.len()));
+        }
+        for warp in 0..WARPGROUP / 32 {
+            for (i, reg) in regs.iter().enumerate() {
+                let mut addrs = [0u64; 8];
+                for (j, a) in addrs.iter_mut().enumerate() {
+                    *a = self.address(warp * 32 + 8 * i + j, addr_op)?.1;
+                }
+                if load {
+                    for a in addrs {
+                        self.check_tma_ready(&format!("this {}", d.mnemonic()), a, 16)?;
+                    }
+                }
+                let mut rows: Rows = [[0; 16]; 8];
+                for (row, a) in rows.iter_mut().zip(addrs) {
+                    for (k, b) in row.iter_mut().enumerate() {
+                        *b = self.shared.read(a + k as u64, 1)? as u8;
+                    }
+                }
+                for lane in 0..32 {
+                    let t = warp * 32 + lane;
+                    if load {
+                        let v = matrix_fragments::fragment(&rows, lane, trans);
+                        self.set(t, reg, u64::from(v), 32)?;
+                    } else {
+                        let v = self.value(t, reg)? as u32;
+                        matrix_fragments::scatter(&mut rows, lane, trans, v);
+                    }
+                }
+                if !load {
+                    for (j, (row, a)) in rows.iter().zip(addrs).enumerate() {
+                        for (k, b) in row.iter().enumerate() {
+                            self.shared.write(a + k as u64, 1, u64::from(*b))?;
+                        }
+                        self.note_generic_write(warp * 32 + 8 * i + j, a, 16);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What an `ld` or `st` is, read once for all its threads.
+pub(super) struct Access<'a> {
+    /// Element width.
+    pub(super) bits: u32,
+    /// State space (`generic` when none is written).
+    pub(super) space: &'a str,
+    /// `ld` (else `st`).
+    pub(super) load: bool,
+    /// The registers (or values) moved, one per vector element.
+    pub(super) parts: &'a [Operand],
+    /// The address operand.
+    pub(super) addr_op: &'a Operand,
+}

@@ -1,0 +1,1046 @@
+//! The interpreter: each CTA of the grid in turn; in a CTA, each warpgroup
+//! (128 threads in lockstep) runs until it waits at a barrier or exits.
+//!
+//! Every instruction runs for all threads whose guard holds; branches must
+//! be uniform (the same way for every thread), which is what wgmma code
+//! needs anyway (`wgmma.*` are `.sync.aligned`). A divergent branch is an
+//! error, not a silently wrong answer.
+//!
+//! wgmma is asynchronous, as on the GPU: `wgmma.mma_async` computes its
+//! result from its inputs at issue, but the result reaches the accumulator
+//! registers only when a `wgmma.wait_group` retires its group;
+//! `wgmma.commit_group` (and phase 87's `_warpgroup.commit_batch`) closes
+//! the open group. A later wgmma accumulating into the same registers chains
+//! on the pending result, as the hardware does. Any other instruction that
+//! reads or writes a register a wgmma in flight will write is stopped with
+//! an error naming both: the PTX ISA leaves such an access undefined, and
+//! that is exactly what phase 87's waits are there to prevent.
+
+use crate::async_copy::{AsyncCopies, PendingCopy};
+use crate::barriers::Barriers;
+use crate::bit_ops;
+use crate::matrix_fragments::{self, Rows};
+use crate::mbarrier::MBarriers;
+use crate::memory::{shared_vars, type_bytes, GlobalMemory, Shared};
+use crate::proxy_fence::GenericWrites;
+use crate::reconvergence::{Frame, LaneMask, PostDominators};
+use crate::tensor_map::TensorMap;
+use crate::tma_fill::{parity_aliased, Fill, Seen, TmaFills};
+use crate::wgmma_math::{self, AOperand, Mma, WARPGROUP};
+use cranelift_entity::EntityRef;
+use fxhash::{FxHashMap, FxHashSet};
+use ori_ir::wgmma_form::{Family, WgmmaForm};
+use ori_ir::{AddrBase, Block, Function, Imm, Inst, InstData, Module, Opcode, Operand, VReg};
+use std::collections::VecDeque;
+
+/// A run that stopped: where and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostError {
+    /// PTX line of the instruction (0 when none).
+    pub line: u32,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line > 0 {
+            write!(f, "line {}: {}", self.line, self.message)
+        } else {
+            f.write_str(&self.message)
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+/// How to launch the kernel.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Kernel parameters in declaration order (pointers are global addresses).
+    pub params: Vec<u64>,
+    /// Size of `.extern .shared` arrays, in bytes.
+    pub dynamic_shared: u64,
+    /// Instructions (warpgroup steps) per CTA after which the run is stopped.
+    pub step_limit: u64,
+    /// CTAs in x, y, z (`%nctaid`); each runs in turn, with `%ctaid` set
+    /// and shared memory of its own.
+    pub grid: [u32; 3],
+    /// Threads per CTA in x, y, z (`%ntid`), at most 1024: warpgroups of
+    /// 128 threads (the last one possibly partial).
+    pub block: [u32; 3],
+    /// The bytes of array parameters by index (a `.param .b8 p[128]` tensor
+    /// map); every other parameter takes its value from `params`.
+    pub param_bytes: Vec<(usize, Vec<u8>)>,
+    /// Stop at an async-proxy read of shared memory that a generic write
+    /// left unfenced (see [`crate::proxy_fence`]); on by default.
+    pub check_proxy: bool,
+    /// The whole parameter space as bytes (a parameter block recorded on
+    /// the GPU, a CUTLASS kernel's `Params`); `params` and `param_bytes`
+    /// are then ignored. It must cover every declared parameter.
+    pub param_block: Option<Vec<u8>>,
+}
+
+impl Default for Launch {
+    fn default() -> Self {
+        Launch {
+            params: Vec::new(),
+            dynamic_shared: 0,
+            step_limit: 10_000_000,
+            grid: [1, 1, 1],
+            block: [WARPGROUP as u32, 1, 1],
+            param_bytes: Vec::new(),
+            check_proxy: true,
+            param_block: None,
+        }
+    }
+}
+
+/// What a finished run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Instructions executed (warpgroup steps).
+    pub steps: u64,
+    /// wgmma issued.
+    pub wgmma: u64,
+    /// Groups retired by waits.
+    pub groups_retired: u64,
+}
+
+/// A write a wgmma in flight will make: each thread's new accumulators.
+struct PendingMma {
+    regs: Vec<VReg>,
+    values: Vec<Vec<u32>>,
+    line: u32,
+}
+
+/// One warpgroup's own state: its threads' registers, its wgmma pipeline,
+/// its `cp.async` groups, and where it is in the program.
+#[derive(Default)]
+struct Warpgroup {
+    /// Its number in the CTA (thread `t` of it is CTA thread `128 index + t`).
+    index: usize,
+    /// Threads of it that exist (128, or fewer in the last one).
+    live: usize,
+    regs: Vec<Vec<u64>>,
+    open: Vec<PendingMma>,
+    committed: VecDeque<Vec<PendingMma>>,
+    in_flight: FxHashMap<VReg, u32>,
+    copies: AsyncCopies,
+    /// The reconvergence stack: the top runs (see [`crate::reconvergence`]);
+    /// empty once every thread exited.
+    stack: Vec<Frame>,
+    /// Waiting at a barrier.
+    waiting: bool,
+    /// Yielded at an incomplete mbarrier wait (its line), when the
+    /// mbarriers were at this epoch: it cannot progress until they change.
+    yielded: Option<(u64, u32)>,
+    /// The mbarrier phases it has seen complete (the TMA check).
+    seen: Seen,
+}
+
+impl Warpgroup {
+    /// Whether some thread of it has not exited.
+    fn running(&self) -> bool {
+        !self.stack.is_empty()
+    }
+
+    /// The threads running now.
+    fn lanes(&self) -> LaneMask {
+        self.stack.last().map_or(0, |f| f.lanes)
+    }
+
+    /// Control reaches block `b` (a jump or a fall-through; `None`: past the
+    /// last block, which ends the threads): a frame whose reconvergence
+    /// block that is ends, its threads joining the frame below.
+    fn enter(&mut self, b: Option<Block>) {
+        let Some(top) = self.stack.last_mut() else {
+            return;
+        };
+        match b {
+            Some(b) => top.at = (b, 0),
+            None => {
+                let gone = top.lanes;
+                self.exit(gone);
+                return;
+            }
+        }
+        while let Some(top) = self.stack.last() {
+            if top.until == Some(top.at.0) && top.at.1 == 0 {
+                self.stack.pop();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Threads `gone` exit: out of every frame; frames left empty end.
+    fn exit(&mut self, gone: LaneMask) {
+        for fr in &mut self.stack {
+            fr.lanes &= !gone;
+        }
+        while self.stack.last().is_some_and(|f| f.lanes == 0) {
+            self.stack.pop();
+        }
+        // A frame below may now be at its own reconvergence block.
+        while let Some(top) = self.stack.last() {
+            if top.until == Some(top.at.0) && top.at.1 == 0 {
+                self.stack.pop();
+            } else {
+                break;
+            }
+        }
+    }
+}
+
+struct Machine<'a> {
+    f: &'a Function,
+    /// Each parameter's offset in the parameter space.
+    param_at: FxHashMap<&'a str, u64>,
+    /// The parameter space: every parameter's bytes, laid out as declared.
+    param_mem: Vec<u8>,
+    mbarriers: MBarriers,
+    /// Generic-proxy writes to shared memory not yet fenced (the sanitizer).
+    proxy: GenericWrites,
+    /// Shared memory TMA loads filled, with the mbarrier phase that makes
+    /// it readable (the sanitizer).
+    fills: TmaFills,
+    /// CTA barriers completed.
+    cta_barriers: u64,
+    /// Line of the instruction running.
+    line: u32,
+    /// Whether the proxy check stops the run.
+    check_proxy: bool,
+    shared_addr: FxHashMap<String, u64>,
+    shared: Shared,
+    global: &'a GlobalMemory,
+    /// The warpgroup running now (the others wait in `run_cta`).
+    wg: Warpgroup,
+    /// Where divergent threads meet again.
+    pdom: PostDominators,
+    stats: RunStats,
+    ctaid: [u32; 3],
+    grid: [u32; 3],
+    block: [u32; 3],
+}
+
+type Res<T> = Result<T, String>;
+
+// What each instruction does, by family; this module keeps the machine,
+// the scheduler and the step that dispatches to them.
+mod alu;
+mod memory_ops;
+mod sync_ops;
+mod warp_ops;
+mod wgmma;
+
+use alu::AluShape;
+use memory_ops::Access;
+
+/// Run entry `name` of `m` with `launch`, on `global`: every CTA of the
+/// grid, one after another (x fastest). An error names the CTA it stopped in.
+pub fn run(
+    m: &Module,
+    name: &str,
+    launch: &Launch,
+    global: &GlobalMemory,
+) -> Result<RunStats, HostError> {
+    run_with_progress(m, name, launch, global, &|_, _| {})
+}
+
+/// [`run`], telling `progress(done, total)` after each CTA (for a progress
+/// bar on long runs).
+pub fn run_with_progress(
+    m: &Module,
+    name: &str,
+    launch: &Launch,
+    global: &GlobalMemory,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<RunStats, HostError> {
+    use rayon::prelude::*;
+    let [gx, gy, gz] = launch.grid;
+    let total_ctas = u64::from(gx) * u64::from(gy) * u64::from(gz);
+    if gx == 0 || gy == 0 || gz == 0 {
+        return Err(HostError {
+            line: 0,
+            message: format!("an empty grid {gx},{gy},{gz}"),
+        });
+    }
+    // Every CTA, in parallel across the cores; a CTA's shared memory and
+    // warpgroups are its own, global memory is shared (see `memory`). The
+    // error reported is the first CTA's in x-fastest order.
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let ctas: Vec<[u32; 3]> = (0..gz)
+        .flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z])))
+        .collect();
+    let results: Vec<Result<RunStats, HostError>> = ctas
+        .par_iter()
+        .map(|&[x, y, z]| {
+            let one = run_cta(m, name, launch, global, [x, y, z]).map_err(|e| {
+                if launch.grid == [1, 1, 1] {
+                    e
+                } else {
+                    HostError {
+                        line: e.line,
+                        message: format!("CTA ({x},{y},{z}): {}", e.message),
+                    }
+                }
+            });
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress(n, total_ctas);
+            one
+        })
+        .collect();
+    let mut total = RunStats::default();
+    for r in results {
+        let one = r?;
+        total.steps += one.steps;
+        total.wgmma += one.wgmma;
+        total.groups_retired += one.groups_retired;
+    }
+    Ok(total)
+}
+
+/// The most shared memory a CTA of sm_90 has (227 KiB).
+pub const MAX_SHARED: u64 = 227 * 1024;
+
+/// The most parameter bytes a kernel may have (CUDA 12.1+ on Hopper).
+pub const MAX_PARAMS: u64 = 32764;
+
+/// Generic addresses of the parameter space start here: above shared
+/// memory, below the global buffers (`cvta.param` adds it).
+pub const PARAM_GENERIC: u64 = 1 << 39;
+
+/// A parameter's size and alignment from its declared type
+/// (`.u64 .ptr .global .align 1`, `.b8 .align 64 [128]`).
+fn param_size_align(ty: &str) -> (u64, u64) {
+    let mut elem = 8;
+    let mut align = None;
+    let mut count = 1;
+    let words: Vec<&str> = ty.split_whitespace().collect();
+    for (k, w) in words.iter().enumerate() {
+        if let Some(b) = type_bytes(w.trim_start_matches('.')) {
+            elem = b;
+        } else if *w == ".align" {
+            align = words.get(k + 1).and_then(|a| a.parse().ok());
+        } else if let Some(n) = w.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
+            count = n.parse().unwrap_or(1);
+        }
+    }
+    (elem * count, align.unwrap_or(elem).max(1))
+}
+
+/// The parameter space of `f` for `launch`: each parameter's offset, and
+/// the bytes (scalars and pointers from `params`, arrays from `param_bytes`).
+fn param_space<'f>(f: &'f Function, launch: &Launch) -> Res<(FxHashMap<&'f str, u64>, Vec<u8>)> {
+    let mut at = FxHashMap::default();
+    let mut mem = Vec::new();
+    for (k, p) in f.params.iter().enumerate() {
+        let (size, align) = param_size_align(&p.ty);
+        let off = (mem.len() as u64).div_ceil(align) * align;
+        if off + size > MAX_PARAMS {
+            return Err(format!(
+                "the parameters of '{}' take more than the {MAX_PARAMS} bytes a kernel may have",
+                f.name
+            ));
+        }
+        mem.resize((off + size) as usize, 0);
+        at.insert(&*p.name, off);
+        if launch.param_block.is_some() {
+            continue;
+        }
+        let o = off as usize;
+        match launch.param_bytes.iter().find(|(j, _)| *j == k) {
+            Some((_, bytes)) => {
+                if bytes.len() as u64 != size {
+                    return Err(format!(
+                        "parameter {k} ({}) is {size} bytes; {} given",
+                        p.name,
+                        bytes.len()
+                    ));
+                }
+                mem[o..o + bytes.len()].copy_from_slice(bytes);
+            }
+            None => {
+                let v = launch.params.get(k).copied().unwrap_or(0).to_le_bytes();
+                let n = (size as usize).min(8);
+                mem[o..o + n].copy_from_slice(&v[..n]);
+            }
+        }
+    }
+    if let Some(block) = &launch.param_block {
+        if block.len() < mem.len() {
+            return Err(format!(
+                "the parameter block is {} bytes; '{}' declares {}",
+                block.len(),
+                f.name,
+                mem.len()
+            ));
+        }
+        mem = block.clone();
+    }
+    Ok((at, mem))
+}
+
+/// One CTA of the grid.
+fn run_cta(
+    m: &Module,
+    name: &str,
+    launch: &Launch,
+    global: &GlobalMemory,
+    ctaid: [u32; 3],
+) -> Result<RunStats, HostError> {
+    let fail = |message: String| HostError { line: 0, message };
+    let f = m
+        .by_name
+        .get(name)
+        .map(|id| &m.funcs[*id])
+        .filter(|f| f.has_body)
+        .ok_or_else(|| fail(format!("no function '{name}' with a body")))?;
+    if launch.param_block.is_none() && f.params.len() != launch.params.len() {
+        return Err(fail(format!(
+            "'{name}' takes {} parameters, the launch gives {}",
+            f.params.len(),
+            launch.params.len()
+        )));
+    }
+    let mut shared_addr = FxHashMap::default();
+    let mut top = 0u64;
+    for v in shared_vars(&m.globals) {
+        let align = v.align.max(1);
+        top = top.div_ceil(align).saturating_mul(align);
+        shared_addr.insert(v.name, top);
+        top = top.saturating_add(v.size.unwrap_or(launch.dynamic_shared));
+    }
+    if top > MAX_SHARED {
+        return Err(fail(format!(
+            "{top} bytes of shared memory; a CTA of sm_90 has at most {MAX_SHARED}"
+        )));
+    }
+    let (param_at, param_mem) = param_space(f, launch).map_err(fail)?;
+    let [bx, by, bz] = launch.block;
+    let threads = (bx as usize) * (by as usize) * (bz as usize);
+    if threads == 0 || threads > 1024 {
+        return Err(fail(format!("a CTA of {bx}x{by}x{bz} threads (1 to 1024)")));
+    }
+    let entry = f.layout.blocks().first().copied();
+    let mut wgs: Vec<Warpgroup> = (0..threads.div_ceil(WARPGROUP))
+        .map(|k| Warpgroup {
+            index: k,
+            live: (threads - k * WARPGROUP).min(WARPGROUP),
+            regs: vec![vec![0; f.vregs.len()]; WARPGROUP],
+            stack: entry
+                .map(|b| Frame {
+                    at: (b, 0),
+                    lanes: LaneMask::MAX >> (WARPGROUP - (threads - k * WARPGROUP).min(WARPGROUP)),
+                    until: None,
+                })
+                .into_iter()
+                .collect(),
+            ..Warpgroup::default()
+        })
+        .collect();
+    let mut mach = Machine {
+        f,
+        param_at,
+        param_mem,
+        mbarriers: MBarriers::default(),
+        proxy: GenericWrites::new(top as usize),
+        fills: TmaFills::new(top as usize),
+        cta_barriers: 0,
+        line: 0,
+        check_proxy: launch.check_proxy,
+        shared_addr,
+        shared: Shared::new(top as usize),
+        global,
+        wg: Warpgroup::default(),
+        pdom: PostDominators::compute(f),
+        stats: RunStats::default(),
+        ctaid,
+        grid: launch.grid,
+        block: launch.block,
+    };
+    // One warpgroup at a time, each until it waits at a barrier or exits
+    // (round robin from the lowest); a barrier that fills lets its waiters
+    // run again. Correct kernels synchronize through barriers, so this
+    // order computes what any order does.
+    let mut barriers = Barriers::default();
+    let mut next = 0;
+    loop {
+        let live_threads: u32 = wgs
+            .iter()
+            .filter(|w| w.running())
+            .map(|w| (w.live.div_ceil(32) * 32) as u32)
+            .sum();
+        let released = barriers.release(live_threads);
+        if !released.is_empty() {
+            mach.cta_barriers += 1;
+            // A CTA barrier passes on what each warpgroup has seen of the
+            // mbarriers (a phase one waited for is complete for all after).
+            let mut all = Seen::default();
+            for w in &wgs {
+                for (&m, &p) in &w.seen {
+                    let e = all.entry(m).or_insert(0);
+                    *e = (*e).max(p);
+                }
+            }
+            for w in &mut wgs {
+                w.seen.clone_from(&all);
+            }
+        }
+        for k in released {
+            wgs[k].waiting = false;
+        }
+        let n = wgs.len();
+        let epoch = mach.mbarriers.epoch;
+        let Some(k) = (0..n).map(|j| (next + j) % n).find(|&k| {
+            wgs[k].running() && !wgs[k].waiting && wgs[k].yielded.is_none_or(|(e, _)| e != epoch)
+        }) else {
+            if wgs.iter().all(|w| !w.running()) {
+                break;
+            }
+            if let Some((_, line)) = wgs.iter().find_map(|w| w.yielded.filter(|_| !w.waiting)) {
+                return Err(HostError {
+                    line,
+                    message: "deadlock: every warpgroup still running waits, and this mbarrier wait's phase can no longer complete".into(),
+                });
+            }
+            let (id, line, arrived, want) = barriers.stuck(live_threads)[0];
+            return Err(HostError {
+                line,
+                message: format!(
+                    "deadlock: every warpgroup still running waits at a barrier; barrier {id} has {arrived} of its {want} threads"
+                ),
+            });
+        };
+        next = k;
+        wgs[k].yielded = None;
+        std::mem::swap(&mut mach.wg, &mut wgs[k]);
+        let stop = run_warpgroup(&mut mach, launch.step_limit);
+        std::mem::swap(&mut mach.wg, &mut wgs[k]);
+        let stop = stop?;
+        if let Some((line, None)) = stop {
+            wgs[k].yielded = Some((mach.mbarriers.epoch, line));
+            next = (k + 1) % n;
+            continue;
+        }
+        if let Some((line, Some(a))) = stop {
+            barriers
+                .arrive(a.id, k, a.threads, a.count, a.wait, line)
+                .map_err(|message| HostError { line, message })?;
+            wgs[k].waiting = a.wait;
+            // An arrival that does not wait runs on.
+            if !a.wait {
+                continue;
+            }
+        }
+        next = (k + 1) % n;
+    }
+    Ok(mach.stats)
+}
+
+/// Run the warpgroup in `mach.wg` from where it is until it exits (`None`),
+/// reaches a barrier (its line and the arrival; it is then past it) or
+/// yields at an incomplete mbarrier wait (its line and `None`).
+fn run_warpgroup(
+    mach: &mut Machine<'_>,
+    step_limit: u64,
+) -> Result<Option<(u32, Option<Arrival>)>, HostError> {
+    let f = mach.f;
+    while let Some(&Frame { at: (b, pos), .. }) = mach.wg.stack.last() {
+        let insts = f.layout.block_insts(b);
+        let Some(&i) = insts.get(pos) else {
+            mach.wg.enter(f.layout.next_block(b));
+            continue;
+        };
+        mach.stats.steps += 1;
+        if mach.stats.steps > step_limit {
+            return Err(HostError {
+                line: 0,
+                message: format!("stopped after {step_limit} steps (a loop that does not end?)"),
+            });
+        }
+        let line = f.insts[i].line;
+        let flow = mach
+            .step(i)
+            .map_err(|message| HostError { line, message })?;
+        if let Some(top) = mach.wg.stack.last_mut() {
+            top.at = (b, pos + 1);
+        }
+        match flow {
+            Flow::Next => {}
+            Flow::Jump(t) => mach.wg.enter(Some(t)),
+            Flow::Exit(lanes) => mach.wg.exit(lanes),
+            Flow::Diverge { target, taken } => diverge(mach, b, target, taken),
+            Flow::Barrier(a) => return Ok(Some((line, Some(a)))),
+            Flow::Yield => return Ok(Some((line, None))),
+        }
+    }
+    Ok(None)
+}
+
+/// The threads of a branch at the end of block `b` split: `taken` go to
+/// `target`, the others fall through; all meet at `b`'s immediate
+/// post-dominator. The frame on top becomes the join (it waits there with
+/// every thread), the fall-through side is pushed under the taken side,
+/// which runs first. A side that starts at the join block just waits there;
+/// a frame already joining at that block is reused, so a loop whose threads
+/// leave one by one does not grow the stack.
+fn diverge(mach: &mut Machine<'_>, b: Block, target: Block, taken: LaneMask) {
+    let f = mach.f;
+    let join = mach.pdom.ipdom(b);
+    let fall = f.layout.next_block(b);
+    let Some(top) = mach.wg.stack.last_mut() else {
+        return;
+    };
+    let rest = top.lanes & !taken;
+    if join.is_some() && top.until == join {
+        // Already a frame that ends at `join`: it splits in place.
+        mach.wg.stack.pop();
+    } else if let Some(j) = join {
+        // The join: every thread of the frame, waiting at `j`. (Without a
+        // join the frame keeps its threads until both sides exit.)
+        top.at = (j, 0);
+    }
+    match fall {
+        Some(fb) if Some(fb) != join => mach.wg.stack.push(Frame {
+            at: (fb, 0),
+            lanes: rest,
+            until: join,
+        }),
+        Some(_) => {}
+        // Falling off the end: those threads are done.
+        None => mach.wg.exit(rest),
+    }
+    if Some(target) != join {
+        mach.wg.stack.push(Frame {
+            at: (target, 0),
+            lanes: taken,
+            until: join,
+        });
+    }
+}
+
+enum Flow {
+    Next,
+    Jump(Block),
+    /// Threads of the running frame leave the kernel (`exit`, `ret` in an entry).
+    Exit(LaneMask),
+    /// A branch that only some threads take.
+    Diverge {
+        target: Block,
+        taken: LaneMask,
+    },
+    /// Arrive at a barrier.
+    Barrier(Arrival),
+    /// An mbarrier wait that found its phase incomplete: let the other
+    /// warpgroups run (the wait is retried by the kernel's own loop).
+    Yield,
+}
+
+/// An arrival at barrier `id` with `threads` threads (`count` expected, or
+/// every live thread), waiting there if `wait`.
+struct Arrival {
+    id: u32,
+    count: Option<u32>,
+    threads: u32,
+    wait: bool,
+}
+
+/// The type suffix of an instruction: its last modifier that names a type.
+fn type_of(d: &InstData) -> &str {
+    d.mods
+        .iter()
+        .rev()
+        .map(|m| &**m)
+        .find(|m| type_bytes(m).is_some())
+        .unwrap_or("b32")
+}
+
+fn bits_of(ty: &str) -> u32 {
+    type_bytes(ty).map_or(32, |b| b as u32 * 8)
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+fn sext(v: u64, bits: u32) -> i64 {
+    let s = 64 - bits;
+    ((v << s) as i64) >> s
+}
+
+fn as_f32(v: u64) -> f32 {
+    f32::from_bits(v as u32)
+}
+
+impl Machine<'_> {
+    fn name(&self, r: VReg) -> &str {
+        &self.f.vregs[r].name
+    }
+
+    /// Refuse a non-wgmma access to a register a wgmma in flight writes.
+    fn check_not_in_flight(&self, d: &InstData) -> Res<()> {
+        if self.wg.in_flight.is_empty() {
+            return Ok(());
+        }
+        for r in d.uses().into_iter().chain(d.defs()) {
+            if let Some(line) = self.wg.in_flight.get(&r) {
+                return Err(format!(
+                    "{} {} while the wgmma of line {line} that writes it is in flight \
+                     (undefined in the PTX ISA: wait with wgmma.wait_group first)",
+                    if d.defs().contains(&r) {
+                        "writes"
+                    } else {
+                        "reads"
+                    },
+                    self.name(r)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The threads of the warpgroup that run `d`: those of the running
+    /// frame whose guard holds.
+    fn active(&self, d: &InstData) -> [bool; WARPGROUP] {
+        let lanes = self.wg.lanes();
+        let mut act = [false; WARPGROUP];
+        for (t, a) in act.iter_mut().enumerate() {
+            *a = lanes & (1 << t) != 0
+                && d.guard
+                    .is_none_or(|g| (self.wg.regs[t][g.reg.index()] & 1 == 1) != g.negated);
+        }
+        act
+    }
+
+    /// Whether every thread of the warpgroup that exists is in `act`
+    /// (what `.aligned` instructions need).
+    fn all_live(&self, act: &[bool]) -> bool {
+        act[..self.wg.live].iter().all(|a| *a)
+    }
+}
+
+/// The lanes set in `act`.
+fn mask_of(act: &[bool]) -> LaneMask {
+    act.iter()
+        .enumerate()
+        .filter(|(_, a)| **a)
+        .fold(0, |m, (t, _)| m | (1 << t))
+}
+
+impl Machine<'_> {
+    /// The value of a source operand for thread `t`.
+    fn value(&self, t: usize, op: &Operand) -> Res<u64> {
+        Ok(match op {
+            Operand::Reg(r) => self.wg.regs[t][r.index()],
+            Operand::NotReg(r) => u64::from(self.wg.regs[t][r.index()] & 1 == 0),
+            Operand::Imm(Imm::Int(v)) => *v as u64,
+            Operand::Imm(Imm::Hex(v)) | Operand::Imm(Imm::F64(v)) => *v,
+            Operand::Imm(Imm::F32(v)) => u64::from(*v),
+            Operand::Special(s) => special(
+                s,
+                self.wg.index * WARPGROUP + t,
+                self.ctaid,
+                self.grid,
+                self.block,
+            )?,
+            Operand::Sym(s) => self.symbol(s)?,
+            Operand::Vector(v) => {
+                // `{lo, hi}` packs two 32-bit values into 64 bits.
+                let mut out = 0u64;
+                for (k, e) in v.iter().enumerate() {
+                    out |= (self.value(t, e)? & 0xffff_ffff) << (32 * k);
+                }
+                out
+            }
+            other => return Err(format!("operand {other:?} is not a value")),
+        })
+    }
+
+    /// A symbol's address: a shared variable's, or a parameter's in the
+    /// parameter space.
+    fn symbol(&self, s: &str) -> Res<u64> {
+        self.shared_addr
+            .get(s)
+            .or_else(|| self.param_at.get(s))
+            .copied()
+            .ok_or_else(|| {
+                format!("symbol '{s}' is not a shared variable or parameter the host backend knows")
+            })
+    }
+
+    /// Read `len` bytes of the parameter space at `addr`.
+    fn param_read(&self, addr: u64, len: usize) -> Res<u64> {
+        let a = addr as usize;
+        match self.param_mem.get(a..a + len) {
+            Some(b) => Ok(b
+                .iter()
+                .rev()
+                .fold(0u64, |acc, x| (acc << 8) | u64::from(*x))),
+            None => Err(format!(
+                "parameter-space read of {len} bytes at {addr:#x} is past the parameters"
+            )),
+        }
+    }
+
+    /// Read `len` bytes (1..=8) at a generic address.
+    fn generic_read(&mut self, addr: u64, len: usize) -> Res<u64> {
+        if addr >= 1 << crate::memory::GLOBAL_SHIFT {
+            self.global.read(addr, len)
+        } else if addr >= PARAM_GENERIC {
+            self.param_read(addr - PARAM_GENERIC, len)
+        } else {
+            self.shared.read(addr, len)
+        }
+    }
+
+    /// An address operand: a kernel parameter's value (with the offset
+    /// into it), or a memory address.
+    fn address(&self, t: usize, op: &Operand) -> Res<(Option<u64>, u64)> {
+        match op {
+            Operand::Addr { base, offset } => Ok(match base {
+                AddrBase::Reg(r) => (
+                    None,
+                    self.wg.regs[t][r.index()].wrapping_add(*offset as u64),
+                ),
+                AddrBase::Sym(s) => (None, self.symbol(s)?.wrapping_add(*offset as u64)),
+                AddrBase::None => (None, *offset as u64),
+            }),
+            other => Err(format!("{other:?} is not an address")),
+        }
+    }
+
+    fn set(&mut self, t: usize, op: &Operand, v: u64, bits: u32) -> Res<()> {
+        match op {
+            Operand::Reg(r) => {
+                self.wg.regs[t][r.index()] = v & mask(bits);
+                Ok(())
+            }
+            Operand::Sink => Ok(()),
+            Operand::Vector(parts) => {
+                // `mov.b64 {lo, hi}, x`: unpack.
+                let w = bits / parts.len() as u32;
+                for (k, p) in parts.iter().enumerate() {
+                    self.set(t, p, (v >> (w * k as u32)) & mask(w), w)?;
+                }
+                Ok(())
+            }
+            other => Err(format!("cannot write {other:?}")),
+        }
+    }
+
+    fn load(&mut self, space: &str, addr: u64, len: usize) -> Res<u64> {
+        match space {
+            "param" => self.param_read(addr, len),
+            "shared" => self.shared.read(addr, len),
+            "global" => self.global.read(addr, len),
+            _ => self.generic_read(addr, len),
+        }
+    }
+
+    fn store(&mut self, space: &str, addr: u64, len: usize, v: u64) -> Res<()> {
+        match space {
+            "shared" => self.shared.write(addr, len, v),
+            "global" => self.global.write(addr, len, v),
+            _ if addr >= 1 << crate::memory::GLOBAL_SHIFT => self.global.write(addr, len, v),
+            _ => self.shared.write(addr, len, v),
+        }
+    }
+
+    fn step(&mut self, i: Inst) -> Res<Flow> {
+        let f = self.f;
+        let d = &f.insts[i];
+        self.line = d.line;
+        let name = &*d.name;
+        let first = d.mods.first().map_or("", |m| &**m);
+        match (name, first) {
+            ("wgmma", "mma_async") => return self.mma(d).map(|()| Flow::Next),
+            ("wgmma", "fence") | ("_warpgroup", "arrive") => return Ok(Flow::Next),
+            ("wgmma", "commit_group") | ("_warpgroup", "commit_batch") => {
+                let g = std::mem::take(&mut self.wg.open);
+                self.wg.committed.push_back(g);
+                return Ok(Flow::Next);
+            }
+            ("wgmma", "wait_group") | ("_warpgroup", "wait") => {
+                let n = d.wait_count().unwrap_or(0).max(0) as usize;
+                while self.wg.committed.len() > n {
+                    let g = self.wg.committed.pop_front().unwrap_or_default();
+                    self.retire(g);
+                }
+                return Ok(Flow::Next);
+            }
+            _ => {}
+        }
+        self.check_not_in_flight(d)?;
+        match d.opcode {
+            Opcode::Branch => {
+                let target = d.branch_target().ok_or("branch without a target")?;
+                let taken = mask_of(&self.active(d));
+                let lanes = self.wg.lanes();
+                return Ok(if taken == lanes {
+                    Flow::Jump(target)
+                } else if taken == 0 {
+                    Flow::Next
+                } else if d.has_mod("uni") {
+                    return Err(
+                        "bra.uni taken by some threads only: it promises a uniform branch".into(),
+                    );
+                } else {
+                    Flow::Diverge { target, taken }
+                });
+            }
+            Opcode::Return => return Ok(Flow::Exit(mask_of(&self.active(d)))),
+            _ => {}
+        }
+        let act = self.active(d);
+        match (name, first) {
+            ("mbarrier", _) => return self.mbarrier_op(d, &act),
+            ("atom" | "red", _) => return self.atomic(d, &act).map(|()| Flow::Next),
+            ("cp", "async") if d.mods.get(1).is_some_and(|m| &**m == "bulk") => {
+                return self.bulk_copy(d, &act).map(|()| Flow::Next)
+            }
+            ("tensormap", _) => return self.tensormap_op(d, &act).map(|()| Flow::Next),
+            ("prefetch", _) | ("prefetchu", _) => return Ok(Flow::Next),
+            ("cp", "async") => return self.async_copy(d, &act).map(|()| Flow::Next),
+            ("ldmatrix" | "stmatrix", _) => return self.matrix_move(d, &act).map(|()| Flow::Next),
+            ("shfl" | "vote" | "elect" | "activemask" | "redux", _) => {
+                return self.warp_collective(d, &act).map(|()| Flow::Next)
+            }
+            _ => {}
+        }
+        match name {
+            "bar" | "barrier" => return self.barrier(d, &act),
+            "fence" if d.has_mod("proxy") && d.has_mod("async") => {
+                self.sync_proxy_order();
+                let base = (self.wg.index * WARPGROUP) as u32;
+                self.proxy.fence(|t| {
+                    t >= base && t < base + WARPGROUP as u32 && act[(t - base) as usize]
+                });
+                return Ok(Flow::Next);
+            }
+            // griddepcontrol: programmatic dependent launch, one grid here.
+            "fence" | "membar" | "nop" | "setmaxnreg" | "griddepcontrol" => return Ok(Flow::Next),
+            "exit" => return Ok(Flow::Exit(mask_of(&act))),
+            "ld" | "st" => {
+                // What every thread needs of the instruction, read once.
+                let ty = type_of(d);
+                let bits = bits_of(ty);
+                let space = d
+                    .mods
+                    .iter()
+                    .map(|m| &**m)
+                    .find(|m| matches!(*m, "global" | "shared" | "param" | "local" | "const"))
+                    .unwrap_or("generic");
+                let vec_n = d
+                    .mods
+                    .iter()
+                    .find_map(|m| m.strip_prefix('v')?.parse::<usize>().ok())
+                    .unwrap_or(1);
+                let load = name == "ld";
+                let (data, addr_op) = if load {
+                    (op(d, 0)?, op(d, 1)?)
+                } else {
+                    (op(d, 1)?, op(d, 0)?)
+                };
+                let parts: &[Operand] = match data {
+                    Operand::Vector(v) => v,
+                    o => std::slice::from_ref(o),
+                };
+                if parts.len() != vec_n {
+                    return Err(format!("{} values for .v{vec_n}", parts.len()));
+                }
+                let access = Access {
+                    bits,
+                    space,
+                    load,
+                    parts,
+                    addr_op,
+                };
+                for t in (0..WARPGROUP).filter(|t| act[*t]) {
+                    self.memory_op(t, &access)?;
+                }
+                return Ok(Flow::Next);
+            }
+            _ => {}
+        }
+        // What every thread's `alu` needs of the instruction, read once.
+        let ty = type_of(d);
+        let bits = bits_of(ty);
+        let shape = AluShape {
+            ty,
+            bits,
+            out_bits: match name {
+                "mul" | "mad" if d.has_mod("wide") => 2 * bits,
+                // `cvt.to.from`: the destination type comes first.
+                "cvt" => d
+                    .mods
+                    .iter()
+                    .find(|m| type_bytes(m).is_some())
+                    .map_or(bits, |m| bits_of(m)),
+                _ => bits,
+            },
+            wide: d.has_mod("wide"),
+            hi: d.has_mod("hi"),
+        };
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            self.alu(t, d, &shape)?;
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// Operand `k` of `d`, or an error naming the instruction.
+fn op(d: &InstData, k: usize) -> Res<&Operand> {
+    d.slots
+        .get(k)
+        .map(|s| &s.op)
+        .ok_or_else(|| format!("{}: operand {} missing", d.mnemonic(), k + 1))
+}
+
+/// A special register for CTA thread `t` (linear: x fastest).
+fn special(s: &str, t: usize, ctaid: [u32; 3], grid: [u32; 3], block: [u32; 3]) -> Res<u64> {
+    let t = t as u64;
+    let [bx, by, bz] = block.map(u64::from);
+    Ok(match s {
+        "%tid.x" => t % bx,
+        "%tid.y" => (t / bx) % by,
+        "%tid.z" => t / (bx * by),
+        "%ctaid.x" => u64::from(ctaid[0]),
+        "%ctaid.y" => u64::from(ctaid[1]),
+        "%ctaid.z" => u64::from(ctaid[2]),
+        "%nctaid.x" => u64::from(grid[0]),
+        "%nctaid.y" => u64::from(grid[1]),
+        "%nctaid.z" => u64::from(grid[2]),
+        "%ntid.x" => bx,
+        "%ntid.y" => by,
+        "%ntid.z" => bz,
+        "%laneid" => t % 32,
+        "%warpid" => t / 32,
+        "%nwarpid" => 64,
+        "%lanemask_eq" => 1 << (t % 32),
+        "%lanemask_lt" => (1 << (t % 32)) - 1,
+        "%lanemask_le" => (1 << (t % 32 + 1)) - 1,
+        "%lanemask_gt" => !((1u64 << (t % 32 + 1)) - 1) & 0xffff_ffff,
+        "%lanemask_ge" => !((1u64 << (t % 32)) - 1) & 0xffff_ffff,
+        // A grid runs as clusters of one CTA.
+        "%cluster_ctarank" | "%cluster_ctaid.x" | "%cluster_ctaid.y" | "%cluster_ctaid.z" => 0,
+        "%cluster_nctarank" | "%cluster_nctaid.x" | "%cluster_nctaid.y" | "%cluster_nctaid.z" => 1,
+        "%clusterid.x" => u64::from(ctaid[0]),
+        "%clusterid.y" => u64::from(ctaid[1]),
+        "%clusterid.z" => u64::from(ctaid[2]),
+        "%nclusterid.x" => u64::from(grid[0]),
+        "%nclusterid.y" => u64::from(grid[1]),
+        "%nclusterid.z" => u64::from(grid[2]),
+        "%is_explicit_cluster" => 0,
+        _ => {
+            return Err(format!(
+                "special register {s} is not supported by the host backend"
+            ))
+        }
+    })
+}

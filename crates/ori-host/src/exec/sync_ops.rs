@@ -1,0 +1,168 @@
+//! Synchronization and the sanitizer's memory checks: CTA barriers (an
+//! arrival the scheduler counts), the `mbarrier` family, and the proxy and
+//! TMA-readiness checks every shared-memory access goes through.
+
+use super::*;
+
+impl Machine<'_> {
+    /// `bar{.cta}.sync|arrive a{, b}` and `barrier{.cta}.sync{.aligned}|arrive`:
+    /// an arrival the scheduler in `run_cta` counts (see [`crate::barriers`]).
+    /// `bar.warp.sync` and the cluster barriers of a one-CTA cluster pass.
+    pub(super) fn barrier(&mut self, d: &InstData, act: &[bool]) -> Res<Flow> {
+        let mods: Vec<&str> = d.mods.iter().map(|m| &**m).collect();
+        if mods.first() == Some(&"warp") || mods.first() == Some(&"cluster") {
+            return Ok(Flow::Next);
+        }
+        let wait = if mods.contains(&"sync") {
+            true
+        } else if mods.contains(&"arrive") {
+            false
+        } else {
+            return Err(format!(
+                "{} is not supported by the host backend",
+                d.mnemonic()
+            ));
+        };
+        let uniform = |k: usize| -> Res<Option<u32>> {
+            let Some(o) = d.slots.get(k).map(|s| &s.op) else {
+                return Ok(None);
+            };
+            let mut v = None;
+            for t in (0..WARPGROUP).filter(|t| act[*t]) {
+                let x = self.value(t, o)? as u32;
+                if v.is_some_and(|y| y != x) {
+                    return Err(format!(
+                        "{}: operand {} differs between threads",
+                        d.mnemonic(),
+                        k + 1
+                    ));
+                }
+                v = Some(x);
+            }
+            Ok(v)
+        };
+        let id = uniform(0)?.unwrap_or(0);
+        let count = uniform(1)?;
+        let warps = (0..WARPGROUP / 32).filter(|w| act[w * 32..w * 32 + 32].iter().any(|a| *a));
+        Ok(Flow::Barrier(Arrival {
+            id,
+            count,
+            threads: 32 * warps.count() as u32,
+            wait,
+        }))
+    }
+
+    /// The `mbarrier` family (see [`crate::mbarrier`]), for each active
+    /// thread: `init`, `inval`, `expect_tx`, `complete_tx`, `arrive`
+    /// (`.expect_tx`, a count, `arrive_drop`), `try_wait` / `test_wait`
+    /// (`.parity` or a state token). A wait that fails yields.
+    pub(super) fn mbarrier_op(&mut self, d: &InstData, act: &[bool]) -> Res<Flow> {
+        let what = d.mods.first().map_or("", |m| &**m);
+        let mut incomplete = false;
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            let addr = |m: &Self, k: usize| -> Res<u64> { Ok(m.address(t, op(d, k)?)?.1) };
+            match what {
+                "init" => {
+                    let (a, n) = (addr(self, 0)?, self.value(t, op(d, 1)?)?);
+                    self.mbarriers.init(a, n as u32)?;
+                }
+                "inval" => {
+                    let a = addr(self, 0)?;
+                    self.mbarriers.inval(a);
+                }
+                "expect_tx" | "complete_tx" => {
+                    let (a, n) = (addr(self, 0)?, self.value(t, op(d, 1)?)? as i64);
+                    if what == "expect_tx" {
+                        self.mbarriers.expect_tx(a, n)?;
+                    } else {
+                        self.mbarriers.complete_tx(a, n)?;
+                    }
+                }
+                "arrive" | "arrive_drop" => {
+                    let a = addr(self, 1)?;
+                    let mut count = 1;
+                    if d.has_mod("expect_tx") {
+                        let n = self.value(t, op(d, 2)?)? as i64;
+                        self.mbarriers.expect_tx(a, n)?;
+                    } else if d.slots.len() > 2 {
+                        count = self.value(t, op(d, 2)?)? as u32;
+                    }
+                    let token = self.mbarriers.arrive(a, count, what == "arrive_drop")?;
+                    let dst = op(d, 0)?.clone();
+                    self.set(t, &dst, token, 64)?;
+                }
+                "try_wait" | "test_wait" => {
+                    let a = addr(self, 1)?;
+                    let x = self.value(t, op(d, 2)?)?;
+                    let completed = self.mbarriers.phase(a)?;
+                    let done = if d.has_mod("parity") {
+                        if let Some(msg) = parity_aliased(a, completed, &self.wg.seen) {
+                            return Err(msg);
+                        }
+                        self.mbarriers.parity_done(a, x)?
+                    } else {
+                        self.mbarriers.token_done(a, x)?
+                    };
+                    if done {
+                        let e = self.wg.seen.entry(a).or_insert(0);
+                        *e = (*e).max(completed);
+                    }
+                    incomplete |= !done;
+                    let dst = op(d, 0)?.clone();
+                    self.set(t, &dst, u64::from(done), 1)?;
+                }
+                _ => {
+                    return Err(format!(
+                        "{} is not supported by the host backend",
+                        d.mnemonic()
+                    ))
+                }
+            }
+        }
+        Ok(if incomplete { Flow::Yield } else { Flow::Next })
+    }
+
+    /// Bring the proxy tracker's count of ordering events (CTA barriers and
+    /// mbarrier phases completed) up to date.
+    pub(super) fn sync_proxy_order(&mut self) {
+        self.proxy.barriers = self.cta_barriers + self.mbarriers.completed;
+    }
+
+    /// Thread `t` of the running warpgroup wrote shared memory through the
+    /// generic proxy.
+    pub(super) fn note_generic_write(&mut self, t: usize, addr: u64, len: usize) {
+        self.fills.overwritten(addr, len);
+        self.sync_proxy_order();
+        let thread = (self.wg.index * WARPGROUP + t) as u32;
+        self.proxy.generic_write(addr, len, self.line, thread);
+    }
+
+    /// An async-proxy read (`what`) of shared memory must not find an
+    /// unfenced generic write.
+    pub(super) fn check_async_read(&self, what: &str, addr: u64, len: usize) -> Res<()> {
+        if !self.check_proxy {
+            return Ok(());
+        }
+        match self.proxy.check(addr, len) {
+            None => Ok(()),
+            Some(u) => Err(format!(
+                "{what} reads shared memory at {:#x} that thread {} wrote at line {} through the generic proxy, \
+                 with no fence.proxy.async since: the async proxy may not see the write",
+                u.addr, u.thread, u.line
+            )),
+        }
+    }
+
+    /// A read of shared memory a TMA load filled must come after the
+    /// reading warpgroup saw the load's mbarrier phase complete.
+    pub(super) fn check_tma_ready(&self, what: &str, addr: u64, len: usize) -> Res<()> {
+        match self.fills.unready(addr, len, &self.wg.seen) {
+            None => Ok(()),
+            Some((at, f)) => Err(format!(
+                "{what} reads shared memory at {at:#x} that the TMA load of line {} fills, before this warpgroup \
+                 saw phase {} of its mbarrier (at {:#x}) complete: wait on the mbarrier first",
+                f.line, f.phase, f.mbar
+            )),
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! `wgmma.mma_async` as the GPU runs it: the result computed at issue
+//! (`wgmma_math`), pending in its group until a wait retires it, chained
+//! through later wgmmas on the same accumulators.
+
+use super::*;
+
+impl Machine<'_> {
+    /// Issue a wgmma: compute its result now, make it pending in the open group.
+    pub(super) fn mma(&mut self, d: &InstData) -> Res<()> {
+        if self.wg.live < WARPGROUP {
+            return Err(format!(
+                "wgmma.mma_async needs the 128 threads of a warpgroup; warpgroup {} of this CTA has {}",
+                self.wg.index, self.wg.live
+            ));
+        }
+        let form = WgmmaForm::decode(&d.mods[..]).map_err(|e| format!("{e:?}"))?;
+        let regs = |op: &Operand| -> Res<Vec<VReg>> {
+            match op {
+                Operand::Vector(v) => v
+                    .iter()
+                    .map(|e| match e {
+                        Operand::Reg(r) => Ok(*r),
+                        other => Err(format!("{other:?} in a wgmma register list")),
+                    })
+                    .collect(),
+                other => Err(format!("{other:?} where a register list belongs")),
+            }
+        };
+        let dregs = regs(op(d, 0)?)?;
+        let a_regs = match op(d, 1)? {
+            Operand::Vector(_) => Some(regs(op(d, 1)?)?),
+            _ => None,
+        };
+        // Inputs must not be in flight; the accumulators may (chaining).
+        for op in d.slots.iter().skip(1).map(|s| &s.op) {
+            let mut bad = None;
+            op.for_each_reg(&mut |r| {
+                if self.wg.in_flight.contains_key(&r) {
+                    bad = Some(r);
+                }
+            });
+            if let Some(r) = bad {
+                return Err(format!(
+                    "wgmma reads {} while the wgmma of line {} that writes it is in flight",
+                    self.name(r),
+                    self.wg.in_flight[&r]
+                ));
+            }
+        }
+        let imm = |k: usize| -> Res<i64> {
+            match d.slots.get(k).map(|s| &s.op) {
+                Some(Operand::Imm(i)) => i.as_i64().ok_or_else(|| "bad immediate".to_string()),
+                None => Ok(0),
+                Some(other) => Err(format!("{other:?} where an immediate belongs")),
+            }
+        };
+        let uniform = |vals: Vec<u64>, what: &str| -> Res<u64> {
+            match vals.windows(2).all(|w| w[0] == w[1]) {
+                true => Ok(vals.first().copied().unwrap_or(0)),
+                false => Err(format!("{what} differs between threads of the warpgroup")),
+            }
+        };
+        let all =
+            |op: &Operand| -> Res<Vec<u64>> { (0..WARPGROUP).map(|t| self.value(t, op)).collect() };
+        let scale_d = uniform(all(op(d, 3)?)?, "scale-d")? & 1 == 1;
+        let b_desc = uniform(all(op(d, 2)?)?, "the B descriptor")?;
+        let (negate_a, negate_b, trans_a, trans_b) = match (form.family, a_regs.is_some()) {
+            (Family::Half, false) => (imm(4)? == -1, imm(5)? == -1, imm(6)? == 1, imm(7)? == 1),
+            (Family::Half, true) => (imm(4)? == -1, imm(5)? == -1, false, imm(6)? == 1),
+            (Family::Tf32 | Family::Fp8, _) => (imm(4)? == -1, imm(5)? == -1, false, false),
+            _ => (false, false, false, false),
+        };
+        // C: the newest pending value of each accumulator, else the
+        // register (the source of each of `dregs`, found once for all threads).
+        let pending: Vec<&PendingMma> = self
+            .wg
+            .committed
+            .iter()
+            .flatten()
+            .chain(&self.wg.open)
+            .collect();
+        let source: Vec<Option<(usize, usize)>> = dregs
+            .iter()
+            .map(|r| {
+                pending
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .find_map(|(k, p)| p.regs.iter().position(|x| x == r).map(|j| (k, j)))
+            })
+            .collect();
+        let c: Vec<Vec<u32>> = (0..WARPGROUP)
+            .map(|t| {
+                dregs
+                    .iter()
+                    .zip(&source)
+                    .map(|(r, src)| match *src {
+                        Some((k, j)) => pending[k].values[t][j],
+                        None => self.wg.regs[t][r.index()] as u32,
+                    })
+                    .collect()
+            })
+            .collect();
+        let a_vals: Vec<Vec<u32>>;
+        let a = match &a_regs {
+            Some(ar) => {
+                a_vals = (0..WARPGROUP)
+                    .map(|t| {
+                        ar.iter()
+                            .map(|r| self.wg.regs[t][r.index()] as u32)
+                            .collect()
+                    })
+                    .collect();
+                AOperand::Regs(&a_vals)
+            }
+            None => AOperand::Desc(uniform(all(op(d, 1)?)?, "the A descriptor")?),
+        };
+        let mma = Mma {
+            form,
+            a,
+            b_desc,
+            scale_d,
+            negate_a,
+            negate_b,
+            trans_a,
+            trans_b,
+        };
+        let checked = ProxyChecked {
+            shared: &self.shared,
+            proxy: &self.proxy,
+            found: std::cell::Cell::new(None),
+            fills: &self.fills,
+            seen: &self.wg.seen,
+            unready: std::cell::Cell::new(None),
+        };
+        let values = wgmma_math::compute(&mma, &c, &checked)?;
+        if let Some((at, f)) = checked.unready.get() {
+            return Err(format!(
+                "this wgmma reads shared memory at {at:#x} that the TMA load of line {} fills, before this warpgroup \
+                 saw phase {} of its mbarrier (at {:#x}) complete: wait on the mbarrier first",
+                f.line, f.phase, f.mbar
+            ));
+        }
+        if let Some(u) = checked.found.get().filter(|_| self.check_proxy) {
+            return Err(format!(
+                "this wgmma reads shared memory at {:#x} that thread {} wrote at line {} through the generic proxy, \
+                 with no fence.proxy.async since: the async proxy may not see the write",
+                u.addr, u.thread, u.line
+            ));
+        }
+        let unique: FxHashSet<VReg> = dregs.iter().copied().collect();
+        if unique.len() != dregs.len() {
+            return Err("a register appears twice among the accumulators".into());
+        }
+        for r in &dregs {
+            self.wg.in_flight.insert(*r, d.line);
+        }
+        self.wg.open.push(PendingMma {
+            regs: dregs,
+            values,
+            line: d.line,
+        });
+        self.stats.wgmma += 1;
+        Ok(())
+    }
+
+    pub(super) fn retire(&mut self, group: Vec<PendingMma>) {
+        for p in group {
+            for (t, vals) in p.values.iter().enumerate() {
+                for (r, v) in p.regs.iter().zip(vals) {
+                    self.wg.regs[t][r.index()] = u64::from(*v);
+                }
+            }
+        }
+        // Rebuild what is still in flight from the groups that remain.
+        self.wg.in_flight.clear();
+        for p in self.wg.committed.iter().flatten().chain(&self.wg.open) {
+            for r in &p.regs {
+                self.wg.in_flight.insert(*r, p.line);
+            }
+        }
+        self.stats.groups_retired += 1;
+    }
+}
+
+/// Shared memory as wgmma reads it, noting the first byte an unfenced
+/// generic write left (see [`crate::proxy_fence`]).
+pub(super) struct ProxyChecked<'a> {
+    pub(super) shared: &'a Shared,
+    pub(super) proxy: &'a GenericWrites,
+    pub(super) found: std::cell::Cell<Option<crate::proxy_fence::Unfenced>>,
+    /// The TMA check: fills, what the warpgroup has seen, the first read
+    /// of a fill it may not read yet.
+    pub(super) fills: &'a TmaFills,
+    pub(super) seen: &'a Seen,
+    pub(super) unready: std::cell::Cell<Option<(u64, Fill)>>,
+}
+
+impl wgmma_math::SharedMemory for ProxyChecked<'_> {
+    fn read_bits(&self, addr: u32, bits: u32) -> Result<u32, String> {
+        let (a, n) = (u64::from(addr), (bits / 8) as usize);
+        if self.found.get().is_none() {
+            self.found.set(self.proxy.check(a, n));
+        }
+        if self.unready.get().is_none() {
+            self.unready.set(self.fills.unready(a, n, self.seen));
+        }
+        self.shared.read_bits(addr, bits)
+    }
+}
