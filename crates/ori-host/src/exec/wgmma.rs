@@ -132,6 +132,7 @@ impl Machine<'_> {
             fills: &self.fills,
             seen: &self.wg.seen,
             unready: std::cell::Cell::new(None),
+            checked: std::cell::Cell::new(u64::MAX),
         };
         let values = wgmma_math::compute(&mma, &c, &checked)?;
         if let Some((at, f)) = checked.unready.get() {
@@ -194,16 +195,23 @@ pub(super) struct ProxyChecked<'a> {
     pub(super) fills: &'a TmaFills,
     pub(super) seen: &'a Seen,
     pub(super) unready: std::cell::Cell<Option<(u64, Fill)>>,
+    /// The last 16-byte granule both checks passed (operands are read in
+    /// runs within a granule; `u64::MAX`: none yet).
+    pub(super) checked: std::cell::Cell<u64>,
 }
 
 impl wgmma_math::SharedMemory for ProxyChecked<'_> {
     fn read_bits(&self, addr: u32, bits: u32) -> Result<u32, String> {
         let (a, n) = (u64::from(addr), (bits / 8) as usize);
-        if self.found.get().is_none() {
-            self.found.set(self.proxy.check(a, n));
-        }
-        if self.unready.get().is_none() {
-            self.unready.set(self.fills.unready(a, n, self.seen));
+        // Elements are at most 4 bytes and aligned: one granule each.
+        if a / 16 != self.checked.get() {
+            if self.found.get().is_none() {
+                self.found.set(self.proxy.check(a, n));
+            }
+            if self.unready.get().is_none() {
+                self.unready.set(self.fills.unready(a, n, self.seen));
+            }
+            self.checked.set(a / 16);
         }
         self.shared.read_bits(addr, bits)
     }
