@@ -182,3 +182,25 @@ fn bit_counts_dot_products_directed_rounding_and_saturation() {
     assert_eq!(f32::from_bits(w[7]), 1.0);
     assert_eq!(f32::from_bits(w[8]), 1.0, "cvt.sat clamps 2.0 to 1.0");
 }
+
+#[test]
+fn double_precision_arithmetic() {
+    let m = lower(
+        "\tld.param.u64 %rd1, [out];\n\
+         \tmov.b64 %rd2, 0x3FF0000000000001;\n\
+         \tmov.b64 %rd3, 0x4000000000000000;\n\
+         \tmul.rn.f64 %rd4, %rd2, %rd3;\n\
+         \tfma.rn.f64 %rd5, %rd2, %rd2, %rd3;\n\
+         \tdiv.rn.f64 %rd6, %rd3, %rd3;\n\
+         \tst.global.v2.b64 [%rd1], {%rd4, %rd5};\n\
+         \tst.global.b64 [%rd1+16], %rd6;\n\
+         \tret;",
+        ".param .u64 out",
+    );
+    let w = run_out(&m, 24);
+    let d = |k: usize| f64::from_bits(u64::from(w[2 * k]) | (u64::from(w[2 * k + 1]) << 32));
+    let one_ulp = f64::from_bits(0x3FF0000000000001);
+    assert_eq!(d(0), 2.0 * one_ulp, "mul.f64 is exact here");
+    assert_eq!(d(1), one_ulp.mul_add(one_ulp, 2.0), "fma.f64 rounds once");
+    assert_eq!(d(2), 1.0);
+}

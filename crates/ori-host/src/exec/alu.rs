@@ -92,6 +92,34 @@ impl Machine<'_> {
                 }
                 out
             }
+            // f64: IEEE in every operation Rust has (round to nearest even);
+            // the directed modes are refused below, not approximated.
+            "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "div" | "neg" | "abs"
+            | "sqrt" | "rcp"
+                if ty == "f64" =>
+            {
+                if ["rz", "rm", "rp"].iter().any(|r| d.has_mod(r)) {
+                    return Err(format!(
+                        "{} (a directed rounding on .f64) is not supported by the host backend",
+                        d.mnemonic()
+                    ));
+                }
+                let x = |k: usize| -> Res<f64> { Ok(f64::from_bits(src(k)?)) };
+                let r = match name {
+                    "add" => x(1)? + x(2)?,
+                    "sub" => x(1)? - x(2)?,
+                    "mul" => x(1)? * x(2)?,
+                    "mad" | "fma" => x(1)?.mul_add(x(2)?, x(3)?),
+                    "min" => x(1)?.min(x(2)?),
+                    "max" => x(1)?.max(x(2)?),
+                    "div" => x(1)? / x(2)?,
+                    "neg" => -x(1)?,
+                    "abs" => x(1)?.abs(),
+                    "sqrt" => x(1)?.sqrt(),
+                    _ => 1.0 / x(1)?,
+                };
+                r.to_bits()
+            }
             "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "div" | "rem" if float => {
                 if bits != 32 {
                     return Err(format!(
