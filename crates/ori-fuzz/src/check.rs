@@ -53,9 +53,10 @@ pub fn any_ptx(data: &[u8]) -> Result<(), String> {
 }
 
 /// Any bytes as PTX through the host backend: every entry of what compiles
-/// runs (a 4 KiB zeroed buffer per parameter, 4 KiB of dynamic shared
-/// memory, a short step limit) and must stop with a result or an error,
-/// never a panic. Kept here rather than in the fuzz target so that the
+/// runs (two CTAs of two warpgroups, so that the scheduler, barriers and
+/// parallel CTAs are exercised; a 4 KiB zeroed buffer per parameter, 4 KiB
+/// of dynamic shared memory, a short step limit) and must stop with a
+/// result or an error, never a panic. Kept here rather than in the fuzz target so that the
 /// workspace build (CI, on stable) compiles it whenever the host API moves.
 pub fn host_runs(data: &[u8]) {
     let Ok(src) = std::str::from_utf8(data) else {
@@ -71,6 +72,8 @@ pub fn host_runs(data: &[u8]) {
             params: f.params.iter().map(|_| g.alloc(vec![0; 4096])).collect(),
             dynamic_shared: 4096,
             step_limit: 20_000,
+            grid: [2, 1, 1],
+            block: [256, 1, 1],
             ..Default::default()
         };
         let _ = ori::host::run(m, &f.name, &launch, &g);
