@@ -102,6 +102,63 @@ pub fn lop3(a: u64, b: u64, c: u64, lut: u8, bits: u32) -> u64 {
     d
 }
 
+/// `bfind{.shiftamt}.{u32,s32,u64,s64}`: the position of the most
+/// significant bit that is set (unsigned) or differs from the sign bit
+/// (signed), all ones when there is none; `.shiftamt` counts it from the
+/// left. `x` is already masked to `bits`.
+pub fn bfind(x: u64, bits: u32, signed: bool, shiftamt: bool) -> u64 {
+    let m = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let x = if signed && x >> (bits - 1) & 1 == 1 {
+        !x & m
+    } else {
+        x
+    };
+    if x == 0 {
+        return 0xffff_ffff;
+    }
+    let msb = u64::from(63 - x.leading_zeros());
+    if shiftamt {
+        u64::from(bits - 1) - msb
+    } else {
+        msb
+    }
+}
+
+/// `dp4a` (`half` is `None`) and `dp2a.lo`/`.hi` (`Some(hi)`): the dot
+/// product of `a`'s bytes (dp2a: half-words) with `b`'s bytes (dp2a: the
+/// low or high two), plus `c`; `signs` says which of `a` and `b` are
+/// signed. The sum wraps to 32 bits.
+pub fn dot_product(a: u32, b: u32, c: u32, signs: (bool, bool), half: Option<bool>) -> u32 {
+    let field = |v: u32, k: u32, width: u32, signed: bool| -> i64 {
+        let x = (v >> (width * k)) & ((1 << width) - 1);
+        if signed {
+            let s = 32 - width;
+            i64::from(((x << s) as i32) >> s)
+        } else {
+            i64::from(x)
+        }
+    };
+    let mut acc = i64::from(c as i32);
+    match half {
+        None => {
+            for k in 0..4 {
+                acc += field(a, k, 8, signs.0) * field(b, k, 8, signs.1);
+            }
+        }
+        Some(hi) => {
+            let base = if hi { 2 } else { 0 };
+            for k in 0..2 {
+                acc += field(a, k, 16, signs.0) * field(b, base + k, 8, signs.1);
+            }
+        }
+    }
+    acc as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

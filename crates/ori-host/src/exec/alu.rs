@@ -43,163 +43,23 @@ impl Machine<'_> {
             "cvta" if d.has_mod("param") && !d.has_mod("to") => src(1)? + PARAM_GENERIC,
             "cvta" if d.has_mod("param") => src(1)?.wrapping_sub(PARAM_GENERIC),
             "cvta" => src(1)?,
-            // Half precision, scalar and packed pairs: each element in f64
-            // (the products and sums of two halves are exact there; fma has
-            // one rounding, at the end), rounded to nearest even.
+            // Half precision, scalar and packed pairs (see `half_arith`).
             "add" | "sub" | "mul" | "fma" | "min" | "max" | "neg" | "abs"
                 if matches!(ty, "f16" | "bf16" | "f16x2" | "bf16x2") =>
             {
-                let (elem, lanes) = match ty {
-                    "f16x2" => ("f16", 2),
-                    "bf16x2" => ("bf16", 2),
-                    t => (t, 1),
-                };
-                let get = |x: u64, k: u32| -> f64 {
-                    let h = ((x >> (16 * k)) & 0xffff) as u16;
-                    if elem == "f16" {
-                        f64::from(half::f16::from_bits(h).to_f32())
-                    } else {
-                        f64::from(half::bf16::from_bits(h).to_f32())
-                    }
-                };
-                let put = |x: f64| -> u64 {
-                    u64::from(if elem == "f16" {
-                        half::f16::from_f64(x).to_bits()
-                    } else {
-                        half::bf16::from_f64(x).to_bits()
-                    })
-                };
-                let n_src = match name {
-                    "neg" | "abs" => 1,
-                    "fma" => 3,
-                    _ => 2,
-                };
-                let srcs: Vec<u64> = (1..=n_src).map(src).collect::<Res<_>>()?;
-                let mut out = 0u64;
-                for k in 0..lanes {
-                    let x = |i: usize| get(srcs[i], k);
-                    let r = match name {
-                        "add" => x(0) + x(1),
-                        "sub" => x(0) - x(1),
-                        "mul" => x(0) * x(1),
-                        "fma" => x(0).mul_add(x(1), x(2)),
-                        "min" => x(0).min(x(1)),
-                        "max" => x(0).max(x(1)),
-                        "neg" => -x(0),
-                        _ => x(0).abs(),
-                    };
-                    out |= put(r) << (16 * k);
-                }
-                out
+                half_arith(name, ty, &src)?
             }
-            // f64: IEEE in every operation Rust has (round to nearest even);
-            // the directed modes are refused below, not approximated.
             "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "div" | "neg" | "abs"
             | "sqrt" | "rcp"
                 if ty == "f64" =>
             {
-                if ["rz", "rm", "rp"].iter().any(|r| d.has_mod(r)) {
-                    return Err(format!(
-                        "{} (a directed rounding on .f64) is not supported by the host backend",
-                        d.mnemonic()
-                    ));
-                }
-                let x = |k: usize| -> Res<f64> { Ok(f64::from_bits(src(k)?)) };
-                let r = match name {
-                    "add" => x(1)? + x(2)?,
-                    "sub" => x(1)? - x(2)?,
-                    "mul" => x(1)? * x(2)?,
-                    "mad" | "fma" => x(1)?.mul_add(x(2)?, x(3)?),
-                    "min" => x(1)?.min(x(2)?),
-                    "max" => x(1)?.max(x(2)?),
-                    "div" => x(1)? / x(2)?,
-                    "neg" => -x(1)?,
-                    "abs" => x(1)?.abs(),
-                    "sqrt" => x(1)?.sqrt(),
-                    _ => 1.0 / x(1)?,
-                };
-                r.to_bits()
+                f64_arith(name, d, &src)?
             }
             "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "div" | "rem" if float => {
-                if bits != 32 {
-                    return Err(format!(
-                        "{} on .{ty} is not supported by the host backend",
-                        d.mnemonic()
-                    ));
-                }
-                let ftz = d.has_mod("ftz");
-                let (a, b) = (flush(as_f32(src(1)?), ftz), flush(as_f32(src(2)?), ftz));
-                // Directed rounding (.rz, .rm, .rp): the exact result as
-                // the f64 pair hi + lo (products of f32s are exact in f64,
-                // sums are split by two-sum), rounded toward the mode.
-                let directed = ["rz", "rm", "rp"].into_iter().find(|r| d.has_mod(r));
-                if let Some(mode) = directed {
-                    let (x, y) = (f64::from(a), f64::from(b));
-                    let (hi, lo) = match name {
-                        "add" => two_sum(x, y),
-                        "sub" => two_sum(x, -y),
-                        "mul" => (x * y, 0.0),
-                        "mad" | "fma" => two_sum(x * y, f64::from(flush(as_f32(src(3)?), ftz))),
-                        _ => {
-                            return Err(format!(
-                                "{} is not supported by the host backend",
-                                d.mnemonic()
-                            ))
-                        }
-                    };
-                    return self.set(
-                        t,
-                        dst,
-                        u64::from(flush(round_f32(hi, lo, mode), ftz).to_bits()),
-                        32,
-                    );
-                }
-                let r = match name {
-                    "add" => a + b,
-                    "sub" => a - b,
-                    "mul" => a * b,
-                    "mad" | "fma" => a.mul_add(b, flush(as_f32(src(3)?), ftz)),
-                    "min" => a.min(b),
-                    "max" => a.max(b),
-                    "div" => a / b,
-                    _ => a % b,
-                };
-                // .sat: clamped to [0, 1], NaN to 0.
-                let r = if d.has_mod("sat") {
-                    if r.is_nan() {
-                        0.0
-                    } else {
-                        r.clamp(0.0, 1.0)
-                    }
-                } else {
-                    r
-                };
-                u64::from(flush(r, ftz).to_bits())
+                f32_arith(name, d, ty, &src)?
             }
-            // The special functions, computed correctly rounded in f32; the
-            // GPU's `.approx` forms differ by up to a few ulp (its MUFU unit),
-            // which is why kernels using them compare within a tolerance
-            // (README, host backend).
             "ex2" | "lg2" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "tanh" if float => {
-                if bits != 32 {
-                    return Err(format!(
-                        "{} on .{ty} is not supported by the host backend",
-                        d.mnemonic()
-                    ));
-                }
-                let ftz = d.has_mod("ftz");
-                let a = flush(as_f32(src(1)?), ftz);
-                let r = match name {
-                    "ex2" => a.exp2(),
-                    "lg2" => a.log2(),
-                    "rcp" => 1.0 / a,
-                    "sqrt" => a.sqrt(),
-                    "rsqrt" => 1.0 / a.sqrt(),
-                    "sin" => a.sin(),
-                    "cos" => a.cos(),
-                    _ => a.tanh(),
-                };
-                u64::from(flush(r, ftz).to_bits())
+                f32_special(name, d, ty, &src)?
             }
             "add" => src(1)?.wrapping_add(src(2)?) & m,
             "sub" => src(1)?.wrapping_sub(src(2)?) & m,
@@ -255,64 +115,18 @@ impl Machine<'_> {
             "popc" => u64::from((src(1)? & m).count_ones()),
             "clz" => u64::from((src(1)? & m).leading_zeros() - (64 - bits)),
             "brev" => (src(1)? & m).reverse_bits() >> (64 - bits),
-            // bfind: the most significant bit that differs from the sign
-            // (signed) or is set; all ones when none; .shiftamt: from the left.
-            "bfind" => {
-                let x = src(1)? & m;
-                let x = if signed && x >> (bits - 1) & 1 == 1 {
-                    !x & m
-                } else {
-                    x
-                };
-                if x == 0 {
-                    0xffff_ffff
-                } else {
-                    let msb = u64::from(63 - x.leading_zeros());
-                    if d.has_mod("shiftamt") {
-                        u64::from(bits - 1) - msb
-                    } else {
-                        msb
-                    }
-                }
-            }
-            // dp4a / dp2a: byte (and half) dot products into a 32-bit sum.
+            "bfind" => bit_ops::bfind(src(1)? & m, bits, signed, d.has_mod("shiftamt")),
             "dp4a" | "dp2a" => {
-                let (a, b, c) = (src(1)? as u32, src(2)? as u32, src(3)? as u32);
                 let kinds: Vec<&str> = d
                     .mods
                     .iter()
                     .map(|x| &**x)
                     .filter(|x| matches!(*x, "u32" | "s32"))
                     .collect();
-                let (sa, sb) = (kinds.first() == Some(&"s32"), kinds.get(1) == Some(&"s32"));
-                let byte = |v: u32, k: u32, signed: bool| -> i64 {
-                    let x = (v >> (8 * k)) & 0xff;
-                    if signed {
-                        i64::from(x as u8 as i8)
-                    } else {
-                        i64::from(x)
-                    }
-                };
-                let half = |v: u32, k: u32, signed: bool| -> i64 {
-                    let x = (v >> (16 * k)) & 0xffff;
-                    if signed {
-                        i64::from(x as u16 as i16)
-                    } else {
-                        i64::from(x)
-                    }
-                };
-                let mut acc = i64::from(c as i32);
-                if name == "dp4a" {
-                    for k in 0..4 {
-                        acc += byte(a, k, sa) * byte(b, k, sb);
-                    }
-                } else {
-                    let base = if d.has_mod("hi") { 2 } else { 0 };
-                    for k in 0..2 {
-                        acc += half(a, k, sa) * byte(b, base + k, sb);
-                    }
-                }
-                (acc as u64) & 0xffff_ffff
+                let signs = (kinds.first() == Some(&"s32"), kinds.get(1) == Some(&"s32"));
+                let (a, b, c) = (src(1)? as u32, src(2)? as u32, src(3)? as u32);
+                let half = (name == "dp2a").then(|| d.has_mod("hi"));
+                u64::from(bit_ops::dot_product(a, b, c, signs, half))
             }
             // A cluster of one CTA: its own shared window is rank 0's.
             "mapa" => {
@@ -592,6 +406,161 @@ pub(super) struct AluShape<'a> {
     pub(super) wide: bool,
     /// `mul.hi` / `mad.hi`.
     pub(super) hi: bool,
+}
+
+/// An operand's bits (`src(k)` of the thread running).
+type Src<'s> = dyn Fn(usize) -> Res<u64> + 's;
+
+/// f16 and bf16 arithmetic, scalar or packed pairs: each element in f64
+/// (the products and sums of two halves are exact there; fma has one
+/// rounding, at the end), rounded to nearest even.
+pub(super) fn half_arith(name: &str, ty: &str, src: &Src<'_>) -> Res<u64> {
+    let (elem, lanes) = match ty {
+        "f16x2" => ("f16", 2),
+        "bf16x2" => ("bf16", 2),
+        t => (t, 1),
+    };
+    let get = |x: u64, k: u32| -> f64 {
+        let h = ((x >> (16 * k)) & 0xffff) as u16;
+        if elem == "f16" {
+            f64::from(half::f16::from_bits(h).to_f32())
+        } else {
+            f64::from(half::bf16::from_bits(h).to_f32())
+        }
+    };
+    let put = |x: f64| -> u64 {
+        u64::from(if elem == "f16" {
+            half::f16::from_f64(x).to_bits()
+        } else {
+            half::bf16::from_f64(x).to_bits()
+        })
+    };
+    let n_src = match name {
+        "neg" | "abs" => 1,
+        "fma" => 3,
+        _ => 2,
+    };
+    let srcs: Vec<u64> = (1..=n_src).map(src).collect::<Res<_>>()?;
+    let mut out = 0u64;
+    for k in 0..lanes {
+        let x = |i: usize| get(srcs[i], k);
+        let r = match name {
+            "add" => x(0) + x(1),
+            "sub" => x(0) - x(1),
+            "mul" => x(0) * x(1),
+            "fma" => x(0).mul_add(x(1), x(2)),
+            "min" => x(0).min(x(1)),
+            "max" => x(0).max(x(1)),
+            "neg" => -x(0),
+            _ => x(0).abs(),
+        };
+        out |= put(r) << (16 * k);
+    }
+    Ok(out)
+}
+
+/// f64 arithmetic: IEEE in every operation Rust has (round to nearest
+/// even); the directed modes are refused, not approximated.
+pub(super) fn f64_arith(name: &str, d: &InstData, src: &Src<'_>) -> Res<u64> {
+    if ["rz", "rm", "rp"].iter().any(|r| d.has_mod(r)) {
+        return Err(format!(
+            "{} (a directed rounding on .f64) is not supported by the host backend",
+            d.mnemonic()
+        ));
+    }
+    let x = |k: usize| -> Res<f64> { Ok(f64::from_bits(src(k)?)) };
+    let r = match name {
+        "add" => x(1)? + x(2)?,
+        "sub" => x(1)? - x(2)?,
+        "mul" => x(1)? * x(2)?,
+        "mad" | "fma" => x(1)?.mul_add(x(2)?, x(3)?),
+        "min" => x(1)?.min(x(2)?),
+        "max" => x(1)?.max(x(2)?),
+        "div" => x(1)? / x(2)?,
+        "neg" => -x(1)?,
+        "abs" => x(1)?.abs(),
+        "sqrt" => x(1)?.sqrt(),
+        _ => 1.0 / x(1)?,
+    };
+    Ok(r.to_bits())
+}
+
+/// f32 arithmetic with `.ftz`, `.sat` and every rounding mode. The
+/// directed ones (.rz, .rm, .rp) round the exact result, held as the f64
+/// pair hi + lo (products of f32s are exact in f64, sums are split by
+/// two-sum), toward the mode.
+pub(super) fn f32_arith(name: &str, d: &InstData, ty: &str, src: &Src<'_>) -> Res<u64> {
+    if ty != "f32" {
+        return Err(format!(
+            "{} on .{ty} is not supported by the host backend",
+            d.mnemonic()
+        ));
+    }
+    let ftz = d.has_mod("ftz");
+    let (a, b) = (flush(as_f32(src(1)?), ftz), flush(as_f32(src(2)?), ftz));
+    let directed = ["rz", "rm", "rp"].into_iter().find(|r| d.has_mod(r));
+    if let Some(mode) = directed {
+        let (x, y) = (f64::from(a), f64::from(b));
+        let (hi, lo) = match name {
+            "add" => two_sum(x, y),
+            "sub" => two_sum(x, -y),
+            "mul" => (x * y, 0.0),
+            "mad" | "fma" => two_sum(x * y, f64::from(flush(as_f32(src(3)?), ftz))),
+            _ => {
+                return Err(format!(
+                    "{} is not supported by the host backend",
+                    d.mnemonic()
+                ))
+            }
+        };
+        return Ok(u64::from(flush(round_f32(hi, lo, mode), ftz).to_bits()));
+    }
+    let r = match name {
+        "add" => a + b,
+        "sub" => a - b,
+        "mul" => a * b,
+        "mad" | "fma" => a.mul_add(b, flush(as_f32(src(3)?), ftz)),
+        "min" => a.min(b),
+        "max" => a.max(b),
+        "div" => a / b,
+        _ => a % b,
+    };
+    // .sat: clamped to [0, 1], NaN to 0.
+    let r = if d.has_mod("sat") {
+        if r.is_nan() {
+            0.0
+        } else {
+            r.clamp(0.0, 1.0)
+        }
+    } else {
+        r
+    };
+    Ok(u64::from(flush(r, ftz).to_bits()))
+}
+
+/// The special functions, computed correctly rounded in f32; the GPU's
+/// `.approx` forms differ by up to a few ulp (its MUFU unit), which is why
+/// kernels using them compare within a tolerance (README, host backend).
+pub(super) fn f32_special(name: &str, d: &InstData, ty: &str, src: &Src<'_>) -> Res<u64> {
+    if ty != "f32" {
+        return Err(format!(
+            "{} on .{ty} is not supported by the host backend",
+            d.mnemonic()
+        ));
+    }
+    let ftz = d.has_mod("ftz");
+    let a = flush(as_f32(src(1)?), ftz);
+    let r = match name {
+        "ex2" => a.exp2(),
+        "lg2" => a.log2(),
+        "rcp" => 1.0 / a,
+        "sqrt" => a.sqrt(),
+        "rsqrt" => 1.0 / a.sqrt(),
+        "sin" => a.sin(),
+        "cos" => a.cos(),
+        _ => a.tanh(),
+    };
+    Ok(u64::from(flush(r, ftz).to_bits()))
 }
 
 /// The smaller (`min`) or larger of two integers of `bits` bits.
