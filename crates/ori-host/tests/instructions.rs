@@ -163,13 +163,15 @@ fn bit_counts_dot_products_directed_rounding_and_saturation() {
          \tmov.f32 %f5, 0f40000000;\n\
          \tcvt.sat.f32.f32 %f6, %f5;\n\
          \tmov.b32 %r12, %f6;\n\
+         \tadd.rz.sat.f32 %f7, %f5, %f1;\n\
+         \tmov.b32 %r13, %f7;\n\
          \tst.global.v4.b32 [%rd1], {%r2, %r3, %r4, %r5};\n\
          \tst.global.v4.b32 [%rd1+16], {%r6, %r9, %r10, %r11};\n\
-         \tst.global.b32 [%rd1+32], %r12;\n\
+         \tst.global.v2.b32 [%rd1+32], {%r12, %r13};\n\
          \tret;",
         ".param .u64 out",
     );
-    let w = run_out(&m, 36);
+    let w = run_out(&m, 40);
     assert_eq!(w[0], 5, "popc of 0x00f00010");
     assert_eq!(w[1], 8, "clz");
     assert_eq!(w[2], 0x0800_0f00, "brev");
@@ -181,6 +183,11 @@ fn bit_counts_dot_products_directed_rounding_and_saturation() {
     assert_eq!(f32::from_bits(w[6]), 1.0 + f32::EPSILON);
     assert_eq!(f32::from_bits(w[7]), 1.0);
     assert_eq!(f32::from_bits(w[8]), 1.0, "cvt.sat clamps 2.0 to 1.0");
+    assert_eq!(
+        f32::from_bits(w[9]),
+        1.0,
+        ".sat holds in a directed rounding mode too"
+    );
 }
 
 #[test]

@@ -513,7 +513,9 @@ pub(super) fn f32_arith(name: &str, d: &InstData, ty: &str, src: &Src<'_>) -> Re
                 ))
             }
         };
-        return Ok(u64::from(flush(round_f32(hi, lo, mode), ftz).to_bits()));
+        return Ok(u64::from(
+            flush(saturate(round_f32(hi, lo, mode), d), ftz).to_bits(),
+        ));
     }
     let r = match name {
         "add" => a + b,
@@ -525,17 +527,16 @@ pub(super) fn f32_arith(name: &str, d: &InstData, ty: &str, src: &Src<'_>) -> Re
         "div" => a / b,
         _ => a % b,
     };
-    // .sat: clamped to [0, 1], NaN to 0.
-    let r = if d.has_mod("sat") {
-        if r.is_nan() {
-            0.0
-        } else {
-            r.clamp(0.0, 1.0)
-        }
-    } else {
-        r
-    };
-    Ok(u64::from(flush(r, ftz).to_bits()))
+    Ok(u64::from(flush(saturate(r, d), ftz).to_bits()))
+}
+
+/// `.sat`: clamped to [0, 1], NaN to 0 (without it, `r` as it is).
+fn saturate(r: f32, d: &InstData) -> f32 {
+    match d.has_mod("sat") {
+        true if r.is_nan() => 0.0,
+        true => r.clamp(0.0, 1.0),
+        false => r,
+    }
 }
 
 /// The special functions, computed correctly rounded in f32; the GPU's
