@@ -473,6 +473,44 @@ fn parameters(f: &Function, args: &[String], g: &mut GlobalMemory) -> Result<Par
     Ok((values, buffers, param_bytes))
 }
 
+/// The module to run: after ori's passes, or as written (`--no-passes`);
+/// its diagnostics printed when it does not compile.
+fn load_module(a: &RunArgs, src: &str) -> Result<ori::ir::Module, ExitCode> {
+    let name = std::path::Path::new(&a.file)
+        .file_name()
+        .map_or(a.file.clone(), |n| n.to_string_lossy().into_owned());
+    let (module, diags) = if a.no_passes {
+        if name.ends_with(".ori") {
+            return Err(usage(
+                "--no-passes runs PTX input; an .ori file runs as its IR says, without it",
+            ));
+        }
+        match ori::ptx_to_ir(&name, src) {
+            Ok(m) => (Some(m), Vec::new()),
+            Err(diags) => (None, diags),
+        }
+    } else {
+        let opts = ori::Options {
+            verify: true,
+            ..ori::Options::default()
+        };
+        let c = ori::compile_source(&name, src, &opts);
+        let failed = c.failed();
+        (c.module.filter(|_| !failed), c.diags)
+    };
+    module.ok_or_else(|| {
+        let source = (!name.ends_with(".ori")).then(|| ori::report::Source::new(&a.file, src));
+        print_diagnostics(
+            &diags,
+            &a.file,
+            source.as_ref(),
+            MessageFormat::Human,
+            ColorChoice::Auto,
+        );
+        ExitCode::from(1)
+    })
+}
+
 /// `ori run`.
 pub fn run(a: RunArgs) -> ExitCode {
     let grid = match dims("grid", &a.grid) {
@@ -483,47 +521,9 @@ pub fn run(a: RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return failed(&e),
     };
-    let name = std::path::Path::new(&a.file)
-        .file_name()
-        .map_or(a.file.clone(), |n| n.to_string_lossy().into_owned());
-    let opts = ori::Options {
-        verify: true,
-        ..ori::Options::default()
-    };
-    let module = if a.no_passes {
-        if name.ends_with(".ori") {
-            return usage(
-                "--no-passes runs PTX input; an .ori file runs as its IR says, without it",
-            );
-        }
-        match ori::ptx_to_ir(&name, &src) {
-            Ok(m) => m,
-            Err(diags) => {
-                let source = ori::report::Source::new(&a.file, &src);
-                print_diagnostics(
-                    &diags,
-                    &a.file,
-                    Some(&source),
-                    MessageFormat::Human,
-                    ColorChoice::Auto,
-                );
-                return ExitCode::from(1);
-            }
-        }
-    } else {
-        let c = ori::compile_source(&name, &src, &opts);
-        let source = (!name.ends_with(".ori")).then(|| ori::report::Source::new(&a.file, &src));
-        if c.failed() || c.module.is_none() {
-            print_diagnostics(
-                &c.diags,
-                &a.file,
-                source.as_ref(),
-                MessageFormat::Human,
-                ColorChoice::Auto,
-            );
-            return ExitCode::from(1);
-        }
-        c.module.expect("checked above")
+    let module = match load_module(&a, &src) {
+        Ok(m) => m,
+        Err(code) => return code,
     };
     let f = match pick_entry(&module, a.entry.as_deref()) {
         Ok(f) => f,
