@@ -165,6 +165,27 @@ impl GlobalMemory {
         }
     }
 
+    /// Read `out.len()` bytes at `addr` into `out`.
+    pub fn read_into(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        let (b, off) = self.locate(addr, out.len())?;
+        let mut at = off;
+        for chunk in out.chunks_mut(8) {
+            // The bytes of the one or two words this chunk spans.
+            let (w, sh) = (at / 8, at % 8);
+            let lo = b.words[w].load(Relaxed).to_le_bytes();
+            if sh + chunk.len() <= 8 {
+                chunk.copy_from_slice(&lo[sh..sh + chunk.len()]);
+            } else {
+                let hi = b.words[w + 1].load(Relaxed).to_le_bytes();
+                let (first, n) = (8 - sh, chunk.len());
+                chunk[..first].copy_from_slice(&lo[sh..]);
+                chunk[first..].copy_from_slice(&hi[..n - first]);
+            }
+            at += chunk.len();
+        }
+        Ok(())
+    }
+
     /// Read `len` (1..=8) bytes, little-endian.
     pub fn read(&self, addr: u64, len: usize) -> Result<u64, String> {
         let (b, off) = self.locate(addr, len)?;
@@ -252,6 +273,13 @@ impl Shared {
         Ok(le(&self.bytes[self.range(addr, len)?]))
     }
 
+    /// Write `bytes` at `addr`.
+    pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), String> {
+        let r = self.range(addr, bytes.len())?;
+        self.bytes[r].copy_from_slice(bytes);
+        Ok(())
+    }
+
     /// Write the low `len` bytes of `v`, little-endian.
     pub fn write(&mut self, addr: u64, len: usize, v: u64) -> Result<(), String> {
         let r = self.range(addr, len)?;
@@ -261,9 +289,11 @@ impl Shared {
 }
 
 impl SharedMemory for Shared {
-    fn read_bits(&self, addr: u32, bits: u32) -> Result<u32, String> {
-        self.read(u64::from(addr), (bits / 8) as usize)
-            .map(|v| v as u32)
+    fn granule(&self, addr: u32) -> Result<[u8; 16], String> {
+        let r = self.range(u64::from(addr), 16)?;
+        let mut g = [0u8; 16];
+        g.copy_from_slice(&self.bytes[r]);
+        Ok(g)
     }
 }
 

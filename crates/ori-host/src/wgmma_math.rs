@@ -32,8 +32,9 @@ pub const WARPGROUP: usize = 128;
 pub enum AOperand<'a> {
     /// `a-desc`
     Desc(u64),
-    /// `{a0, a1, ...}` of each of the 128 threads.
-    Regs(&'a [Vec<u32>]),
+    /// `{a0, a1, ...}` of each of the 128 threads: thread `t`'s are
+    /// `regs[t * stride..(t + 1) * stride]`.
+    Regs(&'a [u32], usize),
 }
 
 /// One wgmma, its operands evaluated.
@@ -132,19 +133,172 @@ pub fn a_position(row: u32, k: u32, kdim: u32, bits: u32) -> (usize, usize, u32)
     )
 }
 
-/// Shared memory as the wgmma reads it.
+/// Shared memory as the wgmma reads it: 16 bytes at a time.
+///
+/// Every operand element of a canonical layout lies in a 16-byte granule
+/// whose elements are consecutive along K (K-major) or along M/N
+/// (MN-major): the layouts place whole 16-byte core-matrix rows, and the
+/// swizzle permutes address bits 4 and up only.
 pub trait SharedMemory {
-    /// `bits` (8, 16 or 32) at byte address `addr`, little-endian.
-    fn read_bits(&self, addr: u32, bits: u32) -> Result<u32, String>;
+    /// The 16 bytes at `addr`, a multiple of 16.
+    fn granule(&self, addr: u32) -> Result<[u8; 16], String>;
 }
 
-/// Compute the new accumulator registers of every thread from `c` (each
-/// thread's registers before the wgmma).
-pub fn compute(
-    mma: &Mma<'_>,
-    c: &[Vec<u32>],
+/// The values of the elements of one granule, in address order.
+fn decode_granule(ty: ElemType, g: &[u8; 16], out: &mut [f64]) {
+    match ty.bits() {
+        8 => {
+            for (o, b) in out.iter_mut().zip(g) {
+                *o = decode(ty, u32::from(*b));
+            }
+        }
+        16 if ty == ElemType::Bf16 => {
+            // A bf16 is the high half of an f32.
+            for (o, h) in out.iter_mut().zip(g.chunks_exact(2)) {
+                let raw = u32::from(u16::from_le_bytes([h[0], h[1]]));
+                *o = f64::from(f32::from_bits(raw << 16));
+            }
+        }
+        16 => {
+            for (o, h) in out.iter_mut().zip(g.chunks_exact(2)) {
+                *o = decode(ty, u32::from(u16::from_le_bytes([h[0], h[1]])));
+            }
+        }
+        _ => {
+            for (o, w) in out.iter_mut().zip(g.chunks_exact(4)) {
+                *o = decode(ty, u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+            }
+        }
+    }
+}
+
+/// An operand given by a descriptor as a row-major `mn x k` matrix of
+/// values, read a granule at a time.
+fn gather(
     smem: &dyn SharedMemory,
-) -> Result<Vec<Vec<u32>>, String> {
+    desc: u64,
+    (mn, k): (u32, u32),
+    ty: ElemType,
+    mn_major: bool,
+    negate: bool,
+) -> Result<Vec<f64>, String> {
+    let bits = ty.bits();
+    let per = 128 / bits; // elements in a granule
+    let mut out = vec![0f64; (mn * k) as usize];
+    let mut vals = [0f64; 16];
+    let vals = &mut vals[..per as usize];
+    let sign = |v: f64| if negate { -v } else { v };
+    if mn_major {
+        for kk in 0..k {
+            for m0 in (0..mn).step_by(per as usize) {
+                let g = smem.granule(element_address(desc, m0, kk, bits, true))?;
+                decode_granule(ty, &g, vals);
+                for (j, v) in vals.iter().enumerate().take((mn - m0) as usize) {
+                    out[((m0 + j as u32) * k + kk) as usize] = sign(*v);
+                }
+            }
+        }
+    } else {
+        for m in 0..mn {
+            for k0 in (0..k).step_by(per as usize) {
+                let g = smem.granule(element_address(desc, m, k0, bits, false))?;
+                decode_granule(ty, &g, vals);
+                let row = &mut out[(m * k + k0) as usize..];
+                for (o, v) in row.iter_mut().zip(vals.iter()).take((k - k0) as usize) {
+                    *o = sign(*v);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `prod[row][col] = sum over kk of a[row][kk] * bt[kk][col]`, each sum
+/// from 0.0 in the order of `kk`. `a` is `m x k`, `bt` is `k x n`.
+///
+/// Every product of two wgmma inputs is exact in f64 (at most 11 + 11
+/// significant bits), so a fused multiply-add rounds exactly where
+/// `o + x * y` does: the fused form (when the CPU has it) gives the same
+/// bits, only faster.
+fn products(a: &[f64], bt: &[f64], (m, n, k): (usize, usize, usize)) -> Vec<f64> {
+    let mut prod = vec![0f64; m * n];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has the features the function is compiled for.
+            unsafe { products_avx512(a, bt, (m, n, k), &mut prod) };
+            return prod;
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: as above.
+            unsafe { products_avx2(a, bt, (m, n, k), &mut prod) };
+            return prod;
+        }
+    }
+    products_tiled::<false>(a, bt, (m, n, k), &mut prod);
+    prod
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+unsafe fn products_avx512(a: &[f64], bt: &[f64], shape: (usize, usize, usize), prod: &mut [f64]) {
+    products_tiled::<true>(a, bt, shape, prod)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn products_avx2(a: &[f64], bt: &[f64], shape: (usize, usize, usize), prod: &mut [f64]) {
+    products_tiled::<true>(a, bt, shape, prod)
+}
+
+/// The product loop: two rows by 32 columns at a time (the sums kept in
+/// registers), then whatever is left one element at a time. `FUSED`:
+/// `mul_add` (only where the CPU has FMA).
+#[inline(always)]
+fn products_tiled<const FUSED: bool>(
+    a: &[f64],
+    bt: &[f64],
+    (m, n, k): (usize, usize, usize),
+    prod: &mut [f64],
+) {
+    const W: usize = 32;
+    let step = |o: f64, x: f64, y: f64| if FUSED { x.mul_add(y, o) } else { o + x * y };
+    let (m2, nw) = (m - m % 2, n - n % W);
+    for row in (0..m2).step_by(2) {
+        for col in (0..nw).step_by(W) {
+            let mut acc0 = [0f64; W];
+            let mut acc1 = [0f64; W];
+            for kk in 0..k {
+                let b: &[f64; W] = bt[kk * n + col..kk * n + col + W]
+                    .try_into()
+                    .expect("W columns");
+                let (x0, x1) = (a[row * k + kk], a[(row + 1) * k + kk]);
+                for j in 0..W {
+                    acc0[j] = step(acc0[j], x0, b[j]);
+                    acc1[j] = step(acc1[j], x1, b[j]);
+                }
+            }
+            prod[row * n + col..row * n + col + W].copy_from_slice(&acc0);
+            prod[(row + 1) * n + col..(row + 1) * n + col + W].copy_from_slice(&acc1);
+        }
+    }
+    // The edges: the last row of an odd M, the columns past the last 32.
+    for row in 0..m {
+        let from = if row < m2 { nw } else { 0 };
+        for col in from..n {
+            let mut o = 0f64;
+            for kk in 0..k {
+                o = step(o, a[row * k + kk], bt[kk * n + col]);
+            }
+            prod[row * n + col] = o;
+        }
+    }
+}
+
+/// Compute the new accumulator registers of every thread from `c`, each
+/// thread's registers before the wgmma, register-major: register `i` of
+/// thread `t` is `c[i * WARPGROUP + t]`, and so in the result.
+pub fn compute(mma: &Mma<'_>, c: &[u32], smem: &dyn SharedMemory) -> Result<Vec<u32>, String> {
     let f = &mma.form;
     if f.sparse || f.family == Family::Bit {
         return Err(format!(
@@ -153,108 +307,99 @@ pub fn compute(
         ));
     }
     let (m, n, k) = (f.m, f.n, f.k);
-    let (abits, bbits) = (f.atype.bits(), f.btype.bits());
+    let abits = f.atype.bits();
     // A as an m x k matrix of values, B as n x k.
-    let mut a = vec![0f64; (m * k) as usize];
-    for row in 0..m {
-        for kk in 0..k {
-            let raw = match &mma.a {
-                AOperand::Desc(d) => {
-                    smem.read_bits(element_address(*d, row, kk, abits, mma.trans_a), abits)?
-                }
-                AOperand::Regs(regs) => {
+    let a = match &mma.a {
+        AOperand::Desc(d) => gather(smem, *d, (m, k), f.atype, mma.trans_a, mma.negate_a)?,
+        AOperand::Regs(regs, stride) => {
+            let mut a = vec![0f64; (m * k) as usize];
+            for row in 0..m {
+                for kk in 0..k {
                     let (t, i, e) = a_position(row, kk, k, abits);
                     let word = regs
-                        .get(t)
-                        .and_then(|r| r.get(i))
+                        .get(t * stride + i)
+                        .filter(|_| i < *stride)
                         .ok_or("A fragment register missing")?;
-                    (word >> (e * abits)) & ((1u64 << abits) - 1) as u32
+                    let raw = (word >> (e * abits)) & ((1u64 << abits) - 1) as u32;
+                    let v = decode(f.atype, raw);
+                    a[(row * k + kk) as usize] = if mma.negate_a { -v } else { v };
                 }
-            };
-            let v = decode(f.atype, raw);
-            a[(row * k + kk) as usize] = if mma.negate_a { -v } else { v };
+            }
+            a
         }
-    }
-    let mut b = vec![0f64; (n * k) as usize];
-    for col in 0..n {
-        for kk in 0..k {
-            let raw = smem.read_bits(
-                element_address(mma.b_desc, col, kk, bbits, mma.trans_b),
-                bbits,
-            )?;
-            let v = decode(f.btype, raw);
-            b[(col * k + kk) as usize] = if mma.negate_b { -v } else { v };
-        }
-    }
-    // Every product at once, row by row: for each output element the sum
-    // runs over k in order from 0.0, exactly as a dot product per element
-    // would (the same f64 additions in the same order), but the inner loop
-    // runs across a row of B^T and vectorizes.
+    };
+    let b = gather(smem, mma.b_desc, (n, k), f.btype, mma.trans_b, mma.negate_b)?;
     let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+    // B transposed, k x n, its columns permuted within each group of 8 to
+    // 0, 2, 4, 6, 1, 3, 5, 7: then the four sums of each (row, group,
+    // parity) belong to four consecutive threads in one register (see
+    // `d_position`), and the write-back below runs in fours.
     let mut bt = vec![0f64; ku * nu];
     for col in 0..nu {
+        let at = (col & !7) | ((col & 1) << 2) | ((col & 7) >> 1);
         for kk in 0..ku {
-            bt[kk * nu + col] = b[col * ku + kk];
+            bt[kk * nu + at] = b[col * ku + kk];
         }
     }
-    let mut prod = vec![0f64; mu * nu];
-    for row in 0..mu {
-        let out = &mut prod[row * nu..(row + 1) * nu];
-        for kk in 0..ku {
-            let x = a[row * ku + kk];
-            for (o, y) in out.iter_mut().zip(&bt[kk * nu..(kk + 1) * nu]) {
-                *o += x * y;
+    let prod = products(&a, &bt, (mu, nu, ku));
+    let regs = f.accumulator_regs();
+    if c.len() != regs * WARPGROUP {
+        return Err(format!(
+            "{} accumulator registers for the warpgroup, the shape needs {regs} a thread",
+            c.len()
+        ));
+    }
+    // Register-major: register i of thread t at i * WARPGROUP + t.
+    // Row r of warp w's 16 is held by threads 32w + 4(r%8) .. +3; within a
+    // group of 8 columns, the even ones are register 4g + 2(r/8), the odd
+    // ones the next (f32 numbering; an f16 register packs that pair).
+    let mut out = vec![0u32; c.len()];
+    let scale = mma.scale_d;
+    for (row, sums) in prod.chunks_exact(nu).enumerate() {
+        let (w, r) = (row / 16, row % 16);
+        let t0 = 32 * w + 4 * (r % 8);
+        for (g, group) in sums.chunks_exact(8).enumerate() {
+            for (p, four) in group.chunks_exact(4).enumerate() {
+                let j = 4 * g + 2 * (r / 8) + p;
+                match f.dtype {
+                    ElemType::F16 => {
+                        let at = (j / 2) * WARPGROUP + t0;
+                        let h = 16 * (j % 2) as u32;
+                        for (q, &sum) in four.iter().enumerate() {
+                            let prev = if scale {
+                                decode(ElemType::F16, (c[at + q] >> h) & 0xffff)
+                            } else {
+                                0.0
+                            };
+                            out[at + q] |= u32::from(encode_f16(prev + sum)) << h;
+                        }
+                    }
+                    ElemType::S32 => {
+                        let at = j * WARPGROUP + t0;
+                        for (q, &sum) in four.iter().enumerate() {
+                            let prev = if scale {
+                                i64::from(c[at + q] as i32)
+                            } else {
+                                0
+                            };
+                            out[at + q] = encode_s32(prev + sum as i64, f.satfinite);
+                        }
+                    }
+                    _ => {
+                        let at = j * WARPGROUP + t0;
+                        let (cs, os) = (&c[at..at + 4], &mut out[at..at + 4]);
+                        for ((o, &old), &sum) in os.iter_mut().zip(cs).zip(four) {
+                            let prev = if scale {
+                                f64::from(f32::from_bits(old))
+                            } else {
+                                0.0
+                            };
+                            *o = encode_f32(prev + sum);
+                        }
+                    }
+                }
             }
         }
-    }
-    let dot = |row: u32, col: u32| -> f64 { prod[row as usize * nu + col as usize] };
-    let regs = f.accumulator_regs();
-    let mut out = Vec::with_capacity(WARPGROUP);
-    for (t, cregs) in c.iter().enumerate().take(WARPGROUP) {
-        if cregs.len() != regs {
-            return Err(format!(
-                "thread {t} has {} accumulator registers, the shape needs {regs}",
-                cregs.len()
-            ));
-        }
-        let mut d = Vec::with_capacity(regs);
-        for (i, &old) in cregs.iter().enumerate() {
-            let word = match f.dtype {
-                ElemType::F16 => {
-                    let mut w = 0u32;
-                    for h in 0..2 {
-                        let (row, col) = d_element(t, 2 * i + h);
-                        let prev = if mma.scale_d {
-                            decode(ElemType::F16, (old >> (16 * h)) & 0xffff)
-                        } else {
-                            0.0
-                        };
-                        w |= u32::from(encode_f16(prev + dot(row, col))) << (16 * h);
-                    }
-                    w
-                }
-                ElemType::S32 => {
-                    let (row, col) = d_element(t, i);
-                    let prev = if mma.scale_d {
-                        i64::from(old as i32)
-                    } else {
-                        0
-                    };
-                    encode_s32(prev + dot(row, col) as i64, f.satfinite)
-                }
-                _ => {
-                    let (row, col) = d_element(t, i);
-                    let prev = if mma.scale_d {
-                        decode(ElemType::F32, old)
-                    } else {
-                        0.0
-                    };
-                    encode_f32(prev + dot(row, col))
-                }
-            };
-            d.push(word);
-        }
-        out.push(d);
     }
     Ok(out)
 }

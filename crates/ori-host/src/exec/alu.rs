@@ -3,6 +3,7 @@
 //! ISA's definitions (integer widths and signs, f32 rounding modes and
 //! `.ftz`, half-precision lanes, every `cvt`).
 
+use super::int_arith::{int_compare, int_convert, int_op, IntCmp, IntOp, IntShape};
 use super::*;
 
 impl Machine<'_> {
@@ -27,17 +28,17 @@ impl Machine<'_> {
         let v: u64 = match name {
             // `mov.b32 %r, {%h0, %h1}`: pack the elements, each of
             // bits / n bits, the first lowest.
-            "mov" => match &op(d, 1)? {
-                Operand::Vector(parts) => {
-                    let w = bits / parts.len() as u32;
-                    let mut out = 0u64;
-                    for (k, e) in parts.iter().enumerate() {
-                        out |= (self.value(t, e)? & mask(w)) << (w * k as u32);
-                    }
-                    out
+            "mov" if matches!(op(d, 1)?, Operand::Vector(_)) => {
+                let Operand::Vector(parts) = op(d, 1)? else {
+                    unreachable!("matched above")
+                };
+                let w = bits / parts.len() as u32;
+                let mut out = 0u64;
+                for (k, e) in parts.iter().enumerate() {
+                    out |= (self.value(t, e)? & mask(w)) << (w * k as u32);
                 }
-                _ => src(1)?,
-            },
+                out
+            }
             // The parameter space's generic window; shared and global
             // addresses are the same in both (see `memory`).
             "cvta" if d.has_mod("param") && !d.has_mod("to") => src(1)? + PARAM_GENERIC,
@@ -61,57 +62,8 @@ impl Machine<'_> {
             "ex2" | "lg2" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "tanh" if float => {
                 f32_special(name, d, ty, &src)?
             }
-            "add" => src(1)?.wrapping_add(src(2)?) & m,
-            "sub" => src(1)?.wrapping_sub(src(2)?) & m,
-            "mul" | "mad" => {
-                let (a, b) = (src(1)?, src(2)?);
-                let wide = shape.wide;
-                let p: u128 = if signed {
-                    (i128::from(sext(a, bits)) * i128::from(sext(b, bits))) as u128
-                } else {
-                    u128::from(a & m) * u128::from(b & m)
-                };
-                let r = if wide {
-                    (p as u64) & mask(2 * bits)
-                } else if shape.hi {
-                    ((p >> bits) as u64) & m
-                } else {
-                    (p as u64) & m
-                };
-                let out_bits = if wide { 2 * bits } else { bits };
-                if name == "mad" {
-                    r.wrapping_add(src(3)?) & mask(out_bits)
-                } else {
-                    r
-                }
-            }
-            "min" | "max" => int_min_max(name == "min", src(1)?, src(2)?, bits, signed),
-            "div" | "rem" => {
-                let (a, b) = (src(1)?, src(2)?);
-                if b & m == 0 {
-                    m // the ISA leaves it undefined; the GPU gives all ones
-                } else if signed {
-                    let (x, y) = (sext(a, bits), sext(b, bits));
-                    (if name == "div" {
-                        x.wrapping_div(y)
-                    } else {
-                        x.wrapping_rem(y)
-                    }) as u64
-                        & m
-                } else if name == "div" {
-                    (a & m) / (b & m)
-                } else {
-                    (a & m) % (b & m)
-                }
-            }
             "neg" if float => u64::from((-as_f32(src(1)?)).to_bits()),
             "abs" if float => u64::from(as_f32(src(1)?).abs().to_bits()),
-            "neg" => src(1)?.wrapping_neg() & m,
-            "abs" => sext(src(1)?, bits).unsigned_abs() & m,
-            "and" => src(1)? & src(2)?,
-            "or" => src(1)? | src(2)?,
-            "xor" => src(1)? ^ src(2)?,
-            "not" => !src(1)? & m,
             "popc" => u64::from((src(1)? & m).count_ones()),
             "clz" => u64::from((src(1)? & m).leading_zeros() - (64 - bits)),
             "brev" => (src(1)? & m).reverse_bits() >> (64 - bits),
@@ -139,31 +91,6 @@ impl Machine<'_> {
                 }
                 src(1)?
             }
-            "shl" => {
-                let s = src(2)? & 0xffff_ffff;
-                if s >= u64::from(bits) {
-                    0
-                } else {
-                    (src(1)? << s) & m
-                }
-            }
-            "shr" => {
-                let (a, s) = (src(1)?, src(2)? & 0xffff_ffff);
-                if signed {
-                    (sext(a, bits) >> s.min(u64::from(bits) - 1)) as u64 & m
-                } else if s >= u64::from(bits) {
-                    0
-                } else {
-                    (a & m) >> s
-                }
-            }
-            "selp" => {
-                if src(3)? & 1 == 1 {
-                    src(1)?
-                } else {
-                    src(2)?
-                }
-            }
             "setp" => return self.setp(t, d, ty, bits),
             "bfe" => bit_ops::bfe(src(1)?, src(2)?, src(3)?, bits, signed),
             "bfi" => bit_ops::bfi(src(1)?, src(2)?, src(3)?, src(4)?, bits),
@@ -178,12 +105,25 @@ impl Machine<'_> {
             }
             "lop3" => bit_ops::lop3(src(1)?, src(2)?, src(3)?, src(4)? as u8, bits),
             "cvt" => cvt(d, &|k| src(k))?,
-            _ => {
-                return Err(format!(
-                    "{} is not supported by the host backend",
-                    d.mnemonic()
-                ))
-            }
+            _ => match IntOp::of(name) {
+                Some(iop) => {
+                    let n = iop.arity();
+                    let arg = |k: usize| if k <= n { src(k) } else { Ok(0) };
+                    let s = IntShape {
+                        bits,
+                        signed,
+                        wide: shape.wide,
+                        hi: shape.hi,
+                    };
+                    int_op(iop, s, arg(1)?, arg(2)?, arg(3)?)
+                }
+                None => {
+                    return Err(format!(
+                        "{} is not supported by the host backend",
+                        d.mnemonic()
+                    ))
+                }
+            },
         };
         self.set(t, dst, v, shape.out_bits)
     }
@@ -225,30 +165,14 @@ impl Machine<'_> {
             };
             ordered || (or_nan && unordered)
         } else {
-            let ord = if ty.starts_with('s') {
-                sext(a, bits).cmp(&sext(b, bits))
-            } else {
-                (a & mask(bits)).cmp(&(b & mask(bits)))
-            };
-            use std::cmp::Ordering::*;
-            match cmp {
-                "eq" => ord == Equal,
-                "ne" => ord != Equal,
-                "lt" | "lo" => ord == Less,
-                "le" | "ls" => ord != Greater,
-                "gt" | "hi" => ord == Greater,
-                "ge" | "hs" => ord != Less,
-                _ => {
-                    return Err(format!(
-                        "setp.{cmp}.{ty} is not supported by the host backend"
-                    ))
-                }
-            }
+            let c = IntCmp::of(cmp)
+                .ok_or_else(|| format!("setp.{cmp}.{ty} is not supported by the host backend"))?;
+            int_compare(c, a, b, bits, ty.starts_with('s'))
         };
         match op(d, 0)? {
             Operand::PredPair(p, q) => {
-                self.wg.regs[t][p.index()] = u64::from(r);
-                self.wg.regs[t][q.index()] = u64::from(!r);
+                self.wg.regs.set(t, *p, u64::from(r));
+                self.wg.regs.set(t, *q, u64::from(!r));
             }
             op => self.set(t, op, u64::from(r), 1)?,
         }
@@ -347,11 +271,7 @@ pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
         return Ok(u64::from(r));
     }
     if int(to) && int(from) {
-        return Ok(if from.starts_with('s') {
-            (sext(v, fb) as u64) & mask(tb)
-        } else {
-            v & mask(fb) & mask(tb)
-        });
+        return Ok(int_convert(v, fb, from.starts_with('s'), tb));
     }
     if int(from) {
         // Integer to float: exact in f64 for 32-bit sources, then one rounding.
@@ -406,6 +326,30 @@ pub(super) struct AluShape<'a> {
     pub(super) wide: bool,
     /// `mul.hi` / `mad.hi`.
     pub(super) hi: bool,
+}
+
+impl<'a> AluShape<'a> {
+    /// The shape of `d`.
+    pub(super) fn of(d: &'a InstData) -> Self {
+        let ty = type_of(d);
+        let bits = bits_of(ty);
+        AluShape {
+            ty,
+            bits,
+            out_bits: match &*d.name {
+                "mul" | "mad" if d.has_mod("wide") => 2 * bits,
+                // `cvt.to.from`: the destination type comes first.
+                "cvt" => d
+                    .mods
+                    .iter()
+                    .find(|m| type_bytes(m).is_some())
+                    .map_or(bits, |m| bits_of(m)),
+                _ => bits,
+            },
+            wide: d.has_mod("wide"),
+            hi: d.has_mod("hi"),
+        }
+    }
 }
 
 /// An operand's bits (`src(k)` of the thread running).

@@ -450,8 +450,9 @@ impl Machine<'_> {
             }
             "wait_all" => self.wg.copies.wait_all(),
             "ca" | "cg" => {
+                let shape = CopyShape::of(self.f, d)?;
                 for t in (0..WARPGROUP).filter(|t| act[*t]) {
-                    let c = self.read_copy(t, d)?;
+                    let c = self.read_copy(t, &shape)?;
                     self.wg.copies.issue(c);
                 }
                 return Ok(());
@@ -464,12 +465,7 @@ impl Machine<'_> {
             }
         };
         for c in landed {
-            for (k, chunk) in c.bytes.chunks(8).enumerate() {
-                let mut w = [0u8; 8];
-                w[..chunk.len()].copy_from_slice(chunk);
-                self.shared
-                    .write(c.dst + 8 * k as u64, chunk.len(), u64::from_le_bytes(w))?;
-            }
+            self.shared.write_bytes(c.dst, &c.bytes)?;
             // cp.async writes through the generic proxy.
             self.fills.overwritten(c.dst, c.bytes.len());
             self.sync_proxy_order();
@@ -481,26 +477,21 @@ impl Machine<'_> {
 
     /// Thread `t`'s `cp.async.{ca,cg}.shared.global [dst], [src], cp-size
     /// {, src-size | ignore-src}`: its bytes, read from global memory now.
-    pub(super) fn read_copy(&mut self, t: usize, d: &InstData) -> Res<PendingCopy> {
-        let (_, dst) = self.address(t, op(d, 0)?)?;
-        let (_, src) = self.address(t, op(d, 1)?)?;
-        let size = match op(d, 2)? {
-            Operand::Imm(i) => i.as_i64().filter(|n| matches!(n, 4 | 8 | 16)),
-            _ => None,
-        }
-        .ok_or("cp.async: the copy size must be the immediate 4, 8 or 16")?
-            as usize;
-        let read = match d.slots.get(3).map(|s| &s.op) {
+    pub(super) fn read_copy(&mut self, t: usize, shape: &CopyShape<'_>) -> Res<PendingCopy> {
+        let (_, dst) = self.address(t, shape.dst)?;
+        let (_, src) = self.address(t, shape.src)?;
+        let size = shape.size;
+        let read = match shape.limit {
             None => size,
             // `ignore-src`: a predicate; true reads nothing.
-            Some(Operand::Reg(r) | Operand::NotReg(r)) if &*self.f.vregs[*r].ty == "pred" => {
-                if self.value(t, &d.slots[3].op)? & 1 == 1 {
+            Some((o, true)) => {
+                if self.value(t, o)? & 1 == 1 {
                     0
                 } else {
                     size
                 }
             }
-            Some(o) => {
+            Some((o, false)) => {
                 let n = self.value(t, o)? as usize;
                 if n > size {
                     return Err(format!(
@@ -511,11 +502,8 @@ impl Machine<'_> {
             }
         };
         let mut bytes: smallvec::SmallVec<[u8; 16]> = smallvec::smallvec![0; size];
-        // Eight bytes at a time (a 16-byte copy is two reads).
-        for k in (0..read).step_by(8) {
-            let n = (read - k).min(8);
-            let v = self.global.read(src + k as u64, n)?;
-            bytes[k..k + n].copy_from_slice(&v.to_le_bytes()[..n]);
+        if read > 0 {
+            self.global.read_into(src, &mut bytes[..read])?;
         }
         Ok(PendingCopy {
             dst,
@@ -614,4 +602,36 @@ pub(super) struct Access<'a> {
     pub(super) parts: &'a [Operand],
     /// The address operand.
     pub(super) addr_op: &'a Operand,
+}
+
+/// What every thread's `cp.async.{ca,cg}` needs of the instruction, read
+/// once: its address operands, the copy size, and the operand that limits
+/// what is read (`true`: an `ignore-src` predicate, else a `src-size`).
+pub(super) struct CopyShape<'a> {
+    dst: &'a Operand,
+    src: &'a Operand,
+    size: usize,
+    limit: Option<(&'a Operand, bool)>,
+}
+
+impl<'a> CopyShape<'a> {
+    fn of(f: &Function, d: &'a InstData) -> Res<Self> {
+        let size = match op(d, 2)? {
+            Operand::Imm(i) => i.as_i64().filter(|n| matches!(n, 4 | 8 | 16)),
+            _ => None,
+        }
+        .ok_or("cp.async: the copy size must be the immediate 4, 8 or 16")?
+            as usize;
+        let limit = d.slots.get(3).map(|s| {
+            let pred =
+                matches!(&s.op, Operand::Reg(r) | Operand::NotReg(r) if &*f.vregs[*r].ty == "pred");
+            (&s.op, pred)
+        });
+        Ok(CopyShape {
+            dst: op(d, 0)?,
+            src: op(d, 1)?,
+            size,
+            limit,
+        })
+    }
 }

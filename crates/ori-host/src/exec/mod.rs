@@ -110,7 +110,9 @@ pub struct RunStats {
 /// A write a wgmma in flight will make: each thread's new accumulators.
 struct PendingMma {
     regs: Vec<VReg>,
-    values: Vec<Vec<u32>>,
+    /// The new accumulators, register-major: `regs[j]` of thread `t` is
+    /// `values[j * WARPGROUP + t]`.
+    values: Vec<u32>,
     line: u32,
 }
 
@@ -122,7 +124,7 @@ struct Warpgroup {
     index: usize,
     /// Threads of it that exist (128, or fewer in the last one).
     live: usize,
-    regs: Vec<Vec<u64>>,
+    regs: LaneRegs,
     open: Vec<PendingMma>,
     committed: VecDeque<Vec<PendingMma>>,
     in_flight: FxHashMap<VReg, u32>,
@@ -218,6 +220,8 @@ struct Machine<'a> {
     wg: Warpgroup,
     /// Where divergent threads meet again.
     pdom: PostDominators,
+    /// The instructions `lane_ops` runs, by `Inst` (see [`LaneOp`]).
+    lane_ops: &'a [Option<LaneOp>],
     stats: RunStats,
     ctaid: [u32; 3],
     grid: [u32; 3],
@@ -229,12 +233,17 @@ type Res<T> = Result<T, String>;
 // What each instruction does, by family; this module keeps the machine,
 // the scheduler and the step that dispatches to them.
 mod alu;
+mod int_arith;
+mod lane_ops;
+mod lane_regs;
 mod memory_ops;
 mod sync_ops;
 mod warp_ops;
 mod wgmma;
 
 use alu::AluShape;
+use lane_ops::LaneOp;
+use lane_regs::LaneRegs;
 use memory_ops::Access;
 
 /// Run entry `name` of `m` with `launch`, on `global`: every CTA of the
@@ -270,13 +279,19 @@ pub fn run_with_progress(
     // warpgroups are its own, global memory is shared (see `memory`). The
     // error reported is the first CTA's in x-fastest order.
     let done = std::sync::atomic::AtomicU64::new(0);
+    // The common integer instructions, decoded once for every CTA.
+    let lane_ops = m
+        .by_name
+        .get(name)
+        .map(|id| LaneOp::decode_function(&m.funcs[*id]))
+        .unwrap_or_default();
     let ctas: Vec<[u32; 3]> = (0..gz)
         .flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z])))
         .collect();
     let results: Vec<Result<RunStats, HostError>> = ctas
         .par_iter()
         .map(|&[x, y, z]| {
-            let one = run_cta(m, name, launch, global, [x, y, z]).map_err(|e| {
+            let one = run_cta(m, name, launch, global, &lane_ops, [x, y, z]).map_err(|e| {
                 if launch.grid == [1, 1, 1] {
                     e
                 } else {
@@ -388,6 +403,7 @@ fn run_cta(
     name: &str,
     launch: &Launch,
     global: &GlobalMemory,
+    lane_ops: &[Option<LaneOp>],
     ctaid: [u32; 3],
 ) -> Result<RunStats, HostError> {
     let fail = |message: String| HostError { line: 0, message };
@@ -428,7 +444,7 @@ fn run_cta(
         .map(|k| Warpgroup {
             index: k,
             live: (threads - k * WARPGROUP).min(WARPGROUP),
-            regs: vec![vec![0; f.vregs.len()]; WARPGROUP],
+            regs: LaneRegs::new(f.vregs.len()),
             stack: entry
                 .map(|b| Frame {
                     at: (b, 0),
@@ -455,6 +471,7 @@ fn run_cta(
         global,
         wg: Warpgroup::default(),
         pdom: PostDominators::compute(f),
+        lane_ops,
         stats: RunStats::default(),
         ctaid,
         grid: launch.grid,
@@ -713,7 +730,7 @@ impl Machine<'_> {
         for (t, a) in act.iter_mut().enumerate() {
             *a = lanes & (1 << t) != 0
                 && d.guard
-                    .is_none_or(|g| (self.wg.regs[t][g.reg.index()] & 1 == 1) != g.negated);
+                    .is_none_or(|g| (self.wg.regs.get(t, g.reg) & 1 == 1) != g.negated);
         }
         act
     }
@@ -737,8 +754,8 @@ impl Machine<'_> {
     /// The value of a source operand for thread `t`.
     fn value(&self, t: usize, op: &Operand) -> Res<u64> {
         Ok(match op {
-            Operand::Reg(r) => self.wg.regs[t][r.index()],
-            Operand::NotReg(r) => u64::from(self.wg.regs[t][r.index()] & 1 == 0),
+            Operand::Reg(r) => self.wg.regs.get(t, *r),
+            Operand::NotReg(r) => u64::from(self.wg.regs.get(t, *r) & 1 == 0),
             Operand::Imm(Imm::Int(v)) => *v as u64,
             Operand::Imm(Imm::Hex(v)) | Operand::Imm(Imm::F64(v)) => *v,
             Operand::Imm(Imm::F32(v)) => u64::from(*v),
@@ -804,10 +821,7 @@ impl Machine<'_> {
     fn address(&self, t: usize, op: &Operand) -> Res<(Option<u64>, u64)> {
         match op {
             Operand::Addr { base, offset } => Ok(match base {
-                AddrBase::Reg(r) => (
-                    None,
-                    self.wg.regs[t][r.index()].wrapping_add(*offset as u64),
-                ),
+                AddrBase::Reg(r) => (None, self.wg.regs.get(t, *r).wrapping_add(*offset as u64)),
                 AddrBase::Sym(s) => (None, self.symbol(s)?.wrapping_add(*offset as u64)),
                 AddrBase::None => (None, *offset as u64),
             }),
@@ -818,7 +832,7 @@ impl Machine<'_> {
     fn set(&mut self, t: usize, op: &Operand, v: u64, bits: u32) -> Res<()> {
         match op {
             Operand::Reg(r) => {
-                self.wg.regs[t][r.index()] = v & mask(bits);
+                self.wg.regs.set(t, *r, v & mask(bits));
                 Ok(())
             }
             Operand::Sink => Ok(()),
@@ -856,6 +870,10 @@ impl Machine<'_> {
         let f = self.f;
         let d = &f.insts[i];
         self.line = d.line;
+        if let Some(Some(op)) = self.lane_ops.get(i.index()) {
+            self.run_lane_op(d, op)?;
+            return Ok(Flow::Next);
+        }
         let name = &*d.name;
         let first = d.mods.first().map_or("", |m| &**m);
         match (name, first) {
@@ -969,24 +987,7 @@ impl Machine<'_> {
             _ => {}
         }
         // What every thread's `alu` needs of the instruction, read once.
-        let ty = type_of(d);
-        let bits = bits_of(ty);
-        let shape = AluShape {
-            ty,
-            bits,
-            out_bits: match name {
-                "mul" | "mad" if d.has_mod("wide") => 2 * bits,
-                // `cvt.to.from`: the destination type comes first.
-                "cvt" => d
-                    .mods
-                    .iter()
-                    .find(|m| type_bytes(m).is_some())
-                    .map_or(bits, |m| bits_of(m)),
-                _ => bits,
-            },
-            wide: d.has_mod("wide"),
-            hi: d.has_mod("hi"),
-        };
+        let shape = AluShape::of(d);
         for t in (0..WARPGROUP).filter(|t| act[*t]) {
             self.alu(t, d, &shape)?;
         }

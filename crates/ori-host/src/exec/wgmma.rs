@@ -89,29 +89,24 @@ impl Machine<'_> {
                     .find_map(|(k, p)| p.regs.iter().position(|x| x == r).map(|j| (k, j)))
             })
             .collect();
-        let c: Vec<Vec<u32>> = (0..WARPGROUP)
-            .map(|t| {
-                dregs
-                    .iter()
-                    .zip(&source)
-                    .map(|(r, src)| match *src {
-                        Some((k, j)) => pending[k].values[t][j],
-                        None => self.wg.regs[t][r.index()] as u32,
-                    })
-                    .collect()
-            })
-            .collect();
-        let a_vals: Vec<Vec<u32>>;
+        // Register-major (see `wgmma_math::compute`).
+        let mut c: Vec<u32> = Vec::with_capacity(WARPGROUP * dregs.len());
+        for (r, src) in dregs.iter().zip(&source) {
+            match *src {
+                Some((k, j)) => {
+                    c.extend_from_slice(&pending[k].values[j * WARPGROUP..(j + 1) * WARPGROUP])
+                }
+                None => c.extend(self.wg.regs.row(r.index() as u32).iter().map(|v| *v as u32)),
+            }
+        }
+        let a_vals: Vec<u32>;
         let a = match &a_regs {
             Some(ar) => {
                 a_vals = (0..WARPGROUP)
-                    .map(|t| {
-                        ar.iter()
-                            .map(|r| self.wg.regs[t][r.index()] as u32)
-                            .collect()
-                    })
+                    .flat_map(|t| ar.iter().map(move |r| (t, *r)))
+                    .map(|(t, r)| self.wg.regs.get(t, r) as u32)
                     .collect();
-                AOperand::Regs(&a_vals)
+                AOperand::Regs(&a_vals, ar.len())
             }
             None => AOperand::Desc(uniform(all(op(d, 1)?)?, "the A descriptor")?),
         };
@@ -132,7 +127,6 @@ impl Machine<'_> {
             fills: &self.fills,
             seen: &self.wg.seen,
             unready: std::cell::Cell::new(None),
-            checked: std::cell::Cell::new(u64::MAX),
         };
         let values = wgmma_math::compute(&mma, &c, &checked)?;
         if let Some((at, f)) = checked.unready.get() {
@@ -167,9 +161,10 @@ impl Machine<'_> {
 
     pub(super) fn retire(&mut self, group: Vec<PendingMma>) {
         for p in group {
-            for (t, vals) in p.values.iter().enumerate() {
-                for (r, v) in p.regs.iter().zip(vals) {
-                    self.wg.regs[t][r.index()] = u64::from(*v);
+            for (r, vals) in p.regs.iter().zip(p.values.chunks_exact(WARPGROUP)) {
+                let row = self.wg.regs.row_mut(r.index() as u32);
+                for (x, v) in row.iter_mut().zip(vals) {
+                    *x = u64::from(*v);
                 }
             }
         }
@@ -195,24 +190,17 @@ pub(super) struct ProxyChecked<'a> {
     pub(super) fills: &'a TmaFills,
     pub(super) seen: &'a Seen,
     pub(super) unready: std::cell::Cell<Option<(u64, Fill)>>,
-    /// The last 16-byte granule both checks passed (operands are read in
-    /// runs within a granule; `u64::MAX`: none yet).
-    pub(super) checked: std::cell::Cell<u64>,
 }
 
 impl wgmma_math::SharedMemory for ProxyChecked<'_> {
-    fn read_bits(&self, addr: u32, bits: u32) -> Result<u32, String> {
-        let (a, n) = (u64::from(addr), (bits / 8) as usize);
-        // Elements are at most 4 bytes and aligned: one granule each.
-        if a / 16 != self.checked.get() {
-            if self.found.get().is_none() {
-                self.found.set(self.proxy.check(a, n));
-            }
-            if self.unready.get().is_none() {
-                self.unready.set(self.fills.unready(a, n, self.seen));
-            }
-            self.checked.set(a / 16);
+    fn granule(&self, addr: u32) -> Result<[u8; 16], String> {
+        let a = u64::from(addr);
+        if self.found.get().is_none() {
+            self.found.set(self.proxy.check(a, 16));
         }
-        self.shared.read_bits(addr, bits)
+        if self.unready.get().is_none() {
+            self.unready.set(self.fills.unready(a, 16, self.seen));
+        }
+        self.shared.granule(addr)
     }
 }
