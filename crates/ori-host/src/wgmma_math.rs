@@ -408,6 +408,45 @@ pub fn compute(mma: &Mma<'_>, c: &[u32], smem: &dyn SharedMemory) -> Result<Vec<
 mod tests {
     use super::*;
 
+    /// The tiled product loop, fused or not, equals one dot product per
+    /// element summed in order, on inputs of wgmma's precisions (f16
+    /// values: random significands and exponents) and on shapes with edges.
+    #[test]
+    fn tiled_products_equal_the_dot_products() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut f16_value = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            decode(
+                ElemType::F16,
+                (seed as u32) & 0x7bff | (seed >> 32) as u32 & 0x8000,
+            )
+        };
+        for (m, n, k) in [(64, 256, 16), (3, 40, 16), (64, 8, 32), (1, 33, 8)] {
+            let a: Vec<f64> = (0..m * k).map(|_| f16_value()).collect();
+            let bt: Vec<f64> = (0..k * n).map(|_| f16_value()).collect();
+            let mut fused = vec![0f64; m * n];
+            let mut plain = vec![0f64; m * n];
+            products_tiled::<true>(&a, &bt, (m, n, k), &mut fused);
+            products_tiled::<false>(&a, &bt, (m, n, k), &mut plain);
+            let chosen = products(&a, &bt, (m, n, k));
+            for row in 0..m {
+                for col in 0..n {
+                    let dot = (0..k).fold(0f64, |o, kk| o + a[row * k + kk] * bt[kk * n + col]);
+                    let at = row * n + col;
+                    assert_eq!(
+                        fused[at].to_bits(),
+                        dot.to_bits(),
+                        "fused ({row},{col}) of {m}x{n}x{k}"
+                    );
+                    assert_eq!(plain[at].to_bits(), dot.to_bits(), "plain ({row},{col})");
+                    assert_eq!(chosen[at].to_bits(), dot.to_bits(), "chosen ({row},{col})");
+                }
+            }
+        }
+    }
+
     #[test]
     fn d_positions_and_elements_are_inverse() {
         for row in 0..64 {
