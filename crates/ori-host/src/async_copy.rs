@@ -14,7 +14,6 @@
 //! how compilers mask the edge of a tile; the `ignore-src` predicate form
 //! reads nothing and fills zeros.
 
-use smallvec::SmallVec;
 use std::collections::VecDeque;
 
 /// One copy: where it lands in shared memory, and the bytes.
@@ -22,14 +21,23 @@ use std::collections::VecDeque;
 pub struct PendingCopy {
     /// Shared-memory address of the destination.
     pub dst: u64,
-    /// The bytes to write (`cp-size` of them: 4, 8 or 16).
-    pub bytes: SmallVec<[u8; 16]>,
+    /// The bytes to write: the first `len` (`cp-size`: 4, 8 or 16).
+    pub data: [u8; 16],
+    /// See `data`.
+    pub len: u8,
     /// The line that issued it and the issuing CTA thread (the writer, for
     /// the sanitizer's proxy check: `cp.async` writes through the generic
     /// proxy).
     pub line: u32,
     /// See `line`.
     pub thread: u32,
+}
+
+impl PendingCopy {
+    /// The bytes to write.
+    pub fn bytes(&self) -> &[u8] {
+        &self.data[..usize::from(self.len)]
+    }
 }
 
 /// The copies a CTA has issued and not yet seen land.
@@ -56,6 +64,9 @@ impl AsyncCopies {
     /// `cp.async.wait_group n`: the copies of every group but the `n` most
     /// recent, oldest first, for the caller to write.
     pub fn wait(&mut self, n: usize) -> Vec<PendingCopy> {
+        if self.committed.len() == n + 1 {
+            return self.committed.pop_front().unwrap_or_default();
+        }
         let mut done = Vec::new();
         while self.committed.len() > n {
             done.extend(self.committed.pop_front().unwrap_or_default());
@@ -82,7 +93,8 @@ mod tests {
     fn c(dst: u64) -> PendingCopy {
         PendingCopy {
             dst,
-            bytes: SmallVec::from_slice(&[dst as u8; 4]),
+            data: [dst as u8; 16],
+            len: 4,
             line: 1,
             thread: 0,
         }

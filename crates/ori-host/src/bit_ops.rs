@@ -16,22 +16,17 @@
 pub fn bfe(a: u64, pos: u64, len: u64, bits: u32, signed: bool) -> u64 {
     let msb = u64::from(bits) - 1;
     let (pos, len) = (pos & 0xff, len & 0xff);
-    let bit = |i: u64| (a >> i) & 1;
-    let sbit = if signed && len > 0 {
-        bit((pos + len - 1).min(msb))
+    // Bits 0..n come from a[pos..pos+n]; the rest are the sign bit (the
+    // field's last bit within the register) or zero.
+    let n = if pos > msb { 0 } else { len.min(msb + 1 - pos) };
+    let low = |k: u64| if k >= 64 { u64::MAX } else { (1u64 << k) - 1 };
+    let field = if n == 0 { 0 } else { (a >> pos) & low(n) };
+    let sbit = signed && len > 0 && (a >> (pos + len - 1).min(msb)) & 1 == 1;
+    if sbit {
+        field | (low(msb + 1) & !low(n))
     } else {
-        0
-    };
-    let mut d = 0u64;
-    for i in 0..=msb {
-        let v = if i < len && pos + i <= msb {
-            bit(pos + i)
-        } else {
-            sbit
-        };
-        d |= v << i;
+        field
     }
-    d
 }
 
 /// `bfi.{b32,b64} f, a, b, pos, len`: `b` with its bits `pos..pos+len`
@@ -162,6 +157,47 @@ pub fn dot_product(a: u32, b: u32, c: u32, signs: (bool, bool), half: Option<boo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `bfe` as the ISA defines it, one bit at a time.
+    fn bfe_by_bits(a: u64, pos: u64, len: u64, bits: u32, signed: bool) -> u64 {
+        let msb = u64::from(bits) - 1;
+        let (pos, len) = (pos & 0xff, len & 0xff);
+        let bit = |i: u64| (a >> i) & 1;
+        let sbit = if signed && len > 0 {
+            bit((pos + len - 1).min(msb))
+        } else {
+            0
+        };
+        (0..=msb).fold(0, |d, i| {
+            let v = if i < len && pos + i <= msb {
+                bit(pos + i)
+            } else {
+                sbit
+            };
+            d | v << i
+        })
+    }
+
+    #[test]
+    fn bfe_equals_its_bitwise_definition() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (pos, len) = ((x >> 8) % 80, (x >> 16) % 80);
+            for bits in [32, 64] {
+                let a = if bits == 32 { x & 0xffff_ffff } else { x };
+                for signed in [false, true] {
+                    assert_eq!(
+                        bfe(a, pos, len, bits, signed),
+                        bfe_by_bits(a, pos, len, bits, signed),
+                        "bfe({a:#x}, {pos}, {len}, {bits}, {signed})"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn bfe_extracts_and_extends() {

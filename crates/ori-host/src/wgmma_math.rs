@@ -172,8 +172,8 @@ fn decode_granule(ty: ElemType, g: &[u8; 16], out: &mut [f64]) {
     }
 }
 
-/// An operand given by a descriptor as a row-major `mn x k` matrix of
-/// values, read a granule at a time.
+/// An operand given by a descriptor, `mn x k`, as values: element
+/// (`mn`, `k`) goes to `out[at(mn, k)]`. Read a granule at a time.
 fn gather(
     smem: &dyn SharedMemory,
     desc: u64,
@@ -181,6 +181,7 @@ fn gather(
     ty: ElemType,
     mn_major: bool,
     negate: bool,
+    at: impl Fn(u32, u32) -> usize,
 ) -> Result<Vec<f64>, String> {
     let bits = ty.bits();
     let per = 128 / bits; // elements in a granule
@@ -194,7 +195,7 @@ fn gather(
                 let g = smem.granule(element_address(desc, m0, kk, bits, true))?;
                 decode_granule(ty, &g, vals);
                 for (j, v) in vals.iter().enumerate().take((mn - m0) as usize) {
-                    out[((m0 + j as u32) * k + kk) as usize] = sign(*v);
+                    out[at(m0 + j as u32, kk)] = sign(*v);
                 }
             }
         }
@@ -203,9 +204,8 @@ fn gather(
             for k0 in (0..k).step_by(per as usize) {
                 let g = smem.granule(element_address(desc, m, k0, bits, false))?;
                 decode_granule(ty, &g, vals);
-                let row = &mut out[(m * k + k0) as usize..];
-                for (o, v) in row.iter_mut().zip(vals.iter()).take((k - k0) as usize) {
-                    *o = sign(*v);
+                for (j, v) in vals.iter().enumerate().take((k - k0) as usize) {
+                    out[at(m, k0 + j as u32)] = sign(*v);
                 }
             }
         }
@@ -310,7 +310,15 @@ pub fn compute(mma: &Mma<'_>, c: &[u32], smem: &dyn SharedMemory) -> Result<Vec<
     let abits = f.atype.bits();
     // A as an m x k matrix of values, B as n x k.
     let a = match &mma.a {
-        AOperand::Desc(d) => gather(smem, *d, (m, k), f.atype, mma.trans_a, mma.negate_a)?,
+        AOperand::Desc(d) => gather(
+            smem,
+            *d,
+            (m, k),
+            f.atype,
+            mma.trans_a,
+            mma.negate_a,
+            |r, kk| (r * k + kk) as usize,
+        )?,
         AOperand::Regs(regs, stride) => {
             let mut a = vec![0f64; (m * k) as usize];
             for row in 0..m {
@@ -328,19 +336,23 @@ pub fn compute(mma: &Mma<'_>, c: &[u32], smem: &dyn SharedMemory) -> Result<Vec<
             a
         }
     };
-    let b = gather(smem, mma.b_desc, (n, k), f.btype, mma.trans_b, mma.negate_b)?;
-    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
     // B transposed, k x n, its columns permuted within each group of 8 to
     // 0, 2, 4, 6, 1, 3, 5, 7: then the four sums of each (row, group,
     // parity) belong to four consecutive threads in one register (see
     // `d_position`), and the write-back below runs in fours.
-    let mut bt = vec![0f64; ku * nu];
-    for col in 0..nu {
-        let at = (col & !7) | ((col & 1) << 2) | ((col & 7) >> 1);
-        for kk in 0..ku {
-            bt[kk * nu + at] = b[col * ku + kk];
-        }
-    }
+    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+    let bt = gather(
+        smem,
+        mma.b_desc,
+        (n, k),
+        f.btype,
+        mma.trans_b,
+        mma.negate_b,
+        |col, kk| {
+            let col = col as usize;
+            kk as usize * nu + ((col & !7) | ((col & 1) << 2) | ((col & 7) >> 1))
+        },
+    )?;
     let prod = products(&a, &bt, (mu, nu, ku));
     let regs = f.accumulator_regs();
     if c.len() != regs * WARPGROUP {

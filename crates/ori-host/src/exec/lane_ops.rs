@@ -17,7 +17,7 @@
 use super::alu::AluShape;
 use super::int_arith::{int_compare, int_convert, int_op, IntCmp, IntOp, IntShape};
 use super::lane_regs::LaneRegs;
-use super::{bits_of, mask, Machine, Res};
+use super::{bits_of, mask, Machine, Res, WARPGROUP};
 use crate::bit_ops;
 use crate::reconvergence::LaneMask;
 use cranelift_entity::EntityRef;
@@ -45,12 +45,22 @@ impl Src {
         })
     }
 
+    /// Its value in every lane: the register's row itself, or `tmp`
+    /// filled with it.
     #[inline]
-    fn get(self, regs: &LaneRegs, t: usize) -> u64 {
+    fn row<'r>(self, regs: &'r LaneRegs, tmp: &'r mut [u64; WARPGROUP]) -> &'r [u64; WARPGROUP] {
         match self {
-            Src::Reg(r) => regs.lane(r, t),
-            Src::NotReg(r) => u64::from(regs.lane(r, t) & 1 == 0),
-            Src::Imm(v) => v,
+            Src::Reg(r) => regs.row(r).try_into().expect("a row is WARPGROUP lanes"),
+            Src::NotReg(r) => {
+                for (o, v) in tmp.iter_mut().zip(regs.row(r)) {
+                    *o = u64::from(v & 1 == 0);
+                }
+                tmp
+            }
+            Src::Imm(v) => {
+                tmp.fill(v);
+                tmp
+            }
         }
     }
 }
@@ -209,46 +219,92 @@ impl Machine<'_> {
     }
 
     /// Run decoded instruction `op` (of `d`) for every active thread.
+    ///
+    /// The operation is chosen once; then it runs over all 128 lanes'
+    /// source rows (the operations are pure and total, so computing an
+    /// inactive lane costs nothing but time, and the straight loop
+    /// vectorizes), and only the active lanes are written.
     pub(super) fn run_lane_op(&mut self, d: &InstData, op: &LaneOp) -> Res<()> {
-        if !self.wg.in_flight.is_empty()
-            && op.regs.iter().any(|r| self.wg.in_flight.contains_key(r))
-        {
+        if !self.wg.in_flight.is_empty() && op.regs.iter().any(|r| self.wg.in_flight.contains(r)) {
             // The interpreter's check says which register and wgmma.
             self.check_not_in_flight(d)?;
         }
         let lanes = self.guarded_lanes(d);
+        if lanes == 0 {
+            return Ok(());
+        }
         let regs = &mut self.wg.regs;
-        let [a, b, c] = op.srcs;
-        let out = mask(op.out_bits);
+        let mut out = [0u64; WARPGROUP];
+        let mut tmp = [[0u64; WARPGROUP]; 3];
+        let [t0, t1, t2] = &mut tmp;
+        let [s0, s1, s2] = op.srcs;
+        let rows = [s0.row(regs, t0), s1.row(regs, t1), s2.row(regs, t2)];
+        match op.kind {
+            Kind::Int(iop, shape) => {
+                // One loop per operation, so that each is compiled with
+                // its operation known.
+                macro_rules! each {
+                    ($($op:ident),*) => {
+                        match iop {
+                            $(IntOp::$op => all_lanes(&mut out, &rows, |a, b, c| {
+                                int_op(IntOp::$op, shape, a, b, c)
+                            }),)*
+                        }
+                    };
+                }
+                each!(
+                    Add, Sub, Mul, Mad, Min, Max, Div, Rem, Neg, Abs, And, Or, Xor, Not, Shl, Shr,
+                    Selp, Mov
+                );
+            }
+            Kind::Setp(cmp, bits, signed) => all_lanes(&mut out, &rows, |a, b, _| {
+                u64::from(int_compare(cmp, a, b, bits, signed))
+            }),
+            Kind::Convert(from, signed, to) => {
+                all_lanes(&mut out, &rows, |a, _, _| int_convert(a, from, signed, to))
+            }
+            Kind::Bfe(bits, signed) => all_lanes(&mut out, &rows, |a, b, c| {
+                bit_ops::bfe(a, b, c, bits, signed)
+            }),
+        }
+        let keep = mask(op.out_bits);
+        match op.dst {
+            Dst::Reg(r) => write_lanes(regs.row_mut(r), lanes, |t| out[t] & keep),
+            Dst::Pair(p, q) => {
+                write_lanes(regs.row_mut(p), lanes, |t| out[t]);
+                write_lanes(regs.row_mut(q), lanes, |t| u64::from(out[t] == 0));
+            }
+            Dst::Sink => {}
+        }
+        Ok(())
+    }
+}
+
+/// `out[t] = f(a[t], b[t], c[t])` for every lane.
+#[inline(always)]
+fn all_lanes(
+    out: &mut [u64; WARPGROUP],
+    [a, b, c]: &[&[u64; WARPGROUP]; 3],
+    f: impl Fn(u64, u64, u64) -> u64,
+) {
+    for t in 0..WARPGROUP {
+        out[t] = f(a[t], b[t], c[t]);
+    }
+}
+
+/// `row[t] = v(t)` for the lanes in `lanes`.
+#[inline(always)]
+fn write_lanes(row: &mut [u64], lanes: LaneMask, v: impl Fn(usize) -> u64) {
+    if lanes == LaneMask::MAX {
+        for (t, x) in row.iter_mut().enumerate() {
+            *x = v(t);
+        }
+    } else {
         let mut left = lanes;
         while left != 0 {
             let t = left.trailing_zeros() as usize;
             left &= left - 1;
-            let v = match op.kind {
-                Kind::Int(iop, shape) => {
-                    int_op(iop, shape, a.get(regs, t), b.get(regs, t), c.get(regs, t))
-                }
-                Kind::Setp(cmp, bits, signed) => u64::from(int_compare(
-                    cmp,
-                    a.get(regs, t),
-                    b.get(regs, t),
-                    bits,
-                    signed,
-                )),
-                Kind::Convert(from, signed, to) => int_convert(a.get(regs, t), from, signed, to),
-                Kind::Bfe(bits, signed) => {
-                    bit_ops::bfe(a.get(regs, t), b.get(regs, t), c.get(regs, t), bits, signed)
-                }
-            };
-            match op.dst {
-                Dst::Reg(r) => regs.set_lane(r, t, v & out),
-                Dst::Pair(p, q) => {
-                    regs.set_lane(p, t, v);
-                    regs.set_lane(q, t, u64::from(v == 0));
-                }
-                Dst::Sink => {}
-            }
+            row[t] = v(t);
         }
-        Ok(())
     }
 }

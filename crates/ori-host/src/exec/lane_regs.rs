@@ -33,18 +33,6 @@ impl LaneRegs {
         self.vals[r.index() * WARPGROUP + t] = v;
     }
 
-    /// Register number `r` of thread `t` (a decoded operand's).
-    #[inline]
-    pub(super) fn lane(&self, r: u32, t: usize) -> u64 {
-        self.vals[r as usize * WARPGROUP + t]
-    }
-
-    /// Set register number `r` of thread `t`.
-    #[inline]
-    pub(super) fn set_lane(&mut self, r: u32, t: usize, v: u64) {
-        self.vals[r as usize * WARPGROUP + t] = v;
-    }
-
     /// Register number `r` of every thread.
     #[inline]
     pub(super) fn row(&self, r: u32) -> &[u64] {

@@ -465,12 +465,12 @@ impl Machine<'_> {
             }
         };
         for c in landed {
-            self.shared.write_bytes(c.dst, &c.bytes)?;
+            self.shared.write_bytes(c.dst, c.bytes())?;
             // cp.async writes through the generic proxy.
-            self.fills.overwritten(c.dst, c.bytes.len());
+            self.fills.overwritten(c.dst, c.bytes().len());
             self.sync_proxy_order();
             self.proxy
-                .generic_write(c.dst, c.bytes.len(), c.line, c.thread);
+                .generic_write(c.dst, c.bytes().len(), c.line, c.thread);
         }
         Ok(())
     }
@@ -501,13 +501,14 @@ impl Machine<'_> {
                 n
             }
         };
-        let mut bytes: smallvec::SmallVec<[u8; 16]> = smallvec::smallvec![0; size];
+        let mut data = [0u8; 16];
         if read > 0 {
-            self.global.read_into(src, &mut bytes[..read])?;
+            self.global.read_into(src, &mut data[..read])?;
         }
         Ok(PendingCopy {
             dst,
-            bytes,
+            data,
+            len: size as u8,
             line: self.line,
             thread: (self.wg.index * WARPGROUP + t) as u32,
         })

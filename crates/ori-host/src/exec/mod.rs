@@ -28,7 +28,7 @@ use crate::tensor_map::TensorMap;
 use crate::tma_fill::{parity_aliased, Fill, Seen, TmaFills};
 use crate::wgmma_math::{self, AOperand, Mma, WARPGROUP};
 use cranelift_entity::EntityRef;
-use fxhash::{FxHashMap, FxHashSet};
+use fxhash::FxHashMap;
 use ori_ir::wgmma_form::{Family, WgmmaForm};
 use ori_ir::{AddrBase, Block, Function, Imm, Inst, InstData, Module, Opcode, Operand, VReg};
 use std::collections::VecDeque;
@@ -127,7 +127,7 @@ struct Warpgroup {
     regs: LaneRegs,
     open: Vec<PendingMma>,
     committed: VecDeque<Vec<PendingMma>>,
-    in_flight: FxHashMap<VReg, u32>,
+    in_flight: wgmma::InFlight,
     copies: AsyncCopies,
     /// The reconvergence stack: the top runs (see [`crate::reconvergence`]);
     /// empty once every thread exited.

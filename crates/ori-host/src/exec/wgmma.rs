@@ -35,7 +35,7 @@ impl Machine<'_> {
         for op in d.slots.iter().skip(1).map(|s| &s.op) {
             let mut bad = None;
             op.for_each_reg(&mut |r| {
-                if self.wg.in_flight.contains_key(&r) {
+                if self.wg.in_flight.contains(&r) {
                     bad = Some(r);
                 }
             });
@@ -43,7 +43,7 @@ impl Machine<'_> {
                 return Err(format!(
                     "wgmma reads {} while the wgmma of line {} that writes it is in flight",
                     self.name(r),
-                    self.wg.in_flight[&r]
+                    self.wg.in_flight.get(&r).unwrap_or_default()
                 ));
             }
         }
@@ -54,16 +54,18 @@ impl Machine<'_> {
                 Some(other) => Err(format!("{other:?} where an immediate belongs")),
             }
         };
-        let uniform = |vals: Vec<u64>, what: &str| -> Res<u64> {
-            match vals.windows(2).all(|w| w[0] == w[1]) {
-                true => Ok(vals.first().copied().unwrap_or(0)),
-                false => Err(format!("{what} differs between threads of the warpgroup")),
+        // An operand every thread of the warpgroup must give alike.
+        let uniform = |op: &Operand, what: &str| -> Res<u64> {
+            let first = self.value(0, op)?;
+            for t in 1..WARPGROUP {
+                if self.value(t, op)? != first {
+                    return Err(format!("{what} differs between threads of the warpgroup"));
+                }
             }
+            Ok(first)
         };
-        let all =
-            |op: &Operand| -> Res<Vec<u64>> { (0..WARPGROUP).map(|t| self.value(t, op)).collect() };
-        let scale_d = uniform(all(op(d, 3)?)?, "scale-d")? & 1 == 1;
-        let b_desc = uniform(all(op(d, 2)?)?, "the B descriptor")?;
+        let scale_d = uniform(op(d, 3)?, "scale-d")? & 1 == 1;
+        let b_desc = uniform(op(d, 2)?, "the B descriptor")?;
         let (negate_a, negate_b, trans_a, trans_b) = match (form.family, a_regs.is_some()) {
             (Family::Half, false) => (imm(4)? == -1, imm(5)? == -1, imm(6)? == 1, imm(7)? == 1),
             (Family::Half, true) => (imm(4)? == -1, imm(5)? == -1, false, imm(6)? == 1),
@@ -108,7 +110,7 @@ impl Machine<'_> {
                     .collect();
                 AOperand::Regs(&a_vals, ar.len())
             }
-            None => AOperand::Desc(uniform(all(op(d, 1)?)?, "the A descriptor")?),
+            None => AOperand::Desc(uniform(op(d, 1)?, "the A descriptor")?),
         };
         let mma = Mma {
             form,
@@ -143,7 +145,9 @@ impl Machine<'_> {
                 u.addr, u.thread, u.line
             ));
         }
-        let unique: FxHashSet<VReg> = dregs.iter().copied().collect();
+        let mut unique = dregs.clone();
+        unique.sort_unstable();
+        unique.dedup();
         if unique.len() != dregs.len() {
             return Err("a register appears twice among the accumulators".into());
         }
@@ -202,5 +206,49 @@ impl wgmma_math::SharedMemory for ProxyChecked<'_> {
             self.unready.set(self.fills.unready(a, 16, self.seen));
         }
         self.shared.granule(addr)
+    }
+}
+
+/// The registers wgmma in flight will write, with the line of the newest
+/// such wgmma: a dense table by register (checked at nearly every step
+/// while a pipeline runs) and the list of those set, to clear.
+#[derive(Default)]
+pub(super) struct InFlight {
+    /// Line + 1 by register; 0: not in flight.
+    lines: Vec<u32>,
+    set: Vec<VReg>,
+}
+
+impl InFlight {
+    pub(super) fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+
+    /// The line of the wgmma in flight that writes `r`.
+    pub(super) fn get(&self, r: &VReg) -> Option<u32> {
+        match self.lines.get(r.index()) {
+            Some(&l) if l > 0 => Some(l - 1),
+            _ => None,
+        }
+    }
+
+    pub(super) fn contains(&self, r: &VReg) -> bool {
+        self.get(r).is_some()
+    }
+
+    pub(super) fn insert(&mut self, r: VReg, line: u32) {
+        if self.lines.len() <= r.index() {
+            self.lines.resize(r.index() + 1, 0);
+        }
+        if self.lines[r.index()] == 0 {
+            self.set.push(r);
+        }
+        self.lines[r.index()] = line + 1;
+    }
+
+    pub(super) fn clear(&mut self) {
+        for r in self.set.drain(..) {
+            self.lines[r.index()] = 0;
+        }
     }
 }
