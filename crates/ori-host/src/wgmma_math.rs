@@ -251,8 +251,8 @@ unsafe fn products_avx2(a: &[f64], bt: &[f64], shape: (usize, usize, usize), pro
     products_tiled::<true>(a, bt, shape, prod)
 }
 
-/// The product loop: two rows by 32 columns at a time (the sums kept in
-/// registers), then whatever is left one element at a time. `FUSED`:
+/// The product loop: four rows by 32 columns at a time (the 16 vectors
+/// of sums kept in registers), then whatever is left one element at a time. `FUSED`:
 /// `mul_add` (only where the CPU has FMA).
 #[inline(always)]
 fn products_tiled<const FUSED: bool>(
@@ -262,27 +262,29 @@ fn products_tiled<const FUSED: bool>(
     prod: &mut [f64],
 ) {
     const W: usize = 32;
+    const R: usize = 4;
     let step = |o: f64, x: f64, y: f64| if FUSED { x.mul_add(y, o) } else { o + x * y };
-    let (m2, nw) = (m - m % 2, n - n % W);
-    for row in (0..m2).step_by(2) {
+    let (m2, nw) = (m - m % R, n - n % W);
+    for row in (0..m2).step_by(R) {
         for col in (0..nw).step_by(W) {
-            let mut acc0 = [0f64; W];
-            let mut acc1 = [0f64; W];
+            let mut acc = [[0f64; W]; R];
             for kk in 0..k {
                 let b: &[f64; W] = bt[kk * n + col..kk * n + col + W]
                     .try_into()
                     .expect("W columns");
-                let (x0, x1) = (a[row * k + kk], a[(row + 1) * k + kk]);
-                for j in 0..W {
-                    acc0[j] = step(acc0[j], x0, b[j]);
-                    acc1[j] = step(acc1[j], x1, b[j]);
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    let x = a[(row + r) * k + kk];
+                    for j in 0..W {
+                        acc[j] = step(acc[j], x, b[j]);
+                    }
                 }
             }
-            prod[row * n + col..row * n + col + W].copy_from_slice(&acc0);
-            prod[(row + 1) * n + col..(row + 1) * n + col + W].copy_from_slice(&acc1);
+            for (r, acc) in acc.iter().enumerate() {
+                prod[(row + r) * n + col..(row + r) * n + col + W].copy_from_slice(acc);
+            }
         }
     }
-    // The edges: the last row of an odd M, the columns past the last 32.
+    // The edges: the rows past the last four, the columns past the last 32.
     for row in 0..m {
         let from = if row < m2 { nw } else { 0 };
         for col in from..n {

@@ -110,6 +110,8 @@ pub struct RunStats {
 /// A write a wgmma in flight will make: each thread's new accumulators.
 struct PendingMma {
     regs: Vec<VReg>,
+    /// The lowest and highest of `regs`.
+    span: (VReg, VReg),
     /// The new accumulators, register-major: `regs[j]` of thread `t` is
     /// `values[j * WARPGROUP + t]`.
     values: Vec<u32>,

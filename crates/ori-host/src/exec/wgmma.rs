@@ -81,16 +81,30 @@ impl Machine<'_> {
             .flatten()
             .chain(&self.wg.open)
             .collect();
-        let source: Vec<Option<(usize, usize)>> = dregs
+        // A pipeline chains wgmma on the same accumulator list, so the
+        // newest pending wgmma whose register span meets this one's is
+        // usually the source of all of them; otherwise each register is
+        // looked up on its own.
+        let span = register_span(&dregs);
+        let newest = pending
             .iter()
-            .map(|r| {
-                pending
-                    .iter()
-                    .enumerate()
-                    .rev()
-                    .find_map(|(k, p)| p.regs.iter().position(|x| x == r).map(|j| (k, j)))
-            })
-            .collect();
+            .enumerate()
+            .rev()
+            .find(|(_, p)| p.span.0 <= span.1 && span.0 <= p.span.1);
+        let source: Vec<Option<(usize, usize)>> = match newest {
+            None => vec![None; dregs.len()],
+            Some((k, p)) if p.regs == dregs => (0..dregs.len()).map(|j| Some((k, j))).collect(),
+            Some(_) => dregs
+                .iter()
+                .map(|r| {
+                    pending
+                        .iter()
+                        .enumerate()
+                        .rev()
+                        .find_map(|(k, p)| p.regs.iter().position(|x| x == r).map(|j| (k, j)))
+                })
+                .collect(),
+        };
         // Register-major (see `wgmma_math::compute`).
         let mut c: Vec<u32> = Vec::with_capacity(WARPGROUP * dregs.len());
         for (r, src) in dregs.iter().zip(&source) {
@@ -155,6 +169,7 @@ impl Machine<'_> {
             self.wg.in_flight.insert(*r, d.line);
         }
         self.wg.open.push(PendingMma {
+            span: register_span(&dregs),
             regs: dregs,
             values,
             line: d.line,
@@ -250,5 +265,13 @@ impl InFlight {
         for r in self.set.drain(..) {
             self.lines[r.index()] = 0;
         }
+    }
+}
+
+/// The lowest and highest of `regs` (an empty list spans nothing).
+fn register_span(regs: &[VReg]) -> (VReg, VReg) {
+    match (regs.iter().min(), regs.iter().max()) {
+        (Some(lo), Some(hi)) => (*lo, *hi),
+        _ => (VReg::from_u32(u32::MAX), VReg::from_u32(0)),
     }
 }
