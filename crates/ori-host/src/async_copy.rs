@@ -74,6 +74,28 @@ impl AsyncCopies {
         done
     }
 
+    /// Every copy, committed or not, that a thread `of` says issued (in
+    /// issue order), taken out of its group (`cp.async.mbarrier.arrive`:
+    /// those copies complete now). The groups stay, perhaps empty.
+    pub fn take_threads(&mut self, of: impl Fn(u32) -> bool) -> Vec<PendingCopy> {
+        let mut done = Vec::new();
+        for g in self
+            .committed
+            .iter_mut()
+            .chain(std::iter::once(&mut self.open))
+        {
+            g.retain(|c| {
+                if of(c.thread) {
+                    done.push(c.clone());
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+        done
+    }
+
     /// `cp.async.wait_all`: commit, then wait for everything.
     pub fn wait_all(&mut self) -> Vec<PendingCopy> {
         self.commit();
@@ -98,6 +120,24 @@ mod tests {
             line: 1,
             thread: 0,
         }
+    }
+
+    #[test]
+    fn a_threads_copies_can_be_taken_from_every_group() {
+        let mut a = AsyncCopies::default();
+        let mut mine = c(0);
+        mine.thread = 7;
+        a.issue(mine.clone());
+        a.issue(c(4));
+        a.commit();
+        mine.dst = 8;
+        a.issue(mine);
+        let got: Vec<u64> = a.take_threads(|t| t == 7).iter().map(|p| p.dst).collect();
+        assert_eq!(got, vec![0, 8]);
+        // The group keeps its count and its other copy.
+        assert_eq!(a.pending(), 1);
+        let got: Vec<u64> = a.wait(0).iter().map(|p| p.dst).collect();
+        assert_eq!(got, vec![4]);
     }
 
     #[test]

@@ -449,6 +449,23 @@ impl Machine<'_> {
                 self.wg.copies.wait(n as usize)
             }
             "wait_all" => self.wg.copies.wait_all(),
+            // `cp.async.mbarrier.arrive.b64 [mbar]`: the mbarrier sees an
+            // arrive when this thread's earlier copies complete; without
+            // `.noinc` the pending count was raised by one first, so the
+            // arrive changes nothing (PTX ISA 9.7.9.25.3.3). The copies
+            // may complete at any point from their issue on: here, now.
+            "mbarrier" if d.has_mod("noinc") => {
+                return Err(format!(
+                    "{} is not supported by the host backend",
+                    d.mnemonic()
+                ))
+            }
+            "mbarrier" => {
+                let base = (self.wg.index * WARPGROUP) as u32;
+                self.wg
+                    .copies
+                    .take_threads(|t| t >= base && act[(t - base) as usize])
+            }
             "ca" | "cg" => {
                 let shape = CopyShape::of(self.f, d)?;
                 for t in (0..WARPGROUP).filter(|t| act[*t]) {
