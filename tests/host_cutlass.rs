@@ -15,6 +15,9 @@
 //! address, the kernel through ori's passes, the whole grid; D must be
 //! the same bytes.
 
+mod common;
+
+use common::unfenced_cp_async;
 use libtest_mimic::{Arguments, Failed, Trial};
 use ori::host::{GlobalMemory, Launch};
 use std::path::{Path, PathBuf};
@@ -154,23 +157,6 @@ fn run_case(name: &str) -> Result<(), String> {
         "{differ} of {} bytes of D differ from the H100's; the first at byte {first}",
         gpu.len()
     ))
-}
-
-/// Whether `message` is the proxy check's finding on a `cp.async` line of `src`.
-fn unfenced_cp_async(src: &str, message: &str) -> bool {
-    let Some(at) = message.find("wrote at line ") else {
-        return false;
-    };
-    let line: usize = message[at + 14..]
-        .split(' ')
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    message.contains("through the generic proxy")
-        && src
-            .lines()
-            .nth(line.wrapping_sub(1))
-            .is_some_and(|l| l.trim_start().starts_with("cp.async"))
 }
 
 /// `known.txt`: NAME, a tab, and the start of the error the host backend

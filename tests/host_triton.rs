@@ -24,7 +24,7 @@
 
 mod common;
 
-use common::half_to_f32;
+use common::{half_to_f32, unfenced_cp_async};
 use libtest_mimic::{Arguments, Failed, Trial};
 use ori::host::npy::NpyArray;
 use ori::host::{GlobalMemory, Launch};
@@ -176,23 +176,6 @@ fn run_case(row: &str) -> Result<(), String> {
         first / size / 128,
         first / size % 128
     ))
-}
-
-/// Whether `message` is the proxy check's finding on a `cp.async` line of `src`.
-fn unfenced_cp_async(src: &str, message: &str) -> bool {
-    let Some(at) = message.find("wrote at line ") else {
-        return false;
-    };
-    let line: usize = message[at + 14..]
-        .split(' ')
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    message.contains("through the generic proxy")
-        && src
-            .lines()
-            .nth(line.wrapping_sub(1))
-            .is_some_and(|l| l.trim_start().starts_with("cp.async"))
 }
 
 /// A recording of tests/host/triton/gpu.

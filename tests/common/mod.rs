@@ -98,3 +98,22 @@ pub fn half_to_f32(h: u16) -> f32 {
         v
     }
 }
+
+/// Whether `message` is the host sanitizer's proxy-check finding on a
+/// `cp.async` line of `src` (the kernels that read `cp.async` data with
+/// wgmma and no `fence.proxy.async`).
+pub fn unfenced_cp_async(src: &str, message: &str) -> bool {
+    let Some(at) = message.find("wrote at line ") else {
+        return false;
+    };
+    let line: usize = message[at + 14..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    message.contains("through the generic proxy")
+        && src
+            .lines()
+            .nth(line.wrapping_sub(1))
+            .is_some_and(|l| l.trim_start().starts_with("cp.async"))
+}
