@@ -72,16 +72,7 @@ fn address(v: &[String]) -> Result<(u64, usize), String> {
 }
 
 fn run_case(name: &str) -> Result<(), String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ptx = format!("tests/real/cutlass/{name}.ptx");
-    let src = std::fs::read_to_string(root.join(&ptx)).map_err(|e| format!("{ptx}: {e}"))?;
-    let c = ori::compile_ptx(&ptx, &src, &ori::Options::default());
-    let m = c.module.ok_or_else(|| format!("{:?}", c.diags))?;
-    let entry = m
-        .funcs
-        .values()
-        .find(|f| f.kind == ori::ir::FuncKind::Entry)
-        .ok_or("no .entry")?;
+    let (src, m, entry) = common::compile_entry(&format!("tests/real/cutlass/{name}.ptx"))?;
     let meta = meta(name)?;
     let get = |k: &str| -> Result<&[String], String> {
         meta.iter()
@@ -125,7 +116,7 @@ fn run_case(name: &str) -> Result<(), String> {
     // `fence.proxy.async` (cp.async writes through the generic proxy,
     // wgmma reads through the async one). Such a kernel must be stopped at
     // exactly such a write, then run with the check off.
-    match ori::host::run(&m, &entry.name, &launch, &g) {
+    match ori::host::run(&m, &entry, &launch, &g) {
         Ok(_) => {}
         Err(e) if unfenced_cp_async(&src, &e.message) => {
             let launch = Launch {
@@ -142,7 +133,7 @@ fn run_case(name: &str) -> Result<(), String> {
                 g2.alloc_at(ws_addr, vec![0; ws_len])?;
             }
             g = g2;
-            ori::host::run(&m, &entry.name, &launch, &g).map_err(|e| e.to_string())?;
+            ori::host::run(&m, &entry, &launch, &g).map_err(|e| e.to_string())?;
         }
         Err(e) => return Err(e.to_string()),
     }

@@ -46,15 +46,7 @@ fn run_case(row: &str) -> Result<(), String> {
     else {
         return Err(format!("a cases.tsv row of {} columns", f.len()));
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let src = std::fs::read_to_string(root.join(ptx)).map_err(|e| format!("{ptx}: {e}"))?;
-    let c = ori::compile_ptx(ptx, &src, &ori::Options::default());
-    let m = c.module.ok_or_else(|| format!("{:?}", c.diags))?;
-    let entry = m
-        .funcs
-        .values()
-        .find(|f| f.kind == ori::ir::FuncKind::Entry)
-        .ok_or("no .entry")?;
+    let (src, m, entry) = common::compile_entry(ptx)?;
     let mut g = GlobalMemory::new();
     let (a, b) = (load(&dir().join(a))?, load(&dir().join(b))?);
     let (a_shape, b_shape) = (a.shape.clone(), b.shape.clone());
@@ -120,7 +112,7 @@ fn run_case(row: &str) -> Result<(), String> {
             },
         });
     }
-    params.resize(entry.params.len(), 0);
+    params.resize(m.funcs[m.by_name[entry.as_str()]].params.len(), 0);
     let dims: Vec<u32> = grid.split(',').filter_map(|x| x.parse().ok()).collect();
     let launch = Launch {
         params,
@@ -136,14 +128,14 @@ fn run_case(row: &str) -> Result<(), String> {
     // must be stopped at exactly such a write, and then run with the check
     // off. Any other finding is a failure.
     let g0 = g.clone();
-    match ori::host::run(&m, &entry.name, &launch, &g0) {
+    match ori::host::run(&m, &entry, &launch, &g0) {
         Ok(_) => g = g0,
         Err(e) if ptx.contains("triton36") && unfenced_cp_async(&src, &e.message) => {
             let launch = Launch {
                 check_proxy: false,
                 ..launch
             };
-            ori::host::run(&m, &entry.name, &launch, &g).map_err(|e| e.to_string())?;
+            ori::host::run(&m, &entry, &launch, &g).map_err(|e| e.to_string())?;
         }
         Err(e) => return Err(e.to_string()),
     }

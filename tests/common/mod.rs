@@ -117,3 +117,20 @@ pub fn unfenced_cp_async(src: &str, message: &str) -> bool {
             .nth(line.wrapping_sub(1))
             .is_some_and(|l| l.trim_start().starts_with("cp.async"))
 }
+
+/// The PTX file at `ptx` (relative to the repository) through ori's
+/// passes: its text, the module, and the name of its `.entry`.
+pub fn compile_entry(ptx: &str) -> Result<(String, ori::ir::Module, String), String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(root.join(ptx)).map_err(|e| format!("{ptx}: {e}"))?;
+    let c = ori::compile_ptx(ptx, &src, &ori::Options::default());
+    let m = c.module.ok_or_else(|| format!("{:?}", c.diags))?;
+    let entry = m
+        .funcs
+        .values()
+        .find(|f| f.kind == ori::ir::FuncKind::Entry)
+        .ok_or("no .entry")?
+        .name
+        .to_string();
+    Ok((src, m, entry))
+}

@@ -72,49 +72,7 @@ impl Machine<'_> {
             (Family::Tf32 | Family::Fp8, _) => (imm(4)? == -1, imm(5)? == -1, false, false),
             _ => (false, false, false, false),
         };
-        // C: the newest pending value of each accumulator, else the
-        // register (the source of each of `dregs`, found once for all threads).
-        let pending: Vec<&PendingMma> = self
-            .wg
-            .committed
-            .iter()
-            .flatten()
-            .chain(&self.wg.open)
-            .collect();
-        // A pipeline chains wgmma on the same accumulator list, so the
-        // newest pending wgmma whose register span meets this one's is
-        // usually the source of all of them; otherwise each register is
-        // looked up on its own.
-        let span = register_span(&dregs);
-        let newest = pending
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, p)| p.span.0 <= span.1 && span.0 <= p.span.1);
-        let source: Vec<Option<(usize, usize)>> = match newest {
-            None => vec![None; dregs.len()],
-            Some((k, p)) if p.regs == dregs => (0..dregs.len()).map(|j| Some((k, j))).collect(),
-            Some(_) => dregs
-                .iter()
-                .map(|r| {
-                    pending
-                        .iter()
-                        .enumerate()
-                        .rev()
-                        .find_map(|(k, p)| p.regs.iter().position(|x| x == r).map(|j| (k, j)))
-                })
-                .collect(),
-        };
-        // Register-major (see `wgmma_math::compute`).
-        let mut c: Vec<u32> = Vec::with_capacity(WARPGROUP * dregs.len());
-        for (r, src) in dregs.iter().zip(&source) {
-            match *src {
-                Some((k, j)) => {
-                    c.extend_from_slice(&pending[k].values[j * WARPGROUP..(j + 1) * WARPGROUP])
-                }
-                None => c.extend(self.wg.regs.row(r.index() as u32).iter().map(|v| *v as u32)),
-            }
-        }
+        let c = self.accumulators_before(&dregs);
         let a_vals: Vec<u32>;
         let a = match &a_regs {
             Some(ar) => {
@@ -176,6 +134,56 @@ impl Machine<'_> {
         });
         self.stats.wgmma += 1;
         Ok(())
+    }
+
+    /// C of a wgmma writing `dregs`, register-major (see
+    /// `wgmma_math::compute`): each accumulator's newest pending value,
+    /// else its register.
+    fn accumulators_before(&self, dregs: &[VReg]) -> Vec<u32> {
+        // C: the newest pending value of each accumulator, else the
+        // register (the source of each of `dregs`, found once for all threads).
+        let pending: Vec<&PendingMma> = self
+            .wg
+            .committed
+            .iter()
+            .flatten()
+            .chain(&self.wg.open)
+            .collect();
+        // A pipeline chains wgmma on the same accumulator list, so the
+        // newest pending wgmma whose register span meets this one's is
+        // usually the source of all of them; otherwise each register is
+        // looked up on its own.
+        let span = register_span(dregs);
+        let newest = pending
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, p)| p.span.0 <= span.1 && span.0 <= p.span.1);
+        let source: Vec<Option<(usize, usize)>> = match newest {
+            None => vec![None; dregs.len()],
+            Some((k, p)) if p.regs == *dregs => (0..dregs.len()).map(|j| Some((k, j))).collect(),
+            Some(_) => dregs
+                .iter()
+                .map(|r| {
+                    pending
+                        .iter()
+                        .enumerate()
+                        .rev()
+                        .find_map(|(k, p)| p.regs.iter().position(|x| x == r).map(|j| (k, j)))
+                })
+                .collect(),
+        };
+        // Register-major (see `wgmma_math::compute`).
+        let mut c: Vec<u32> = Vec::with_capacity(WARPGROUP * dregs.len());
+        for (r, src) in dregs.iter().zip(&source) {
+            match *src {
+                Some((k, j)) => {
+                    c.extend_from_slice(&pending[k].values[j * WARPGROUP..(j + 1) * WARPGROUP])
+                }
+                None => c.extend(self.wg.regs.row(r.index() as u32).iter().map(|v| *v as u32)),
+            }
+        }
+        c
     }
 
     pub(super) fn retire(&mut self, group: Vec<PendingMma>) {
