@@ -41,15 +41,54 @@ struct Batch {
     before: FxHashMap<Inst, Placed>,
     /// Instructions to place just after each anchor, in order.
     after: FxHashMap<Inst, Placed>,
-    /// Instructions taken out and not placed again.
-    removed: FxHashSet<Inst>,
-    /// Instructions now in one of the lists above (moved, or new).
-    listed: FxHashSet<Inst>,
     /// What stood around an instruction of a block's order when it was
     /// taken out: it stays at that place (before, after).
     left: FxHashMap<Inst, (Placed, Placed)>,
+    /// Per instruction, the [`Mark`] bits. Rebuilding a block asks about
+    /// every instruction in it; dense bits answer in program order from
+    /// cache, and the hash maps above are probed only where a bit says an
+    /// entry may be (the rebuild of a 1M-instruction block probed four
+    /// tables of 200k entries per instruction: a cache miss each).
+    marks: SecondaryMap<Inst, u8>,
     /// Blocks to rebuild.
     touched: FxHashSet<Block>,
+}
+
+/// Bits of [`Batch::marks`].
+struct Mark;
+
+impl Mark {
+    /// Taken out and not placed again.
+    const REMOVED: u8 = 1;
+    /// Now in a `before` or `after` list (moved, or new).
+    const LISTED: u8 = 2;
+    /// May have an entry in `before`, `after` or `left` (set on insertion,
+    /// never cleared: a hint that saves the probes, not a fact).
+    const ANCHOR: u8 = 4;
+}
+
+impl Batch {
+    fn has(&self, i: Inst, mark: u8) -> bool {
+        self.marks[i] & mark != 0
+    }
+
+    fn set(&mut self, i: Inst, mark: u8, on: bool) {
+        if on {
+            self.marks[i] |= mark;
+        } else if self.has(i, mark) {
+            self.marks[i] &= !mark;
+        }
+    }
+
+    /// What is placed before `i`, after `i`, and what was left around it.
+    fn around(&self, i: Inst) -> (&[Inst], &[Inst], Option<&(Placed, Placed)>) {
+        if !self.has(i, Mark::ANCHOR) {
+            return (&[], &[], None);
+        }
+        let before = self.before.get(&i).map_or(&[][..], |v| &v[..]);
+        let after = self.after.get(&i).map_or(&[][..], |v| &v[..]);
+        (before, after, self.left.get(&i))
+    }
 }
 
 impl Layout {
@@ -126,17 +165,15 @@ impl Layout {
             let old = std::mem::take(&mut self.insts[b]);
             let mut new = Vec::with_capacity(old.len() + 8);
             for i in old {
+                let (_, _, left) = batch.around(i);
                 // What was left around it when it was taken out stays here.
-                if let Some((before, after)) = batch.left.get(&i) {
-                    for &x in before {
-                        Self::emit(&batch, x, &mut new);
-                    }
-                    for &x in after {
+                if let Some((before, after)) = left {
+                    for &x in before.iter().chain(after) {
                         Self::emit(&batch, x, &mut new);
                     }
                 }
                 // A moved instruction comes out where its list puts it.
-                if !batch.listed.contains(&i) {
+                if !batch.has(i, Mark::LISTED) {
                     Self::emit(&batch, i, &mut new);
                 }
             }
@@ -150,13 +187,14 @@ impl Layout {
 
     /// `i` with what was placed around it, unless it was taken out.
     fn emit(batch: &Batch, i: Inst, out: &mut Vec<Inst>) {
-        for &x in batch.before.get(&i).into_iter().flatten() {
+        let (before, after, _) = batch.around(i);
+        for &x in before {
             Self::emit(batch, x, out);
         }
-        if !batch.removed.contains(&i) {
+        if !batch.has(i, Mark::REMOVED) {
             out.push(i);
         }
-        for &x in batch.after.get(&i).into_iter().flatten() {
+        for &x in after {
             Self::emit(batch, x, out);
         }
     }
@@ -165,9 +203,16 @@ impl Layout {
     /// it stays where it is: in its list, in `i`'s place; in a block's
     /// order, in `left`.
     fn unlink_in_batch(batch: &mut Batch, i: Inst) {
-        let before = batch.before.remove(&i).unwrap_or_default();
-        let after = batch.after.remove(&i).unwrap_or_default();
-        if batch.listed.remove(&i) {
+        let (before, after) = if batch.has(i, Mark::ANCHOR) {
+            (
+                batch.before.remove(&i).unwrap_or_default(),
+                batch.after.remove(&i).unwrap_or_default(),
+            )
+        } else {
+            Default::default()
+        };
+        if batch.has(i, Mark::LISTED) {
+            batch.set(i, Mark::LISTED, false);
             let mut around = before;
             around.extend(after);
             let lists = batch.before.values_mut().chain(batch.after.values_mut());
@@ -180,6 +225,7 @@ impl Layout {
                 }
             }
         } else if !(before.is_empty() && after.is_empty()) {
+            batch.set(i, Mark::ANCHOR, true);
             let slot = batch.left.entry(i).or_default();
             slot.0.extend(before);
             slot.1.extend(after);
@@ -189,8 +235,8 @@ impl Layout {
     /// Record `i` as placed in a list (before or after an anchor).
     fn list_in_batch(batch: &mut Batch, i: Inst, b: Block) {
         Self::unlink_in_batch(batch, i);
-        batch.removed.remove(&i);
-        batch.listed.insert(i);
+        batch.set(i, Mark::REMOVED, false);
+        batch.set(i, Mark::LISTED, true);
         batch.touched.insert(b);
     }
 
@@ -199,6 +245,7 @@ impl Layout {
         let b = self.inst_block[before].expect("insert_before: instruction not laid out");
         if let Some(batch) = self.batch.as_mut() {
             Self::list_in_batch(batch, i, b);
+            batch.set(before, Mark::ANCHOR, true);
             batch.before.entry(before).or_default().push(i);
             self.inst_block[i] = b.into();
             return;
@@ -212,6 +259,7 @@ impl Layout {
         let b = self.inst_block[after].expect("insert_after: instruction not laid out");
         if let Some(batch) = self.batch.as_mut() {
             Self::list_in_batch(batch, i, b);
+            batch.set(after, Mark::ANCHOR, true);
             batch.after.entry(after).or_default().insert(0, i);
             self.inst_block[i] = b.into();
             return;
@@ -245,7 +293,7 @@ impl Layout {
         };
         if let Some(batch) = self.batch.as_mut() {
             Self::unlink_in_batch(batch, i);
-            batch.removed.insert(i);
+            batch.set(i, Mark::REMOVED, true);
             batch.touched.insert(b);
             return;
         }
