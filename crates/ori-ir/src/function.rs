@@ -9,6 +9,7 @@ use crate::consts::REG_CLASS_TENSOR;
 use crate::entities::{AccumSet, Block, FuncId, Inst, VReg};
 use crate::instructions::InstData;
 use crate::layout::Layout;
+use crate::register_names::RegisterNames;
 use crate::symbol::Symbol;
 use compact_str::CompactString;
 use cranelift_entity::{PrimaryMap, SecondaryMap};
@@ -220,7 +221,7 @@ pub struct Function {
     pub serialized: Option<Serialization>,
     /// The decisions of the passes that ran, in the order they were applied.
     pub decisions: Vec<RuleUse>,
-    names: NameMap<CompactString, VReg>,
+    names: RegisterNames,
 }
 
 impl Function {
@@ -242,27 +243,35 @@ impl Function {
             max_regs: None,
             serialized: None,
             decisions: Vec::new(),
-            names: NameMap::default(),
+            names: RegisterNames::default(),
         }
     }
 
     /// Declare a register; returns the existing one if the name is taken.
     pub fn declare_reg(&mut self, name: &str, ty: &str, class: RegClass) -> VReg {
         if let Some(r) = self.names.get(name) {
-            return *r;
+            return r;
         }
         let r = self.vregs.push(VRegData {
             name: name.into(),
             ty: Symbol::new(ty),
             class,
         });
-        self.names.insert(name.into(), r);
+        self.names.insert(name, r);
         r
+    }
+
+    /// Note a `.reg` range `prefix<count>` (declaring none of its
+    /// registers): its members' names are then kept in a dense table, so
+    /// that looking them up stays in cache however many there are
+    /// ([`RegisterNames`]).
+    pub fn declare_range(&mut self, prefix: &str, count: u64) {
+        self.names.declare_range(prefix, count);
     }
 
     /// Look a register up by name.
     pub fn reg(&self, name: &str) -> Option<VReg> {
-        self.names.get(name).copied()
+        self.names.get(name)
     }
 
     /// Create a block and append it to the layout.

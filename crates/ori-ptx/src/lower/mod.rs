@@ -226,12 +226,7 @@ impl LowerCx<'_> {
         if let Some(r) = self.func.reg(n).filter(|r| !self.scoped.contains(r)) {
             return Some(r);
         }
-        let digits = n.len() - n.bytes().rev().take_while(u8::is_ascii_digit).count();
-        let (prefix, index) = n.split_at(digits);
-        if index.is_empty() || (index.len() > 1 && index.starts_with('0')) {
-            return None;
-        }
-        let i: u64 = index.parse().ok()?;
+        let (prefix, i) = ori_ir::register_names::split_range_name(n)?;
         let (ty, class, count) = self.lazy_ranges.get(prefix)?;
         (i < u64::from(*count)).then(|| self.func.declare_reg(n, ty, *class))
     }
@@ -479,6 +474,9 @@ fn declare_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
         };
         let class = RegClass::of_ptx_type(ty).unwrap_or(RegClass::R32);
         for n in names {
+            if let (Some(k), true) = (n.range, cx.scopes.is_empty()) {
+                cx.func.declare_range(&n.name, u64::from(k));
+            }
             match n.range {
                 Some(k) if k > EAGER_RANGE => {
                     cx.lazy_ranges

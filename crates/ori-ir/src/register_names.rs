@@ -1,0 +1,169 @@
+//! A function's register names: PTX name -> [`VReg`].
+//!
+//! Why not one hash table: real kernels declare almost every register
+//! through a `.reg` range (`.reg .b32 %r<509>;`) and name them `%r1`,
+//! `%r2`, ... roughly in program order. In a hash table those lookups land
+//! anywhere: once a kernel's table outgrows the cache (a few hundred
+//! thousand registers), every operand costs a cache miss, and lowering a
+//! 1M-instruction kernel took 11x the time of a 125k one. Here a name of a
+//! declared range is split into its prefix and index and found in a dense
+//! table per prefix, which the lowering walks nearly in order; only the
+//! other names (`a`, `ptr`, `%r01`, registers declared one by one) go to a
+//! hash table, which stays small.
+//!
+//! Every name is in at most one place: [`RegisterNames::insert`] is called
+//! only for a name that [`RegisterNames::get`] did not find, and `get`
+//! looks in both.
+
+use crate::entities::VReg;
+use crate::function::NameMap;
+use compact_str::CompactString;
+use cranelift_entity::packed_option::PackedOption;
+
+/// A dense table only grows this far past its highest filled index plus
+/// its length: a range declared with a huge N (`%r<4000000000>`, which ptxas
+/// takes) and used at a few scattered indices keeps those in the hash table
+/// instead of allocating up to N slots.
+const MAX_GAP: usize = 1 << 16;
+
+/// The registers of one declared range (`prefix<count>`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Range {
+    /// Indices `0..count` belong to the range.
+    count: u64,
+    /// The register of each index declared so far (grown on demand).
+    regs: Vec<PackedOption<VReg>>,
+}
+
+/// PTX register name -> register, for one function.
+#[derive(Clone, Debug, Default)]
+pub struct RegisterNames {
+    /// Names outside the declared ranges' dense tables.
+    single: NameMap<CompactString, VReg>,
+    /// Declared ranges by prefix (`%r`, `%rd`, `e`): a kernel has a few.
+    ranges: NameMap<CompactString, Range>,
+}
+
+/// `name` as a range prefix and index: trailing decimal digits without a
+/// leading zero (`%r0`, `%r12`, not `%r012`, as PTX spells range members).
+pub fn split_range_name(name: &str) -> Option<(&str, u64)> {
+    let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let (prefix, index) = name.split_at(name.len() - digits);
+    if index.is_empty() || (index.len() > 1 && index.starts_with('0')) {
+        return None;
+    }
+    Some((prefix, index.parse().ok()?))
+}
+
+impl RegisterNames {
+    /// Note a range `prefix<count>`: its members are kept densely from now
+    /// on. Declaring no register, it may be called for ranges whose members
+    /// are declared later, one by one, on first use.
+    pub fn declare_range(&mut self, prefix: &str, count: u64) {
+        match self.ranges.get_mut(prefix) {
+            Some(r) => r.count = r.count.max(count),
+            None => {
+                self.ranges.insert(
+                    prefix.into(),
+                    Range {
+                        count,
+                        regs: Vec::new(),
+                    },
+                );
+            }
+        }
+    }
+
+    /// The dense slot of `name`, if it is a member of a declared range.
+    fn range_member(&self, name: &str) -> Option<(&Range, usize)> {
+        if self.ranges.is_empty() {
+            return None;
+        }
+        let (prefix, index) = split_range_name(name)?;
+        let range = self.ranges.get(prefix)?;
+        (index < range.count).then_some((range, usize::try_from(index).ok()?))
+    }
+
+    /// The register named `name`.
+    pub fn get(&self, name: &str) -> Option<VReg> {
+        if let Some((range, k)) = self.range_member(name) {
+            if let Some(r) = range.regs.get(k).and_then(|r| r.expand()) {
+                return Some(r);
+            }
+        }
+        self.single.get(name).copied()
+    }
+
+    /// Record `name` -> `r`; `name` must not be recorded yet.
+    pub fn insert(&mut self, name: &str, r: VReg) {
+        debug_assert!(self.get(name).is_none(), "{name} recorded twice");
+        if let Some((prefix, index)) = split_range_name(name) {
+            if let Some(range) = self.ranges.get_mut(prefix) {
+                if let Ok(k) = usize::try_from(index) {
+                    if index < range.count && k <= range.regs.len() * 2 + MAX_GAP {
+                        if range.regs.len() <= k {
+                            range.regs.resize(k + 1, None.into());
+                        }
+                        range.regs[k] = r.into();
+                        return;
+                    }
+                }
+            }
+        }
+        self.single.insert(name.into(), r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_entity::EntityRef;
+
+    #[test]
+    fn range_names_split_as_ptx_spells_them() {
+        assert_eq!(split_range_name("%r12"), Some(("%r", 12)));
+        assert_eq!(split_range_name("%r0"), Some(("%r", 0)));
+        assert_eq!(split_range_name("e7"), Some(("e", 7)));
+        assert_eq!(split_range_name("%r012"), None);
+        assert_eq!(split_range_name("ptr"), None);
+        assert_eq!(split_range_name("%r99999999999999999999999"), None);
+    }
+
+    /// Property: whatever mix of ranges and names, `get` finds exactly what
+    /// `insert` recorded, as a plain map would.
+    #[test]
+    fn agrees_with_a_plain_map() {
+        let mut names = RegisterNames::default();
+        let mut plain = std::collections::HashMap::new();
+        names.declare_range("%r", 100);
+        names.declare_range("%big", 4_000_000_000);
+        let spelled = [
+            "%r0",
+            "%r5",
+            "%r99",
+            "%r100",
+            "%r05",
+            "a",
+            "%rd3",
+            "%big7",
+            "%big3999999999",
+            "%big200000",
+            "x1",
+        ];
+        for (k, n) in spelled.iter().enumerate() {
+            if k == 6 {
+                // A range declared after some of its members were named.
+                names.declare_range("%rd", 10);
+            }
+            assert_eq!(names.get(n), None, "{n}");
+            names.insert(n, VReg::new(k));
+            plain.insert(*n, VReg::new(k));
+        }
+        names.declare_range("x", 10);
+        for n in spelled.iter().chain(&["%r1", "%r6", "b", "%big8", "x2"]) {
+            assert_eq!(names.get(n), plain.get(n).copied(), "{n}");
+        }
+        // A scattered index of a huge range is not given a huge table.
+        assert!(names.ranges["%big"].regs.len() <= MAX_GAP + 8);
+    }
+}
