@@ -527,9 +527,11 @@ fn best<I, O>(
     let mut done = 0;
     while done < runs && (done == 0 || start.elapsed() < budget) {
         let input = setup();
+        perf_control("enable");
         let t = Instant::now();
         let out = black_box(timed(black_box(input)));
         best = best.min(t.elapsed());
+        perf_control("disable");
         done += 1;
         if first.is_none() {
             first = Some(out);
@@ -538,6 +540,19 @@ fn best<I, O>(
         }
     }
     (best, done, first.expect("at least one run"))
+}
+
+/// With `ORI_BENCH_PERF_CTL=FIFO` (perf's control fifo), perf samples only
+/// the timed runs, not their setup (parsing, lowering, cloning the input):
+/// `mkfifo /tmp/ctl; ORI_BENCH_PERF_CTL=/tmp/ctl perf record -D -1
+/// --control fifo:/tmp/ctl -- target/release/xtask bench --child SHAPE N STEP RUNS MS`
+/// (STEP: 0 parse, 1 lower, 2 phase 85, 3 phase 87, 4 both, 5 end to end).
+fn perf_control(command: &str) {
+    if let Some(path) = std::env::var_os("ORI_BENCH_PERF_CTL") {
+        if let Err(e) = std::fs::write(&path, format!("{command}\n")) {
+            eprintln!("ORI_BENCH_PERF_CTL: {e}");
+        }
+    }
 }
 
 #[cfg(test)]
