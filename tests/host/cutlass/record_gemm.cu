@@ -81,7 +81,11 @@ int main(int argc, char **argv) {
   hw.sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(0);
   typename Adapter::Arguments args{
       cutlass::gemm::GemmUniversalMode::kGemm, {M, N, K, L}, {dA, sA, dB, sB},
-      {{1.0f, 1.0f}, dC, sC, dD, sD}, hw};
+      {{}, dC, sC, dD, sD}, hw};
+  // D = 1 * AB + 1 * C, with alpha and beta of the epilogue's own scalar
+  // type (f32 for most kernels, f16 for the f16-accumulator ones).
+  args.epilogue.thread.alpha = decltype(args.epilogue.thread.alpha)(1.0f);
+  args.epilogue.thread.beta = decltype(args.epilogue.thread.beta)(1.0f);
   Adapter op;
   if (op.can_implement(args) != cutlass::Status::kSuccess) {
     fprintf(stderr, "can_implement failed\n");
