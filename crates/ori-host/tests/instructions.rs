@@ -102,6 +102,42 @@ fn half_arithmetic_rounds_each_lane_once() {
     assert_eq!(w[3], 0xbc00, "neg.f16 flips the sign");
 }
 
+/// `setp` on f16 and bf16 (CUTLASS's f16-accumulator epilogues test
+/// `beta == 0` with `setp.eq.f16`): compared as the values they encode;
+/// `.ftz` makes a subnormal f16 equal to zero; NaN is unordered.
+#[test]
+fn half_precision_compares() {
+    let m = lower(
+        "\tld.param.u64 %rd1, [out];\n\
+         \tmov.b16 %h1, 0x3c00;\n\
+         \tmov.b16 %h2, 0x0001;\n\
+         \tmov.b16 %h3, 0x0000;\n\
+         \tmov.b16 %h4, 0x7e00;\n\
+         \tmov.b16 %h5, 0x3f80;\n\
+         \tmov.b16 %h6, 0x4000;\n\
+         \tsetp.eq.f16 %p1, %h2, %h3;\n\
+         \tsetp.eq.ftz.f16 %p2, %h2, %h3;\n\
+         \tsetp.lt.f16 %p3, %h3, %h1;\n\
+         \tsetp.ne.f16 %p4, %h4, %h1;\n\
+         \tsetp.neu.f16 %p5, %h4, %h1;\n\
+         \tsetp.lt.bf16 %p6, %h5, %h6;\n\
+         \tselp.u32 %r1, 1, 0, %p1;\n\
+         \tselp.u32 %r2, 1, 0, %p2;\n\
+         \tselp.u32 %r3, 1, 0, %p3;\n\
+         \tselp.u32 %r4, 1, 0, %p4;\n\
+         \tselp.u32 %r5, 1, 0, %p5;\n\
+         \tselp.u32 %r6, 1, 0, %p6;\n\
+         \tst.global.v4.b32 [%rd1], {%r1, %r2, %r3, %r4};\n\
+         \tst.global.v2.b32 [%rd1+16], {%r5, %r6};\n\
+         \tret;",
+        ".param .u64 out",
+    );
+    let w = run_out(&m, 24);
+    // 2^-24 (the least f16 subnormal) is not 0, unless flushed; 0 < 1;
+    // `ne` is ordered (false on NaN), `neu` true; bf16 1.0 < 2.0.
+    assert_eq!(w, [0, 1, 1, 0, 1, 1]);
+}
+
 #[test]
 fn conversions_to_fp8_pairs_and_integers() {
     let m = lower(

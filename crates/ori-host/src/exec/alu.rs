@@ -131,10 +131,33 @@ impl Machine<'_> {
     pub(super) fn setp(&mut self, t: usize, d: &InstData, ty: &str, bits: u32) -> Res<()> {
         let cmp = d.mods.first().map_or("", |m| &**m);
         let (a, b) = (self.value(t, op(d, 1)?)?, self.value(t, op(d, 2)?)?);
-        let r = if ty.starts_with('f') {
-            let (x, y) = match bits {
-                64 => (f64::from_bits(a), f64::from_bits(b)),
-                32 => (f64::from(as_f32(a)), f64::from(as_f32(b))),
+        let r = if ty.starts_with('f') || ty.starts_with("bf") {
+            // `.ftz` (f32 and f16 only): subnormal inputs compare as zeros
+            // of their sign.
+            let ftz = d.has_mod("ftz");
+            let half = |h: half::f16| {
+                let x = h.to_f32();
+                f64::from(if ftz && h.to_bits() & 0x7c00 == 0 {
+                    0f32.copysign(x)
+                } else {
+                    x
+                })
+            };
+            let (x, y) = match ty {
+                "f64" => (f64::from_bits(a), f64::from_bits(b)),
+                "f32" => (
+                    f64::from(flush(as_f32(a), ftz)),
+                    f64::from(flush(as_f32(b), ftz)),
+                ),
+                "f16" => (
+                    half(half::f16::from_bits(a as u16)),
+                    half(half::f16::from_bits(b as u16)),
+                ),
+                "bf16" => (
+                    f64::from(half::bf16::from_bits(a as u16).to_f32()),
+                    f64::from(half::bf16::from_bits(b as u16).to_f32()),
+                ),
+                // `f16x2`/`bf16x2` set two predicates, one a half.
                 _ => {
                     return Err(format!(
                         "setp.{cmp}.{ty} is not supported by the host backend"
