@@ -92,9 +92,14 @@ def run(out):
             continue
         d = os.path.join(out, name)
         os.makedirs(d, exist_ok=True)
-        if subprocess.run([path, d, *SHAPE]).returncode != 0:
-            # One recorder that cannot run (a kernel whose Arguments differ)
-            # does not stop the others; nothing of it is kept.
+        try:
+            ok = subprocess.run([path, d, *SHAPE], timeout=60).returncode == 0
+        except subprocess.TimeoutExpired:
+            ok = False
+            print("timed out:", name)
+        if not ok:
+            # One recorder that cannot run (a kernel whose Arguments differ,
+            # or one that hangs) does not stop the others; nothing of it is kept.
             print("failed", name)
             shutil.rmtree(d)
             continue
@@ -102,7 +107,7 @@ def run(out):
         # Every recording runs twice; both must write the same bytes.
         again = os.path.join(out, name + ".again")
         os.makedirs(again, exist_ok=True)
-        subprocess.run([path, again, *SHAPE], check=True)
+        subprocess.run([path, again, *SHAPE], check=True, timeout=60)
         if open(os.path.join(again, "d.bin"), "rb").read() != first:
             sys.exit(f"{name}: two runs differ")
         shutil.rmtree(again)
