@@ -133,22 +133,29 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    #[inline]
     fn peek(&self, k: usize) -> u8 {
         self.b.get(self.pos + k).copied().unwrap_or(0)
     }
 
     /// Advance one character (UTF-8 aware for line/column bookkeeping).
+    #[inline]
     fn bump(&mut self) {
         let c = self.peek(0);
         if c == 0 && self.pos >= self.b.len() {
             return;
         }
-        let len = self
-            .src
-            .get(self.pos..)
-            .and_then(|s| s.chars().next())
-            .map(char::len_utf8)
-            .unwrap_or(1);
+        // ASCII is one byte (almost every byte of a PTX file); only a
+        // multi-byte character needs decoding.
+        let len = if c.is_ascii() {
+            1
+        } else {
+            self.src
+                .get(self.pos..)
+                .and_then(|s| s.chars().next())
+                .map(char::len_utf8)
+                .unwrap_or(1)
+        };
         self.pos += len;
         if c == b'\n' {
             self.line += 1;
@@ -156,6 +163,19 @@ impl<'a> Cursor<'a> {
         } else {
             self.col += 1;
         }
+    }
+
+    /// Advance over the bytes that satisfy `keep`, which must hold for no
+    /// newline and no byte of a multi-byte character: the run stays on one
+    /// line, one column a byte. The lexer's hot loops (names, modifiers,
+    /// blanks) go through here instead of a [`Cursor::bump`] per byte.
+    #[inline]
+    fn skip_ascii_while(&mut self, keep: impl Fn(u8) -> bool) {
+        let rest = self.b.get(self.pos..).unwrap_or(&[]);
+        let n = rest.iter().take_while(|&&c| keep(c)).count();
+        debug_assert!(rest[..n].iter().all(|&c| c.is_ascii() && c != b'\n'));
+        self.pos += n;
+        self.col += n as u32;
     }
 
     fn bump_n(&mut self, n: usize) {
@@ -250,6 +270,7 @@ impl<'a> Lexer<'a> {
             }
             if c.is_ascii_whitespace() {
                 cur.bump();
+                cur.skip_ascii_while(|c| c == b' ' || c == b'\t');
                 self.ws = true;
                 continue;
             }
@@ -310,21 +331,15 @@ fn lex_one(cur: &mut Cursor<'_>) -> TokKind {
             return TokKind::Punct('%');
         }
         cur.bump();
-        while is_ident_cont(cur.peek(0)) {
-            cur.bump();
-        }
+        cur.skip_ascii_while(is_ident_cont);
         return TokKind::Ident;
     }
     if c == b'.' && is_ident_cont(cur.peek(1)) {
         cur.bump();
-        while is_ident_cont(cur.peek(0)) {
-            cur.bump();
-        }
+        cur.skip_ascii_while(is_ident_cont);
         while cur.peek(0) == b':' && cur.peek(1) == b':' && is_ident_cont(cur.peek(2)) {
             cur.bump_n(2);
-            while is_ident_cont(cur.peek(0)) {
-                cur.bump();
-            }
+            cur.skip_ascii_while(is_ident_cont);
         }
         return TokKind::Dotted;
     }

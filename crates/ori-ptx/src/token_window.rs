@@ -8,14 +8,16 @@
 //! proportional to the longest statement, not to the file.
 
 use crate::lexer::{Lexer, TokKind, Token};
-use std::collections::VecDeque;
 
 /// Tokens `base..base + buf.len()` of the stream, lexed on demand.
 pub(crate) struct TokWindow<'a> {
     lexer: Lexer<'a>,
     /// Absolute index of `buf[0]`.
     base: usize,
-    buf: VecDeque<Token>,
+    /// A plain vector, not a ring: the window holds one statement's tokens,
+    /// so dropping the front is a short move, and a lookup (several per
+    /// token, the parser's hottest path) is one bounds check.
+    buf: Vec<Token>,
     /// The end-of-file token, once lexed; every index past it reads it.
     eof: Option<Token>,
 }
@@ -25,19 +27,30 @@ impl<'a> TokWindow<'a> {
         TokWindow {
             lexer: Lexer::new(src),
             base: 0,
-            buf: VecDeque::new(),
+            buf: Vec::new(),
             eof: None,
         }
     }
 
     /// Token `i` of the stream (the end-of-file token past the end).
+    #[inline]
     pub(crate) fn get(&mut self, i: usize) -> Token {
+        match self.buf.get(i.wrapping_sub(self.base)) {
+            Some(t) => *t,
+            None => self.get_slow(i),
+        }
+    }
+
+    /// [`TokWindow::get`] for a token not lexed yet (or released): lex up
+    /// to it.
+    #[inline(never)]
+    fn get_slow(&mut self, i: usize) -> Token {
         while self.base + self.buf.len() <= i && self.eof.is_none() {
             let t = self.lexer.next_token();
             if t.kind == TokKind::Eof {
                 self.eof = Some(t);
             } else {
-                self.buf.push_back(t);
+                self.buf.push(t);
             }
         }
         match i.checked_sub(self.base).and_then(|k| self.buf.get(k)) {
