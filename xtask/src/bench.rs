@@ -527,6 +527,7 @@ fn best<I, O>(
     let mut done = 0;
     while done < runs && (done == 0 || start.elapsed() < budget) {
         let input = setup();
+        release_free_memory();
         perf_control("enable");
         let t = Instant::now();
         let out = black_box(timed(black_box(input)));
@@ -540,6 +541,26 @@ fn best<I, O>(
         }
     }
     (best, done, first.expect("at least one run"))
+}
+
+/// Give the memory freed so far back to the system, so that every timed run
+/// starts from the same allocator state whatever the size: each run then
+/// pays for the fresh pages it touches, as a one-shot `ori compile` does.
+///
+/// Without it, the runs measured a size-dependent mix: glibc serves a freed
+/// block again from its heap only below its mmap threshold (adaptive, at
+/// most 32 MiB), so at 125k-250k instructions most of a step's tables reused
+/// pages a previous run had faulted in, while at 1M they were fresh mmaps
+/// the kernel zeroed first. perf on phase 87 at 1M (block shape): 28.6% of
+/// the samples in the kernel's `clear_page_erms`, against 3.6% at 250k,
+/// which read as a superlinear step.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the system; no
+    // allocation is live across it that it could touch.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// With `ORI_BENCH_PERF_CTL=FIFO` (perf's control fifo), perf samples only
