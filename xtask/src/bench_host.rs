@@ -25,6 +25,22 @@ fn bf16_bits(x: f32) -> [u8; 2] {
     ((x.to_bits() >> 16) as u16).to_le_bytes()
 }
 
+/// The CPU time this process has used (user and system, from
+/// `/proc/self/stat`, in clock ticks of 1/100 s; 0 where there is none):
+/// with `ORI_BENCH_CPU` set, each host run prints what it used, a figure a
+/// busy machine disturbs less than the wall-clock time.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name (which ends with the last ')').
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let field = |k: usize| {
+        rest.split_whitespace()
+            .nth(k)
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    (field(11).unwrap_or(0.0) + field(12).unwrap_or(0.0)) / 100.0
+}
+
 /// Run the bench; `runs` timed runs of each side.
 pub fn run(runs: usize) -> Result<(), String> {
     let root = crate::oracle::root();
@@ -88,9 +104,12 @@ pub fn run(runs: usize) -> Result<(), String> {
             step_limit: u64::MAX,
             ..ori::host::Launch::default()
         };
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), cpu_seconds());
         ori::host::run(&m, &entry.name, &launch, &g).map_err(|e| e.to_string())?;
         best_host = best_host.min(t.elapsed());
+        if std::env::var_os("ORI_BENCH_CPU").is_some() {
+            eprintln!("host run: {:.3} s of CPU", cpu_seconds() - cpu);
+        }
         out = g.buffer(pc).ok_or("no C")?.to_vec();
     }
     // Same product (exact on these inputs; bf16 rounds the sums past 256

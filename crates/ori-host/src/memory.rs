@@ -246,6 +246,9 @@ fn le(bytes: &[u8]) -> u64 {
 #[derive(Debug, Clone)]
 pub struct Shared {
     bytes: Vec<u8>,
+    /// Writes so far: what was read of it is still what it holds while
+    /// this stays the same (wgmma's decoded operands are kept on that).
+    version: u64,
 }
 
 impl Shared {
@@ -253,7 +256,18 @@ impl Shared {
     pub fn new(size: usize) -> Self {
         Shared {
             bytes: vec![0; size],
+            version: 0,
         }
+    }
+
+    /// All its bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// How many writes it has had (see `version`).
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     fn range(&self, addr: u64, len: usize) -> Result<std::ops::Range<usize>, String> {
@@ -276,6 +290,7 @@ impl Shared {
     /// Write `bytes` at `addr`.
     pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), String> {
         let r = self.range(addr, bytes.len())?;
+        self.version += 1;
         self.bytes[r].copy_from_slice(bytes);
         Ok(())
     }
@@ -283,6 +298,7 @@ impl Shared {
     /// Write the low `len` bytes of `v`, little-endian.
     pub fn write(&mut self, addr: u64, len: usize, v: u64) -> Result<(), String> {
         let r = self.range(addr, len)?;
+        self.version += 1;
         self.bytes[r].copy_from_slice(&v.to_le_bytes()[..len]);
         Ok(())
     }

@@ -43,6 +43,9 @@ pub struct Unfenced {
 #[derive(Clone, Debug, Default)]
 pub struct GenericWrites {
     granules: Vec<Option<Write>>,
+    /// How many of `granules` hold a write (none: every check passes, and
+    /// a fence has nothing to clear).
+    live: usize,
     /// CTA barriers completed so far.
     pub barriers: u64,
 }
@@ -52,6 +55,7 @@ impl GenericWrites {
     pub fn new(size: usize) -> GenericWrites {
         GenericWrites {
             granules: vec![None; size.div_ceil(GRANULE as usize)],
+            live: 0,
             barriers: 0,
         }
     }
@@ -70,25 +74,39 @@ impl GenericWrites {
             barriers: self.barriers,
         };
         for g in self.range(addr, len) {
+            self.live += usize::from(self.granules[g].is_none());
             self.granules[g] = Some(w);
         }
     }
 
     /// An async-proxy write (a TMA or bulk copy landing) covered these bytes.
     pub fn async_write(&mut self, addr: u64, len: usize) {
+        if self.live == 0 {
+            return;
+        }
         for g in self.range(addr, len) {
+            self.live -= usize::from(self.granules[g].is_some());
             self.granules[g] = None;
         }
+    }
+
+    /// Whether no generic write is left unfenced (every check passes).
+    pub fn clean(&self) -> bool {
+        self.live == 0
     }
 
     /// `fence.proxy.async` by the threads `fencing` says: the writes they
     /// have observed become visible to the async proxy.
     pub fn fence(&mut self, fencing: impl Fn(u32) -> bool) {
+        if self.live == 0 {
+            return;
+        }
         let now = self.barriers;
         for g in &mut self.granules {
             if let Some(w) = g {
                 if w.barriers < now || fencing(w.thread) {
                     *g = None;
+                    self.live -= 1;
                 }
             }
         }
@@ -96,6 +114,9 @@ impl GenericWrites {
 
     /// The first unfenced generic write in these bytes, if any.
     pub fn check(&self, addr: u64, len: usize) -> Option<Unfenced> {
+        if self.live == 0 {
+            return None;
+        }
         self.range(addr, len).find_map(|g| {
             self.granules[g].map(|w| Unfenced {
                 addr: g as u64 * GRANULE,

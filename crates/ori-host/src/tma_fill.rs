@@ -38,6 +38,8 @@ pub struct Fill {
 #[derive(Clone, Debug, Default)]
 pub struct TmaFills {
     granules: Vec<Option<Fill>>,
+    /// How many of `granules` hold a fill (none: every read is ready).
+    live: usize,
 }
 
 /// The phases of each mbarrier (by address) a warpgroup has seen complete.
@@ -48,6 +50,7 @@ impl TmaFills {
     pub fn new(size: usize) -> TmaFills {
         TmaFills {
             granules: vec![None; size.div_ceil(GRANULE as usize)],
+            live: 0,
         }
     }
 
@@ -60,20 +63,33 @@ impl TmaFills {
     /// A TMA load landed in these bytes.
     pub fn landed(&mut self, addr: u64, len: usize, fill: Fill) {
         for g in self.range(addr, len) {
+            self.live += usize::from(self.granules[g].is_none());
             self.granules[g] = Some(fill);
         }
     }
 
     /// A generic write replaced these bytes.
     pub fn overwritten(&mut self, addr: u64, len: usize) {
+        if self.live == 0 {
+            return;
+        }
         for g in self.range(addr, len) {
+            self.live -= usize::from(self.granules[g].is_some());
             self.granules[g] = None;
         }
+    }
+
+    /// Whether no granule holds a fill (every read is ready).
+    pub fn empty(&self) -> bool {
+        self.live == 0
     }
 
     /// The first granule of these bytes whose load a warpgroup that has
     /// seen `seen` may not read yet: its address and fill.
     pub fn unready(&self, addr: u64, len: usize, seen: &Seen) -> Option<(u64, Fill)> {
+        if self.live == 0 {
+            return None;
+        }
         self.range(addr, len).find_map(|g| {
             let f = self.granules[g]?;
             (seen.get(&f.mbar).copied().unwrap_or(0) <= f.phase).then_some((g as u64 * GRANULE, f))

@@ -142,6 +142,14 @@ pub fn a_position(row: u32, k: u32, kdim: u32, bits: u32) -> (usize, usize, u32)
 pub trait SharedMemory {
     /// The 16 bytes at `addr`, a multiple of 16.
     fn granule(&self, addr: u32) -> Result<[u8; 16], String>;
+
+    /// All of shared memory as plain bytes, when reading a granule of it
+    /// would do nothing but copy (no check to make): [`gather`] then reads
+    /// the bytes directly, and calls [`SharedMemory::granule`] only for a
+    /// granule outside them (for its error).
+    fn plain(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// The values of the elements of one granule, in address order.
@@ -177,10 +185,42 @@ fn decode_granule(ty: ElemType, g: &[u8; 16], out: &mut [f64]) {
 fn gather(
     smem: &dyn SharedMemory,
     desc: u64,
+    shape: (u32, u32),
+    ty: ElemType,
+    (mn_major, negate): (bool, bool),
+    at: impl Fn(u32, u32) -> usize,
+) -> Result<Vec<f64>, String> {
+    match smem.plain() {
+        Some(bytes) => gather_from(
+            |addr| match bytes.get(addr as usize..addr as usize + 16) {
+                Some(g) => Ok(g.try_into().expect("16 bytes")),
+                None => smem.granule(addr),
+            },
+            desc,
+            shape,
+            ty,
+            (mn_major, negate),
+            at,
+        ),
+        None => gather_from(
+            |addr| smem.granule(addr),
+            desc,
+            shape,
+            ty,
+            (mn_major, negate),
+            at,
+        ),
+    }
+}
+
+/// [`gather`] with the granules from `granule`.
+#[inline(always)]
+fn gather_from(
+    granule: impl Fn(u32) -> Result<[u8; 16], String>,
+    desc: u64,
     (mn, k): (u32, u32),
     ty: ElemType,
-    mn_major: bool,
-    negate: bool,
+    (mn_major, negate): (bool, bool),
     at: impl Fn(u32, u32) -> usize,
 ) -> Result<Vec<f64>, String> {
     let bits = ty.bits();
@@ -192,7 +232,7 @@ fn gather(
     if mn_major {
         for kk in 0..k {
             for m0 in (0..mn).step_by(per as usize) {
-                let g = smem.granule(element_address(desc, m0, kk, bits, true))?;
+                let g = granule(element_address(desc, m0, kk, bits, true))?;
                 decode_granule(ty, &g, vals);
                 for (j, v) in vals.iter().enumerate().take((mn - m0) as usize) {
                     out[at(m0 + j as u32, kk)] = sign(*v);
@@ -202,7 +242,7 @@ fn gather(
     } else {
         for m in 0..mn {
             for k0 in (0..k).step_by(per as usize) {
-                let g = smem.granule(element_address(desc, m, k0, bits, false))?;
+                let g = granule(element_address(desc, m, k0, bits, false))?;
                 decode_granule(ty, &g, vals);
                 for (j, v) in vals.iter().enumerate().take((k - k0) as usize) {
                     out[at(m, k0 + j as u32)] = sign(*v);
@@ -213,58 +253,76 @@ fn gather(
     Ok(out)
 }
 
-/// `prod[row][col] = sum over kk of a[row][kk] * bt[kk][col]`, each sum
-/// from 0.0 in the order of `kk`. `a` is `m x k`, `bt` is `k x n`.
+/// The sums `prod[row][col] = sum over kk of a[row][kk] * bt[kk][col]`,
+/// each from 0.0 in the order of `kk`, handed out a row piece at a time:
+/// `emit(row, col, sums)` for `prod[row][col..col + sums.len()]` (each
+/// element once). `a` is `m x k`, `bt` is `k x n`.
 ///
 /// Every product of two wgmma inputs is exact in f64 (at most 11 + 11
 /// significant bits), so a fused multiply-add rounds exactly where
 /// `o + x * y` does: the fused form (when the CPU has it) gives the same
-/// bits, only faster.
-fn products(a: &[f64], bt: &[f64], (m, n, k): (usize, usize, usize)) -> Vec<f64> {
-    let mut prod = vec![0f64; m * n];
+/// bits, only faster. The pieces go to `emit` while they are still in the
+/// cache (the write-back into registers runs inside the product loop).
+fn products_each(
+    a: &[f64],
+    bt: &[f64],
+    shape: (usize, usize, usize),
+    mut emit: impl FnMut(usize, usize, &[f64]),
+) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
             // SAFETY: the CPU has the features the function is compiled for.
-            unsafe { products_avx512(a, bt, (m, n, k), &mut prod) };
-            return prod;
+            unsafe { products_avx512(a, bt, shape, &mut emit) };
+            return;
         }
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             // SAFETY: as above.
-            unsafe { products_avx2(a, bt, (m, n, k), &mut prod) };
-            return prod;
+            unsafe { products_avx2(a, bt, shape, &mut emit) };
+            return;
         }
     }
-    products_tiled::<false>(a, bt, (m, n, k), &mut prod);
-    prod
+    products_tiled::<false, _>(a, bt, shape, &mut emit);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
-unsafe fn products_avx512(a: &[f64], bt: &[f64], shape: (usize, usize, usize), prod: &mut [f64]) {
-    products_tiled::<true>(a, bt, shape, prod)
+unsafe fn products_avx512<E: FnMut(usize, usize, &[f64])>(
+    a: &[f64],
+    bt: &[f64],
+    shape: (usize, usize, usize),
+    emit: &mut E,
+) {
+    products_tiled::<true, E>(a, bt, shape, emit)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn products_avx2(a: &[f64], bt: &[f64], shape: (usize, usize, usize), prod: &mut [f64]) {
-    products_tiled::<true>(a, bt, shape, prod)
+unsafe fn products_avx2<E: FnMut(usize, usize, &[f64])>(
+    a: &[f64],
+    bt: &[f64],
+    shape: (usize, usize, usize),
+    emit: &mut E,
+) {
+    products_tiled::<true, E>(a, bt, shape, emit)
 }
 
 /// The product loop: four rows by 32 columns at a time (the 16 vectors
-/// of sums kept in registers), then whatever is left one element at a time. `FUSED`:
-/// `mul_add` (only where the CPU has FMA).
+/// of sums kept in registers), then whatever is left a row piece at a
+/// time. `FUSED`: `mul_add` (only where the CPU has FMA).
 #[inline(always)]
-fn products_tiled<const FUSED: bool>(
+fn products_tiled<const FUSED: bool, E: FnMut(usize, usize, &[f64])>(
     a: &[f64],
     bt: &[f64],
     (m, n, k): (usize, usize, usize),
-    prod: &mut [f64],
+    emit: &mut E,
 ) {
     const W: usize = 32;
     const R: usize = 4;
     let step = |o: f64, x: f64, y: f64| if FUSED { x.mul_add(y, o) } else { o + x * y };
     let (m2, nw) = (m - m % R, n - n % W);
+    // The tile's sums stay in registers while they are summed, and are
+    // handed out from a copy (whose address `emit` may take).
     for row in (0..m2).step_by(R) {
         for col in (0..nw).step_by(W) {
             let mut acc = [[0f64; W]; R];
@@ -279,46 +337,64 @@ fn products_tiled<const FUSED: bool>(
                     }
                 }
             }
-            for (r, acc) in acc.iter().enumerate() {
-                prod[(row + r) * n + col..(row + r) * n + col + W].copy_from_slice(acc);
+            let done = std::hint::black_box(acc);
+            for (r, sums) in done.iter().enumerate() {
+                emit(row + r, col, sums);
             }
         }
     }
     // The edges: the rows past the last four, the columns past the last 32.
+    let mut piece = Vec::new();
     for row in 0..m {
         let from = if row < m2 { nw } else { 0 };
+        if from == n {
+            continue;
+        }
+        piece.clear();
         for col in from..n {
             let mut o = 0f64;
             for kk in 0..k {
                 o = step(o, a[row * k + kk], bt[kk * n + col]);
             }
-            prod[row * n + col] = o;
+            piece.push(o);
         }
+        emit(row, from, &piece);
     }
 }
 
-/// Compute the new accumulator registers of every thread from `c`, each
-/// thread's registers before the wgmma, register-major: register `i` of
-/// thread `t` is `c[i * WARPGROUP + t]`, and so in the result.
-pub fn compute(mma: &Mma<'_>, c: &[u32], smem: &dyn SharedMemory) -> Result<Vec<u32>, String> {
-    let f = &mma.form;
+/// The form checks every wgmma passes before its operands are read.
+pub fn check_form(f: &WgmmaForm) -> Result<(), String> {
     if f.sparse || f.family == Family::Bit {
         return Err(format!(
             "the host backend does not run {} wgmma",
             if f.sparse { "sparse" } else { ".b1" }
         ));
     }
-    let (m, n, k) = (f.m, f.n, f.k);
+    Ok(())
+}
+
+/// Compute the new accumulator registers of every thread from `c`, each
+/// thread's registers before the wgmma, register-major: register `i` of
+/// thread `t` is `c[i * WARPGROUP + t]`, and so in the result.
+pub fn compute(mma: &Mma<'_>, c: &[u32], smem: &dyn SharedMemory) -> Result<Vec<u32>, String> {
+    check_form(&mma.form)?;
+    let a = operand_a(mma, smem)?;
+    let bt = operand_b(mma, smem)?;
+    accumulate(mma, &a, &bt, c)
+}
+
+/// A as an `m x k` matrix of values (row-major), negated if asked.
+pub fn operand_a(mma: &Mma<'_>, smem: &dyn SharedMemory) -> Result<Vec<f64>, String> {
+    let f = &mma.form;
+    let (m, k) = (f.m, f.k);
     let abits = f.atype.bits();
-    // A as an m x k matrix of values, B as n x k.
-    let a = match &mma.a {
+    Ok(match &mma.a {
         AOperand::Desc(d) => gather(
             smem,
             *d,
             (m, k),
             f.atype,
-            mma.trans_a,
-            mma.negate_a,
+            (mma.trans_a, mma.negate_a),
             |r, kk| (r * k + kk) as usize,
         )?,
         AOperand::Regs(regs, stride) => {
@@ -337,25 +413,33 @@ pub fn compute(mma: &Mma<'_>, c: &[u32], smem: &dyn SharedMemory) -> Result<Vec<
             }
             a
         }
-    };
-    // B transposed, k x n, its columns permuted within each group of 8 to
-    // 0, 2, 4, 6, 1, 3, 5, 7: then the four sums of each (row, group,
-    // parity) belong to four consecutive threads in one register (see
-    // `d_position`), and the write-back below runs in fours.
-    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
-    let bt = gather(
+    })
+}
+
+/// B transposed, `k x n`, its columns permuted within each group of 8 to
+/// 0, 2, 4, 6, 1, 3, 5, 7: then the four sums of each (row, group,
+/// parity) belong to four consecutive threads in one register (see
+/// `d_position`), and the write-back in [`accumulate`] runs in fours.
+pub fn operand_b(mma: &Mma<'_>, smem: &dyn SharedMemory) -> Result<Vec<f64>, String> {
+    let f = &mma.form;
+    let nu = f.n as usize;
+    gather(
         smem,
         mma.b_desc,
-        (n, k),
+        (f.n, f.k),
         f.btype,
-        mma.trans_b,
-        mma.negate_b,
+        (mma.trans_b, mma.negate_b),
         |col, kk| {
             let col = col as usize;
             kk as usize * nu + ((col & !7) | ((col & 1) << 2) | ((col & 7) >> 1))
         },
-    )?;
-    let prod = products(&a, &bt, (mu, nu, ku));
+    )
+}
+
+/// The new accumulators from the operands ([`operand_a`], [`operand_b`])
+/// and `c` (register-major, as [`compute`] says).
+pub fn accumulate(mma: &Mma<'_>, a: &[f64], bt: &[f64], c: &[u32]) -> Result<Vec<u32>, String> {
+    let f = &mma.form;
     let regs = f.accumulator_regs();
     if c.len() != regs * WARPGROUP {
         return Err(format!(
@@ -363,64 +447,94 @@ pub fn compute(mma: &Mma<'_>, c: &[u32], smem: &dyn SharedMemory) -> Result<Vec<
             c.len()
         ));
     }
+    let shape = (f.m as usize, f.n as usize, f.k as usize);
     // Register-major: register i of thread t at i * WARPGROUP + t.
     // Row r of warp w's 16 is held by threads 32w + 4(r%8) .. +3; within a
     // group of 8 columns, the even ones are register 4g + 2(r/8), the odd
     // ones the next (f32 numbering; an f16 register packs that pair).
+    // `each_four(row, col, sums, put)`: `put(j, t0, four)` for each four
+    // sums of a row piece starting at permuted column `col`.
     let mut out = vec![0u32; c.len()];
     let scale = mma.scale_d;
-    for (row, sums) in prod.chunks_exact(nu).enumerate() {
-        let (w, r) = (row / 16, row % 16);
-        let t0 = 32 * w + 4 * (r % 8);
-        for (g, group) in sums.chunks_exact(8).enumerate() {
-            for (p, four) in group.chunks_exact(4).enumerate() {
-                let j = 4 * g + 2 * (r / 8) + p;
-                match f.dtype {
-                    ElemType::F16 => {
-                        let at = (j / 2) * WARPGROUP + t0;
-                        let h = 16 * (j % 2) as u32;
-                        for (q, &sum) in four.iter().enumerate() {
-                            let prev = if scale {
-                                decode(ElemType::F16, (c[at + q] >> h) & 0xffff)
-                            } else {
-                                0.0
-                            };
-                            out[at + q] |= u32::from(encode_f16(prev + sum)) << h;
-                        }
-                    }
-                    ElemType::S32 => {
-                        let at = j * WARPGROUP + t0;
-                        for (q, &sum) in four.iter().enumerate() {
-                            let prev = if scale {
-                                i64::from(c[at + q] as i32)
-                            } else {
-                                0
-                            };
-                            out[at + q] = encode_s32(prev + sum as i64, f.satfinite);
-                        }
-                    }
-                    _ => {
-                        let at = j * WARPGROUP + t0;
-                        let (cs, os) = (&c[at..at + 4], &mut out[at..at + 4]);
-                        for ((o, &old), &sum) in os.iter_mut().zip(cs).zip(four) {
-                            let prev = if scale {
-                                f64::from(f32::from_bits(old))
-                            } else {
-                                0.0
-                            };
-                            *o = encode_f32(prev + sum);
-                        }
-                    }
+    match f.dtype {
+        ElemType::F16 => products_each(a, bt, shape, |row, col, sums| {
+            each_four(row, col, sums, |j, t0, four| {
+                let at = (j / 2) * WARPGROUP + t0;
+                let h = 16 * (j % 2) as u32;
+                for (q, &sum) in four.iter().enumerate() {
+                    let prev = if scale {
+                        decode(ElemType::F16, (c[at + q] >> h) & 0xffff)
+                    } else {
+                        0.0
+                    };
+                    out[at + q] |= u32::from(encode_f16(prev + sum)) << h;
                 }
-            }
+            })
+        }),
+        ElemType::S32 => products_each(a, bt, shape, |row, col, sums| {
+            each_four(row, col, sums, |j, t0, four| {
+                let at = j * WARPGROUP + t0;
+                for (q, &sum) in four.iter().enumerate() {
+                    let prev = if scale {
+                        i64::from(c[at + q] as i32)
+                    } else {
+                        0
+                    };
+                    out[at + q] = encode_s32(prev + sum as i64, f.satfinite);
+                }
+            })
+        }),
+        _ => {
+            // Without scale-d, C reads as +0.0 (the bits masked off), so
+            // that each sum is still `0.0 + sum`.
+            let keep = if scale { u32::MAX } else { 0 };
+            let o = &mut out[..];
+            products_each(a, bt, shape, |row, col, sums| {
+                f32_piece(o, c, keep, (row, col), sums)
+            })
         }
     }
     Ok(out)
 }
 
+/// The f32 write-back of a row piece of the products (see
+/// [`each_four`]): `out = c & keep + sum`, rounded once to f32. Written
+/// with everything in locals and four lanes at a time, so that it
+/// compiles to vector conversions.
+#[inline(always)]
+fn f32_piece(out: &mut [u32], c: &[u32], keep: u32, (row, col): (usize, usize), sums: &[f64]) {
+    each_four(row, col, sums, |j, t0, four| {
+        let at = j * WARPGROUP + t0;
+        let cq: [u32; 4] = c[at..at + 4].try_into().expect("four");
+        let four: [f64; 4] = four.try_into().expect("four");
+        let mut r = [0u32; 4];
+        for q in 0..4 {
+            r[q] = encode_f32(f64::from(f32::from_bits(cq[q] & keep)) + four[q]);
+        }
+        out[at..at + 4].copy_from_slice(&r);
+    })
+}
+
+/// The fours of a row piece of the products (`sums`, from permuted column
+/// `col`, a multiple of 4): `put(j, t0, four)` with the register `j`
+/// (f32 numbering) and first thread `t0` they belong to.
+#[inline(always)]
+fn each_four(row: usize, col: usize, sums: &[f64], mut put: impl FnMut(usize, usize, &[f64])) {
+    let (w, r) = (row / 16, row % 16);
+    let t0 = 32 * w + 4 * (r % 8);
+    for (q, four) in sums.chunks_exact(4).enumerate() {
+        let pc = col + 4 * q;
+        let j = 4 * (pc / 8) + 2 * (r / 8) + (pc % 8) / 4;
+        put(j, t0, four);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Where [`products_tiled`] hands its row pieces.
+    type Emit<'a> = &'a mut dyn FnMut(usize, usize, &[f64]);
 
     /// The tiled product loop, fused or not, equals one dot product per
     /// element summed in order, on inputs of wgmma's precisions (f16
@@ -440,11 +554,16 @@ mod tests {
         for (m, n, k) in [(64, 256, 16), (3, 40, 16), (64, 8, 32), (1, 33, 8)] {
             let a: Vec<f64> = (0..m * k).map(|_| f16_value()).collect();
             let bt: Vec<f64> = (0..k * n).map(|_| f16_value()).collect();
-            let mut fused = vec![0f64; m * n];
-            let mut plain = vec![0f64; m * n];
-            products_tiled::<true>(&a, &bt, (m, n, k), &mut fused);
-            products_tiled::<false>(&a, &bt, (m, n, k), &mut plain);
-            let chosen = products(&a, &bt, (m, n, k));
+            let matrix = |run: &dyn Fn(Emit<'_>)| {
+                let mut prod = vec![f64::NAN; m * n];
+                run(&mut |row, col, sums| {
+                    prod[row * n + col..row * n + col + sums.len()].copy_from_slice(sums)
+                });
+                prod
+            };
+            let fused = matrix(&|e| products_tiled::<true, _>(&a, &bt, (m, n, k), &mut { e }));
+            let plain = matrix(&|e| products_tiled::<false, _>(&a, &bt, (m, n, k), &mut { e }));
+            let chosen = matrix(&|e| products_each(&a, &bt, (m, n, k), e));
             for row in 0..m {
                 for col in 0..n {
                     let dot = (0..k).fold(0f64, |o, kk| o + a[row * k + kk] * bt[kk * n + col]);

@@ -141,6 +141,8 @@ struct Warpgroup {
     yielded: Option<(u64, u32)>,
     /// The mbarrier phases it has seen complete (the TMA check).
     seen: Seen,
+    /// wgmma operands it decoded (see [`operand_cache`]).
+    operands: OperandCache,
 }
 
 impl Warpgroup {
@@ -239,6 +241,7 @@ mod int_arith;
 mod lane_ops;
 mod lane_regs;
 mod memory_ops;
+mod operand_cache;
 mod sync_ops;
 mod warp_ops;
 mod wgmma;
@@ -247,6 +250,7 @@ use alu::AluShape;
 use lane_ops::LaneOp;
 use lane_regs::LaneRegs;
 use memory_ops::Access;
+use operand_cache::OperandCache;
 
 /// Run entry `name` of `m` with `launch`, on `global`: every CTA of the
 /// grid, one after another (x fastest). An error names the CTA it stopped in.

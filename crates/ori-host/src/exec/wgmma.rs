@@ -2,6 +2,7 @@
 //! (`wgmma_math`), pending in its group until a wait retires it, chained
 //! through later wgmmas on the same accumulators.
 
+use super::operand_cache::OperandKey;
 use super::*;
 
 impl Machine<'_> {
@@ -102,7 +103,8 @@ impl Machine<'_> {
             seen: &self.wg.seen,
             unready: std::cell::Cell::new(None),
         };
-        let values = wgmma_math::compute(&mma, &c, &checked)?;
+        let version = self.shared.version();
+        let values = compute_cached(&mut self.wg.operands, version, &mma, &c, &checked)?;
         if let Some((at, f)) = checked.unready.get() {
             return Err(format!(
                 "this wgmma reads shared memory at {at:#x} that the TMA load of line {} fills, before this warpgroup \
@@ -206,6 +208,43 @@ impl Machine<'_> {
     }
 }
 
+/// [`wgmma_math::compute`] (shared memory at `version`), with the operands read through
+/// descriptors taken from (and kept in) the warpgroup's
+/// `cache` while shared memory is unchanged.
+fn compute_cached(
+    cache: &mut OperandCache,
+    version: u64,
+    mma: &Mma<'_>,
+    c: &[u32],
+    checked: &ProxyChecked<'_>,
+) -> Res<Vec<u32>> {
+    wgmma_math::check_form(&mma.form)?;
+    let clean_now = || checked.found.get().is_none() && checked.unready.get().is_none();
+    let a = match mma.a {
+        AOperand::Desc(desc) => {
+            let before = clean_now();
+            let key = OperandKey::a(mma, desc);
+            cache.get(
+                key,
+                version,
+                checked,
+                |s| wgmma_math::operand_a(mma, s),
+                || before && clean_now(),
+            )?
+        }
+        AOperand::Regs(..) => std::rc::Rc::new(wgmma_math::operand_a(mma, checked)?),
+    };
+    let before = clean_now();
+    let bt = cache.get(
+        OperandKey::b(mma),
+        version,
+        checked,
+        |s| wgmma_math::operand_b(mma, s),
+        || before && clean_now(),
+    )?;
+    wgmma_math::accumulate(mma, &a, &bt, c)
+}
+
 /// Shared memory as wgmma reads it, noting the first byte an unfenced
 /// generic write left (see [`crate::proxy_fence`]).
 pub(super) struct ProxyChecked<'a> {
@@ -229,6 +268,10 @@ impl wgmma_math::SharedMemory for ProxyChecked<'_> {
             self.unready.set(self.fills.unready(a, 16, self.seen));
         }
         self.shared.granule(addr)
+    }
+
+    fn plain(&self) -> Option<&[u8]> {
+        (self.proxy.clean() && self.fills.empty()).then(|| self.shared.bytes())
     }
 }
 
