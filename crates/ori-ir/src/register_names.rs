@@ -46,13 +46,25 @@ pub struct RegisterNames {
 
 /// `name` as a range prefix and index: trailing decimal digits without a
 /// leading zero (`%r0`, `%r12`, not `%r012`, as PTX spells range members).
+///
+/// Every operand of the lowering comes through here, so the digits are read
+/// once, from the end, with no string parsing.
+#[inline]
 pub fn split_range_name(name: &str) -> Option<(&str, u64)> {
-    let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
-    let (prefix, index) = name.split_at(name.len() - digits);
-    if index.is_empty() || (index.len() > 1 && index.starts_with('0')) {
+    let b = name.as_bytes();
+    let mut start = b.len();
+    while start > 0 && b[start - 1].is_ascii_digit() {
+        start -= 1;
+    }
+    let digits = &b[start..];
+    if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
         return None;
     }
-    Some((prefix, index.parse().ok()?))
+    let mut index: u64 = 0;
+    for &d in digits {
+        index = index.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    Some((&name[..start], index))
 }
 
 impl RegisterNames {

@@ -223,7 +223,11 @@ impl LowerCx<'_> {
         if let Some(r) = self.scopes.iter().rev().find_map(|m| m.get(n).copied()) {
             return Some(r);
         }
-        if let Some(r) = self.func.reg(n).filter(|r| !self.scoped.contains(r)) {
+        if let Some(r) = self
+            .func
+            .reg(n)
+            .filter(|r| self.scoped.is_empty() || !self.scoped.contains(r))
+        {
             return Some(r);
         }
         let (prefix, i) = ori_ir::register_names::split_range_name(n)?;
