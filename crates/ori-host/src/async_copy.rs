@@ -45,6 +45,9 @@ impl PendingCopy {
 pub struct AsyncCopies {
     open: Vec<PendingCopy>,
     committed: VecDeque<Vec<PendingCopy>>,
+    /// Emptied group lists given back ([`AsyncCopies::recycle`]), reused
+    /// as open groups so that a pipeline's copies reuse their memory.
+    spare: Vec<Vec<PendingCopy>>,
 }
 
 impl AsyncCopies {
@@ -57,8 +60,17 @@ impl AsyncCopies {
     /// ISA counts empty groups, and Triton commits them at the tail of its
     /// prologue).
     pub fn commit(&mut self) {
-        let g = std::mem::take(&mut self.open);
+        let next = self.spare.pop().unwrap_or_default();
+        let g = std::mem::replace(&mut self.open, next);
         self.committed.push_back(g);
+    }
+
+    /// Give back a list [`AsyncCopies::wait`] returned, once its copies landed.
+    pub fn recycle(&mut self, mut done: Vec<PendingCopy>) {
+        if self.spare.len() < 8 {
+            done.clear();
+            self.spare.push(done);
+        }
     }
 
     /// `cp.async.wait_group n`: the copies of every group but the `n` most
@@ -69,7 +81,9 @@ impl AsyncCopies {
         }
         let mut done = Vec::new();
         while self.committed.len() > n {
-            done.extend(self.committed.pop_front().unwrap_or_default());
+            let g = self.committed.pop_front().unwrap_or_default();
+            done.extend_from_slice(&g);
+            self.recycle(g);
         }
         done
     }

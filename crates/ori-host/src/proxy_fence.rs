@@ -46,6 +46,9 @@ pub struct GenericWrites {
     /// How many of `granules` hold a write (none: every check passes, and
     /// a fence has nothing to clear).
     live: usize,
+    /// The granules a write was noted in since the last fence (some may
+    /// have been cleared since): what a fence looks at.
+    written: Vec<u32>,
     /// CTA barriers completed so far.
     pub barriers: u64,
 }
@@ -56,6 +59,7 @@ impl GenericWrites {
         GenericWrites {
             granules: vec![None; size.div_ceil(GRANULE as usize)],
             live: 0,
+            written: Vec::new(),
             barriers: 0,
         }
     }
@@ -74,7 +78,10 @@ impl GenericWrites {
             barriers: self.barriers,
         };
         for g in self.range(addr, len) {
-            self.live += usize::from(self.granules[g].is_none());
+            if self.granules[g].is_none() {
+                self.live += 1;
+                self.written.push(g as u32);
+            }
             self.granules[g] = Some(w);
         }
     }
@@ -99,17 +106,24 @@ impl GenericWrites {
     /// have observed become visible to the async proxy.
     pub fn fence(&mut self, fencing: impl Fn(u32) -> bool) {
         if self.live == 0 {
+            self.written.clear();
             return;
         }
         let now = self.barriers;
-        for g in &mut self.granules {
-            if let Some(w) = g {
-                if w.barriers < now || fencing(w.thread) {
-                    *g = None;
-                    self.live -= 1;
+        let granules = &mut self.granules;
+        let live = &mut self.live;
+        self.written.retain(|&g| {
+            let slot = &mut granules[g as usize];
+            match slot {
+                Some(w) if w.barriers < now || fencing(w.thread) => {
+                    *slot = None;
+                    *live -= 1;
+                    false
                 }
+                Some(_) => true,
+                None => false,
             }
-        }
+        });
     }
 
     /// The first unfenced generic write in these bytes, if any.

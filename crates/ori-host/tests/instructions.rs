@@ -247,3 +247,31 @@ fn double_precision_arithmetic() {
     assert_eq!(d(1), one_ulp.mul_add(one_ulp, 2.0), "fma.f64 rounds once");
     assert_eq!(d(2), 1.0);
 }
+
+#[test]
+fn f32_pairs_round_into_half_pairs() {
+    // The first source is the high half; nearest even; f16 overflows to
+    // infinity unless satfinite clamps it; a NaN stays one.
+    let m = lower(
+        "\tld.param.u64 %rd1, [out];\n\
+         \tcvt.rn.f16x2.f32 %r1, 0f3F800000, 0f4788B800;\n\
+         \tcvt.rn.satfinite.f16x2.f32 %r2, 0fC788B800, 0f3F000000;\n\
+         \tmov.b32 %f1, 0f40400000;\n\
+         \tcvt.rn.bf16x2.f32 %r3, %f1, 0f3F808000;\n\
+         \tcvt.rn.satfinite.bf16x2.f32 %r4, 0f7FC00000, 0f7F7FFFFF;\n\
+         \tst.global.u32 [%rd1], %r1;\n\
+         \tst.global.u32 [%rd1+4], %r2;\n\
+         \tst.global.u32 [%rd1+8], %r3;\n\
+         \tst.global.u32 [%rd1+12], %r4;\n\
+         \tret;",
+        ".param .u64 out",
+    );
+    let w = run_out(&m, 16);
+    assert_eq!(w[0], 0x3c00_7c00, "1.0 and 70000 (to infinity)");
+    assert_eq!(w[1], 0xfbff_3800, "satfinite: -70000 to -65504, and 0.5");
+    assert_eq!(w[2], 0x4040_3f80, "3.0, and 1 + 2^-8 to even (1.0)");
+    assert_eq!(
+        w[3], 0x7fc0_7f7f,
+        "NaN stays NaN; satfinite clamps the largest f32 to bf16's largest"
+    );
+}

@@ -203,6 +203,22 @@ impl Machine<'_> {
     }
 }
 
+/// `x` rounded (nearest even) to bf16 (else f16), as bits; `satfinite`
+/// clamps to the largest finite value first (a NaN stays one).
+pub(super) fn round_half(bf16: bool, x: f64, satfinite: bool) -> u64 {
+    let max = if bf16 { 3.3895313892515355e38 } else { 65504.0 };
+    let x = if satfinite && !x.is_nan() {
+        x.clamp(-max, max)
+    } else {
+        x
+    };
+    if bf16 {
+        u64::from(half::bf16::from_f64(x).to_bits())
+    } else {
+        u64::from(half::f16::from_f64(x).to_bits())
+    }
+}
+
 /// `cvt`: integer widening and narrowing, and the float conversions an
 /// epilogue uses (f32 <-> f16, f16x2 packing, integer <-> f32).
 pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
@@ -236,16 +252,9 @@ pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
         })
     };
     let round_into = |t: &str, x: f64| -> Option<u64> {
-        let clamp = |max: f64| {
-            if satfinite && !x.is_nan() {
-                x.clamp(-max, max)
-            } else {
-                x
-            }
-        };
         Some(match t {
-            "f16" => u64::from(half::f16::from_f64(clamp(65504.0)).to_bits()),
-            "bf16" => u64::from(half::bf16::from_f64(clamp(3.3895313892515355e38)).to_bits()),
+            "f16" => round_half(false, x, satfinite),
+            "bf16" => round_half(true, x, satfinite),
             "f32" => u64::from((x as f32).to_bits()),
             "f64" => x.to_bits(),
             "e4m3" => u64::from(encode_fp8(x, true, satfinite)),

@@ -14,7 +14,7 @@
 //! not decode (floats, memory, anything with a special register or a
 //! vector operand) takes the interpreter's path unchanged.
 
-use super::alu::AluShape;
+use super::alu::{round_half, AluShape};
 use super::int_arith::{int_compare, int_convert, int_op, IntCmp, IntOp, IntShape};
 use super::lane_regs::LaneRegs;
 use super::{bits_of, mask, Machine, Res, WARPGROUP};
@@ -94,6 +94,9 @@ enum Kind {
     Convert(u32, bool, u32),
     /// `bfe`: bits, signed.
     Bfe(u32, bool),
+    /// `cvt.rn{.satfinite}.{bf16x2,f16x2}.f32 d, hi, lo`: two f32 rounded
+    /// into one pair; bf16 (else f16), satfinite.
+    PackHalves(bool, bool),
 }
 
 /// One instruction, decoded for [`Machine::run_lane_op`].
@@ -143,6 +146,24 @@ impl LaneOp {
                     return None;
                 }
                 Kind::Setp(IntCmp::of(cmp)?, shape.bits, ty.starts_with('s'))
+            }
+            "cvt" if d.mods.len() > 2 => {
+                // `cvt.rn{.satfinite}.{bf16x2,f16x2}.f32`, nothing else.
+                let (rest, types) = d.mods.split_at(d.mods.len() - 2);
+                let satfinite = match rest.iter().map(|m| &**m).collect::<Vec<_>>()[..] {
+                    ["rn"] => false,
+                    ["rn", "satfinite"] => true,
+                    _ => return None,
+                };
+                let bf16 = match (&*types[0], &*types[1]) {
+                    ("bf16x2", "f32") => true,
+                    ("f16x2", "f32") => false,
+                    _ => return None,
+                };
+                if d.slots.len() != 3 {
+                    return None;
+                }
+                Kind::PackHalves(bf16, satfinite)
             }
             "cvt" => {
                 let [to, from] = &d.mods[..] else {
@@ -265,6 +286,11 @@ impl Machine<'_> {
             }
             Kind::Bfe(bits, signed) => all_lanes(&mut out, &rows, |a, b, c| {
                 bit_ops::bfe(a, b, c, bits, signed)
+            }),
+            Kind::PackHalves(bf16, satfinite) => all_lanes(&mut out, &rows, |a, b, _| {
+                let half =
+                    |v: u64| round_half(bf16, f64::from(f32::from_bits(v as u32)), satfinite);
+                (half(a) << 16) | half(b)
             }),
         }
         let keep = mask(op.out_bits);

@@ -481,14 +481,15 @@ impl Machine<'_> {
                 ))
             }
         };
-        for c in landed {
+        self.sync_proxy_order();
+        for c in &landed {
             self.shared.write_bytes(c.dst, c.bytes())?;
             // cp.async writes through the generic proxy.
             self.fills.overwritten(c.dst, c.bytes().len());
-            self.sync_proxy_order();
             self.proxy
                 .generic_write(c.dst, c.bytes().len(), c.line, c.thread);
         }
+        self.wg.copies.recycle(landed);
         Ok(())
     }
 
@@ -573,15 +574,25 @@ impl Machine<'_> {
                 for (j, a) in addrs.iter_mut().enumerate() {
                     *a = self.address(warp * 32 + 8 * i + j, addr_op)?.1;
                 }
-                if load {
+                if load && !self.fills.empty() {
                     for a in addrs {
                         self.check_tma_ready(&format!("this {}", d.mnemonic()), a, 16)?;
                     }
                 }
                 let mut rows: Rows = [[0; 16]; 8];
                 for (row, a) in rows.iter_mut().zip(addrs) {
-                    for (k, b) in row.iter_mut().enumerate() {
-                        *b = self.shared.read(a + k as u64, 1)? as u8;
+                    match self
+                        .shared
+                        .bytes()
+                        .get(a as usize..(a as usize).saturating_add(16))
+                    {
+                        Some(b) if a < 1 << crate::memory::GLOBAL_SHIFT => row.copy_from_slice(b),
+                        // Outside shared memory: the byte-wise read says where.
+                        _ => {
+                            for (k, b) in row.iter_mut().enumerate() {
+                                *b = self.shared.read(a + k as u64, 1)? as u8;
+                            }
+                        }
                     }
                 }
                 for lane in 0..32 {
