@@ -11,7 +11,7 @@ use crate::fnv1a::fnv1a_regs;
 use cranelift_entity::EntityRef;
 use fxhash::FxHashMap;
 use ori_ir::consts::OPERAND_TAG_IMMEDIATE;
-use ori_ir::{AccumSet, AccumSetPool, Function, InstData, Operand, RegClass, VReg};
+use ori_ir::{AccumSet, AccumSetPool, Function, InstData, RegClass, VReg};
 use smallvec::SmallVec;
 
 /// Which operands to collect from.
@@ -27,12 +27,10 @@ pub enum Access {
 /// sorted and without duplicates, into `out` (cleared first: a walk over
 /// many wgmmas reuses one buffer, as an m64n256 f32 accumulator's 128
 /// registers are past any inline size). For a wgmma whose `scale-d` is the
-/// immediate 0, the accumulator is not read (`scale-d` is slot 3, or 5 in
-/// the sparse form).
+/// immediate 0, the accumulator is not read.
 pub fn collect_accumulators(f: &Function, d: &InstData, access: Access, out: &mut Vec<VReg>) {
     out.clear();
-    let scale_d_zero = d.opcode == ori_ir::Opcode::WgmmaMmaAsync
-        && matches!(d.slots.get(d.wgmma_scale_d_slot()).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(0));
+    let scale_d_zero = d.wgmma_operands().is_some_and(|w| w.scale_d_is_zero());
     for (k, s) in d.slots.iter().enumerate() {
         if s.op.ori_tag() == OPERAND_TAG_IMMEDIATE {
             continue;

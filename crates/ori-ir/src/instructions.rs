@@ -466,24 +466,16 @@ impl InstData {
         crate::WgmmaForm::of_list(self.mods).ok()
     }
 
-    /// The slot of a wgmma's `scale-d`: 3, or 5 in the sparse form, where
-    /// `sp-meta, sp-sel` come before it.
-    pub fn wgmma_scale_d_slot(&self) -> usize {
-        if self.is_sparse_wgmma() {
-            5
-        } else {
-            3
-        }
+    /// The operands of a wgmma by name (`None` for another instruction or
+    /// a malformed wgmma); see [`crate::WgmmaOperands`].
+    pub fn wgmma_operands(&self) -> Option<crate::WgmmaOperands<'_>> {
+        crate::WgmmaOperands::of(self)
     }
 
-    /// The `sp-meta` operand of a sparse wgmma (slot 3: after `d`, `a`,
-    /// `b-desc` in both the descriptor-A and register-A forms): a 32-bit
-    /// register, or a vector of them (ptxas 13.0.88 takes both).
+    /// The `sp-meta` operand of a sparse wgmma: a 32-bit register, or a
+    /// vector of them (ptxas 13.0.88 takes both).
     pub fn wgmma_sparse_metadata(&self) -> Option<&Operand> {
-        if !self.is_sparse_wgmma() {
-            return None;
-        }
-        self.slots.get(3).map(|s| &s.op)
+        self.wgmma_operands()?.sparse_metadata
     }
 
     /// Registers a wgmma reads that ptxas 13.0.88 orders like the A
@@ -494,17 +486,9 @@ impl InstData {
     /// and one a wgmma wrote since the last arrive serializes (C7513).
     /// Descriptors and `scale-d` are ordinary reads.
     pub fn wgmma_fragment_regs(&self) -> SmallVec<[VReg; 4]> {
-        let mut out = SmallVec::new();
-        if self.opcode != Opcode::WgmmaMmaAsync {
-            return out;
-        }
-        if let Some(op @ Operand::Vector(_)) = self.slots.get(1).map(|s| &s.op) {
-            op.for_each_reg(&mut |r| out.push(r));
-        }
-        if let Some(op) = self.wgmma_sparse_metadata() {
-            op.for_each_reg(&mut |r| out.push(r));
-        }
-        out
+        self.wgmma_operands()
+            .map(|w| w.fragment_regs())
+            .unwrap_or_default()
     }
 
     /// The integer immediate of `wgmma.wait_group N` / `_warpgroup.wait N`.

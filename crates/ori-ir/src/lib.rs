@@ -28,6 +28,7 @@ pub mod serialization;
 pub mod symbol;
 pub mod verify;
 pub mod wgmma_form;
+pub mod wgmma_operands;
 pub mod write;
 
 pub use accum_set_pool::AccumSetPool;
@@ -50,4 +51,5 @@ pub use serialization::SerializationCode;
 pub use symbol::Symbol;
 pub use verify::{verify_function, VerifierError};
 pub use wgmma_form::{ElemType, Family, FormError, WgmmaForm};
+pub use wgmma_operands::{WgmmaA, WgmmaOperands};
 pub use write::{function_to_string, write_module};

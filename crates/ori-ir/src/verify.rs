@@ -201,8 +201,9 @@ fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut i
                     ));
                 }
             }
-            if form.sparse {
-                let meta_ok = match &d.slots[3].op {
+            let named = d.wgmma_operands();
+            if let Some(w) = named.filter(|w| w.form.sparse) {
+                let meta_ok = match w.sparse_metadata.unwrap_or(&Operand::Sink) {
                     Operand::Reg(_) => true,
                     Operand::Vector(v) => {
                         !v.is_empty()
@@ -214,7 +215,7 @@ fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut i
                 if !meta_ok {
                     err("wgmma sparsity metadata must be a register".into());
                 }
-                if !matches!(d.slots[4].op, Operand::Imm(_)) {
+                if !matches!(w.sparse_selector, Some(Operand::Imm(_))) {
                     err("wgmma sparsity selector must be an immediate".into());
                 }
             }

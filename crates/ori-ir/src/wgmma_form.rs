@@ -301,15 +301,6 @@ impl WgmmaForm {
         }
     }
 
-    /// Slot of `scale-d`: 3, or 5 after `sp-meta, sp-sel`.
-    pub fn scale_d_slot(&self) -> usize {
-        if self.sparse {
-            5
-        } else {
-            3
-        }
-    }
-
     /// The SASS opcode family: HGMMA, QGMMA, IGMMA or BGMMA.
     pub fn sass_opcode(&self) -> &'static str {
         match self.family {
@@ -346,7 +337,7 @@ mod tests {
         let f = d("mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16").unwrap();
         assert!(f.sparse);
         assert_eq!((f.a_fragment_regs(), f.operand_count(false)), (4, 10));
-        assert_eq!((f.operand_count(true), f.scale_d_slot()), (9, 5));
+        assert_eq!(f.operand_count(true), 9);
         let f = d("mma_async.sp.sync.aligned.m64n16k16.f32.tf32.tf32").unwrap();
         assert_eq!((f.a_fragment_regs(), f.operand_count(false)), (4, 8));
         let f = d("mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e5m2").unwrap();

@@ -15,7 +15,9 @@
 //! done: virtual registers keep their PTX names.
 
 use ori_gmma::block_merging::PtxasBlocks;
-use ori_ir::{Block, ElemType, Family, Function, InstData, Module, Opcode, Operand, WgmmaForm};
+use ori_ir::{
+    Block, ElemType, Family, Function, InstData, Module, Opcode, Operand, WgmmaA, WgmmaForm,
+};
 use std::fmt::Write;
 
 /// Upper-case SASS spelling of a wgmma type.
@@ -74,30 +76,17 @@ pub fn gmma_opcode(d: &InstData) -> Option<String> {
     Some(s)
 }
 
-/// The immediate operand in slot `k` equals `v`.
-fn imm_is(d: &InstData, k: usize, v: i64) -> bool {
-    matches!(d.slots.get(k).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(v))
-}
-
 /// Negations and transposes, as ptxas 13.0.88 writes them (checked with
 /// cuobjdump): `-R28` for a negated register A, and `.negA.negB.tnspA.tnspB`
 /// after the descriptor operand (`gdesc[UR8].negB.tnspB` in the register-A
 /// form). Returns (prefix of register A, suffix of the descriptor).
 fn gmma_modifiers(d: &InstData) -> (&'static str, String) {
-    let Ok(form) = WgmmaForm::decode(d.mods.get(1..).unwrap_or(&[])) else {
+    let Some(w) = d.wgmma_operands() else {
         return ("", String::new());
     };
-    let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
-    let scaled = matches!(form.family, Family::Half | Family::Tf32 | Family::Fp8);
-    // The immediates after scale-d (two slots further right when sparse).
-    let at = form.scale_d_slot() + 1;
-    let (neg_a, neg_b) = (scaled && imm_is(d, at, -1), scaled && imm_is(d, at + 1, -1));
-    let half = form.family == Family::Half;
-    let (tnsp_a, tnsp_b) = if a_regs {
-        (false, half && imm_is(d, at + 2, 1))
-    } else {
-        (half && imm_is(d, at + 2, 1), half && imm_is(d, at + 3, 1))
-    };
+    let a_regs = matches!(w.a, WgmmaA::Fragment(_));
+    let (neg_a, neg_b) = (w.negate_a(), w.negate_b());
+    let (tnsp_a, tnsp_b) = (w.transpose_a(), w.transpose_b());
     let mut suffix = String::new();
     for (on, text) in [
         (neg_a && !a_regs, ".negA"),
@@ -176,29 +165,21 @@ fn wgmma_text(f: &Function, d: &InstData, gsb0: bool) -> String {
         "gdesc[{}]{desc_suffix}, ",
         desc.map_or("URZ".into(), |x| reg_name(f, &x.op))
     );
-    let sd = d.wgmma_scale_d_slot();
-    let scale_zero =
-        matches!(d.slots.get(sd).map(|s| &s.op), Some(Operand::Imm(i)) if i.as_i64() == Some(0));
-    if scale_zero {
-        s.push_str("RZ, !UPT");
-    } else {
-        s.push_str(&dreg);
-        if let Some(ori_ir::Slot {
-            op: Operand::Reg(p) | Operand::NotReg(p),
-            ..
-        }) = d.slots.get(sd)
-        {
-            let neg = matches!(d.slots[sd].op, Operand::NotReg(_));
-            let _ = write!(s, ", {}{}", if neg { "!" } else { "" }, f.vregs[*p].name);
+    let w = d.wgmma_operands();
+    match w.filter(|w| !w.scale_d_is_zero()) {
+        Some(w) => {
+            s.push_str(&dreg);
+            if let Operand::Reg(p) | Operand::NotReg(p) = w.scale_d {
+                let neg = matches!(w.scale_d, Operand::NotReg(_));
+                let _ = write!(s, ", {}{}", if neg { "!" } else { "" }, f.vregs[*p].name);
+            }
         }
+        None => s.push_str("RZ, !UPT"),
     }
     // Sparse: the metadata register, then (HGMMA only) the selector.
-    if let Some(meta) = d.wgmma_sparse_metadata() {
+    if let Some(meta) = w.and_then(|w| w.sparse_metadata) {
         let _ = write!(s, ", {}", reg_name(f, meta));
-        let sel = d.slots.get(4).and_then(|x| match x.op {
-            Operand::Imm(i) => i.as_i64(),
-            _ => None,
-        });
+        let sel = w.and_then(|w| w.sparse_selector_value());
         if let (Some(sel), true) = (sel, op.starts_with("HGMMA")) {
             let _ = write!(s, ", {sel:#x}");
         }
