@@ -125,9 +125,56 @@ pub fn encode_s32(x: i64, satfinite: bool) -> u32 {
     }
 }
 
+/// An f32 word as a TMA load through a tf32 tensor map (`TFLOAT32` or
+/// `TFLOAT32_FTZ`) leaves it in shared memory: rounded to tf32's 10
+/// mantissa bits to nearest, ties to even, a carry running into the
+/// exponent (the largest finites become infinity, the largest subnormals
+/// the smallest normal), subnormals rounded like the rest and not flushed
+/// (not even by the `_FTZ` type), every NaN replaced by `0x7fffe000`.
+/// Established on the device (`tests/host/probes/tma_f32_rounding.jsonl`:
+/// 512 words, both types identical).
+pub fn tma_round_tf32(w: u32) -> u32 {
+    const DROPPED: u32 = (1 << 13) - 1;
+    const HALF: u32 = 1 << 12;
+    if w & 0x7f80_0000 == 0x7f80_0000 && w & 0x007f_ffff != 0 {
+        return 0x7fff_e000;
+    }
+    let (low, kept) = (w & DROPPED, w & !DROPPED);
+    let odd = kept & (1 << 13) != 0;
+    if low > HALF || (low == HALF && odd) {
+        kept + (1 << 13)
+    } else {
+        kept
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every word of the device probe, both tf32 types.
+    #[test]
+    fn tma_tf32_rounding_equals_the_device() {
+        let text = include_str!("../../../tests/host/probes/tma_f32_rounding.jsonl");
+        let mut checked = 0;
+        for line in text.lines() {
+            let hex = |key: &str| -> Vec<u32> {
+                let at = line.find(&format!("\"{key}\": [")).expect(key) + key.len() + 5;
+                let list = &line[at..at + line[at..].find(']').expect("]")];
+                list.split(", ")
+                    .map(|w| u32::from_str_radix(w.trim_matches('"'), 16).expect("hex"))
+                    .collect()
+            };
+            let (input, smem) = (hex("input"), hex("smem"));
+            let tf32 = line.contains("\"dtype\": 11") || line.contains("\"dtype\": 12");
+            for (w, want) in input.iter().zip(&smem) {
+                let got = if tf32 { tma_round_tf32(*w) } else { *w };
+                assert_eq!(got, *want, "{w:#010x}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 4 * 512);
+    }
 
     #[test]
     fn fp8_encoding_rounds_to_even_and_saturates() {

@@ -294,9 +294,11 @@ impl Machine<'_> {
         if let Some(why) = tm.unsupported() {
             return Err(format!("{}: the tensor map at {map_addr:#x} has {why}, which the host backend does not support", d.mnemonic()));
         }
-        if tm.tf32 {
+        // A tf32 map rounds what it loads (numbers::tma_round_tf32, probed
+        // on the device); what it stores and its NaN fill were not probed.
+        if tm.tf32 && (!load || tm.oob_nan) {
             return Err(format!(
-                "{}: tf32 tensor maps (rounding in flight) are not supported by the host backend",
+                "{}: tf32 tensor maps are supported for loads with zero fill only",
                 d.mnemonic()
             ));
         }
@@ -351,7 +353,11 @@ impl Machine<'_> {
                 self.check_async_read("this TMA store", saddr, esz)?;
             }
             if load {
-                let v = if inside {
+                let v = if inside && tm.tf32 {
+                    u64::from(crate::numbers::tma_round_tf32(
+                        self.global.read(gaddr, esz)? as u32,
+                    ))
+                } else if inside {
                     self.global.read(gaddr, esz)?
                 } else if tm.oob_nan {
                     nan
