@@ -168,13 +168,6 @@ impl GlobalMemory {
     /// Read `out.len()` bytes at `addr` into `out`.
     pub fn read_into(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
         let (b, off) = self.locate(addr, out.len())?;
-        if out.len() == 16 && off % 8 == 0 {
-            // A 16-byte record on its words (every cp.async of a tile).
-            let w = off / 8;
-            out[..8].copy_from_slice(&b.words[w].load(Relaxed).to_le_bytes());
-            out[8..].copy_from_slice(&b.words[w + 1].load(Relaxed).to_le_bytes());
-            return Ok(());
-        }
         let mut at = off;
         for chunk in out.chunks_mut(8) {
             // The bytes of the one or two words this chunk spans.
@@ -191,6 +184,33 @@ impl GlobalMemory {
             at += chunk.len();
         }
         Ok(())
+    }
+
+    /// Read the 16 bytes at `addr` (a `cp.async` record), little-endian:
+    /// two word loads where they start on a word.
+    pub fn read16(&self, addr: u64) -> Result<u128, String> {
+        let (b, off) = self.locate(addr, 16)?;
+        if off % 8 == 0 {
+            let w = off / 8;
+            let (lo, hi) = (b.words[w].load(Relaxed), b.words[w + 1].load(Relaxed));
+            return Ok(u128::from(lo) | u128::from(hi) << 64);
+        }
+        let mut out = [0u8; 16];
+        self.read_into(addr, &mut out)?;
+        Ok(u128::from_le_bytes(out))
+    }
+
+    /// A hint that the bytes at `addr` are about to be read: asking for
+    /// many lines before reading any lets their misses overlap. Nothing
+    /// where `addr` is outside every buffer (the read says so).
+    pub fn prefetch(&self, addr: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(w) = self.find(addr).and_then(|(b, off)| b.words.get(off / 8)) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            // SAFETY: a prefetch reads nothing and cannot fault; the
+            // address is that of a word of the buffer.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(w).cast::<i8>()) };
+        }
     }
 
     /// Read `len` (1..=8) bytes, little-endian.

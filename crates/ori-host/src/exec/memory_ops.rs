@@ -474,9 +474,15 @@ impl Machine<'_> {
             }
             "ca" | "cg" => {
                 let shape = CopyShape::of(self.f, d)?;
+                // Every thread's source line asked for first, so that the
+                // reads below overlap their cache misses.
                 for t in (0..WARPGROUP).filter(|t| act[*t]) {
-                    let c = self.read_copy(t, &shape)?;
-                    self.wg.copies.issue(c);
+                    if let Ok((_, src)) = self.address(t, shape.src) {
+                        self.global.prefetch(src);
+                    }
+                }
+                for t in (0..WARPGROUP).filter(|t| act[*t]) {
+                    self.read_copy(t, &shape)?;
                 }
                 return Ok(());
             }
@@ -500,8 +506,9 @@ impl Machine<'_> {
     }
 
     /// Thread `t`'s `cp.async.{ca,cg}.shared.global [dst], [src], cp-size
-    /// {, src-size | ignore-src}`: its bytes, read from global memory now.
-    pub(super) fn read_copy(&mut self, t: usize, shape: &CopyShape<'_>) -> Res<PendingCopy> {
+    /// {, src-size | ignore-src}`: its bytes, read from global memory now,
+    /// issued into the warpgroup's open group.
+    pub(super) fn read_copy(&mut self, t: usize, shape: &CopyShape<'_>) -> Res<()> {
         let (_, dst) = self.address(t, shape.dst)?;
         let (_, src) = self.address(t, shape.src)?;
         let size = shape.size;
@@ -526,16 +533,19 @@ impl Machine<'_> {
             }
         };
         let mut data = [0u8; 16];
-        if read > 0 {
+        if read == 16 {
+            data = self.global.read16(src)?.to_le_bytes();
+        } else if read > 0 {
             self.global.read_into(src, &mut data[..read])?;
         }
-        Ok(PendingCopy {
+        self.wg.copies.issue(PendingCopy {
             dst,
             data,
             len: size as u8,
             line: self.line,
             thread: (self.wg.index * WARPGROUP + t) as u32,
-        })
+        });
+        Ok(())
     }
 
     /// `ldmatrix` / `stmatrix` `.m8n8.{x1,x2,x4}{.trans}.shared.b16`: warp by

@@ -57,6 +57,14 @@ impl Machine<'_> {
         };
         // An operand every thread of the warpgroup must give alike.
         let uniform = |op: &Operand, what: &str| -> Res<u64> {
+            if let Operand::Reg(r) = op {
+                // A register: its row, compared in one pass.
+                let row = self.wg.regs.row(r.index() as u32);
+                return match row.iter().all(|v| *v == row[0]) {
+                    true => Ok(row[0]),
+                    false => Err(format!("{what} differs between threads of the warpgroup")),
+                };
+            }
             let first = self.value(0, op)?;
             for t in 1..WARPGROUP {
                 if self.value(t, op)? != first {
@@ -189,7 +197,12 @@ impl Machine<'_> {
     }
 
     pub(super) fn retire(&mut self, group: Vec<PendingMma>) {
-        for p in group {
+        for (k, p) in group.iter().enumerate() {
+            // A later wgmma of the group on the same registers (a chain)
+            // writes every one of them again: only the last write shows.
+            if group[k + 1..].iter().any(|q| q.regs == p.regs) {
+                continue;
+            }
             for (r, vals) in p.regs.iter().zip(p.values.chunks_exact(WARPGROUP)) {
                 let row = self.wg.regs.row_mut(r.index() as u32);
                 for (x, v) in row.iter_mut().zip(vals) {
