@@ -48,6 +48,12 @@ impl ModList {
         ModList::new(&syms)
     }
 
+    /// The list's interned id: dense from 0, so a table of something
+    /// decoded per list can be an array.
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+
     /// The modifiers.
     pub fn as_slice(self) -> &'static [Symbol] {
         table().get(self.0).unwrap_or(&[])

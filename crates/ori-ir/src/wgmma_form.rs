@@ -258,15 +258,24 @@ impl WgmmaForm {
     /// list and thread: phases 85 and 87 ask for the form of every wgmma
     /// several times, and a kernel has a handful of distinct lists.
     pub fn of_list(mods: crate::ModList) -> Result<WgmmaForm, FormError> {
+        // Indexed by the list's interned id (a process has a few hundred
+        // lists): one array read per wgmma, where a hash map cost a probe.
+        type Decoded = Option<Result<WgmmaForm, FormError>>;
         thread_local! {
-            static DECODED: std::cell::RefCell<fxhash::FxHashMap<crate::ModList, Result<WgmmaForm, FormError>>> =
-                Default::default();
+            static DECODED: std::cell::RefCell<Vec<Decoded>> = Default::default();
         }
-        if let Some(r) = DECODED.with(|m| m.borrow().get(&mods).cloned()) {
+        let k = mods.index();
+        if let Some(Some(r)) = DECODED.with(|m| m.borrow().get(k).cloned()) {
             return r;
         }
         let r = WgmmaForm::decode(&mods);
-        DECODED.with(|m| m.borrow_mut().insert(mods, r.clone()));
+        DECODED.with(|m| {
+            let mut m = m.borrow_mut();
+            if m.len() <= k {
+                m.resize(k + 1, None);
+            }
+            m[k] = Some(r.clone());
+        });
         r
     }
 

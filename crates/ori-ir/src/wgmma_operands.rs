@@ -66,8 +66,8 @@ impl<'a> WgmmaOperands<'a> {
             return None;
         }
         let form = d.wgmma_form()?;
-        let ops: SmallVec<[&Operand; 12]> = d.slots.iter().map(|s| &s.op).collect();
-        let (Operand::Vector(dv), a) = (ops.first()?, ops.get(1)?) else {
+        let slots = &d.slots[..];
+        let (Operand::Vector(dv), a) = (&slots.first()?.op, &slots.get(1)?.op) else {
             return None;
         };
         let a = match a {
@@ -75,10 +75,11 @@ impl<'a> WgmmaOperands<'a> {
             other => WgmmaA::Descriptor(other),
         };
         let a_in_regs = matches!(a, WgmmaA::Fragment(_));
-        if ops.len() != form.operand_count(a_in_regs) {
+        if slots.len() != form.operand_count(a_in_regs) {
             return None;
         }
-        let mut rest = ops[2..].iter().copied();
+        // The count is the form's: every operand below is there.
+        let mut rest = slots[2..].iter().map(|s| &s.op);
         let b_desc = rest.next()?;
         let (sparse_metadata, sparse_selector) = if form.sparse {
             (rest.next(), rest.next())
