@@ -255,6 +255,30 @@ impl GlobalMemory {
         Ok(())
     }
 
+    /// Write `bytes` at `addr` (a vector store), or nothing and an error
+    /// if they are not all inside one buffer. Words they cover whole are
+    /// stored at once; the bytes of the others as [`GlobalMemory::write`] does.
+    pub fn write_span(&self, addr: u64, bytes: &[u8]) -> Result<(), String> {
+        let (b, off) = self.locate(addr, bytes.len())?;
+        let mut at = 0;
+        while at < bytes.len() {
+            let (w, sh) = ((off + at) / 8, (off + at) % 8);
+            let n = (8 - sh).min(bytes.len() - at);
+            let mut word = [0u8; 8];
+            word[sh..sh + n].copy_from_slice(&bytes[at..at + n]);
+            let v = u64::from_le_bytes(word);
+            if n == 8 {
+                b.words[w].store(v, Relaxed);
+            } else {
+                let mask = (u64::MAX >> (64 - 8 * n)) << (8 * sh);
+                b.words[w].fetch_and(!mask, Relaxed);
+                b.words[w].fetch_or(v & mask, Relaxed);
+            }
+            at += n;
+        }
+        Ok(())
+    }
+
     /// Run `f` with every other atomic read-modify-write of the run held off.
     pub fn atomically<T>(&self, f: impl FnOnce() -> T) -> T {
         let _held = self.rmw.lock().unwrap_or_else(|e| e.into_inner());
@@ -439,6 +463,18 @@ mod tests {
         assert_eq!(g.buffer(a).unwrap(), &[1, 2, 0xef, 0xbe]);
         assert!(g.read(a + 2, 4).is_err());
         assert!(g.read(0x10, 4).is_err());
+        // A span: whole words stored, the edges merged byte by byte.
+        let s = g.alloc(vec![0xff; 24]);
+        g.write_span(
+            s + 3,
+            &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+        )
+        .unwrap();
+        let mut want = vec![0xffu8; 24];
+        want[3..19].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+        assert_eq!(g.buffer(s).unwrap(), want);
+        assert!(g.write_span(s + 16, &[0; 16]).is_err());
+        assert_eq!(g.buffer(s).unwrap(), want, "nothing written");
     }
 
     #[test]

@@ -10,6 +10,9 @@ impl Machine<'_> {
     pub(super) fn memory_op(&mut self, t: usize, x: &Access<'_>) -> Res<()> {
         let len = (x.bits / 8) as usize;
         let (_, addr) = self.address(t, x.addr_op)?;
+        if !x.load && x.space == "global" && x.parts.len() > 1 && self.vector_store(t, x, addr) {
+            return Ok(());
+        }
         for (k, p) in x.parts.iter().enumerate() {
             let a = addr.wrapping_add((k * len) as u64);
             if x.load {
@@ -19,7 +22,7 @@ impl Machine<'_> {
                 let v = self.load(x.space, a, len)?;
                 self.set(t, p, v, x.bits)?;
             } else {
-                let v = self.value(t, p)?;
+                let v = self.value_fast(t, p)?;
                 self.store(x.space, a, len, v)?;
                 if x.space == "shared" || (x.space != "global" && a < PARAM_GENERIC) {
                     self.note_generic_write(t, a, len);
@@ -27,6 +30,26 @@ impl Machine<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A `st.global.v2`/`.v4` of thread `t` at `addr` as one span of
+    /// bytes, when it lies inside a buffer (false, nothing written,
+    /// otherwise: the element-wise path then stops where the ISA's order
+    /// of writes would).
+    fn vector_store(&self, t: usize, x: &Access<'_>, addr: u64) -> bool {
+        let len = (x.bits / 8) as usize;
+        let mut bytes = [0u8; 64];
+        let n = len * x.parts.len();
+        if n > bytes.len() {
+            return false;
+        }
+        for (k, p) in x.parts.iter().enumerate() {
+            let Ok(v) = self.value_fast(t, p) else {
+                return false;
+            };
+            bytes[k * len..(k + 1) * len].copy_from_slice(&v.to_le_bytes()[..len]);
+        }
+        self.global.write_span(addr, &bytes[..n]).is_ok()
     }
 
     /// `atom` and `red` on global or shared memory, thread by thread in
@@ -516,14 +539,14 @@ impl Machine<'_> {
             None => size,
             // `ignore-src`: a predicate; true reads nothing.
             Some((o, true)) => {
-                if self.value(t, o)? & 1 == 1 {
+                if self.value_fast(t, o)? & 1 == 1 {
                     0
                 } else {
                     size
                 }
             }
             Some((o, false)) => {
-                let n = self.value(t, o)? as usize;
+                let n = self.value_fast(t, o)? as usize;
                 if n > size {
                     return Err(format!(
                         "cp.async: src-size {n} is larger than the copy ({size})"

@@ -785,6 +785,16 @@ impl Machine<'_> {
         })
     }
 
+    /// [`Machine::value`], with a register read inline (the operand of
+    /// nearly every per-thread read in a hot loop).
+    #[inline]
+    fn value_fast(&self, t: usize, op: &Operand) -> Res<u64> {
+        match op {
+            Operand::Reg(r) => Ok(self.wg.regs.get(t, *r)),
+            _ => self.value(t, op),
+        }
+    }
+
     /// A symbol's address: a shared variable's, or a parameter's in the
     /// parameter space.
     fn symbol(&self, s: &str) -> Res<u64> {

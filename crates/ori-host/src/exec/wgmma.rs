@@ -81,7 +81,15 @@ impl Machine<'_> {
             (Family::Tf32 | Family::Fp8, _) => (imm(4)? == -1, imm(5)? == -1, false, false),
             _ => (false, false, false, false),
         };
-        let c = self.accumulators_before(&dregs);
+        // C: a chain's previous values as they are, else gathered.
+        let gathered;
+        let c: &[u32] = match chained(&self.wg.committed, &self.wg.open, &dregs) {
+            Some(values) => values,
+            None => {
+                gathered = self.accumulators_before(&dregs);
+                &gathered
+            }
+        };
         let a_vals: Vec<u32>;
         let a = match &a_regs {
             Some(ar) => {
@@ -112,7 +120,7 @@ impl Machine<'_> {
             unready: std::cell::Cell::new(None),
         };
         let version = self.shared.version();
-        let values = compute_cached(&mut self.wg.operands, version, &mma, &c, &checked)?;
+        let values = compute_cached(&mut self.wg.operands, version, &mma, c, &checked)?;
         if let Some((at, f)) = checked.unready.get() {
             return Err(format!(
                 "this wgmma reads shared memory at {at:#x} that the TMA load of line {} fills, before this warpgroup \
@@ -330,6 +338,25 @@ impl InFlight {
             self.lines[r.index()] = 0;
         }
     }
+}
+
+/// The values of the newest pending wgmma (in `committed`, then `open`)
+/// whose registers meet `dregs`, when it writes exactly `dregs`: the C of
+/// the next wgmma of a chain, as [`Machine::accumulators_before`] would
+/// gather them.
+fn chained<'w>(
+    committed: &'w VecDeque<Vec<PendingMma>>,
+    open: &'w [PendingMma],
+    dregs: &[VReg],
+) -> Option<&'w [u32]> {
+    let span = register_span(dregs);
+    let newest = committed
+        .iter()
+        .flatten()
+        .chain(open)
+        .rev()
+        .find(|p| p.span.0 <= span.1 && span.0 <= p.span.1)?;
+    (newest.regs == dregs).then_some(&newest.values[..])
 }
 
 /// The lowest and highest of `regs` (an empty list spans nothing).
