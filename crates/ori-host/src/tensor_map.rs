@@ -203,6 +203,13 @@ impl TensorMap {
 /// swizzle by their PTX codes.
 pub fn replace(b: &mut [u8; 128], field: &str, ord: usize, v: u64) -> Result<(), String> {
     let mut t = TensorMap::decode(b);
+    // The map stores these minus one: a zero has no encoding (found by the
+    // compile_ptx fuzz target, where it wrapped around).
+    if v == 0 && matches!(field, "box_dim" | "global_dim" | "element_stride") {
+        return Err(format!(
+            "tensormap.replace.tile.{field}: 0 is not a valid value"
+        ));
+    }
     match field {
         "global_address" => t.address = v,
         "rank" => t.rank = (v as usize + 1).min(5),
@@ -312,6 +319,15 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 60, "{checked} probe lines");
+    }
+
+    #[test]
+    fn replace_refuses_zero_sizes() {
+        let mut b = TensorMap::decode(&[0; 128]).encode();
+        for field in ["box_dim", "global_dim", "element_stride"] {
+            assert!(replace(&mut b, field, 1, 0).is_err(), "{field}");
+        }
+        assert!(replace(&mut b, "global_dim", 1, 7).is_ok());
     }
 
     #[test]
