@@ -9,7 +9,10 @@
 //! `setmaxnreg`), Triton 3.9's `tma_host_mm_kernel`s (tensor maps passed
 //! by value, encoded from the compiled kernel's descriptor metadata), the
 //! persistent, split-K, grouped and batched matmuls, the fused-epilogue
-//! matmuls, and flash attention
+//! matmuls, flash attention, and (session 16) the gated-MLP, fp8
+//! tensor/row/block-scaled, int8 and int4 weight-dequantizing and LoRA
+//! matmuls, whose further inputs (scales, a second weight, the LoRA factors)
+//! come as named buffers in the last column
 //! (f16, bf16, tf32, tf32x3, e4m3,
 //! e5m2 and their mixes, int8, f16 accumulators, fp8 with imprecise
 //! accumulation, both majors of B), each on a 128x128x128 problem over its
@@ -42,7 +45,8 @@ fn load(path: &Path) -> Result<NpyArray, String> {
 /// One row of cases.tsv, run and compared.
 fn run_case(row: &str) -> Result<(), String> {
     let f: Vec<&str> = row.split('\t').collect();
-    let [name, ptx, grid, block, a, b, c_descr, c_count, list, v, m_count, tolerance] = f[..]
+    let [name, ptx, grid, block, a, b, c_descr, c_count, list, v, m_count, tolerance, extra] =
+        f[..]
     else {
         return Err(format!("a cases.tsv row of {} columns", f.len()));
     };
@@ -61,6 +65,12 @@ fn run_case(row: &str) -> Result<(), String> {
     };
     let m_count: usize = m_count.parse().unwrap_or(0);
     let pm = g.alloc(vec![0; 4 * m_count]);
+    // More inputs by name (scales, a second weight matrix): NAME=FILE;...
+    let mut named = Vec::new();
+    for x in extra.split(';').filter(|x| *x != "-") {
+        let (xname, file) = x.split_once('=').ok_or(format!("extra input '{x}'"))?;
+        named.push((xname, g.alloc(load(&dir().join(file))?.data)));
+    }
     // A, B, C: the buffers; S<bytes>: a zeroed scratch buffer;
     // T/<buffer>/<element type>/<swizzle>/<box>: a tensor map over a buffer
     // (a row-major matrix), encoded as Triton's launcher has the driver do
@@ -100,6 +110,9 @@ fn run_case(row: &str) -> Result<(), String> {
             "C" => pc,
             "V" => pv,
             "MO" => pm,
+            _ if named.iter().any(|(x, _)| *x == p) => {
+                named.iter().find(|(x, _)| *x == p).map_or(0, |(_, at)| *at)
+            }
             _ if p.starts_with('f') => u64::from(
                 p[1..]
                     .parse::<f32>()

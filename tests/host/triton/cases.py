@@ -79,6 +79,9 @@ def cases():
                 if c:
                     out.append(c)
                 continue
+            if fn in EXTRA_FAMILIES:
+                out.append(EXTRA_FAMILIES[fn](ver, r))
+                continue
             if fn not in ("mm_kernel", "tma_device_mm_kernel", "tma_host_mm_kernel",
                           "persistent_mm_kernel", "splitk_mm_kernel", "grouped_mm_kernel",
                           "bmm_kernel", "mm_epilogue_kernel"):
@@ -201,6 +204,201 @@ def attention_case(ver, r):
     }
 
 
+def scaled_matrix(rows, cols, dtype, salt, scale=1):
+    """Like `matrix`, each value divided by `scale` (a power of two: exact)."""
+    return b"".join(encode(value(i, j, salt) / scale, dtype) for i in range(rows) for j in range(cols))
+
+
+def pow2_vector(count, dtype, salt):
+    """Scales 0.5, 1, 2 (powers of two: every scaled product stays exact)."""
+    return b"".join(encode(2.0 ** ((k * 5 + salt) % 3 - 1), dtype) for k in range(count))
+
+
+def family_case(ver, r, params, a, b, c_dtype, extra, tolerance="exact"):
+    """A case of one of the families below: A and B as (data, dtype tag, shape),
+    C of `c_dtype` [M, N], `extra` the other inputs as (name, data, dtype, shape)."""
+    cfg = dict(re.findall(r"(\w+)=([^,<]*(?:<[^>]*>)?)", r["config"]))
+    ptx = f"tests/real/{ver}/{r['name']}.ptx"
+    block = reqntid(os.path.join(REPO, ptx)) or 32 * int(cfg.get("num_warps", "4"))
+    bm, bn = int(cfg["BLOCK_M"]), int(cfg["BLOCK_N"])
+    (adata, atag, ashape), (bdata, btag, bshape) = a, b
+    return {
+        "name": f"{ver}_{r['name']}",
+        "ptx": ptx,
+        "grid": [-(-M // bm), -(-N // bn), 1],
+        "block": block,
+        "a": (adata, DESCR[atag.split("_")[0]], ashape),
+        "b": (bdata, DESCR[btag.split("_")[0]], bshape),
+        "c": (DESCR[c_dtype], SIZE[c_dtype], [M, N]),
+        "kmajor": False,
+        "a_dtype": atag,
+        "b_dtype": btag,
+        "extra": [(name, data, DESCR[dt.split("_")[0]], shape, dt) for name, data, dt, shape in extra],
+        "params": params,
+        "tolerance": tolerance,
+    }
+
+
+def config(r):
+    return dict(re.findall(r"(\w+)=([^,<]*(?:<[^>]*>)?)", r["config"]))
+
+
+def elem(cfg, p):
+    return cfg[p].lstrip("*")
+
+
+def gated_mlp_case(ver, r):
+    """out = act(x @ Wg) * (x @ Wu): entries value / 8 (the product of two
+    sums stays in f16's range); SiLU and tanh-GELU use ex2.approx: within 2 ulp."""
+    cfg = config(r)
+    t = elem(cfg, "x_ptr")
+    x = (scaled_matrix(M, K, t, 1, 8), t + "_div8", [M, K])
+    wg = (scaled_matrix(K, N, t, 2, 8), t + "_div8", [K, N])
+    wu = [("X0", scaled_matrix(K, N, t, 3, 8), t + "_div8", [K, N])]
+    # x, wg, wu, out, M, N, K, stride_xm, stride_wk, stride_om
+    params = ["A", "B", "X0", "C", M, N, K, K, N, N]
+    return family_case(ver, r, params, x, wg, elem(cfg, "out_ptr"), wu, "approx")
+
+
+def fp8_scaled_case(ver, r):
+    """fp8 A [M, K] and B [N, K] with tensor, row or 1x128 / 128x128 block
+    scales, all powers of two: exact but for the output's own rounding."""
+    cfg = config(r)
+    ta, tb, tc = elem(cfg, "a_ptr"), elem(cfg, "b_ptr"), elem(cfg, "c_ptr")
+    bk, sbn = int(cfg["BLOCK_K"]), int(cfg["SCALE_BLOCK_N"])
+    kb = -(-K // bk)
+    scale = cfg["SCALE"]
+    if scale == "tensor":
+        sa, sb, sasm, sbsn = pow2_vector(1, "fp32", 1), pow2_vector(1, "fp32", 2), 1, 1
+        shape_a, shape_b = [1], [1]
+    elif scale == "row":
+        sa, sb, sasm, sbsn = pow2_vector(M, "fp32", 1), pow2_vector(N, "fp32", 2), 1, 1
+        shape_a, shape_b = [M], [N]
+    else:
+        sa, sb = pow2_vector(M * kb, "fp32", 1), pow2_vector(-(-N // sbn) * kb, "fp32", 2)
+        sasm, sbsn = kb, kb
+        shape_a, shape_b = [M * kb], [-(-N // sbn) * kb]
+    extra = [("X0", sa, "fp32_scale" + shape_tag(shape_a), shape_a),
+             ("X1", sb, "fp32_scaleb" + shape_tag(shape_b), shape_b)]
+    # a, b, c, a_scale, b_scale, M, N, K, stride_am, stride_bn, stride_cm, stride_asm, stride_bsn
+    params = ["A", "B", "C", "X0", "X1", M, N, K, K, K, N, sasm, sbsn]
+    return family_case(ver, r, params, (matrix(M, K, ta, 1), ta, [M, K]),
+                       (matrix(N, K, tb, 2), tb + "_kmajor", [N, K]), tc, extra)
+
+
+def shape_tag(shape):
+    return "_" + "x".join(map(str, shape))
+
+
+def int4_packed(rows, cols, salt):
+    """int4 values -3..3 packed two per byte along the rows: byte (r, c)
+    holds row 2r in its low nibble and row 2r + 1 in its high one."""
+    out = bytearray()
+    for i in range(rows // 2):
+        for j in range(cols):
+            lo, hi = value(2 * i, j, salt), value(2 * i + 1, j, salt)
+            out.append((lo & 0xF) | ((hi & 0xF) << 4))
+    return bytes(out)
+
+
+def dequant_case(ver, r):
+    """int8 (w8a16) or packed int4 (w4a16) weights [K, N] with per-channel or
+    per-K-group scales of powers of two, dequantized to the activation type."""
+    cfg = config(r)
+    t, group = elem(cfg, "a_ptr"), int(cfg["GROUP_K"])
+    groups = -(-K // group) if group else 1
+    if r["kernel_fn"] == "w4a16_mm_kernel":
+        b = (int4_packed(K, N, 2), "i8_int4", [K // 2, N])
+    else:
+        b = (matrix(K, N, "i8", 2), "i8", [K, N])
+    scales = [("X0", pow2_vector(groups * N, t, 3), t + "_scale" + shape_tag([groups, N]), [groups, N])]
+    # a, b, scale, c, M, N, K, stride_am, stride_bk, stride_cm, stride_sg
+    params = ["A", "B", "X0", "C", M, N, K, K, N, N, N]
+    return family_case(ver, r, params, (matrix(M, K, t, 1), t, [M, K]), b, elem(cfg, "c_ptr"), scales)
+
+
+def lora_case(ver, r):
+    """y = x @ W + 0.5 (x @ La) @ Lb, small-integer entries: x @ La is exact
+    in f32; its cast to the input type rounds as the GPU's cvt does."""
+    cfg = config(r)
+    t, rank = elem(cfg, "x_ptr"), int(cfg["RANK"])
+    extra = [("X0", matrix(K, rank, t, 3), t + "_la" + shape_tag([K, rank]), [K, rank]),
+             ("X1", matrix(rank, N, t, 4), t + "_lb" + shape_tag([rank, N]), [rank, N])]
+    # x, w, la, lb, out, M, N, K, stride_xm, stride_wk, stride_lak, stride_lbr, stride_om, scaling
+    params = ["A", "B", "X0", "X1", "C", M, N, K, K, N, rank, N, N, ("f32", 0.5)]
+    return family_case(ver, r, params, (matrix(M, K, t, 1), t, [M, K]), (matrix(K, N, t, 2), t, [K, N]),
+                       elem(cfg, "out_ptr"), extra)
+
+
+MOE_EXPERTS, MOE_TOKENS = 4, 64
+
+
+def moe_case(ver, r):
+    """vLLM's fused MoE: 64 tokens, each routed to TOP_K = 2 of 4 experts, so
+    128 (token, slot) rows of C; the rows sorted by expert and each expert's
+    run padded to BLOCK_M with the sentinel 128 (num_valid_tokens), as vLLM's
+    moe_align_block_size lays them out. Expert weights B [4, N, K]; routing
+    weights and fp8 scales are powers of two (exact)."""
+    cfg = config(r)
+    ta, tc, bm, top_k = elem(cfg, "a_ptr"), elem(cfg, "c_ptr"), int(cfg["BLOCK_M"]), int(cfg["TOP_K"])
+    valid = MOE_TOKENS * top_k
+    expert_of = [(p * 7 + 3) % MOE_EXPERTS for p in range(valid)]
+    sorted_ids, block_experts = [], []
+    for e in range(MOE_EXPERTS):
+        run = [p for p in range(valid) if expert_of[p] == e]
+        run += [valid] * (-len(run) % bm)
+        sorted_ids += run
+        block_experts += [e] * (len(run) // bm)
+    em = len(sorted_ids)
+    i32 = lambda xs: b"".join(struct.pack("<i", x) for x in xs)
+    b = b"".join(matrix(N, K, ta, 2 + e) for e in range(MOE_EXPERTS))
+    extra = [("X0", pow2_vector(MOE_EXPERTS, "fp32", 4), "fp32_moe_bscale_4", [MOE_EXPERTS]),
+             ("X1", pow2_vector(valid, "fp32", 5), "fp32_moe_topk_%d" % valid, [valid]),
+             ("X2", i32(sorted_ids), "i32_moe_sorted_bm%d" % bm, [em]),
+             ("X3", i32(block_experts), "i32_moe_experts_bm%d" % bm, [len(block_experts)]),
+             ("X4", i32([em]), "i32_moe_padded_bm%d" % bm, [1])]
+    # a, b, c, b_scale, topk_weights, sorted_token_ids, expert_ids,
+    # num_tokens_post_padded, N, K, EM, num_valid_tokens, stride_am, stride_be, stride_bn, stride_cm
+    params = ["A", "B", "C", "X0", "X1", "X2", "X3", "X4", N, K, em, valid, K, N * K, K, N]
+    case = family_case(ver, r, params, (matrix(MOE_TOKENS, K, ta, 1), ta + "_moe", [MOE_TOKENS, K]),
+                       (b, ta + "_moe_experts", [MOE_EXPERTS * N, K]), tc, extra)
+    case["c"] = (DESCR[tc], SIZE[tc], [valid, N])
+    case["grid"] = [-(-em // bm) * -(-N // int(cfg["BLOCK_N"])), 1, 1]
+    return case
+
+
+def attn_bwd_dq_case(ver, r):
+    """Flash-attention backward, dQ: heads 0..3 of N_CTX = 128 tokens, Q, K, V
+    and dO of entries value / 8, the row statistics M = 4 and D = 1/2 (every
+    exp2 stays small); exp2 is approximate on the GPU: within 2 ulp."""
+    cfg = config(r)
+    t, d = elem(cfg, "Q"), int(cfg["HEAD_DIM"])
+    rows = HEADS * N_CTX
+    mats = [(scaled_matrix(rows, d, t, salt, 8), t + "_attn_" + w, [rows, d])
+            for salt, w in ((1, "q"), (2, "k"), (3, "v"), (4, "do"))]
+    stats = [("X3", struct.pack("<f", 4.0) * rows, "fp32_bwd_m", [rows]),
+             ("X4", struct.pack("<f", 0.5) * rows, "fp32_bwd_d", [rows])]
+    extra = [("X1", *mats[2]), ("X2", *mats[3])] + stats
+    extra = [(n, data, dt, shape) for n, data, dt, shape in extra]
+    # Q, K, V, DO, M, D, DQ, sm_scale, stride_z, stride_h, stride_tok, N_CTX
+    params = ["A", "B", "X1", "X2", "X3", "X4", "C", ("f32", 0.125), rows * d, N_CTX * d, d, N_CTX]
+    case = family_case(ver, r, params, mats[0], mats[1], elem(cfg, "DQ"), extra, "approx")
+    case["c"] = (DESCR[elem(cfg, "DQ")], SIZE[elem(cfg, "DQ")], [rows, d])
+    case["grid"] = [-(-N_CTX // int(cfg["BLOCK_M"])), HEADS, 1]
+    return case
+
+
+EXTRA_FAMILIES = {
+    "attn_bwd_dq_kernel": attn_bwd_dq_case,
+    "fused_moe_kernel": moe_case,
+    "gated_mlp_kernel": gated_mlp_case,
+    "fp8_scaled_mm_kernel": fp8_scaled_case,
+    "w8a16_mm_kernel": dequant_case,
+    "w4a16_mm_kernel": dequant_case,
+    "lora_mm_kernel": lora_case,
+}
+
+
 def param_text(p):
     if isinstance(p, tuple) and p[0] == "f32":
         return f"f{p[1]}"
@@ -226,7 +424,7 @@ def write(out_dir=ROOT):
     """Write cases.tsv (what tests/host_triton.rs runs) and inputs/*.npy (each distinct
     input once). Same bytes every time."""
     os.makedirs(os.path.join(out_dir, "inputs"), exist_ok=True)
-    rows = ["name\tptx\tgrid\tblock\ta\tb\tc_descr\tc_count\tparams\tv\tm_count\ttolerance"]
+    rows = ["name\tptx\tgrid\tblock\ta\tb\tc_descr\tc_count\tparams\tv\tm_count\ttolerance\textra"]
     written = set()
     for c in cases():
         files = []
@@ -239,13 +437,22 @@ def write(out_dir=ROOT):
                     f.write(npy(data, descr, shape))
                 written.add(fname)
             files.append("inputs/" + fname)
+        extra = []
+        for name, data, descr, shape, dtype in c.get("extra", []):
+            fname = input_name(name.lower(), (descr, shape, dtype))
+            if fname not in written:
+                with open(os.path.join(out_dir, "inputs", fname), "wb") as f:
+                    f.write(npy(data, descr, shape))
+                written.add(fname)
+            extra.append(f"{name}=inputs/{fname}")
         descr, size, shape = c["c"]
         rows.append("\t".join([c["name"], c["ptx"], ",".join(map(str, c["grid"])), str(c["block"]), files[0],
                                files[1], descr, str(shape[0] * shape[1]),
                                ",".join(map(param_text, c["params"])),
                                files[2] if len(files) > 2 else "-",
                                str(c["m_out"][2][0]) if "m_out" in c else "-",
-                               c.get("tolerance", "exact")]))
+                               c.get("tolerance", "exact"),
+                               ";".join(extra) or "-"]))
     with open(os.path.join(out_dir, "cases.tsv"), "w") as f:
         f.write("\n".join(rows) + "\n")
 

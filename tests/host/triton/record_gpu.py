@@ -82,6 +82,8 @@ def main():
                 bufs["V"] = cp.asarray(np.frombuffer(c["v"][0], dtype=np.uint8))
             if "m_out" in c:
                 bufs["MO"] = cp.zeros(4 * c["m_out"][2][0], dtype=np.uint8)
+            for xname, data, _descr, _shape, _dtype in c.get("extra", []):
+                bufs[xname] = cp.asarray(np.frombuffer(data, dtype=np.uint8))
             shapes = {"A": c["a"][2], "B": c["b"][2], "C": c["c"][2]}
             params = []
             for p in c["params"]:

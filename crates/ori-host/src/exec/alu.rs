@@ -303,7 +303,13 @@ pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
         return Ok(u64::from(r));
     }
     if int(to) && int(from) {
-        return Ok(int_convert(v, fb, from.starts_with('s'), tb));
+        return Ok(int_convert(
+            v,
+            fb,
+            from.starts_with('s'),
+            tb,
+            to.starts_with('s'),
+        ));
     }
     if int(from) {
         // Integer to float: exact in f64 for 32-bit sources, then one rounding.
@@ -338,7 +344,7 @@ pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
         };
         return Ok(if to.starts_with('s') {
             let (lo, hi) = (-(2f64.powi(tb as i32 - 1)), 2f64.powi(tb as i32 - 1) - 1.0);
-            (r.clamp(lo, hi) as i64 as u64) & mask(tb)
+            r.clamp(lo, hi) as i64 as u64
         } else {
             (r.clamp(0.0, 2f64.powi(tb as i32) - 1.0) as u64) & mask(tb)
         });
@@ -370,12 +376,14 @@ impl<'a> AluShape<'a> {
             bits,
             out_bits: match &*d.name {
                 "mul" | "mad" if d.has_mod("wide") => 2 * bits,
-                // `cvt.to.from`: the destination type comes first.
-                "cvt" => d
-                    .mods
-                    .iter()
-                    .find(|m| type_bytes(m).is_some())
-                    .map_or(bits, |m| bits_of(m)),
+                // `cvt.to.from`: the destination type comes first. A signed
+                // integer result is kept whole: `cvt` extended its sign to
+                // the 64 bits of the row (see `int_convert`).
+                "cvt" => match d.mods.iter().find(|m| type_bytes(m).is_some()) {
+                    Some(m) if m.starts_with('s') => 64,
+                    Some(m) => bits_of(m),
+                    None => bits,
+                },
                 _ => bits,
             },
             wide: d.has_mod("wide"),

@@ -205,13 +205,29 @@ pub(super) fn int_compare(cmp: IntCmp, a: u64, b: u64, bits: u32, signed: bool) 
 }
 
 /// An integer `cvt` from `from_bits` (sign-extended if `from_signed`) to
-/// `to_bits`.
+/// `to_bits`, then, for a signed destination type, sign-extended again: the
+/// PTX ISA extends a result whose destination register is wider than the
+/// instruction's type by the type's signedness (`cvt.s8.s32` into a `.b16`
+/// register holds -3 as 0xfffd; Triton's int8-weight kernels convert that
+/// register with `cvt.rn.f16.s16`). The row keeps all 64 bits; every reader
+/// masks to its own width.
 #[inline]
-pub(super) fn int_convert(v: u64, from_bits: u32, from_signed: bool, to_bits: u32) -> u64 {
-    if from_signed {
+pub(super) fn int_convert(
+    v: u64,
+    from_bits: u32,
+    from_signed: bool,
+    to_bits: u32,
+    to_signed: bool,
+) -> u64 {
+    let r = if from_signed {
         (sext(v, from_bits) as u64) & mask(to_bits)
     } else {
         v & mask(from_bits) & mask(to_bits)
+    };
+    if to_signed {
+        sext(r, to_bits) as u64
+    } else {
+        r
     }
 }
 
@@ -258,8 +274,14 @@ mod tests {
         assert!(!int_compare(IntCmp::Lt, 0xffff_ffff, 0, 32, false));
         assert!(int_compare(IntCmp::Ge, 5, 5, 32, false));
         assert_eq!(IntCmp::of("hs"), Some(IntCmp::Ge));
-        assert_eq!(int_convert(0xffff_ffff, 32, true, 64), u64::MAX);
-        assert_eq!(int_convert(0xffff_ffff, 32, false, 64), 0xffff_ffff);
-        assert_eq!(int_convert(0x1_2345, 32, false, 16), 0x2345);
+        assert_eq!(int_convert(0xffff_ffff, 32, true, 64, true), u64::MAX);
+        assert_eq!(int_convert(0xffff_ffff, 32, false, 64, false), 0xffff_ffff);
+        assert_eq!(int_convert(0x1_2345, 32, false, 16, false), 0x2345);
+        // A narrowing cvt to a signed type extends the sign past its width
+        // (cvt.s8.s32 of -3 and of 0x1fd: both -3 in any wider register),
+        // to an unsigned one with zeros.
+        assert_eq!(int_convert(0xffff_fffd, 32, true, 8, true) & 0xffff, 0xfffd);
+        assert_eq!(int_convert(0x1fd, 32, true, 8, true) & 0xffff, 0xfffd);
+        assert_eq!(int_convert(0xffff_fffd, 32, true, 8, false), 0xfd);
     }
 }

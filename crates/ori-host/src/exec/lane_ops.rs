@@ -91,7 +91,7 @@ enum Kind {
     Int(IntOp, IntShape),
     Setp(IntCmp, u32, bool),
     /// `cvt` between integer types: from bits, signed, to bits.
-    Convert(u32, bool, u32),
+    Convert(u32, bool, u32, bool),
     /// `bfe`: bits, signed.
     Bfe(u32, bool),
     /// `cvt.rn{.satfinite}.{bf16x2,f16x2}.f32 d, hi, lo`: two f32 rounded
@@ -172,7 +172,12 @@ impl LaneOp {
                 if !integer_type(to) || !integer_type(from) || d.slots.len() != 2 {
                     return None;
                 }
-                Kind::Convert(bits_of(from), from.starts_with('s'), bits_of(to))
+                Kind::Convert(
+                    bits_of(from),
+                    from.starts_with('s'),
+                    bits_of(to),
+                    to.starts_with('s'),
+                )
             }
             "bfe" => {
                 if !integer_type(shape.ty) || d.slots.len() != 4 {
@@ -281,9 +286,9 @@ impl Machine<'_> {
             Kind::Setp(cmp, bits, signed) => all_lanes(&mut out, &rows, |a, b, _| {
                 u64::from(int_compare(cmp, a, b, bits, signed))
             }),
-            Kind::Convert(from, signed, to) => {
-                all_lanes(&mut out, &rows, |a, _, _| int_convert(a, from, signed, to))
-            }
+            Kind::Convert(from, signed, to, to_signed) => all_lanes(&mut out, &rows, |a, _, _| {
+                int_convert(a, from, signed, to, to_signed)
+            }),
             Kind::Bfe(bits, signed) => all_lanes(&mut out, &rows, |a, b, c| {
                 bit_ops::bfe(a, b, c, bits, signed)
             }),

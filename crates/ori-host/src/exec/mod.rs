@@ -243,6 +243,7 @@ mod lane_regs;
 mod memory_ops;
 mod operand_cache;
 mod sync_ops;
+mod warp_mma;
 mod warp_ops;
 mod wgmma;
 
@@ -942,6 +943,7 @@ impl Machine<'_> {
             ("prefetch", _) | ("prefetchu", _) => return Ok(Flow::Next),
             ("cp", "async") => return self.async_copy(d, &act).map(|()| Flow::Next),
             ("ldmatrix" | "stmatrix", _) => return self.matrix_move(d, &act).map(|()| Flow::Next),
+            ("mma", _) => return self.warp_mma(d, &act).map(|()| Flow::Next),
             ("shfl" | "vote" | "elect" | "activemask" | "redux", _) => {
                 return self.warp_collective(d, &act).map(|()| Flow::Next)
             }
