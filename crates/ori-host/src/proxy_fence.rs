@@ -42,7 +42,11 @@ pub struct Unfenced {
 /// Generic-proxy writes to one CTA's shared memory not yet fenced.
 #[derive(Clone, Debug, Default)]
 pub struct GenericWrites {
+    /// Grown as far as a write reaches (past its end: none), so that a
+    /// CTA touches only the tracking of the shared memory it writes.
     granules: Vec<Option<Write>>,
+    /// Granules in the CTA's shared memory.
+    size: usize,
     /// How many of `granules` hold a write (none: every check passes, and
     /// a fence has nothing to clear).
     live: usize,
@@ -57,7 +61,8 @@ impl GenericWrites {
     /// Tracking for `size` bytes of shared memory.
     pub fn new(size: usize) -> GenericWrites {
         GenericWrites {
-            granules: vec![None; size.div_ceil(GRANULE as usize)],
+            granules: Vec::new(),
+            size: size.div_ceil(GRANULE as usize),
             live: 0,
             written: Vec::new(),
             barriers: 0,
@@ -70,6 +75,17 @@ impl GenericWrites {
         lo.min(self.granules.len())..hi.min(self.granules.len())
     }
 
+    /// The granules a write of these bytes covers, the table grown to hold them.
+    fn range_to_write(&mut self, addr: u64, len: usize) -> std::ops::Range<usize> {
+        let lo = (addr / GRANULE) as usize;
+        let hi = ((addr + len.max(1) as u64 - 1) / GRANULE) as usize + 1;
+        let r = lo.min(self.size)..hi.min(self.size);
+        if self.granules.len() < r.end {
+            self.granules.resize(r.end, None);
+        }
+        r
+    }
+
     /// Thread `thread` wrote `len` bytes at `addr` through the generic proxy.
     pub fn generic_write(&mut self, addr: u64, len: usize, line: u32, thread: u32) {
         let w = Write {
@@ -77,7 +93,7 @@ impl GenericWrites {
             thread,
             barriers: self.barriers,
         };
-        for g in self.range(addr, len) {
+        for g in self.range_to_write(addr, len) {
             if self.granules[g].is_none() {
                 self.live += 1;
                 self.written.push(g as u32);

@@ -37,7 +37,11 @@ pub struct Fill {
 /// The TMA-filled granules of one CTA's shared memory.
 #[derive(Clone, Debug, Default)]
 pub struct TmaFills {
+    /// Grown as far as a write reaches (past its end: none), so that a
+    /// CTA touches only the tracking of the shared memory it writes.
     granules: Vec<Option<Fill>>,
+    /// Granules in the CTA's shared memory.
+    size: usize,
     /// How many of `granules` hold a fill (none: every read is ready).
     live: usize,
 }
@@ -49,7 +53,8 @@ impl TmaFills {
     /// Tracking for `size` bytes of shared memory.
     pub fn new(size: usize) -> TmaFills {
         TmaFills {
-            granules: vec![None; size.div_ceil(GRANULE as usize)],
+            granules: Vec::new(),
+            size: size.div_ceil(GRANULE as usize),
             live: 0,
         }
     }
@@ -60,9 +65,20 @@ impl TmaFills {
         lo.min(self.granules.len())..hi.min(self.granules.len())
     }
 
+    /// The granules a write of these bytes covers, the table grown to hold them.
+    fn range_to_write(&mut self, addr: u64, len: usize) -> std::ops::Range<usize> {
+        let lo = (addr / GRANULE) as usize;
+        let hi = ((addr + len.max(1) as u64 - 1) / GRANULE) as usize + 1;
+        let r = lo.min(self.size)..hi.min(self.size);
+        if self.granules.len() < r.end {
+            self.granules.resize(r.end, None);
+        }
+        r
+    }
+
     /// A TMA load landed in these bytes.
     pub fn landed(&mut self, addr: u64, len: usize, fill: Fill) {
-        for g in self.range(addr, len) {
+        for g in self.range_to_write(addr, len) {
             self.live += usize::from(self.granules[g].is_none());
             self.granules[g] = Some(fill);
         }

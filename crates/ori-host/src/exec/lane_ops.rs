@@ -260,9 +260,9 @@ impl Machine<'_> {
             return Ok(());
         }
         let regs = &mut self.wg.regs;
-        let mut out = [0u64; WARPGROUP];
-        let mut tmp = [[0u64; WARPGROUP]; 3];
-        let [t0, t1, t2] = &mut tmp;
+        // Rows of scratch kept from step to step (every lane of each is
+        // written before it is read: no clearing).
+        let [out, t0, t1, t2] = &mut *self.lane_scratch;
         let [s0, s1, s2] = op.srcs;
         let rows = [s0.row(regs, t0), s1.row(regs, t1), s2.row(regs, t2)];
         match op.kind {
@@ -272,7 +272,7 @@ impl Machine<'_> {
                 macro_rules! each {
                     ($($op:ident),*) => {
                         match iop {
-                            $(IntOp::$op => all_lanes(&mut out, &rows, |a, b, c| {
+                            $(IntOp::$op => all_lanes(out, &rows, |a, b, c| {
                                 int_op(IntOp::$op, shape, a, b, c)
                             }),)*
                         }
@@ -283,16 +283,16 @@ impl Machine<'_> {
                     Selp, Mov
                 );
             }
-            Kind::Setp(cmp, bits, signed) => all_lanes(&mut out, &rows, |a, b, _| {
+            Kind::Setp(cmp, bits, signed) => all_lanes(out, &rows, |a, b, _| {
                 u64::from(int_compare(cmp, a, b, bits, signed))
             }),
-            Kind::Convert(from, signed, to, to_signed) => all_lanes(&mut out, &rows, |a, _, _| {
+            Kind::Convert(from, signed, to, to_signed) => all_lanes(out, &rows, |a, _, _| {
                 int_convert(a, from, signed, to, to_signed)
             }),
-            Kind::Bfe(bits, signed) => all_lanes(&mut out, &rows, |a, b, c| {
-                bit_ops::bfe(a, b, c, bits, signed)
-            }),
-            Kind::PackHalves(bf16, satfinite) => all_lanes(&mut out, &rows, |a, b, _| {
+            Kind::Bfe(bits, signed) => {
+                all_lanes(out, &rows, |a, b, c| bit_ops::bfe(a, b, c, bits, signed))
+            }
+            Kind::PackHalves(bf16, satfinite) => all_lanes(out, &rows, |a, b, _| {
                 let half =
                     |v: u64| round_half(bf16, f64::from(f32::from_bits(v as u32)), satfinite);
                 (half(a) << 16) | half(b)

@@ -226,6 +226,8 @@ struct Machine<'a> {
     pdom: PostDominators,
     /// The instructions `lane_ops` runs, by `Inst` (see [`LaneOp`]).
     lane_ops: &'a [Option<LaneOp>],
+    /// Their result and immediate rows, reused from step to step.
+    lane_scratch: Box<[[u64; WARPGROUP]; 4]>,
     stats: RunStats,
     ctaid: [u32; 3],
     grid: [u32; 3],
@@ -479,6 +481,7 @@ fn run_cta(
         wg: Warpgroup::default(),
         pdom: PostDominators::compute(f),
         lane_ops,
+        lane_scratch: Box::new([[0; WARPGROUP]; 4]),
         stats: RunStats::default(),
         ctaid,
         grid: launch.grid,
@@ -835,6 +838,7 @@ impl Machine<'_> {
 
     /// An address operand: a kernel parameter's value (with the offset
     /// into it), or a memory address.
+    #[inline]
     fn address(&self, t: usize, op: &Operand) -> Res<(Option<u64>, u64)> {
         match op {
             Operand::Addr { base, offset } => Ok(match base {
