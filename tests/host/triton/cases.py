@@ -80,7 +80,9 @@ def cases():
                     out.append(c)
                 continue
             if fn in EXTRA_FAMILIES:
-                out.append(EXTRA_FAMILIES[fn](ver, r))
+                c = EXTRA_FAMILIES[fn](ver, r)
+                if c:
+                    out.append(c)
                 continue
             if fn not in ("mm_kernel", "tma_device_mm_kernel", "tma_host_mm_kernel",
                           "persistent_mm_kernel", "splitk_mm_kernel", "grouped_mm_kernel",
@@ -388,7 +390,43 @@ def attn_bwd_dq_case(ver, r):
     return case
 
 
+def acc_loop_case(ver, r):
+    """GEMMs that read or rewrite the accumulator inside the K loop (decay,
+    per-step scales, clamping, a running row maximum, a conditional rescale,
+    two accumulators): phase 87's injected waits decide these results.
+    decay 1/2 and the per-step scales are powers of two; the row-maximum
+    division is div.full (approximate): within 2 ulp. C starts at zero (the
+    beta_c mode reads it)."""
+    cfg = config(r)
+    ta, tc, bk = elem(cfg, "a_ptr"), elem(cfg, "c_ptr"), int(cfg["BLOCK_K"])
+    steps = -(-K // bk)
+    extra = [("X0", pow2_vector(steps, "fp32", 6), "fp32_kscale_%d" % steps, [steps])]
+    # a, b, c, kscale, M, N, K, stride_am, stride_bk, stride_cm, decay
+    params = ["A", "B", "C", "X0", M, N, K, K, N, N, ("f32", 0.5)]
+    tolerance = "approx" if cfg["MODE"] == "rowmax" else "exact"
+    return family_case(ver, r, params, (matrix(M, K, ta, 1), ta, [M, K]), (matrix(K, N, ta, 2), ta, [K, N]),
+                       tc, extra, tolerance)
+
+
+def attn_fwd_tma_case(ver, r):
+    """Flash attention forward over device-side TMA descriptors (the kernel
+    builds them in its global scratch with tensormap.replace; the
+    warp-specialized variants too): inputs and launch as `attention_case`,
+    Z = 1, descriptors over the kernel's Z * H * N_CTX rows of which the
+    launch reads its four heads."""
+    c = attention_case(ver, r)
+    if c is None:
+        return None
+    programs = c["grid"][0] * c["grid"][1]
+    # Q, K, V, Out, sm_scale, Z, N_CTX, then the global scratch
+    c["params"] = ["A", "B", "V", "C", ("f32", 0.125), 1, N_CTX, ("scratch", 1024 * programs)]
+    c.pop("m_out")
+    return c
+
+
 EXTRA_FAMILIES = {
+    "attn_fwd_tma_kernel": attn_fwd_tma_case,
+    "acc_loop_kernel": acc_loop_case,
     "attn_bwd_dq_kernel": attn_bwd_dq_case,
     "fused_moe_kernel": moe_case,
     "gated_mlp_kernel": gated_mlp_case,
