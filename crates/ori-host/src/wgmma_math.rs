@@ -255,10 +255,10 @@ fn gather_from(
     Ok(out)
 }
 
-/// The sums `prod[row][col] = sum over kk of at[kk][row] * bt[kk][col]`,
+/// The sums `prod[row][col] = sum over kk of a[row][kk] * bt[kk][col]`,
 /// each from 0.0 in the order of `kk`, handed out a row piece at a time:
 /// `emit(row, col, sums)` for `prod[row][col..col + sums.len()]` (each
-/// element once). `at` is A transposed, `k x m`; `bt` is `k x n`.
+/// element once). `a` is `m x k`, `bt` is `k x n`.
 ///
 /// Every product of two wgmma inputs is exact in f64 (at most 11 + 11
 /// significant bits), so a fused multiply-add rounds exactly where
@@ -266,7 +266,7 @@ fn gather_from(
 /// bits, only faster. The pieces go to `emit` while they are still in the
 /// cache (the write-back into registers runs inside the product loop).
 fn products_each(
-    at: &[f64],
+    a: &[f64],
     bt: &[f64],
     shape: (usize, usize, usize),
     mut emit: impl FnMut(usize, usize, &[f64]),
@@ -275,16 +275,16 @@ fn products_each(
     {
         if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
             // SAFETY: the CPU has the features the function is compiled for.
-            unsafe { products_avx512(at, bt, shape, &mut emit) };
+            unsafe { products_avx512(a, bt, shape, &mut emit) };
             return;
         }
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             // SAFETY: as above.
-            unsafe { products_avx2(at, bt, shape, &mut emit) };
+            unsafe { products_avx2(a, bt, shape, &mut emit) };
             return;
         }
     }
-    products_tiled::<false, 4, 32, _>(at, bt, shape, &mut emit);
+    products_tiled::<false, 4, 32, _>(a, bt, shape, &mut emit);
 }
 
 /// 8 rows by 16 columns at a time, written out in AVX-512 (the compiler
@@ -295,7 +295,7 @@ fn products_each(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
 unsafe fn products_avx512<E: FnMut(usize, usize, &[f64])>(
-    at: &[f64],
+    a: &[f64],
     bt: &[f64],
     (m, n, k): (usize, usize, usize),
     emit: &mut E,
@@ -305,7 +305,7 @@ unsafe fn products_avx512<E: FnMut(usize, usize, &[f64])>(
     const R: usize = 8;
     const W: usize = 16;
     if m % R != 0 || n % W != 0 {
-        return products_tiled::<true, 4, 32, E>(at, bt, (m, n, k), emit);
+        return products_tiled::<true, 4, 32, E>(a, bt, (m, n, k), emit);
     }
     for row in (0..m).step_by(R) {
         for col in (0..n).step_by(W) {
@@ -314,9 +314,6 @@ unsafe fn products_avx512<E: FnMut(usize, usize, &[f64])>(
                 let b: &[f64; W] = bt[kk * n + col..kk * n + col + W]
                     .try_into()
                     .expect("W columns");
-                let x: &[f64; R] = at[kk * m + row..kk * m + row + R]
-                    .try_into()
-                    .expect("R rows");
                 // SAFETY: `b` holds 16 values, two vectors of 8.
                 let (b0, b1) = unsafe {
                     (
@@ -324,8 +321,8 @@ unsafe fn products_avx512<E: FnMut(usize, usize, &[f64])>(
                         _mm512_loadu_pd(b.as_ptr().add(8)),
                     )
                 };
-                for (acc, &x) in acc.iter_mut().zip(x) {
-                    let x = _mm512_set1_pd(x);
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    let x = _mm512_set1_pd(a[(row + r) * k + kk]);
                     // x * b + acc, rounded once: `x.mul_add(b, acc)`.
                     acc[0] = _mm512_fmadd_pd(x, b0, acc[0]);
                     acc[1] = _mm512_fmadd_pd(x, b1, acc[1]);
@@ -349,12 +346,12 @@ unsafe fn products_avx512<E: FnMut(usize, usize, &[f64])>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn products_avx2<E: FnMut(usize, usize, &[f64])>(
-    at: &[f64],
+    a: &[f64],
     bt: &[f64],
     shape: (usize, usize, usize),
     emit: &mut E,
 ) {
-    products_tiled::<true, 4, 32, _>(at, bt, shape, emit)
+    products_tiled::<true, 4, 32, _>(a, bt, shape, emit)
 }
 
 /// The product loop: `R` rows by `W` columns at a time (the sums kept in
@@ -362,7 +359,7 @@ unsafe fn products_avx2<E: FnMut(usize, usize, &[f64])>(
 /// `mul_add` (only where the CPU has FMA).
 #[inline(always)]
 fn products_tiled<const FUSED: bool, const R: usize, const W: usize, E>(
-    at: &[f64],
+    a: &[f64],
     bt: &[f64],
     (m, n, k): (usize, usize, usize),
     emit: &mut E,
@@ -381,7 +378,7 @@ fn products_tiled<const FUSED: bool, const R: usize, const W: usize, E>(
                     .try_into()
                     .expect("W columns");
                 for (r, acc) in acc.iter_mut().enumerate() {
-                    let x = at[kk * m + row + r];
+                    let x = a[(row + r) * k + kk];
                     for j in 0..W {
                         acc[j] = step(acc[j], x, b[j]);
                     }
@@ -404,7 +401,7 @@ fn products_tiled<const FUSED: bool, const R: usize, const W: usize, E>(
         for col in from..n {
             let mut o = 0f64;
             for kk in 0..k {
-                o = step(o, at[kk * m + row], bt[kk * n + col]);
+                o = step(o, a[row * k + kk], bt[kk * n + col]);
             }
             piece.push(o);
         }
@@ -430,11 +427,10 @@ pub fn compute(mma: &Mma<'_>, c: &[u32], smem: &dyn SharedMemory) -> Result<Vec<
     check_form(&mma.form)?;
     let a = operand_a(mma, smem)?;
     let bt = operand_b(mma, smem)?;
-    accumulate(mma, &a, &bt, c)
+    accumulate(mma, &a, &bt, c, Vec::new())
 }
 
-/// A transposed, `k x m` (row `kk` holds column `kk` of A), as values,
-/// negated if asked.
+/// A as an `m x k` matrix of values (row-major), negated if asked.
 pub fn operand_a(mma: &Mma<'_>, smem: &dyn SharedMemory) -> Result<Vec<f64>, String> {
     let f = &mma.form;
     let (m, k) = (f.m, f.k);
@@ -446,7 +442,7 @@ pub fn operand_a(mma: &Mma<'_>, smem: &dyn SharedMemory) -> Result<Vec<f64>, Str
             (m, k),
             f.atype,
             (mma.trans_a, mma.negate_a),
-            |r, kk| (kk * m + r) as usize,
+            |r, kk| (r * k + kk) as usize,
         )?,
         AOperand::Regs(regs, stride) => {
             let mut a = vec![0f64; (m * k) as usize];
@@ -459,7 +455,7 @@ pub fn operand_a(mma: &Mma<'_>, smem: &dyn SharedMemory) -> Result<Vec<f64>, Str
                         .ok_or("A fragment register missing")?;
                     let raw = (word >> (e * abits)) & ((1u64 << abits) - 1) as u32;
                     let v = decode(f.atype, raw);
-                    a[(kk * m + row) as usize] = if mma.negate_a { -v } else { v };
+                    a[(row * k + kk) as usize] = if mma.negate_a { -v } else { v };
                 }
             }
             a
@@ -488,8 +484,15 @@ pub fn operand_b(mma: &Mma<'_>, smem: &dyn SharedMemory) -> Result<Vec<f64>, Str
 }
 
 /// The new accumulators from the operands ([`operand_a`], [`operand_b`])
-/// and `c` (register-major, as [`compute`] says).
-pub fn accumulate(mma: &Mma<'_>, a: &[f64], bt: &[f64], c: &[u32]) -> Result<Vec<u32>, String> {
+/// and `c` (register-major, as [`compute`] says), in `out` (a list to
+/// reuse, whatever it holds: every element is written).
+pub fn accumulate(
+    mma: &Mma<'_>,
+    a: &[f64],
+    bt: &[f64],
+    c: &[u32],
+    mut out: Vec<u32>,
+) -> Result<Vec<u32>, String> {
     let f = &mma.form;
     let regs = f.accumulator_regs();
     if c.len() != regs * WARPGROUP {
@@ -505,7 +508,14 @@ pub fn accumulate(mma: &Mma<'_>, a: &[f64], bt: &[f64], c: &[u32]) -> Result<Vec
     // ones the next (f32 numbering; an f16 register packs that pair).
     // `each_four(row, col, sums, put)`: `put(j, t0, four)` for each four
     // sums of a row piece starting at permuted column `col`.
-    let mut out = vec![0u32; c.len()];
+    // The f32 and s32 write-backs set each element once; the f16 one ORs
+    // the two halves of each into place.
+    if out.len() != c.len() {
+        out.clear();
+        out.resize(c.len(), 0);
+    } else if f.dtype == ElemType::F16 {
+        out.fill(0);
+    }
     let scale = mma.scale_d;
     match f.dtype {
         ElemType::F16 => products_each(a, bt, shape, |row, col, sums| {
@@ -618,24 +628,22 @@ mod tests {
                 });
                 prod
             };
-            // A transposed, as the product loops take it.
-            let a_t: Vec<f64> = (0..k * m).map(|i| a[(i % m) * k + i / m]).collect();
             let shape = (m, n, k);
-            let fused = matrix(&|e| products_tiled::<true, 8, 16, _>(&a_t, &bt, shape, &mut { e }));
+            let fused = matrix(&|e| products_tiled::<true, 8, 16, _>(&a, &bt, shape, &mut { e }));
             #[cfg(target_arch = "x86_64")]
             let fast = if std::is_x86_feature_detected!("avx512f")
                 && std::is_x86_feature_detected!("fma")
             {
                 // SAFETY: the CPU has the features.
-                matrix(&|e| unsafe { products_avx512(&a_t, &bt, shape, &mut { e }) })
+                matrix(&|e| unsafe { products_avx512(&a, &bt, shape, &mut { e }) })
             } else {
                 fused.clone()
             };
             #[cfg(not(target_arch = "x86_64"))]
             let fast = fused.clone();
-            let wide = matrix(&|e| products_tiled::<true, 4, 32, _>(&a_t, &bt, shape, &mut { e }));
-            let plain = matrix(&|e| products_tiled::<false, 4, 8, _>(&a_t, &bt, shape, &mut { e }));
-            let chosen = matrix(&|e| products_each(&a_t, &bt, shape, e));
+            let wide = matrix(&|e| products_tiled::<true, 4, 32, _>(&a, &bt, shape, &mut { e }));
+            let plain = matrix(&|e| products_tiled::<false, 4, 8, _>(&a, &bt, shape, &mut { e }));
+            let chosen = matrix(&|e| products_each(&a, &bt, shape, e));
             for row in 0..m {
                 for col in 0..n {
                     let dot = (0..k).fold(0f64, |o, kk| o + a[row * k + kk] * bt[kk * n + col]);

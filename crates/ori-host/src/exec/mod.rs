@@ -143,6 +143,8 @@ struct Warpgroup {
     seen: Seen,
     /// wgmma operands it decoded (see [`operand_cache`]).
     operands: OperandCache,
+    /// Value lists of retired wgmma, for the next results.
+    spare_values: Vec<Vec<u32>>,
 }
 
 impl Warpgroup {

@@ -120,7 +120,8 @@ impl Machine<'_> {
             unready: std::cell::Cell::new(None),
         };
         let version = self.shared.version();
-        let values = compute_cached(&mut self.wg.operands, version, &mma, c, &checked)?;
+        let cache = (&mut self.wg.operands, &mut self.wg.spare_values);
+        let values = compute_cached(cache, version, &mma, c, &checked)?;
         if let Some((at, f)) = checked.unready.get() {
             return Err(format!(
                 "this wgmma reads shared memory at {at:#x} that the TMA load of line {} fills, before this warpgroup \
@@ -218,6 +219,12 @@ impl Machine<'_> {
                 }
             }
         }
+        // Their value lists serve later wgmma's results.
+        for p in group {
+            if self.wg.spare_values.len() < SPARE_VALUES {
+                self.wg.spare_values.push(p.values);
+            }
+        }
         // Rebuild what is still in flight from the groups that remain.
         self.wg.in_flight.clear();
         for p in self.wg.committed.iter().flatten().chain(&self.wg.open) {
@@ -229,11 +236,12 @@ impl Machine<'_> {
     }
 }
 
-/// [`wgmma_math::compute`] (shared memory at `version`), with the operands read through
-/// descriptors taken from (and kept in) the warpgroup's
-/// `cache` while shared memory is unchanged.
+/// [`wgmma_math::compute`] (shared memory at `version`), with the
+/// operands read through descriptors taken from (and kept in) the
+/// warpgroup's `cache` while shared memory is unchanged, and the result in
+/// a `spare` value list of a retired wgmma when there is one.
 fn compute_cached(
-    cache: &mut OperandCache,
+    (cache, spare): (&mut OperandCache, &mut Vec<Vec<u32>>),
     version: u64,
     mma: &Mma<'_>,
     c: &[u32],
@@ -263,8 +271,12 @@ fn compute_cached(
         |s| wgmma_math::operand_b(mma, s),
         || before && clean_now(),
     )?;
-    wgmma_math::accumulate(mma, &a, &bt, c)
+    wgmma_math::accumulate(mma, &a, &bt, c, spare.pop().unwrap_or_default())
 }
+
+/// How many retired value lists a warpgroup keeps for reuse (a pipeline
+/// group's worth).
+const SPARE_VALUES: usize = 16;
 
 /// Shared memory as wgmma reads it, noting the first byte an unfenced
 /// generic write left (see [`crate::proxy_fence`]).
