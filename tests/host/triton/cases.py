@@ -81,8 +81,7 @@ def cases():
                 continue
             if fn in EXTRA_FAMILIES:
                 c = EXTRA_FAMILIES[fn](ver, r)
-                if c:
-                    out.append(c)
+                out += c if isinstance(c, list) else [c] if c else []
                 continue
             if fn not in ("mm_kernel", "tma_device_mm_kernel", "tma_host_mm_kernel",
                           "persistent_mm_kernel", "splitk_mm_kernel", "grouped_mm_kernel",
@@ -369,7 +368,7 @@ def moe_case(ver, r):
     return case
 
 
-def attn_bwd_dq_case(ver, r):
+def attn_bwd_dq_case(ver, r, out_param="DQ"):
     """Flash-attention backward, dQ: heads 0..3 of N_CTX = 128 tokens, Q, K, V
     and dO of entries value / 8, the row statistics M = 4 and D = 1/2 (every
     exp2 stays small); exp2 is approximate on the GPU: within 2 ulp."""
@@ -384,8 +383,9 @@ def attn_bwd_dq_case(ver, r):
     extra = [(n, data, dt, shape) for n, data, dt, shape in extra]
     # Q, K, V, DO, M, D, DQ, sm_scale, stride_z, stride_h, stride_tok, N_CTX
     params = ["A", "B", "X1", "X2", "X3", "X4", "C", ("f32", 0.125), rows * d, N_CTX * d, d, N_CTX]
-    case = family_case(ver, r, params, mats[0], mats[1], elem(cfg, "DQ"), extra, "approx")
-    case["c"] = (DESCR[elem(cfg, "DQ")], SIZE[elem(cfg, "DQ")], [rows, d])
+    out = elem(cfg, out_param)
+    case = family_case(ver, r, params, mats[0], mats[1], out, extra, "approx")
+    case["c"] = (DESCR[out], SIZE[out], [rows, d])
     case["grid"] = [-(-N_CTX // int(cfg["BLOCK_M"])), HEADS, 1]
     return case
 
@@ -408,6 +408,26 @@ def acc_loop_case(ver, r):
                        tc, extra, tolerance)
 
 
+def attn_bwd_dkdv_cases(ver, r):
+    """Flash-attention backward, dK and dV: inputs as `attn_bwd_dq_case`. The
+    kernel writes two outputs; each is a case of its own (`_dk`, `_dv`: C is
+    that output, the other goes to a scratch buffer), so the table keeps one
+    compared output per case."""
+    base = attn_bwd_dq_case(ver, r, out_param="DK")
+    # One program per block of BLOCK_N keys (dQ's per BLOCK_M queries).
+    base["grid"] = [-(-N_CTX // int(config(r)["BLOCK_N"])), HEADS, 1]
+    rows, d = base["c"][2]
+    cases = []
+    for which in ("dk", "dv"):
+        c = dict(base, name=f"{base['name']}_{which}")
+        scratch = ("scratch", rows * d * base["c"][1])
+        # Q, K, V, DO, M, D, DK, DV, sm_scale, stride_z, stride_h, stride_tok, N_CTX
+        outs = ["C", scratch] if which == "dk" else [scratch, "C"]
+        c["params"] = base["params"][:6] + outs + base["params"][7:]
+        cases.append(c)
+    return cases
+
+
 def attn_fwd_tma_case(ver, r):
     """Flash attention forward over device-side TMA descriptors (the kernel
     builds them in its global scratch with tensormap.replace; the
@@ -425,6 +445,7 @@ def attn_fwd_tma_case(ver, r):
 
 
 EXTRA_FAMILIES = {
+    "attn_bwd_dkdv_kernel": attn_bwd_dkdv_cases,
     "attn_fwd_tma_kernel": attn_fwd_tma_case,
     "acc_loop_kernel": acc_loop_case,
     "attn_bwd_dq_kernel": attn_bwd_dq_case,
