@@ -471,7 +471,70 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Ins
     let cx = Cx {
         line: start as u32 + 1,
     };
-    let head = lines[start].trim();
+    let mut f = function_header(&cx, lines[start].trim())?;
+    let (end, block_names) = block_labels(&cx, lines, start)?;
+    let mut fcx = FnCx {
+        f: &mut f,
+        blocks: NameMap::default(),
+    };
+    for n in &block_names {
+        let label = if n.starts_with("bb") && n[2..].parse::<u32>().is_ok() {
+            None
+        } else {
+            Some(n.as_str())
+        };
+        let b = fcx.f.blocks.push(BlockData {
+            label: label.map(Into::into),
+            nounroll: false,
+        });
+        fcx.f.layout.append_block(b);
+        fcx.blocks.insert(n.clone(), b);
+    }
+    let mut facts: Option<GmmaFacts> = None;
+    let mut cur: Option<Block> = None;
+    let mut bi = 0;
+    for (k, raw) in lines.iter().enumerate().take(end).skip(start + 1) {
+        let cx = Cx { line: k as u32 + 1 };
+        let l = raw.trim();
+        if l.is_empty() {
+            continue;
+        }
+        let indent = raw.len() - raw.trim_start().len();
+        if indent == 0 {
+            // Block headers were collected above as the unindented lines
+            // with a `:`; anything else unindented is out of place.
+            if !raw.contains(':') {
+                return cx.err(
+                    0,
+                    "expected a block label ('NAME:') or an indented instruction",
+                );
+            }
+            let b = fcx.blocks[&block_names[bi]];
+            bi += 1;
+            cur = Some(b);
+            block_header(&cx, fcx.f, &mut facts, b, l)?;
+            continue;
+        }
+        if cur.is_none() && declaration(&cx, &mut fcx, &mut facts, l, indent)? {
+            continue;
+        }
+        let Some(b) = cur else {
+            return cx.err(indent, "instruction outside a block");
+        };
+        if !fcx.f.has_body {
+            return cx.err(indent, "a function marked 'nobody' has instructions");
+        }
+        let data = fcx.inst(&cx, l, indent)?;
+        let i = fcx.f.append_inst(b, data);
+        inst_lines[i] = cx.line;
+    }
+    f.gmma = facts;
+    Ok((f, inst_lines, end + 1))
+}
+
+/// `function NAME entry|func [linkage L] [nobody] [maxnreg N] [serialized
+/// CNNNN [shared-accumulators]] [line N] {`
+fn function_header(cx: &Cx, head: &str) -> R<Function> {
     let Some(head) = head.strip_suffix('{') else {
         return cx.err(head.len(), "expected '{'");
     };
@@ -531,145 +594,117 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Ins
             o => return cx.err(0, format!("unexpected '{o}' in function header")),
         }
     }
-    // Find the end and pre-declare blocks so branches can refer forward.
+    Ok(f)
+}
+
+/// The line of the function's closing `}`, and its block labels in order
+/// (the unindented lines with a `:`), so that branches can refer forward.
+fn block_labels(cx: &Cx, lines: &[&str], start: usize) -> R<(usize, Vec<String>)> {
     let mut end = start + 1;
-    let mut block_names = Vec::new();
+    let mut names = Vec::new();
     while end < lines.len() && lines[end].trim() != "}" {
         let t = lines[end];
         if !t.starts_with(char::is_whitespace) && t.contains(':') {
-            let name = t.split(':').next().unwrap_or("").trim().to_string();
-            block_names.push(name);
+            names.push(t.split(':').next().unwrap_or("").trim().to_string());
         }
         end += 1;
     }
     if end >= lines.len() {
-        return Cx {
-            line: start as u32 + 1,
-        }
-        .err(0, "function is not closed by '}'");
+        return cx.err(0, "function is not closed by '}'");
     }
-    let mut fcx = FnCx {
-        f: &mut f,
-        blocks: NameMap::default(),
-    };
-    for n in &block_names {
-        let label = if n.starts_with("bb") && n[2..].parse::<u32>().is_ok() {
-            None
-        } else {
-            Some(n.as_str())
-        };
-        let b = fcx.f.blocks.push(BlockData {
-            label: label.map(Into::into),
-            nounroll: false,
-        });
-        fcx.f.layout.append_block(b);
-        fcx.blocks.insert(n.clone(), b);
+    Ok((end, names))
+}
+
+/// What follows a block's label: `nounroll`, and `inflight {SETS}` (phase
+/// 85's facts at the block's entry, by set index).
+fn block_header(
+    cx: &Cx,
+    f: &mut Function,
+    facts: &mut Option<GmmaFacts>,
+    b: Block,
+    l: &str,
+) -> R<()> {
+    let after_label = l.split_once(':').map_or("", |(_, r)| r);
+    f.blocks[b].nounroll = after_label.split_whitespace().next() == Some("nounroll");
+    if let Some(p) = l.find("inflight {") {
+        let inner = l[p + 10..].trim_end_matches('}');
+        let mut v = SmallVec::new();
+        for s in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let sets = facts.as_ref().map_or(0, |f| f.sets.len());
+            match s.parse::<u32>() {
+                Ok(x) if (x as usize) < sets => v.push(AccumSet::from_u32(x)),
+                Ok(_) => return cx.err(p, format!("set index '{s}' names no accset")),
+                Err(_) => return cx.err(p, format!("bad set index '{s}'")),
+            }
+        }
+        facts
+            .get_or_insert_with(GmmaFacts::default)
+            .in_flight_at_entry[b] = v;
     }
-    let mut facts: Option<GmmaFacts> = None;
-    let mut cur: Option<Block> = None;
-    let mut bi = 0;
-    for (k, raw) in lines.iter().enumerate().take(end).skip(start + 1) {
-        let cx = Cx { line: k as u32 + 1 };
-        let l = raw.trim();
-        if l.is_empty() {
-            continue;
-        }
-        let indent = raw.len() - raw.trim_start().len();
-        if indent == 0 {
-            // Block headers were collected above as the unindented lines
-            // with a `:`; anything else unindented is out of place.
-            if !raw.contains(':') {
-                return cx.err(
-                    0,
-                    "expected a block label ('NAME:') or an indented instruction",
-                );
-            }
-            let b = fcx.blocks[&block_names[bi]];
-            bi += 1;
-            cur = Some(b);
-            let after_label = l.split_once(':').map_or("", |(_, r)| r);
-            fcx.f.blocks[b].nounroll = after_label.split_whitespace().next() == Some("nounroll");
-            if let Some(p) = l.find("inflight {") {
-                let inner = l[p + 10..].trim_end_matches('}');
-                let mut v = SmallVec::new();
-                for s in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                    let sets = facts.as_ref().map_or(0, |f| f.sets.len());
-                    match s.parse::<u32>() {
-                        Ok(x) if (x as usize) < sets => v.push(AccumSet::from_u32(x)),
-                        Ok(_) => return cx.err(p, format!("set index '{s}' names no accset")),
-                        Err(_) => return cx.err(p, format!("bad set index '{s}'")),
-                    }
-                }
-                facts
-                    .get_or_insert_with(GmmaFacts::default)
-                    .in_flight_at_entry[b] = v;
-            }
-            continue;
-        }
-        let w: Vec<&str> = l.split_whitespace().collect();
-        match w[0] {
-            "param" | "retparam" if cur.is_none() => {
-                let ty_start = l.find('"').unwrap_or(l.len());
-                // `param NAME "TYPE"`: exactly one name before the quoted type,
-                // so that the line prints back as it was read.
-                let head: Vec<&str> = l[..ty_start].split_whitespace().collect();
-                let spaced = l[..ty_start].ends_with(char::is_whitespace);
-                let name = match head.as_slice() {
-                    [_, name] if spaced => *name,
-                    _ => return cx.err(indent, format!("expected '{} NAME \"TYPE\"'", w[0])),
-                };
-                let ty = unquote(&cx, indent + ty_start, &l[ty_start..])?;
-                let p = Param {
-                    name: name.into(),
-                    ty: ty.into(),
-                };
-                if w[0] == "param" {
-                    fcx.f.params.push(p)
-                } else {
-                    fcx.f.ret_params.push(p)
-                }
-            }
-            "reg" if cur.is_none() => {
-                if w.len() != 5 || w[3] != "class" {
-                    return cx.err(indent, "expected 'reg NAME TYPE class N'");
-                }
-                let class = match w[4].parse().ok().and_then(RegClass::from_number) {
-                    Some(c) => c,
-                    None => return cx.err(indent, format!("unknown register class '{}'", w[4])),
-                };
-                if fcx.f.reg(w[1]).is_some() {
-                    return cx.err(indent, format!("register '{}' declared twice", w[1]));
-                }
-                fcx.f.declare_reg(w[1], w[2], class);
-            }
-            "maxactive" if cur.is_none() => {
-                facts.get_or_insert_with(GmmaFacts::default).max_active =
-                    w.get(1).and_then(|x| x.parse().ok()).unwrap_or(0);
-            }
-            "accset" if cur.is_none() => {
-                let inner = l
-                    .split_once('{')
-                    .map(|x| x.1.trim_end_matches('}'))
-                    .unwrap_or("");
-                let mut set: SmallVec<[crate::VReg; 8]> = SmallVec::new();
-                for n in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                    set.push(fcx.reg(&cx, indent, n)?);
-                }
-                facts.get_or_insert_with(GmmaFacts::default).sets.push(&set);
-            }
-            _ => {
-                let Some(b) = cur else {
-                    return cx.err(indent, "instruction outside a block");
-                };
-                if !fcx.f.has_body {
-                    return cx.err(indent, "a function marked 'nobody' has instructions");
-                }
-                let data = fcx.inst(&cx, l, indent)?;
-                let i = fcx.f.append_inst(b, data);
-                inst_lines[i] = cx.line;
+    Ok(())
+}
+
+/// A declaration before the first block (`param`, `retparam`, `reg`,
+/// `maxactive`, `accset`); `false` when the line is none of them.
+fn declaration(
+    cx: &Cx,
+    fcx: &mut FnCx<'_>,
+    facts: &mut Option<GmmaFacts>,
+    l: &str,
+    indent: usize,
+) -> R<bool> {
+    let w: Vec<&str> = l.split_whitespace().collect();
+    match w[0] {
+        "param" | "retparam" => {
+            let ty_start = l.find('"').unwrap_or(l.len());
+            // `param NAME "TYPE"`: exactly one name before the quoted type,
+            // so that the line prints back as it was read.
+            let head: Vec<&str> = l[..ty_start].split_whitespace().collect();
+            let spaced = l[..ty_start].ends_with(char::is_whitespace);
+            let name = match head.as_slice() {
+                [_, name] if spaced => *name,
+                _ => return cx.err(indent, format!("expected '{} NAME \"TYPE\"'", w[0])),
+            };
+            let ty = unquote(cx, indent + ty_start, &l[ty_start..])?;
+            let p = Param {
+                name: name.into(),
+                ty: ty.into(),
+            };
+            if w[0] == "param" {
+                fcx.f.params.push(p)
+            } else {
+                fcx.f.ret_params.push(p)
             }
         }
+        "reg" => {
+            if w.len() != 5 || w[3] != "class" {
+                return cx.err(indent, "expected 'reg NAME TYPE class N'");
+            }
+            let class = match w[4].parse().ok().and_then(RegClass::from_number) {
+                Some(c) => c,
+                None => return cx.err(indent, format!("unknown register class '{}'", w[4])),
+            };
+            if fcx.f.reg(w[1]).is_some() {
+                return cx.err(indent, format!("register '{}' declared twice", w[1]));
+            }
+            fcx.f.declare_reg(w[1], w[2], class);
+        }
+        "maxactive" => {
+            facts.get_or_insert_with(GmmaFacts::default).max_active =
+                w.get(1).and_then(|x| x.parse().ok()).unwrap_or(0);
+        }
+        "accset" => {
+            let inner = l
+                .split_once('{')
+                .map(|x| x.1.trim_end_matches('}'))
+                .unwrap_or("");
+            let mut set: SmallVec<[crate::VReg; 8]> = SmallVec::new();
+            for n in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                set.push(fcx.reg(cx, indent, n)?);
+            }
+            facts.get_or_insert_with(GmmaFacts::default).sets.push(&set);
+        }
+        _ => return Ok(false),
     }
-    f.gmma = facts;
-    Ok((f, inst_lines, end + 1))
+    Ok(true)
 }
