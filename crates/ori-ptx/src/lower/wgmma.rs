@@ -627,6 +627,30 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
         );
     }
     // 6. Family checks.
+    family_checks(cx, span, &m, &sig, &ops);
+    // 7. Family-independent leftovers.
+    leftover_modifier_checks(cx, span, &m, sig.fam);
+    if cx.diags.len() != errors_before {
+        return None;
+    }
+    let mut it = ops.into_iter();
+    let d = it.next()?;
+    cx.make_tensor(&d);
+    let slots = std::iter::once(Slot::def_use(d)).chain(it.map(Slot::use_));
+    Some(InstData::interned(
+        Symbol::new("wgmma"),
+        i.modifiers,
+        slots,
+        span.line,
+    ))
+}
+
+/// Step 6 of [`lower_mma_async`]: what the type family allows (sparsity,
+/// `.satfinite`, the boolean operations, the target, the shape) and its
+/// operand checks.
+fn family_checks(cx: &mut LowerCx<'_>, span: Span, m: &Mods<'_>, sig: &Sig<'_>, ops: &[Operand]) {
+    const NAME: &str = "wgmma.mma_async";
+    let sparse = m.sparse > 0;
     let fam = sig.fam;
     let inst = fam.inst(sparse);
     // `.b1` has no sparse form (its dense template matched above).
@@ -699,7 +723,13 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
             format!("Special register argument not allowed for instruction '{NAME}'"),
         );
     }
-    // 7. Family-independent leftovers.
+}
+
+/// Step 7 of [`lower_mma_async`]: the modifiers no family takes, reported
+/// after the family's own (ptxas's order).
+fn leftover_modifier_checks(cx: &mut LowerCx<'_>, span: Span, m: &Mods<'_>, fam: Fam) {
+    const NAME: &str = "wgmma.mma_async";
+    let int = matches!(fam, Fam::Int | Fam::MixedInt);
     if fam == Fam::Bool && m.bool_ops.first().is_none_or(|o| *o == "popc") {
         cx.error(
             span,
@@ -724,19 +754,6 @@ pub fn lower_mma_async(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Ins
             format!("Illegal rounding modifier for instruction '{NAME}'"),
         );
     }
-    if cx.diags.len() != errors_before {
-        return None;
-    }
-    let mut it = ops.into_iter();
-    let d = it.next()?;
-    cx.make_tensor(&d);
-    let slots = std::iter::once(Slot::def_use(d)).chain(it.map(Slot::use_));
-    Some(InstData::interned(
-        Symbol::new("wgmma"),
-        i.modifiers,
-        slots,
-        span.line,
-    ))
 }
 
 /// The family's operand checks, for a shape that fits the types.
