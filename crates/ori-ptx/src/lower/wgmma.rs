@@ -713,7 +713,7 @@ fn family_checks(cx: &mut LowerCx<'_>, span: Span, m: &Mods<'_>, sig: &Sig<'_>, 
         None => None,
     };
     if let Some((_, n, _)) = shape_ok {
-        check_operands(cx, span, &sig, inst, n, &ops);
+        check_operands(cx, span, sig, inst, n, ops);
     }
     // A special register as the metadata passes the template (in a vector
     // it even compiles), but not on its own.
