@@ -511,6 +511,135 @@ fn load_module(a: &RunArgs, src: &str) -> Result<ori::ir::Module, ExitCode> {
     })
 }
 
+/// `--mem ADDR=BUFFER`: buffers placed at the addresses a recorded
+/// parameter block refers to.
+fn place_buffers(mem: &[String], g: &mut GlobalMemory) -> Result<Vec<(u64, Buffer)>, ExitCode> {
+    let mut placed: Vec<(u64, Buffer)> = Vec::new();
+    for m in mem {
+        let Some((addr, value)) = m.split_once('=') else {
+            return Err(usage(&format!("--mem takes ADDR=BUFFER, not '{m}'")));
+        };
+        let Ok(base) = u64::from_str_radix(addr.trim_start_matches("0x"), 16) else {
+            return Err(usage(&format!("--mem: '{addr}' is not a hex address")));
+        };
+        let array = match buffer_of(value) {
+            Ok(Some(x)) => x,
+            Ok(None) => {
+                return Err(usage(&format!(
+                    "--mem {addr}: '{value}' is not @FILE.npy or zeros:DTYPE:COUNT"
+                )))
+            }
+            Err(code) => return Err(code),
+        };
+        if let Err(e) = g.alloc_at(base, array.data) {
+            return Err(usage(&format!("--mem {addr}: {e}")));
+        }
+        placed.push((
+            base,
+            Buffer {
+                addr: base,
+                descr: array.descr,
+                shape: array.shape,
+            },
+        ));
+    }
+    Ok(placed)
+}
+
+/// `--dump PARAM=FILE.npy` (or `ADDR=`): the buffer each dump writes back.
+fn dump_targets<'b, 'd>(
+    dumps_asked: &'d [String],
+    f: &Function,
+    placed: &'b [(u64, Buffer)],
+    buffers: &'b [Option<Buffer>],
+) -> Result<Vec<(&'b Buffer, &'d str)>, ExitCode> {
+    let mut dumps = Vec::new();
+    for d in dumps_asked {
+        let Some((key, path)) = d.split_once('=') else {
+            return Err(usage(&format!("--dump takes PARAM=FILE.npy, not '{d}'")));
+        };
+        let at = u64::from_str_radix(key.trim_start_matches("0x"), 16)
+            .ok()
+            .filter(|_| key.starts_with("0x"));
+        let by_addr = at.and_then(|x| placed.iter().find(|(b, _)| *b == x).map(|(_, b)| b));
+        match by_addr.or_else(|| param_index(f, key).and_then(|k| buffers[k].as_ref())) {
+            Some(b) => dumps.push((b, path)),
+            None => {
+                return Err(usage(&format!(
+                    "--dump {key}: no buffer was given for that parameter (pass it as @FILE.npy or zeros:DTYPE:COUNT)"
+                )))
+            }
+        }
+    }
+    Ok(dumps)
+}
+
+/// `--block`, else the kernel's `.reqntid` (or `.maxntid`), else 128
+/// threads; at most 1024.
+fn block_shape(block: Option<&str>, src: &str, f: &Function) -> Result<[u32; 3], ExitCode> {
+    let block = match block {
+        Some(b) => dims("block", b).map_err(|e| usage(&e))?,
+        None => declared_threads(src, &f.name).unwrap_or([128, 1, 1]),
+    };
+    if block.iter().map(|&d| u64::from(d)).product::<u64>() > 1024 {
+        return Err(usage(&format!(
+            "--block {},{},{}: a CTA has at most 1024 threads",
+            block[0], block[1], block[2]
+        )));
+    }
+    Ok(block)
+}
+
+/// Run the launch over the whole grid (a progress line after a second),
+/// write the dumps back, and report.
+fn execute(
+    module: &Module,
+    f: &Function,
+    launch: &Launch,
+    g: &GlobalMemory,
+    dumps: &[(&Buffer, &str)],
+    file: &str,
+) -> ExitCode {
+    let grid = launch.grid;
+    let start = Instant::now();
+    let shown = std::sync::atomic::AtomicBool::new(false);
+    let progress = |done: u64, total: u64| {
+        if start.elapsed() > Duration::from_secs(1) && (done.is_multiple_of(16) || done == total) {
+            eprint!("\rori run: CTA {done}/{total}");
+            shown.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    let result = ori::host::run_with_progress(module, &f.name, launch, g, &progress);
+    if shown.into_inner() {
+        eprintln!();
+    }
+    let stats = match result {
+        Ok(s) => s,
+        Err(e) if e.line > 0 => return failed(&format!("{}:{}: {}", file, e.line, e.message)),
+        Err(e) => return failed(&format!("{}: {}", file, e.message)),
+    };
+    for &(b, path) in dumps {
+        let array = NpyArray {
+            descr: b.descr.clone(),
+            shape: b.shape.clone(),
+            data: g.buffer(b.addr).unwrap_or_default(),
+        };
+        if let Err(e) = write_bytes_atomically(path, &array.to_bytes()) {
+            return failed(&format!("cannot write '{path}': {e}"));
+        }
+    }
+    let ctas = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
+    eprintln!(
+        "ori run: {} ran {ctas} CTA(s): {} warpgroup steps, {} wgmma, {} groups retired, {:.2} s",
+        f.name,
+        stats.steps,
+        stats.wgmma,
+        stats.groups_retired,
+        start.elapsed().as_secs_f64()
+    );
+    ExitCode::SUCCESS
+}
+
 /// `ori run`.
 pub fn run(a: RunArgs) -> ExitCode {
     let grid = match dims("grid", &a.grid) {
@@ -529,19 +658,10 @@ pub fn run(a: RunArgs) -> ExitCode {
         Ok(f) => f,
         Err(e) => return usage(&e),
     };
-    let block = match &a.block {
-        Some(b) => match dims("block", b) {
-            Ok(b) => b,
-            Err(e) => return usage(&e),
-        },
-        None => declared_threads(&src, &f.name).unwrap_or([128, 1, 1]),
+    let block = match block_shape(a.block.as_deref(), &src, f) {
+        Ok(b) => b,
+        Err(code) => return code,
     };
-    if block.iter().map(|&d| u64::from(d)).product::<u64>() > 1024 {
-        return usage(&format!(
-            "--block {},{},{}: a CTA has at most 1024 threads",
-            block[0], block[1], block[2]
-        ));
-    }
     let mut g = GlobalMemory::new();
     let (params, mut buffers, param_bytes, param_block) = if let Some(file) = &a.params {
         if !a.args.is_empty() {
@@ -561,54 +681,15 @@ pub fn run(a: RunArgs) -> ExitCode {
         }
     };
     // Buffers at fixed addresses, for a recorded parameter block.
-    let mut placed: Vec<(u64, Buffer)> = Vec::new();
-    for m in &a.mem {
-        let Some((addr, value)) = m.split_once('=') else {
-            return usage(&format!("--mem takes ADDR=BUFFER, not '{m}'"));
-        };
-        let Ok(base) = u64::from_str_radix(addr.trim_start_matches("0x"), 16) else {
-            return usage(&format!("--mem: '{addr}' is not a hex address"));
-        };
-        let array = match buffer_of(value) {
-            Ok(Some(x)) => x,
-            Ok(None) => {
-                return usage(&format!(
-                    "--mem {addr}: '{value}' is not @FILE.npy or zeros:DTYPE:COUNT"
-                ))
-            }
-            Err(code) => return code,
-        };
-        if let Err(e) = g.alloc_at(base, array.data) {
-            return usage(&format!("--mem {addr}: {e}"));
-        }
-        placed.push((
-            base,
-            Buffer {
-                addr: base,
-                descr: array.descr,
-                shape: array.shape,
-            },
-        ));
-    }
+    let placed = match place_buffers(&a.mem, &mut g) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     buffers.resize_with(f.params.len(), || None);
-    let mut dumps = Vec::new();
-    for d in &a.dumps {
-        let Some((key, path)) = d.split_once('=') else {
-            return usage(&format!("--dump takes PARAM=FILE.npy, not '{d}'"));
-        };
-        let at = u64::from_str_radix(key.trim_start_matches("0x"), 16)
-            .ok()
-            .filter(|_| key.starts_with("0x"));
-        let by_addr = at.and_then(|x| placed.iter().find(|(b, _)| *b == x).map(|(_, b)| b));
-        match by_addr.or_else(|| param_index(f, key).and_then(|k| buffers[k].as_ref())) {
-            Some(b) => dumps.push((b, path)),
-            None => {
-                return usage(&format!(
-                    "--dump {key}: no buffer was given for that parameter (pass it as @FILE.npy or zeros:DTYPE:COUNT)"
-                ))
-            }
-        }
-    }
+    let dumps = match dump_targets(&a.dumps, f, &placed, &buffers) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
     let mut launch = Launch {
         params,
         // By default, what the static .shared variables leave of sm_90's 227 KiB.
@@ -629,41 +710,5 @@ pub fn run(a: RunArgs) -> ExitCode {
     if let Some(n) = a.max_steps {
         launch.step_limit = n;
     }
-    let start = Instant::now();
-    let shown = std::sync::atomic::AtomicBool::new(false);
-    let progress = |done: u64, total: u64| {
-        if start.elapsed() > Duration::from_secs(1) && (done.is_multiple_of(16) || done == total) {
-            eprint!("\rori run: CTA {done}/{total}");
-            shown.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-    };
-    let result = ori::host::run_with_progress(&module, &f.name, &launch, &g, &progress);
-    if shown.into_inner() {
-        eprintln!();
-    }
-    let stats = match result {
-        Ok(s) => s,
-        Err(e) if e.line > 0 => return failed(&format!("{}:{}: {}", a.file, e.line, e.message)),
-        Err(e) => return failed(&format!("{}: {}", a.file, e.message)),
-    };
-    for (b, path) in dumps {
-        let array = NpyArray {
-            descr: b.descr.clone(),
-            shape: b.shape.clone(),
-            data: g.buffer(b.addr).unwrap_or_default(),
-        };
-        if let Err(e) = write_bytes_atomically(path, &array.to_bytes()) {
-            return failed(&format!("cannot write '{path}': {e}"));
-        }
-    }
-    let ctas = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
-    eprintln!(
-        "ori run: {} ran {ctas} CTA(s): {} warpgroup steps, {} wgmma, {} groups retired, {:.2} s",
-        f.name,
-        stats.steps,
-        stats.wgmma,
-        stats.groups_retired,
-        start.elapsed().as_secs_f64()
-    );
-    ExitCode::SUCCESS
+    execute(&module, f, &launch, &g, &dumps, &a.file)
 }
