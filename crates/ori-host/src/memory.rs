@@ -187,7 +187,10 @@ impl GlobalMemory {
     }
 
     /// Read the 16 bytes at `addr` (a `cp.async` record), little-endian:
-    /// two word loads where they start on a word.
+    /// two word loads where they start on a word. Inlined, so that the
+    /// value stays in registers (a result passed through memory as two
+    /// words and read back as one stalls the load).
+    #[inline]
     pub fn read16(&self, addr: u64) -> Result<u128, String> {
         let (b, off) = self.locate(addr, 16)?;
         if off % 8 == 0 {
