@@ -164,155 +164,248 @@ fn isolated_wgmma(f: &Function, src: &str) -> Option<Vec<String>> {
 }
 
 fn plan_function(f: &Function, src: &str, e: &mut Edits) {
-    let text_of = |(lo, hi): Stmt| src.get(lo as usize..hi as usize).unwrap_or("");
     let cfg = ori_ir::ControlFlowGraph::compute(f);
-    let blocks = PtxasBlocks::compute(f, &cfg);
-    let order: Vec<Inst> = f.layout.all_insts().collect();
-    let placed: BTreeSet<Inst> = order.iter().copied().collect();
-    // Source instructions the passes removed (a serialized function's own
-    // fences, commits and waits).
-    for (i, d) in f.insts.iter() {
-        let from_source = injected_text(f, i).is_none();
-        if let (Some((lo, hi)), true) = (d.src, from_source && !placed.contains(&i)) {
-            if d.opcode.is_gmma_family() {
-                e.drop.insert(lo, (hi, "removed by serialization"));
-            }
-        }
-    }
-    let mut pending: Vec<String> = Vec::new();
-    let mut anchor: Option<Stmt> = None;
-    let mut block = None;
-    // The branch of a guarded GMMA op just placed: (its line, branch text, label).
-    let mut skip: Option<(u32, String, String)> = None;
-    // A guarded op written as a branch whose skipped block is still open
-    // (the statement's start): what follows the op there goes before the label.
-    let mut rewritten: Option<u32> = None;
+    let mut p = Planner {
+        f,
+        src,
+        blocks: PtxasBlocks::compute(f, &cfg),
+        order: f.layout.all_insts().collect(),
+        pending: Vec::new(),
+        anchor: None,
+        block: None,
+        skip: None,
+        rewritten: None,
+        consumed: BTreeSet::new(),
+    };
+    p.drop_removed_sync_ops(e);
     // Serialized with C7511 for a shared accumulator register: each wgmma
-    // gets registers of its own; the
-    // commit and wait serialization put after it are then written with it.
+    // gets registers of its own; the commit and wait serialization put
+    // after it are then written with it.
     let isolate = f.serialized.is_some_and(|z| z.shared_accumulators);
-    let mut consumed: BTreeSet<Inst> = BTreeSet::new();
-    for (k, &i) in order.iter().enumerate() {
+    for k in 0..p.order.len() {
+        let i = p.order[k];
         let d = &f.insts[i];
-        if consumed.contains(&i) {
+        if p.consumed.contains(&i) || (isolate && p.isolate_wgmma(e, k)) {
             continue;
-        }
-        if let (true, Opcode::WgmmaMmaAsync, Some(stmt)) = (isolate, d.opcode, d.src) {
-            let after: Vec<Inst> = order[k + 1..].iter().take(2).copied().collect();
-            let serialized_after = after.len() == 2
-                && f.insts[after[0]].opcode == Opcode::WarpgroupCommitBatch
-                && f.insts[after[1]].opcode == Opcode::WarpgroupWait;
-            let fence_before =
-                pending.last().map(String::as_str) == Some("wgmma.fence.sync.aligned;");
-            let isolated = isolated_wgmma(f, text_of(stmt));
-            if let (true, true, Some(v)) = (serialized_after, fence_before, isolated) {
-                pending.pop();
-                if !pending.is_empty() {
-                    e.before.entry(stmt.0).or_default().append(&mut pending);
-                }
-                e.replace.insert(stmt.0, (stmt.1, v));
-                consumed.extend(after);
-                anchor = Some(stmt);
-                block = f.layout.inst_block(i);
-                continue;
-            }
         }
         // What a block ends with stays in that block: after its last line.
         let b = f.layout.inst_block(i);
-        if b != block && skip.is_none() {
-            if let (Some(l), false) = (rewritten.take(), pending.is_empty()) {
-                if let Some((_, v)) = e.replace.get_mut(&l) {
-                    let label = v.pop();
-                    v.extend(pending.drain(..).map(|t| format!("{t} // ori: injected")));
-                    v.extend(label);
-                }
-            }
-            if let (Some(a), false) = (anchor, pending.is_empty()) {
-                e.after.entry(a.1).or_default().append(&mut pending);
-            }
-            block = b;
+        if b != p.block && p.skip.is_none() {
+            p.close_block(e, b);
         }
         if let Some(t) = injected_text(f, i) {
-            // A commit phase 87 puts before a wait is left to the wait
-            // (ptxas closes the stage there itself) when the wait is the
-            // user's, or when no wgmma precedes it in its block as ptxas
-            // sees it: written there, it would close an empty group and
-            // cost a dummy wgmma and an arrive (`heldout4_22`).
-            let before_wait = order
-                .get(k + 1)
-                .is_some_and(|n| f.insts[*n].opcode.is_wait());
-            let implicit_commit = d.opcode == Opcode::WarpgroupCommitBatch
-                && before_wait
-                && (order
-                    .get(k + 1)
-                    .is_some_and(|n| f.insts[*n].opcode == Opcode::WgmmaWaitGroup)
-                    || !wgmma_before_in_block(f, &blocks, &order, k));
-            if !implicit_commit {
-                pending.push(t);
-            }
+            p.injected(k, t);
             continue;
         }
         if let Some((bra, label)) = skip_branch(f, i) {
-            // The branch the front end made of `@p op`: it stands for the
-            // guarded statement that follows it.
-            if let Some(op) = order[k + 1..].iter().find_map(|n| f.insts[*n].src) {
-                if !pending.is_empty() {
-                    e.before.entry(op.0).or_default().append(&mut pending);
-                }
-                anchor = Some(op);
-            }
-            skip = Some((d.line, bra, label));
+            p.guard_branch(e, k, bra, label);
             continue;
         }
         let Some(stmt) = d.src else {
             continue;
         };
-        if let Some((line, bra, label)) = skip.take() {
-            if line == d.line && !pending.is_empty() {
-                // Something goes between the guard and the op: write the branch
-                // ptxas would make of `@p op` explicitly.
-                let op = text_of(stmt)
-                    .trim()
-                    .trim_start_matches(|c: char| !c.is_whitespace())
-                    .trim()
-                    .to_string();
-                let mut v = vec![format!("{bra} // ori: the guarded op as a branch")];
-                v.extend(pending.drain(..).map(|t| format!("{t} // ori: injected")));
-                v.push(op);
-                v.push(format!("{label}:"));
-                e.replace.insert(stmt.0, (stmt.1, v));
-                rewritten = Some(stmt.0);
-                anchor = Some(stmt);
-                block = b;
-                continue;
-            }
-        }
-        if moved_up(f, &order[k + 1..], i, stmt, anchor) {
-            let text = text_of(stmt).trim().to_string();
-            pending.push(format!("{text} // ori: moved up from line {}", d.line));
-            e.drop.insert(stmt.0, (stmt.1, "moved up"));
+        if p.guarded_op(e, stmt, d.line, b) {
             continue;
         }
-        match anchor {
-            // In source order: injected statements go just before it.
-            Some(a) if stmt.0 < a.0 => {
-                // Moved below a later statement: write it at its new place.
-                let text = text_of(stmt).trim().to_string();
-                let slot = e.after.entry(a.1).or_default();
-                slot.append(&mut pending);
-                slot.push(format!("{text} // ori: moved from line {}", d.line));
-                e.drop.insert(stmt.0, (stmt.1, "moved"));
-            }
-            _ => {
-                if !pending.is_empty() {
-                    e.before.entry(stmt.0).or_default().append(&mut pending);
+        p.place(e, k, stmt);
+    }
+    if let (Some(a), false) = (p.anchor, p.pending.is_empty()) {
+        e.after.entry(a.1).or_default().append(&mut p.pending);
+    }
+}
+
+/// The walk of [`plan_function`] over a function's instructions in IR
+/// order: the phase-87 statements waiting to be written (`pending`), and
+/// where the last source statement went (`anchor`).
+struct Planner<'f> {
+    f: &'f Function,
+    src: &'f str,
+    blocks: PtxasBlocks,
+    order: Vec<Inst>,
+    pending: Vec<String>,
+    anchor: Option<Stmt>,
+    block: Option<ori_ir::Block>,
+    /// The branch of a guarded GMMA op just placed: (its line, branch text, label).
+    skip: Option<(u32, String, String)>,
+    /// A guarded op written as a branch whose skipped block is still open
+    /// (the statement's start): what follows the op there goes before the label.
+    rewritten: Option<u32>,
+    /// Instructions already written with an isolated wgmma.
+    consumed: BTreeSet<Inst>,
+}
+
+impl Planner<'_> {
+    fn text_of(&self, (lo, hi): Stmt) -> &str {
+        self.src.get(lo as usize..hi as usize).unwrap_or("")
+    }
+
+    /// Source instructions the passes removed (a serialized function's own
+    /// fences, commits and waits) are commented out.
+    fn drop_removed_sync_ops(&self, e: &mut Edits) {
+        let placed: BTreeSet<Inst> = self.order.iter().copied().collect();
+        for (i, d) in self.f.insts.iter() {
+            let from_source = injected_text(self.f, i).is_none();
+            if let (Some((lo, hi)), true) = (d.src, from_source && !placed.contains(&i)) {
+                if d.opcode.is_gmma_family() {
+                    e.drop.insert(lo, (hi, "removed by serialization"));
                 }
-                anchor = Some(stmt);
             }
         }
     }
-    if let (Some(a), false) = (anchor, pending.is_empty()) {
-        e.after.entry(a.1).or_default().append(&mut pending);
+
+    /// A wgmma serialized for a shared accumulator (fence before it, commit
+    /// and wait after): written with registers of its own. Whether it was.
+    fn isolate_wgmma(&mut self, e: &mut Edits, k: usize) -> bool {
+        let (f, i) = (self.f, self.order[k]);
+        let (Opcode::WgmmaMmaAsync, Some(stmt)) = (f.insts[i].opcode, f.insts[i].src) else {
+            return false;
+        };
+        let after: Vec<Inst> = self.order[k + 1..].iter().take(2).copied().collect();
+        let serialized_after = after.len() == 2
+            && f.insts[after[0]].opcode == Opcode::WarpgroupCommitBatch
+            && f.insts[after[1]].opcode == Opcode::WarpgroupWait;
+        let fence_before =
+            self.pending.last().map(String::as_str) == Some("wgmma.fence.sync.aligned;");
+        let (true, true, Some(v)) = (
+            serialized_after,
+            fence_before,
+            isolated_wgmma(f, self.text_of(stmt)),
+        ) else {
+            return false;
+        };
+        self.pending.pop();
+        if !self.pending.is_empty() {
+            e.before
+                .entry(stmt.0)
+                .or_default()
+                .append(&mut self.pending);
+        }
+        e.replace.insert(stmt.0, (stmt.1, v));
+        self.consumed.extend(after);
+        self.anchor = Some(stmt);
+        self.block = f.layout.inst_block(i);
+        true
+    }
+
+    /// A new block: what is pending belongs to the previous one.
+    fn close_block(&mut self, e: &mut Edits, b: Option<ori_ir::Block>) {
+        if let (Some(l), false) = (self.rewritten.take(), self.pending.is_empty()) {
+            if let Some((_, v)) = e.replace.get_mut(&l) {
+                let label = v.pop();
+                v.extend(
+                    self.pending
+                        .drain(..)
+                        .map(|t| format!("{t} // ori: injected")),
+                );
+                v.extend(label);
+            }
+        }
+        if let (Some(a), false) = (self.anchor, self.pending.is_empty()) {
+            e.after.entry(a.1).or_default().append(&mut self.pending);
+        }
+        self.block = b;
+    }
+
+    /// A statement phase 87 made. A commit it puts before a wait is left to
+    /// the wait (ptxas closes the stage there itself) when the wait is the
+    /// user's, or when no wgmma precedes it in its block as ptxas sees it:
+    /// written there, it would close an empty group and cost a dummy wgmma
+    /// and an arrive (`heldout4_22`).
+    fn injected(&mut self, k: usize, t: String) {
+        let f = self.f;
+        let next = self.order.get(k + 1).map(|n| f.insts[*n].opcode);
+        let implicit_commit = f.insts[self.order[k]].opcode == Opcode::WarpgroupCommitBatch
+            && next.is_some_and(|o| o.is_wait())
+            && (next == Some(Opcode::WgmmaWaitGroup)
+                || !wgmma_before_in_block(f, &self.blocks, &self.order, k));
+        if !implicit_commit {
+            self.pending.push(t);
+        }
+    }
+
+    /// The branch the front end made of `@p op`: it stands for the guarded
+    /// statement that follows it.
+    fn guard_branch(&mut self, e: &mut Edits, k: usize, bra: String, label: String) {
+        let f = self.f;
+        if let Some(op) = self.order[k + 1..].iter().find_map(|n| f.insts[*n].src) {
+            if !self.pending.is_empty() {
+                e.before.entry(op.0).or_default().append(&mut self.pending);
+            }
+            self.anchor = Some(op);
+        }
+        self.skip = Some((f.insts[self.order[k]].line, bra, label));
+    }
+
+    /// The guarded op after its branch: when something goes between the
+    /// guard and the op, the branch ptxas would make of `@p op` is written
+    /// explicitly. Whether it was.
+    fn guarded_op(
+        &mut self,
+        e: &mut Edits,
+        stmt: Stmt,
+        line: u32,
+        b: Option<ori_ir::Block>,
+    ) -> bool {
+        let Some((at, bra, label)) = self.skip.take() else {
+            return false;
+        };
+        if at != line || self.pending.is_empty() {
+            return false;
+        }
+        let op = self
+            .text_of(stmt)
+            .trim()
+            .trim_start_matches(|c: char| !c.is_whitespace())
+            .trim()
+            .to_string();
+        let mut v = vec![format!("{bra} // ori: the guarded op as a branch")];
+        v.extend(
+            self.pending
+                .drain(..)
+                .map(|t| format!("{t} // ori: injected")),
+        );
+        v.push(op);
+        v.push(format!("{label}:"));
+        e.replace.insert(stmt.0, (stmt.1, v));
+        self.rewritten = Some(stmt.0);
+        self.anchor = Some(stmt);
+        self.block = b;
+        true
+    }
+
+    /// A source statement: pending statements go just before it, unless
+    /// phase 87 moved it (a sync op moved up, or a statement moved below a
+    /// later one: written at its new place, the original commented out).
+    fn place(&mut self, e: &mut Edits, k: usize, stmt: Stmt) {
+        let (f, i) = (self.f, self.order[k]);
+        let line = f.insts[i].line;
+        if moved_up(f, &self.order[k + 1..], i, stmt, self.anchor) {
+            let text = self.text_of(stmt).trim().to_string();
+            self.pending
+                .push(format!("{text} // ori: moved up from line {line}"));
+            e.drop.insert(stmt.0, (stmt.1, "moved up"));
+            return;
+        }
+        match self.anchor {
+            // In source order: injected statements go just before it.
+            Some(a) if stmt.0 < a.0 => {
+                // Moved below a later statement: write it at its new place.
+                let text = self.text_of(stmt).trim().to_string();
+                let slot = e.after.entry(a.1).or_default();
+                slot.append(&mut self.pending);
+                slot.push(format!("{text} // ori: moved from line {line}"));
+                e.drop.insert(stmt.0, (stmt.1, "moved"));
+            }
+            _ => {
+                if !self.pending.is_empty() {
+                    e.before
+                        .entry(stmt.0)
+                        .or_default()
+                        .append(&mut self.pending);
+                }
+                self.anchor = Some(stmt);
+            }
+        }
     }
 }
 
