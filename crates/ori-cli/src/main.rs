@@ -79,44 +79,48 @@ impl ColorChoice {
     }
 }
 
+/// `ori compile`'s arguments.
+#[derive(clap::Args)]
+struct CompileArgs {
+    /// Input file.
+    file: String,
+    /// Target architecture.
+    #[arg(long, default_value = "sm_90a")]
+    arch: String,
+    /// What to write to the output.
+    #[arg(long, value_enum, default_value = "none")]
+    emit: Emit,
+    /// Dump the IR before this pass (a name from `ori passes`, or `all`).
+    #[arg(long = "print-before", value_name = "PASS")]
+    print_before: Vec<String>,
+    /// Dump the IR after this pass (a name from `ori passes`, or `all`).
+    #[arg(long = "print-after", value_name = "PASS")]
+    print_after: Vec<String>,
+    /// Layout of diagnostics on stderr.
+    #[arg(long = "message-format", value_enum, default_value = "human")]
+    message_format: MessageFormat,
+    /// Color the human diagnostics.
+    #[arg(long, value_enum, default_value = "auto")]
+    color: ColorChoice,
+    /// Compile only (ptxas `-c`): every callee counts as external.
+    #[arg(short = 'c', long = "compile-only")]
+    compile_only: bool,
+    /// Phase 87 also makes legal what ptxas 13.0.88 leaves undefined by the
+    /// PTX ISA (writes to registers of a wgmma in flight), with an ori note each.
+    #[arg(long = "isa-strict")]
+    isa_strict: bool,
+    /// Register limit (ptxas `-maxrregcount`); accepted for compatibility, ori does no allocation.
+    #[arg(long = "maxrregcount", value_name = "N")]
+    maxrregcount: Option<u32>,
+    /// Write the emitted output here instead of stdout.
+    #[arg(short = 'o', value_name = "FILE")]
+    output: Option<String>,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Compile a PTX (.ptx) or IR (.ori) file.
-    Compile {
-        /// Input file.
-        file: String,
-        /// Target architecture.
-        #[arg(long, default_value = "sm_90a")]
-        arch: String,
-        /// What to write to the output.
-        #[arg(long, value_enum, default_value = "none")]
-        emit: Emit,
-        /// Dump the IR before this pass (a name from `ori passes`, or `all`).
-        #[arg(long = "print-before", value_name = "PASS")]
-        print_before: Vec<String>,
-        /// Dump the IR after this pass (a name from `ori passes`, or `all`).
-        #[arg(long = "print-after", value_name = "PASS")]
-        print_after: Vec<String>,
-        /// Layout of diagnostics on stderr.
-        #[arg(long = "message-format", value_enum, default_value = "human")]
-        message_format: MessageFormat,
-        /// Color the human diagnostics.
-        #[arg(long, value_enum, default_value = "auto")]
-        color: ColorChoice,
-        /// Compile only (ptxas `-c`): every callee counts as external.
-        #[arg(short = 'c', long = "compile-only")]
-        compile_only: bool,
-        /// Phase 87 also makes legal what ptxas 13.0.88 leaves undefined by the
-        /// PTX ISA (writes to registers of a wgmma in flight), with an ori note each.
-        #[arg(long = "isa-strict")]
-        isa_strict: bool,
-        /// Register limit (ptxas `-maxrregcount`); accepted for compatibility, ori does no allocation.
-        #[arg(long = "maxrregcount", value_name = "N")]
-        maxrregcount: Option<u32>,
-        /// Write the emitted output here instead of stdout.
-        #[arg(short = 'o', value_name = "FILE")]
-        output: Option<String>,
-    },
+    Compile(CompileArgs),
     /// Find the kernels ptxas would serialize or inject into: every .ptx
     /// under the given paths (a Triton cache, a CUTLASS build tree).
     Scan {
@@ -316,6 +320,90 @@ fn main() -> ExitCode {
     }
 }
 
+/// `ori compile`.
+fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
+    let CompileArgs {
+        file,
+        arch,
+        emit,
+        print_before,
+        print_after,
+        message_format,
+        color,
+        compile_only,
+        isa_strict,
+        maxrregcount,
+        output,
+    } = args;
+    let pm = ori::pipeline(&ori::Options::default());
+    for p in print_before.iter().chain(&print_after) {
+        if !pm.knows(p) {
+            cli_error(
+                message_format,
+                &format!("unknown pass '{p}' (see `ori passes`)"),
+            );
+            return Ok(ExitCode::from(2));
+        }
+    }
+    let src = match read_input(&file) {
+        Ok(s) => s,
+        Err(e) => {
+            cli_error(message_format, &e);
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let name = std::path::Path::new(&file)
+        .file_name()
+        .map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+    let opts = ori::Options {
+        arch: Some(arch),
+        print_before,
+        print_after,
+        verify: true,
+        compile_only,
+        isa_strict,
+        maxrregcount,
+    };
+    let c = ori::compile_source(&name, &src, &opts);
+    for d in &c.dumps {
+        out.put(d)?;
+    }
+    // Spans point into PTX input only (IR text has none).
+    let source = (!name.ends_with(".ori")).then(|| ori::report::Source::new(&file, &src));
+    print_diagnostics(&c.diags, &file, source.as_ref(), message_format, color);
+    if c.failed() {
+        return Ok(ExitCode::from(1));
+    }
+    let Some(m) = &c.module else {
+        return Ok(ExitCode::from(1));
+    };
+    let text = match emit {
+        Emit::None => return Ok(ExitCode::SUCCESS),
+        Emit::Ir => ori::ir::write_module(m),
+        Emit::Sass => ori::lower::sass::emit_module(m),
+        Emit::Ptx => {
+            if name.ends_with(".ori") {
+                cli_error(message_format, "--emit ptx needs PTX input");
+                return Ok(ExitCode::from(2));
+            }
+            match ori::fixit_ptx(&name, &src, &c, &opts) {
+                Some(t) => t,
+                None => return Ok(ExitCode::from(1)),
+            }
+        }
+    };
+    match output {
+        Some(path) => {
+            if let Err(e) = write_file_atomically(&path, &text) {
+                cli_error(message_format, &format!("cannot write '{path}': {e}"));
+                return Ok(ExitCode::from(1));
+            }
+        }
+        None => out.put(&text)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run() -> Result<ExitCode, ExitCode> {
     let mut out = Out(std::io::stdout().lock());
     let cli = match Cli::try_parse_from(normalized_args()) {
@@ -358,86 +446,6 @@ fn run() -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Compile {
-            file,
-            arch,
-            emit,
-            print_before,
-            print_after,
-            message_format,
-            color,
-            compile_only,
-            isa_strict,
-            maxrregcount,
-            output,
-        } => {
-            let pm = ori::pipeline(&ori::Options::default());
-            for p in print_before.iter().chain(&print_after) {
-                if !pm.knows(p) {
-                    cli_error(
-                        message_format,
-                        &format!("unknown pass '{p}' (see `ori passes`)"),
-                    );
-                    return Ok(ExitCode::from(2));
-                }
-            }
-            let src = match read_input(&file) {
-                Ok(s) => s,
-                Err(e) => {
-                    cli_error(message_format, &e);
-                    return Ok(ExitCode::from(1));
-                }
-            };
-            let name = std::path::Path::new(&file)
-                .file_name()
-                .map_or(file.clone(), |n| n.to_string_lossy().into_owned());
-            let opts = ori::Options {
-                arch: Some(arch),
-                print_before,
-                print_after,
-                verify: true,
-                compile_only,
-                isa_strict,
-                maxrregcount,
-            };
-            let c = ori::compile_source(&name, &src, &opts);
-            for d in &c.dumps {
-                out.put(d)?;
-            }
-            // Spans point into PTX input only (IR text has none).
-            let source = (!name.ends_with(".ori")).then(|| ori::report::Source::new(&file, &src));
-            print_diagnostics(&c.diags, &file, source.as_ref(), message_format, color);
-            if c.failed() {
-                return Ok(ExitCode::from(1));
-            }
-            let Some(m) = &c.module else {
-                return Ok(ExitCode::from(1));
-            };
-            let text = match emit {
-                Emit::None => return Ok(ExitCode::SUCCESS),
-                Emit::Ir => ori::ir::write_module(m),
-                Emit::Sass => ori::lower::sass::emit_module(m),
-                Emit::Ptx => {
-                    if name.ends_with(".ori") {
-                        cli_error(message_format, "--emit ptx needs PTX input");
-                        return Ok(ExitCode::from(2));
-                    }
-                    match ori::fixit_ptx(&name, &src, &c, &opts) {
-                        Some(t) => t,
-                        None => return Ok(ExitCode::from(1)),
-                    }
-                }
-            };
-            match output {
-                Some(path) => {
-                    if let Err(e) = write_file_atomically(&path, &text) {
-                        cli_error(message_format, &format!("cannot write '{path}': {e}"));
-                        return Ok(ExitCode::from(1));
-                    }
-                }
-                None => out.put(&text)?,
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Cmd::Compile(args) => compile(args, &mut out),
     }
 }
