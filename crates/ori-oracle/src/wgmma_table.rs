@@ -560,107 +560,10 @@ fn sparse_cases(g: &mut Gen) {
         Types::new("s32", "u8", "s8"),
     ];
     for t in reps {
-        let fam = t.fam();
-        // K: the dense one, four times it; N off the table; N = 240, 256.
-        for (tag, k, n, intent) in [
-            ("k_dense", fam.k(), 16, Intent::Invalid),
-            ("k_x4", 4 * fam.k(), 16, Intent::Invalid),
-            ("n40", 2 * fam.k(), 40, Intent::Probe),
-            ("n264", 2 * fam.k(), 264, Intent::Invalid),
-            ("n240", 2 * fam.k(), 240, Intent::Probe),
-        ] {
-            let mut mma = Mma::new_sparse(t, n, false, 0);
-            mma.k = k;
-            g.mma(format!("sp_shape_{tag}_{}", t.tag()), intent, &mma);
-        }
-        // The selector: values, a register.
-        for v in ["1", "2", "3", "-1", "nv"] {
-            let mut mma = Mma::new_sparse(t, 16, false, 0);
-            if let Some(sp) = &mut mma.sparse {
-                sp.1 = v.to_string();
-            }
-            let intent = match (v, fam) {
-                ("1", Fam::Half | Fam::Tf32) => Intent::Valid,
-                _ => Intent::Invalid,
-            };
-            g.mma(format!("sp_sel_{}_{}", value_tag(v), t.tag()), intent, &mma);
-        }
-        // The metadata: register types, vectors, an immediate, a special register.
-        for (tag, v) in [
-            ("f32", "f0"),
-            ("s32", "s0"),
-            ("u32", "u0"),
-            ("f16x2", "x0"),
-            ("b16", "w0"),
-            ("f16", "v0"),
-            ("b64", "q0"),
-            ("f64", "g0"),
-            ("vec2", "{dw, nv}"),
-            ("vec_mixed", "{x0, u0}"),
-            ("imm", "5"),
-            ("tid", "%tid.x"),
-        ] {
-            let mut mma = Mma::new_sparse(t, 16, false, 0);
-            if let Some(sp) = &mut mma.sparse {
-                sp.0 = v.to_string();
-            }
-            g.mma(format!("sp_meta_{tag}_{}", t.tag()), Intent::Probe, &mma);
-        }
-        // One operand too few (no selector) and one too many.
-        let mut mma = Mma::new_sparse(t, 16, false, 0);
-        mma.sparse = Some(("dw".to_string(), String::new()));
-        let mut text = mma.render().replace("dw, , ", "dw, ");
-        g.push(
-            format!("sp_ops_no_sel_{}", t.tag()),
-            Intent::Invalid,
-            &sparse_kernel(&text, t),
-        );
-        text = Mma::new_sparse(t, 16, false, 0)
-            .render()
-            .replace(';', ", 0;");
-        g.push(
-            format!("sp_ops_extra_{}", t.tag()),
-            Intent::Invalid,
-            &sparse_kernel(&text, t),
-        );
-        // Register A: four registers, and two.
-        let mut mma = Mma::new_sparse(t, 16, true, 0);
-        mma.a_frag = Some(("a", 2));
-        g.mma(format!("sp_rega_v2_{}", t.tag()), Intent::Invalid, &mma);
-        // A repeated `.sp`.
-        let text = Mma::new_sparse(t, 16, false, 0)
-            .render()
-            .replacen(".sp", ".sp.sp", 1);
-        g.push(
-            format!("sp_twice_{}", t.tag()),
-            Intent::Invalid,
-            &sparse_kernel(&text, t),
-        );
-        // PTX ISA versions and targets.
-        let mma = Mma::new_sparse(t, 64, false, 0);
-        for v in ["8.0", "8.1", "8.2", "8.3", "8.4"] {
-            let mut k = Kernel::with_mma(&mma);
-            k.version = v;
-            let need = if t.mixed_int() { "8.4" } else { "8.2" };
-            let intent = if v < need {
-                Intent::Invalid
-            } else {
-                Intent::Valid
-            };
-            g.push(
-                format!("sp_version_{}_{}", v.replace('.', "_"), t.tag()),
-                intent,
-                &k,
-            );
-        }
-        let mut k = sparse_kernel(&mma.render(), t);
-        k.target = "sm_90";
-        g.push_arch(
-            format!("sp_target_sm_90_{}", t.tag()),
-            Intent::Invalid,
-            "sm_90",
-            &k,
-        );
+        sparse_shapes_and_selectors(g, t);
+        sparse_metadata(g, t);
+        sparse_operand_forms(g, t);
+        sparse_versions_and_targets(g, t);
     }
     // `.b1` has no sparse form: with its dense operands, with sparse ones.
     let t = Types::new("s32", "b1", "b1");
@@ -680,6 +583,121 @@ fn sparse_cases(g: &mut Gen) {
             );
         }
     }
+}
+
+/// K and N off the sparse table, and the selector's values.
+fn sparse_shapes_and_selectors(g: &mut Gen, t: Types) {
+    let fam = t.fam();
+    // K: the dense one, four times it; N off the table; N = 240, 256.
+    for (tag, k, n, intent) in [
+        ("k_dense", fam.k(), 16, Intent::Invalid),
+        ("k_x4", 4 * fam.k(), 16, Intent::Invalid),
+        ("n40", 2 * fam.k(), 40, Intent::Probe),
+        ("n264", 2 * fam.k(), 264, Intent::Invalid),
+        ("n240", 2 * fam.k(), 240, Intent::Probe),
+    ] {
+        let mut mma = Mma::new_sparse(t, n, false, 0);
+        mma.k = k;
+        g.mma(format!("sp_shape_{tag}_{}", t.tag()), intent, &mma);
+    }
+    // The selector: values, a register.
+    for v in ["1", "2", "3", "-1", "nv"] {
+        let mut mma = Mma::new_sparse(t, 16, false, 0);
+        if let Some(sp) = &mut mma.sparse {
+            sp.1 = v.to_string();
+        }
+        let intent = match (v, fam) {
+            ("1", Fam::Half | Fam::Tf32) => Intent::Valid,
+            _ => Intent::Invalid,
+        };
+        g.mma(format!("sp_sel_{}_{}", value_tag(v), t.tag()), intent, &mma);
+    }
+}
+
+/// The metadata operand: register types, vectors, an immediate, a special register.
+fn sparse_metadata(g: &mut Gen, t: Types) {
+    for (tag, v) in [
+        ("f32", "f0"),
+        ("s32", "s0"),
+        ("u32", "u0"),
+        ("f16x2", "x0"),
+        ("b16", "w0"),
+        ("f16", "v0"),
+        ("b64", "q0"),
+        ("f64", "g0"),
+        ("vec2", "{dw, nv}"),
+        ("vec_mixed", "{x0, u0}"),
+        ("imm", "5"),
+        ("tid", "%tid.x"),
+    ] {
+        let mut mma = Mma::new_sparse(t, 16, false, 0);
+        if let Some(sp) = &mut mma.sparse {
+            sp.0 = v.to_string();
+        }
+        g.mma(format!("sp_meta_{tag}_{}", t.tag()), Intent::Probe, &mma);
+    }
+}
+
+/// Operand counts off by one, a short A fragment, a repeated `.sp`.
+fn sparse_operand_forms(g: &mut Gen, t: Types) {
+    // One operand too few (no selector) and one too many.
+    let mut mma = Mma::new_sparse(t, 16, false, 0);
+    mma.sparse = Some(("dw".to_string(), String::new()));
+    let mut text = mma.render().replace("dw, , ", "dw, ");
+    g.push(
+        format!("sp_ops_no_sel_{}", t.tag()),
+        Intent::Invalid,
+        &sparse_kernel(&text, t),
+    );
+    text = Mma::new_sparse(t, 16, false, 0)
+        .render()
+        .replace(';', ", 0;");
+    g.push(
+        format!("sp_ops_extra_{}", t.tag()),
+        Intent::Invalid,
+        &sparse_kernel(&text, t),
+    );
+    // Register A: four registers, and two.
+    let mut mma = Mma::new_sparse(t, 16, true, 0);
+    mma.a_frag = Some(("a", 2));
+    g.mma(format!("sp_rega_v2_{}", t.tag()), Intent::Invalid, &mma);
+    // A repeated `.sp`.
+    let text = Mma::new_sparse(t, 16, false, 0)
+        .render()
+        .replacen(".sp", ".sp.sp", 1);
+    g.push(
+        format!("sp_twice_{}", t.tag()),
+        Intent::Invalid,
+        &sparse_kernel(&text, t),
+    );
+}
+
+/// PTX ISA versions and targets.
+fn sparse_versions_and_targets(g: &mut Gen, t: Types) {
+    let mma = Mma::new_sparse(t, 64, false, 0);
+    for v in ["8.0", "8.1", "8.2", "8.3", "8.4"] {
+        let mut k = Kernel::with_mma(&mma);
+        k.version = v;
+        let need = if t.mixed_int() { "8.4" } else { "8.2" };
+        let intent = if v < need {
+            Intent::Invalid
+        } else {
+            Intent::Valid
+        };
+        g.push(
+            format!("sp_version_{}_{}", v.replace('.', "_"), t.tag()),
+            intent,
+            &k,
+        );
+    }
+    let mut k = sparse_kernel(&mma.render(), t);
+    k.target = "sm_90";
+    g.push_arch(
+        format!("sp_target_sm_90_{}", t.tag()),
+        Intent::Invalid,
+        "sm_90",
+        &k,
+    );
 }
 
 /// A kernel around one sparse instruction text, at the version its types need.
