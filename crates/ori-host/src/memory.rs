@@ -342,6 +342,7 @@ impl Shared {
     }
 
     /// Write `bytes` at `addr`.
+    #[inline]
     pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), String> {
         let r = self.range(addr, bytes.len())?;
         self.version += 1;

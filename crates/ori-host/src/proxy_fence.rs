@@ -87,6 +87,7 @@ impl GenericWrites {
     }
 
     /// Thread `thread` wrote `len` bytes at `addr` through the generic proxy.
+    #[inline]
     pub fn generic_write(&mut self, addr: u64, len: usize, line: u32, thread: u32) {
         let w = Write {
             line,

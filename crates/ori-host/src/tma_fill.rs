@@ -85,6 +85,7 @@ impl TmaFills {
     }
 
     /// A generic write replaced these bytes.
+    #[inline]
     pub fn overwritten(&mut self, addr: u64, len: usize) {
         if self.live == 0 {
             return;
