@@ -97,7 +97,7 @@ pub fn propagate(f: &mut Function) -> GmmaFacts {
     let flow = InFlight::solve(events, &cfg);
     let mut facts = GmmaFacts::default();
     for &b in f.layout.blocks() {
-        facts.in_flight_at_entry[b] = flow.entry[b].all();
+        facts.in_flight_at_entry[b] = flow.entry(b).all();
         facts.max_active = facts.max_active.max(flow.max_active_in_block(b) as u32);
     }
     facts.sets = table.into_sets();
