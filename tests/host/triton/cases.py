@@ -19,6 +19,8 @@ M = N = K = 128
 # fp8 bit patterns of the integers -3..3 (both formats are exact on them).
 E4M3 = {0: 0x00, 1: 0x38, 2: 0x40, 3: 0x44}
 E5M2 = {0: 0x00, 1: 0x3C, 2: 0x40, 3: 0x42}
+# e4m3 bit patterns of 0, 1/8, 2/8 and 3/8 (exponent bias 7: 2^-3, 2^-2, 1.5 * 2^-2).
+E4M3_EIGHTHS = {0: 0x00, 1: 0x20, 2: 0x28, 3: 0x2C}
 
 
 def value(i, j, salt):
@@ -35,9 +37,13 @@ def encode(v, dtype):
         return struct.pack("<f", float(v))
     if dtype == "i8":
         return struct.pack("<b", v)
+    if dtype in ("fp8e4nv", "fp8e5") and v != int(v):
+        # Eighths (attention's value / 8), e4m3 only: 1/8, 2/8, 3/8.
+        bits = E4M3_EIGHTHS[abs(round(v * 8))] | (0x80 if v < 0 else 0)
+        return bytes([bits])
     if dtype in ("fp8e4nv", "fp8e5"):
         table = E4M3 if dtype == "fp8e4nv" else E5M2
-        bits = table[abs(v)] | (0x80 if v < 0 else 0)
+        bits = table[abs(int(v))] | (0x80 if v < 0 else 0)
         return bytes([bits])
     raise ValueError(dtype)
 
@@ -171,13 +177,13 @@ HEADS, N_CTX = 4, 128
 
 
 def attention_case(ver, r):
-    """A flash-attention forward kernel (f16 and bf16; the fp8 one needs fp8 V
-    data this table does not make): Q, K, V of [HEADS * N_CTX, HEAD_DIM] with
+    """A flash-attention forward kernel (f16, bf16, and e4m3 since session 16):
+    Q, K, V of [HEADS * N_CTX, HEAD_DIM] with
     entries value / 8, sm_scale 1/8. Its exp2 and division are approximate on the
     GPU, so Out (and M, the row log-sum-exp) compare within a tolerance."""
     cfg = dict(re.findall(r"(\w+)=([^,<]*(?:<[^>]*>)?)", r["config"]))
     tq = cfg["Q"].lstrip("*")
-    if tq not in ("fp16", "bf16"):
+    if tq not in ("fp16", "bf16", "fp8e4nv"):
         return None
     d = int(cfg["HEAD_DIM"])
     bm = int(cfg["BLOCK_M"])
