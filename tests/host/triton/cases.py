@@ -450,7 +450,19 @@ def attn_fwd_tma_case(ver, r):
     return c
 
 
+def attn_fwd_blockptr_case(ver, r):
+    """The older tutorial's flash attention over block pointers: inputs and
+    launch as `attention_case`, no row statistics out."""
+    c = attention_case(ver, r)
+    if c is None:
+        return None
+    c["params"] = [p for p in c["params"] if p != "MO"]
+    c.pop("m_out")
+    return c
+
+
 EXTRA_FAMILIES = {
+    "attn_fwd_blockptr_kernel": attn_fwd_blockptr_case,
     "attn_bwd_dkdv_kernel": attn_bwd_dkdv_cases,
     "attn_fwd_tma_kernel": attn_fwd_tma_case,
     "acc_loop_kernel": acc_loop_case,
