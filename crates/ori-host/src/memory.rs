@@ -126,6 +126,7 @@ impl GlobalMemory {
     }
 
     /// The buffer holding `addr`, and `addr`'s offset in it.
+    #[inline]
     fn find(&self, addr: u64) -> Option<(&Buffer, usize)> {
         if let Some(i) = (addr >> GLOBAL_SHIFT).checked_sub(1) {
             if (i as usize) < self.allocated {
@@ -156,6 +157,7 @@ impl GlobalMemory {
         Some(out)
     }
 
+    #[inline]
     fn locate(&self, addr: u64, len: usize) -> Result<(&Buffer, usize), String> {
         match self.find(addr) {
             Some((b, off)) if off + len <= b.len => Ok((b, off)),
