@@ -144,7 +144,7 @@ pub trait SharedMemory {
     fn granule(&self, addr: u32) -> Result<[u8; 16], String>;
 
     /// All of shared memory as plain bytes, when reading a granule of it
-    /// would do nothing but copy (no check to make): [`gather`] then reads
+    /// would do nothing but copy (no check to make): `gather` then reads
     /// the bytes directly, and calls [`SharedMemory::granule`] only for a
     /// granule outside them (for its error).
     fn plain(&self) -> Option<&[u8]> {

@@ -29,7 +29,7 @@ use crate::tma_fill::{parity_aliased, Fill, Seen, TmaFills};
 use crate::wgmma_math::{self, AOperand, Mma, WARPGROUP};
 use cranelift_entity::EntityRef;
 use fxhash::FxHashMap;
-use ori_ir::wgmma_form::{Family, WgmmaForm};
+use ori_ir::WgmmaA;
 use ori_ir::{AddrBase, Block, Function, Imm, Inst, InstData, Module, Opcode, Operand, VReg};
 use std::collections::VecDeque;
 
@@ -1025,6 +1025,18 @@ fn op(d: &InstData, k: usize) -> Res<&Operand> {
         .get(k)
         .map(|s| &s.op)
         .ok_or_else(|| format!("{}: operand {} missing", d.mnemonic(), k + 1))
+}
+
+/// The registers of a register list (`{%r1, %r2, ...}`'s elements), for
+/// `what` (the instruction, in an error).
+fn registers(items: &[Operand], what: &str) -> Res<Vec<VReg>> {
+    items
+        .iter()
+        .map(|e| match e {
+            Operand::Reg(r) => Ok(*r),
+            other => Err(format!("{other:?} in the register list of {what}")),
+        })
+        .collect()
 }
 
 /// A special register for CTA thread `t` (linear: x fastest).

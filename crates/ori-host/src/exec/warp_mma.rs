@@ -89,13 +89,7 @@ impl Machine<'_> {
         let types = mma_types(d)?;
         let regs_of = |k: usize| -> Res<Vec<VReg>> {
             match op(d, k)? {
-                Operand::Vector(v) => v
-                    .iter()
-                    .map(|o| match o {
-                        Operand::Reg(r) => Ok(*r),
-                        other => Err(format!("{other:?} in an mma.sync register list")),
-                    })
-                    .collect(),
+                Operand::Vector(v) => registers(v, "mma.sync"),
                 Operand::Reg(r) => Ok(vec![*r]),
                 other => Err(format!("{other:?} where mma.sync wants registers")),
             }

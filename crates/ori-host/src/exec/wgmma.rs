@@ -14,23 +14,14 @@ impl Machine<'_> {
                 self.wg.index, self.wg.live
             ));
         }
-        let form = WgmmaForm::decode(&d.mods[..]).map_err(|e| format!("{e:?}"))?;
-        let regs = |op: &Operand| -> Res<Vec<VReg>> {
-            match op {
-                Operand::Vector(v) => v
-                    .iter()
-                    .map(|e| match e {
-                        Operand::Reg(r) => Ok(*r),
-                        other => Err(format!("{other:?} in a wgmma register list")),
-                    })
-                    .collect(),
-                other => Err(format!("{other:?} where a register list belongs")),
-            }
-        };
-        let dregs = regs(op(d, 0)?)?;
-        let a_regs = match op(d, 1)? {
-            Operand::Vector(_) => Some(regs(op(d, 1)?)?),
-            _ => None,
+        let w = d
+            .wgmma_operands()
+            .ok_or("a wgmma.mma_async whose operands do not fit its form")?;
+        let form = w.form;
+        let dregs = registers(w.d, "a wgmma")?;
+        let a_regs = match w.a {
+            WgmmaA::Fragment(frag) => Some(registers(frag, "a wgmma")?),
+            WgmmaA::Descriptor(_) => None,
         };
         // Inputs must not be in flight; the accumulators may (chaining).
         for op in d.slots.iter().skip(1).map(|s| &s.op) {
@@ -48,13 +39,6 @@ impl Machine<'_> {
                 ));
             }
         }
-        let imm = |k: usize| -> Res<i64> {
-            match d.slots.get(k).map(|s| &s.op) {
-                Some(Operand::Imm(i)) => i.as_i64().ok_or_else(|| "bad immediate".to_string()),
-                None => Ok(0),
-                Some(other) => Err(format!("{other:?} where an immediate belongs")),
-            }
-        };
         // An operand every thread of the warpgroup must give alike.
         let uniform = |op: &Operand, what: &str| -> Res<u64> {
             if let Operand::Reg(r) = op {
@@ -73,14 +57,8 @@ impl Machine<'_> {
             }
             Ok(first)
         };
-        let scale_d = uniform(op(d, 3)?, "scale-d")? & 1 == 1;
-        let b_desc = uniform(op(d, 2)?, "the B descriptor")?;
-        let (negate_a, negate_b, trans_a, trans_b) = match (form.family, a_regs.is_some()) {
-            (Family::Half, false) => (imm(4)? == -1, imm(5)? == -1, imm(6)? == 1, imm(7)? == 1),
-            (Family::Half, true) => (imm(4)? == -1, imm(5)? == -1, false, imm(6)? == 1),
-            (Family::Tf32 | Family::Fp8, _) => (imm(4)? == -1, imm(5)? == -1, false, false),
-            _ => (false, false, false, false),
-        };
+        let scale_d = uniform(w.scale_d, "scale-d")? & 1 == 1;
+        let b_desc = uniform(w.b_desc, "the B descriptor")?;
         // C: a chain's previous values as they are, else gathered.
         let gathered;
         let c: &[u32] = match chained(&self.wg.committed, &self.wg.open, &dregs) {
@@ -99,17 +77,20 @@ impl Machine<'_> {
                     .collect();
                 AOperand::Regs(&a_vals, ar.len())
             }
-            None => AOperand::Desc(uniform(op(d, 1)?, "the A descriptor")?),
+            None => match w.a {
+                WgmmaA::Descriptor(desc) => AOperand::Desc(uniform(desc, "the A descriptor")?),
+                WgmmaA::Fragment(_) => unreachable!("a fragment has its registers above"),
+            },
         };
         let mma = Mma {
             form,
             a,
             b_desc,
             scale_d,
-            negate_a,
-            negate_b,
-            trans_a,
-            trans_b,
+            negate_a: w.negate_a(),
+            negate_b: w.negate_b(),
+            trans_a: w.transpose_a(),
+            trans_b: w.transpose_b(),
         };
         let checked = ProxyChecked {
             shared: &self.shared,
