@@ -27,6 +27,7 @@ pub mod async_copy;
 pub mod barriers;
 pub mod bit_ops;
 pub mod exec;
+pub mod granules;
 pub mod matrix_fragments;
 pub mod mbarrier;
 pub mod memory;

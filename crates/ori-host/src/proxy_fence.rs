@@ -18,8 +18,7 @@
 //! before it; both are correct and both pass). A TMA or bulk copy landing
 //! in a granule is an async-proxy write and clears it.
 
-/// Bytes per tracked granule.
-const GRANULE: u64 = 16;
+use crate::granules::{covered, covered_grown, GRANULE};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Write {
@@ -70,20 +69,12 @@ impl GenericWrites {
     }
 
     fn range(&self, addr: u64, len: usize) -> std::ops::Range<usize> {
-        let lo = (addr / GRANULE) as usize;
-        let hi = ((addr + len.max(1) as u64 - 1) / GRANULE) as usize + 1;
-        lo.min(self.granules.len())..hi.min(self.granules.len())
+        covered(addr, len, self.granules.len())
     }
 
     /// The granules a write of these bytes covers, the table grown to hold them.
     fn range_to_write(&mut self, addr: u64, len: usize) -> std::ops::Range<usize> {
-        let lo = (addr / GRANULE) as usize;
-        let hi = ((addr + len.max(1) as u64 - 1) / GRANULE) as usize + 1;
-        let r = lo.min(self.size)..hi.min(self.size);
-        if self.granules.len() < r.end {
-            self.granules.resize(r.end, None);
-        }
-        r
+        covered_grown(&mut self.granules, self.size, addr, len)
     }
 
     /// Thread `thread` wrote `len` bytes at `addr` through the generic proxy.

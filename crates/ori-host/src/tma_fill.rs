@@ -20,8 +20,7 @@
 
 use fxhash::FxHashMap;
 
-/// Bytes per tracked granule.
-const GRANULE: u64 = 16;
+use crate::granules::{covered, covered_grown, GRANULE};
 
 /// Where a granule's bytes came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,20 +59,12 @@ impl TmaFills {
     }
 
     fn range(&self, addr: u64, len: usize) -> std::ops::Range<usize> {
-        let lo = (addr / GRANULE) as usize;
-        let hi = ((addr + len.max(1) as u64 - 1) / GRANULE) as usize + 1;
-        lo.min(self.granules.len())..hi.min(self.granules.len())
+        covered(addr, len, self.granules.len())
     }
 
     /// The granules a write of these bytes covers, the table grown to hold them.
     fn range_to_write(&mut self, addr: u64, len: usize) -> std::ops::Range<usize> {
-        let lo = (addr / GRANULE) as usize;
-        let hi = ((addr + len.max(1) as u64 - 1) / GRANULE) as usize + 1;
-        let r = lo.min(self.size)..hi.min(self.size);
-        if self.granules.len() < r.end {
-            self.granules.resize(r.end, None);
-        }
-        r
+        covered_grown(&mut self.granules, self.size, addr, len)
     }
 
     /// A TMA load landed in these bytes.
