@@ -49,7 +49,9 @@ mod tests {
         let mut t: Vec<Option<u8>> = Vec::new();
         assert_eq!(covered_grown(&mut t, 8, 40, 40), 2..5);
         assert_eq!(t.len(), 5);
+        // Past the tracker's size: nothing covered, and the table never
+        // grows beyond it.
         assert_eq!(covered_grown(&mut t, 8, 200, 16), 8..8);
-        assert_eq!(t.len(), 5);
+        assert!(t.len() <= 8);
     }
 }
