@@ -23,40 +23,8 @@ impl Machine<'_> {
             WgmmaA::Fragment(frag) => Some(registers(frag, "a wgmma")?),
             WgmmaA::Descriptor(_) => None,
         };
-        // Inputs must not be in flight; the accumulators may (chaining).
-        for op in d.slots.iter().skip(1).map(|s| &s.op) {
-            let mut bad = None;
-            op.for_each_reg(&mut |r| {
-                if self.wg.in_flight.contains(&r) {
-                    bad = Some(r);
-                }
-            });
-            if let Some(r) = bad {
-                return Err(format!(
-                    "wgmma reads {} while the wgmma of line {} that writes it is in flight",
-                    self.name(r),
-                    self.wg.in_flight.get(&r).unwrap_or_default()
-                ));
-            }
-        }
-        // An operand every thread of the warpgroup must give alike.
-        let uniform = |op: &Operand, what: &str| -> Res<u64> {
-            if let Operand::Reg(r) = op {
-                // A register: its row, compared in one pass.
-                let row = self.wg.regs.row(r.index() as u32);
-                return match row.iter().all(|v| *v == row[0]) {
-                    true => Ok(row[0]),
-                    false => Err(format!("{what} differs between threads of the warpgroup")),
-                };
-            }
-            let first = self.value(0, op)?;
-            for t in 1..WARPGROUP {
-                if self.value(t, op)? != first {
-                    return Err(format!("{what} differs between threads of the warpgroup"));
-                }
-            }
-            Ok(first)
-        };
+        self.inputs_not_in_flight(d)?;
+        let uniform = |op: &Operand, what: &str| self.uniform(op, what);
         let scale_d = uniform(w.scale_d, "scale-d")? & 1 == 1;
         let b_desc = uniform(w.b_desc, "the B descriptor")?;
         // C: a chain's previous values as they are, else gathered.
@@ -103,20 +71,7 @@ impl Machine<'_> {
         let version = self.shared.version();
         let cache = (&mut self.wg.operands, &mut self.wg.spare_values);
         let values = compute_cached(cache, version, &mma, c, &checked)?;
-        if let Some((at, f)) = checked.unready.get() {
-            return Err(format!(
-                "this wgmma reads shared memory at {at:#x} that the TMA load of line {} fills, before this warpgroup \
-                 saw phase {} of its mbarrier (at {:#x}) complete: wait on the mbarrier first",
-                f.line, f.phase, f.mbar
-            ));
-        }
-        if let Some(u) = checked.found.get().filter(|_| self.check_proxy) {
-            return Err(format!(
-                "this wgmma reads shared memory at {:#x} that thread {} wrote at line {} through the generic proxy, \
-                 with no fence.proxy.async since: the async proxy may not see the write",
-                u.addr, u.thread, u.line
-            ));
-        }
+        self.sanitizer_findings(&checked)?;
         let mut unique = dregs.clone();
         unique.sort_unstable();
         unique.dedup();
@@ -133,6 +88,66 @@ impl Machine<'_> {
             line: d.line,
         });
         self.stats.wgmma += 1;
+        Ok(())
+    }
+
+    /// Inputs must not be in flight; the accumulators may (chaining).
+    fn inputs_not_in_flight(&self, d: &InstData) -> Res<()> {
+        for op in d.slots.iter().skip(1).map(|s| &s.op) {
+            let mut bad = None;
+            op.for_each_reg(&mut |r| {
+                if self.wg.in_flight.contains(&r) {
+                    bad = Some(r);
+                }
+            });
+            if let Some(r) = bad {
+                return Err(format!(
+                    "wgmma reads {} while the wgmma of line {} that writes it is in flight",
+                    self.name(r),
+                    self.wg.in_flight.get(&r).unwrap_or_default()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// An operand every thread of the warpgroup must give alike (`what`
+    /// names it in the error).
+    fn uniform(&self, op: &Operand, what: &str) -> Res<u64> {
+        if let Operand::Reg(r) = op {
+            // A register: its row, compared in one pass.
+            let row = self.wg.regs.row(r.index() as u32);
+            return match row.iter().all(|v| *v == row[0]) {
+                true => Ok(row[0]),
+                false => Err(format!("{what} differs between threads of the warpgroup")),
+            };
+        }
+        let first = self.value(0, op)?;
+        for t in 1..WARPGROUP {
+            if self.value(t, op)? != first {
+                return Err(format!("{what} differs between threads of the warpgroup"));
+            }
+        }
+        Ok(first)
+    }
+
+    /// What the sanitizer found in a wgmma's shared-memory reads: a TMA
+    /// fill not yet seen complete, a generic write with no proxy fence.
+    fn sanitizer_findings(&self, checked: &ProxyChecked<'_>) -> Res<()> {
+        if let Some((at, f)) = checked.unready.get() {
+            return Err(format!(
+                "this wgmma reads shared memory at {at:#x} that the TMA load of line {} fills, before this warpgroup \
+                 saw phase {} of its mbarrier (at {:#x}) complete: wait on the mbarrier first",
+                f.line, f.phase, f.mbar
+            ));
+        }
+        if let Some(u) = checked.found.get().filter(|_| self.check_proxy) {
+            return Err(format!(
+                "this wgmma reads shared memory at {:#x} that thread {} wrote at line {} through the generic proxy, \
+                 with no fence.proxy.async since: the async proxy may not see the write",
+                u.addr, u.thread, u.line
+            ));
+        }
         Ok(())
     }
 
