@@ -79,75 +79,8 @@ impl Machine<'_> {
         let (addr_k, val_k) = if is_atom { (1, 2) } else { (0, 1) };
         let unsupported = || format!("{} is not supported by the host backend", d.mnemonic());
         // One element: the new value from the old one and the operand(s).
-        let apply = |old: u64, b: u64, c: u64| -> Result<u64, String> {
-            let m = mask(bits);
-            let signed = ty.starts_with('s');
-            let fadd = |elem: &str, o: u64, x: u64| -> Option<u64> {
-                Some(match elem {
-                    "f16" => u64::from(
-                        half::f16::from_f32(
-                            half::f16::from_bits(o as u16).to_f32()
-                                + half::f16::from_bits(x as u16).to_f32(),
-                        )
-                        .to_bits(),
-                    ),
-                    "bf16" => u64::from(
-                        half::bf16::from_f32(
-                            half::bf16::from_bits(o as u16).to_f32()
-                                + half::bf16::from_bits(x as u16).to_f32(),
-                        )
-                        .to_bits(),
-                    ),
-                    "f32" => u64::from((as_f32(o) + as_f32(x)).to_bits()),
-                    "f64" => (f64::from_bits(o) + f64::from_bits(x)).to_bits(),
-                    _ => return None,
-                })
-            };
-            Ok(match what {
-                "add" => match ty {
-                    "f16x2" | "bf16x2" => {
-                        let e = &ty[..ty.len() - 2];
-                        let lo = fadd(e, old & 0xffff, b & 0xffff).ok_or_else(unsupported)?;
-                        let hi = fadd(e, old >> 16, b >> 16).ok_or_else(unsupported)?;
-                        (hi << 16) | lo
-                    }
-                    t if t.starts_with('f') || t == "bf16" => {
-                        fadd(t, old, b).ok_or_else(unsupported)?
-                    }
-                    _ => old.wrapping_add(b) & m,
-                },
-                "min" | "max" if ty.starts_with('f') => {
-                    let (x, y) = (as_f32(old), as_f32(b));
-                    u64::from(if what == "min" { x.min(y) } else { x.max(y) }.to_bits())
-                }
-                "min" | "max" => int_min_max(what == "min", old, b, bits, signed),
-                "inc" => {
-                    if old & m >= b & m {
-                        0
-                    } else {
-                        (old + 1) & m
-                    }
-                }
-                "dec" => {
-                    if old & m == 0 || old & m > b & m {
-                        b & m
-                    } else {
-                        (old - 1) & m
-                    }
-                }
-                "and" => old & b,
-                "or" => old | b,
-                "xor" => old ^ b,
-                "exch" => b & m,
-                _ => {
-                    if old & m == b & m {
-                        c & m
-                    } else {
-                        old & m
-                    }
-                }
-            })
-        };
+        let apply =
+            |old: u64, b: u64, c: u64| atomic_result(what, ty, old, b, c).ok_or_else(unsupported);
         for t in (0..WARPGROUP).filter(|t| act[*t]) {
             let (_, addr) = self.address(t, op(d, addr_k)?)?;
             let vals: Vec<Operand> = match op(d, val_k)? {
@@ -702,4 +635,77 @@ impl<'a> CopyShape<'a> {
             limit,
         })
     }
+}
+
+/// `x + y` in the float type `elem` (one rounding), as raw bits; `None` for
+/// a type that is not a float.
+fn float_add(elem: &str, x: u64, y: u64) -> Option<u64> {
+    Some(match elem {
+        "f16" => u64::from(
+            half::f16::from_f32(
+                half::f16::from_bits(x as u16).to_f32() + half::f16::from_bits(y as u16).to_f32(),
+            )
+            .to_bits(),
+        ),
+        "bf16" => u64::from(
+            half::bf16::from_f32(
+                half::bf16::from_bits(x as u16).to_f32() + half::bf16::from_bits(y as u16).to_f32(),
+            )
+            .to_bits(),
+        ),
+        "f32" => u64::from((as_f32(x) + as_f32(y)).to_bits()),
+        "f64" => (f64::from_bits(x) + f64::from_bits(y)).to_bits(),
+        _ => return None,
+    })
+}
+
+/// What `atom`/`red` operation `what` on type `ty` leaves in memory, from
+/// the `old` value and the operands `b` (and `c` for `cas`); `None` for a
+/// type the operation does not take here.
+fn atomic_result(what: &str, ty: &str, old: u64, b: u64, c: u64) -> Option<u64> {
+    let bits = bits_of(ty);
+    let m = mask(bits);
+    Some(match what {
+        "add" => match ty {
+            "f16x2" | "bf16x2" => {
+                let e = &ty[..ty.len() - 2];
+                let lo = float_add(e, old & 0xffff, b & 0xffff)?;
+                let hi = float_add(e, old >> 16, b >> 16)?;
+                (hi << 16) | lo
+            }
+            t if t.starts_with('f') || t == "bf16" => float_add(t, old, b)?,
+            _ => old.wrapping_add(b) & m,
+        },
+        "min" | "max" if ty.starts_with('f') => {
+            let (x, y) = (as_f32(old), as_f32(b));
+            u64::from(if what == "min" { x.min(y) } else { x.max(y) }.to_bits())
+        }
+        "min" | "max" => int_min_max(what == "min", old, b, bits, ty.starts_with('s')),
+        "inc" => {
+            if old & m >= b & m {
+                0
+            } else {
+                (old + 1) & m
+            }
+        }
+        "dec" => {
+            if old & m == 0 || old & m > b & m {
+                b & m
+            } else {
+                (old - 1) & m
+            }
+        }
+        "and" => old & b,
+        "or" => old | b,
+        "xor" => old ^ b,
+        "exch" => b & m,
+        // cas
+        _ => {
+            if old & m == b & m {
+                c & m
+            } else {
+                old & m
+            }
+        }
+    })
 }
