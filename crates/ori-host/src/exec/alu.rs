@@ -222,7 +222,6 @@ pub(super) fn round_half(bf16: bool, x: f64, satfinite: bool) -> u64 {
 /// `cvt`: integer widening and narrowing, and the float conversions an
 /// epilogue uses (f32 <-> f16, f16x2 packing, integer <-> f32).
 pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
-    use crate::numbers::{decode_fp8, encode_fp8};
     let is_type =
         |m: &str| type_bytes(m).is_some() || matches!(m, "e4m3x2" | "e5m2x2" | "e4m3" | "e5m2");
     let types: Vec<&str> = d.mods.iter().map(|m| &**m).filter(|m| is_type(m)).collect();
@@ -239,39 +238,9 @@ pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
             || t.starts_with('u')
             || (t.starts_with('b') && t[1..].starts_with(|c: char| c.is_ascii_digit()))
     };
-    // A scalar float's value, and a value rounded (nearest even) into one.
-    let value = |t: &str, bits: u64| -> Option<f64> {
-        Some(match t {
-            "f16" => f64::from(half::f16::from_bits(bits as u16).to_f32()),
-            "bf16" => f64::from(half::bf16::from_bits(bits as u16).to_f32()),
-            "f32" => f64::from(as_f32(bits)),
-            "f64" => f64::from_bits(bits),
-            "e4m3" => decode_fp8(bits as u8, true),
-            "e5m2" => decode_fp8(bits as u8, false),
-            _ => return None,
-        })
-    };
-    let round_into = |t: &str, x: f64| -> Option<u64> {
-        Some(match t {
-            "f16" => round_half(false, x, satfinite),
-            "bf16" => round_half(true, x, satfinite),
-            "f32" => u64::from((x as f32).to_bits()),
-            "f64" => x.to_bits(),
-            "e4m3" => u64::from(encode_fp8(x, true, satfinite)),
-            "e5m2" => u64::from(encode_fp8(x, false, satfinite)),
-            _ => return None,
-        })
-    };
-    // Packed pairs: the element of each half (the first source is the high one).
-    let pair = |t: &str| -> Option<(&'static str, u32)> {
-        Some(match t {
-            "f16x2" => ("f16", 16),
-            "bf16x2" => ("bf16", 16),
-            "e4m3x2" => ("e4m3", 8),
-            "e5m2x2" => ("e5m2", 8),
-            _ => return None,
-        })
-    };
+    let value = float_value;
+    let round_into = |t: &str, x: f64| round_to_float(t, x, satfinite);
+    let pair = packed_pair;
     if let Some((elem, w)) = pair(to) {
         let (hi, lo) = match (from, pair(from)) {
             ("f32", _) => (f64::from(as_f32(v)), f64::from(as_f32(src(2)?))),
@@ -332,24 +301,74 @@ pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
         x
     };
     if int(to) {
-        // Float to integer: the rounding modifier, then saturation (NaN is 0).
-        let r = if d.has_mod("rni") {
-            x.round_ties_even()
-        } else if d.has_mod("rmi") {
-            x.floor()
-        } else if d.has_mod("rpi") {
-            x.ceil()
-        } else {
-            x.trunc()
-        };
-        return Ok(if to.starts_with('s') {
-            let (lo, hi) = (-(2f64.powi(tb as i32 - 1)), 2f64.powi(tb as i32 - 1) - 1.0);
-            r.clamp(lo, hi) as i64 as u64
-        } else {
-            (r.clamp(0.0, 2f64.powi(tb as i32) - 1.0) as u64) & mask(tb)
-        });
+        return Ok(float_to_int(d, x, to.starts_with('s'), tb));
     }
     round_into(to, x).ok_or_else(unsupported)
+}
+
+/// A scalar float's value (`None` for another type).
+fn float_value(t: &str, bits: u64) -> Option<f64> {
+    use crate::numbers::decode_fp8;
+    Some(match t {
+        "f16" => f64::from(half::f16::from_bits(bits as u16).to_f32()),
+        "bf16" => f64::from(half::bf16::from_bits(bits as u16).to_f32()),
+        "f32" => f64::from(as_f32(bits)),
+        "f64" => f64::from_bits(bits),
+        "e4m3" => decode_fp8(bits as u8, true),
+        "e5m2" => decode_fp8(bits as u8, false),
+        _ => return None,
+    })
+}
+
+/// `x` rounded (nearest even) into the float type `t`, saturating to the
+/// largest finite where `satfinite` (`None` for another type).
+fn round_to_float(t: &str, x: f64, satfinite: bool) -> Option<u64> {
+    use crate::numbers::encode_fp8;
+    Some(match t {
+        "f16" => round_half(false, x, satfinite),
+        "bf16" => round_half(true, x, satfinite),
+        "f32" => u64::from((x as f32).to_bits()),
+        "f64" => x.to_bits(),
+        "e4m3" => u64::from(encode_fp8(x, true, satfinite)),
+        "e5m2" => u64::from(encode_fp8(x, false, satfinite)),
+        _ => return None,
+    })
+}
+
+/// A packed pair type's element type and width (the first source of a
+/// conversion into one is the high half).
+fn packed_pair(t: &str) -> Option<(&'static str, u32)> {
+    Some(match t {
+        "f16x2" => ("f16", 16),
+        "bf16x2" => ("bf16", 16),
+        "e4m3x2" => ("e4m3", 8),
+        "e5m2x2" => ("e5m2", 8),
+        _ => return None,
+    })
+}
+
+/// Float to a `bits`-wide integer: `cvt`'s rounding modifier (`.rni`,
+/// `.rmi`, `.rpi`, else toward zero), then saturation (NaN is 0). A signed
+/// result keeps its sign in the whole row (see `int_convert`).
+fn float_to_int(d: &InstData, x: f64, signed: bool, bits: u32) -> u64 {
+    let r = if d.has_mod("rni") {
+        x.round_ties_even()
+    } else if d.has_mod("rmi") {
+        x.floor()
+    } else if d.has_mod("rpi") {
+        x.ceil()
+    } else {
+        x.trunc()
+    };
+    if signed {
+        let (lo, hi) = (
+            -(2f64.powi(bits as i32 - 1)),
+            2f64.powi(bits as i32 - 1) - 1.0,
+        );
+        r.clamp(lo, hi) as i64 as u64
+    } else {
+        (r.clamp(0.0, 2f64.powi(bits as i32) - 1.0) as u64) & mask(bits)
+    }
 }
 
 /// What `alu` needs of an instruction, read once for all its threads.
