@@ -889,6 +889,65 @@ impl Machine<'_> {
         }
     }
 
+    /// `bra`: a jump when every live thread takes it, a divergence when
+    /// some do (refused for `bra.uni`).
+    fn branch(&mut self, d: &InstData) -> Res<Flow> {
+        let target = d.branch_target().ok_or("branch without a target")?;
+        let taken = mask_of(&self.active(d));
+        let lanes = self.wg.lanes();
+        Ok(if taken == lanes {
+            Flow::Jump(target)
+        } else if taken == 0 {
+            Flow::Next
+        } else if d.has_mod("uni") {
+            return Err("bra.uni taken by some threads only: it promises a uniform branch".into());
+        } else {
+            Flow::Diverge { target, taken }
+        })
+    }
+
+    /// `ld` and `st` of any state space and vector width, for each active
+    /// thread; what every thread needs of the instruction is read once.
+    fn load_store(&mut self, d: &InstData, act: &[bool]) -> Res<Flow> {
+        let ty = type_of(d);
+        let bits = bits_of(ty);
+        let space = d
+            .mods
+            .iter()
+            .map(|m| &**m)
+            .find(|m| matches!(*m, "global" | "shared" | "param" | "local" | "const"))
+            .unwrap_or("generic");
+        let vec_n = d
+            .mods
+            .iter()
+            .find_map(|m| m.strip_prefix('v')?.parse::<usize>().ok())
+            .unwrap_or(1);
+        let load = &*d.name == "ld";
+        let (data, addr_op) = if load {
+            (op(d, 0)?, op(d, 1)?)
+        } else {
+            (op(d, 1)?, op(d, 0)?)
+        };
+        let parts: &[Operand] = match data {
+            Operand::Vector(v) => v,
+            o => std::slice::from_ref(o),
+        };
+        if parts.len() != vec_n {
+            return Err(format!("{} values for .v{vec_n}", parts.len()));
+        }
+        let access = Access {
+            bits,
+            space,
+            load,
+            parts,
+            addr_op,
+        };
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            self.memory_op(t, &access)?;
+        }
+        Ok(Flow::Next)
+    }
+
     fn step(&mut self, i: Inst) -> Res<Flow> {
         let f = self.f;
         let d = &f.insts[i];
@@ -919,22 +978,7 @@ impl Machine<'_> {
         }
         self.check_not_in_flight(d)?;
         match d.opcode {
-            Opcode::Branch => {
-                let target = d.branch_target().ok_or("branch without a target")?;
-                let taken = mask_of(&self.active(d));
-                let lanes = self.wg.lanes();
-                return Ok(if taken == lanes {
-                    Flow::Jump(target)
-                } else if taken == 0 {
-                    Flow::Next
-                } else if d.has_mod("uni") {
-                    return Err(
-                        "bra.uni taken by some threads only: it promises a uniform branch".into(),
-                    );
-                } else {
-                    Flow::Diverge { target, taken }
-                });
-            }
+            Opcode::Branch => return self.branch(d),
             Opcode::Return => return Ok(Flow::Exit(mask_of(&self.active(d)))),
             _ => {}
         }
@@ -968,46 +1012,7 @@ impl Machine<'_> {
             // griddepcontrol: programmatic dependent launch, one grid here.
             "fence" | "membar" | "nop" | "setmaxnreg" | "griddepcontrol" => return Ok(Flow::Next),
             "exit" => return Ok(Flow::Exit(mask_of(&act))),
-            "ld" | "st" => {
-                // What every thread needs of the instruction, read once.
-                let ty = type_of(d);
-                let bits = bits_of(ty);
-                let space = d
-                    .mods
-                    .iter()
-                    .map(|m| &**m)
-                    .find(|m| matches!(*m, "global" | "shared" | "param" | "local" | "const"))
-                    .unwrap_or("generic");
-                let vec_n = d
-                    .mods
-                    .iter()
-                    .find_map(|m| m.strip_prefix('v')?.parse::<usize>().ok())
-                    .unwrap_or(1);
-                let load = name == "ld";
-                let (data, addr_op) = if load {
-                    (op(d, 0)?, op(d, 1)?)
-                } else {
-                    (op(d, 1)?, op(d, 0)?)
-                };
-                let parts: &[Operand] = match data {
-                    Operand::Vector(v) => v,
-                    o => std::slice::from_ref(o),
-                };
-                if parts.len() != vec_n {
-                    return Err(format!("{} values for .v{vec_n}", parts.len()));
-                }
-                let access = Access {
-                    bits,
-                    space,
-                    load,
-                    parts,
-                    addr_op,
-                };
-                for t in (0..WARPGROUP).filter(|t| act[*t]) {
-                    self.memory_op(t, &access)?;
-                }
-                return Ok(Flow::Next);
-            }
+            "ld" | "st" => return self.load_store(d, &act),
             _ => {}
         }
         // What every thread's `alu` needs of the instruction, read once.
