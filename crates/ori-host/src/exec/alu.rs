@@ -24,7 +24,9 @@ impl Machine<'_> {
             .first()
             .ok_or_else(|| format!("{name}: no operands"))?
             .op;
-        let m = mask(bits);
+        if let Some(v) = bit_family(name, d, bits, signed, &src) {
+            return self.set(t, dst, v?, shape.out_bits);
+        }
         let v: u64 = match name {
             // `mov.b32 %r, {%h0, %h1}`: pack the elements, each of
             // bits / n bits, the first lowest.
@@ -64,22 +66,6 @@ impl Machine<'_> {
             }
             "neg" if float => u64::from((-as_f32(src(1)?)).to_bits()),
             "abs" if float => u64::from(as_f32(src(1)?).abs().to_bits()),
-            "popc" => u64::from((src(1)? & m).count_ones()),
-            "clz" => u64::from((src(1)? & m).leading_zeros() - (64 - bits)),
-            "brev" => (src(1)? & m).reverse_bits() >> (64 - bits),
-            "bfind" => bit_ops::bfind(src(1)? & m, bits, signed, d.has_mod("shiftamt")),
-            "dp4a" | "dp2a" => {
-                let kinds: Vec<&str> = d
-                    .mods
-                    .iter()
-                    .map(|x| &**x)
-                    .filter(|x| matches!(*x, "u32" | "s32"))
-                    .collect();
-                let signs = (kinds.first() == Some(&"s32"), kinds.get(1) == Some(&"s32"));
-                let (a, b, c) = (src(1)? as u32, src(2)? as u32, src(3)? as u32);
-                let half = (name == "dp2a").then(|| d.has_mod("hi"));
-                u64::from(bit_ops::dot_product(a, b, c, signs, half))
-            }
             // A cluster of one CTA: its own shared window is rank 0's.
             "mapa" => {
                 let rank = src(2)?;
@@ -92,18 +78,6 @@ impl Machine<'_> {
                 src(1)?
             }
             "setp" => return self.setp(t, d, ty, bits),
-            "bfe" => bit_ops::bfe(src(1)?, src(2)?, src(3)?, bits, signed),
-            "bfi" => bit_ops::bfi(src(1)?, src(2)?, src(3)?, src(4)?, bits),
-            "prmt" => {
-                let mode = d.mods.first().map(|m| &**m).filter(|m| *m != "b32");
-                u64::from(bit_ops::prmt(
-                    src(1)? as u32,
-                    src(2)? as u32,
-                    src(3)? as u32,
-                    mode,
-                )?)
-            }
-            "lop3" => bit_ops::lop3(src(1)?, src(2)?, src(3)?, src(4)? as u8, bits),
             "cvt" => cvt(d, &|k| src(k))?,
             _ => match IntOp::of(name) {
                 Some(iop) => {
@@ -217,6 +191,57 @@ pub(super) fn round_half(bf16: bool, x: f64, satfinite: bool) -> u64 {
     } else {
         u64::from(half::f16::from_f64(x).to_bits())
     }
+}
+
+/// The bit-field, counting and packed-dot instructions (`popc`, `clz`,
+/// `brev`, `bfind`, `dp4a`, `dp2a`, `bfe`, `bfi`, `prmt`, `lop3`) on one
+/// thread's operands; `None` for another instruction.
+fn bit_family(
+    name: &str,
+    d: &InstData,
+    bits: u32,
+    signed: bool,
+    src: &dyn Fn(usize) -> Res<u64>,
+) -> Option<Res<u64>> {
+    let m = mask(bits);
+    let run = || -> Res<u64> {
+        Ok(match name {
+            "popc" => u64::from((src(1)? & m).count_ones()),
+            "clz" => u64::from((src(1)? & m).leading_zeros() - (64 - bits)),
+            "brev" => (src(1)? & m).reverse_bits() >> (64 - bits),
+            "bfind" => bit_ops::bfind(src(1)? & m, bits, signed, d.has_mod("shiftamt")),
+            "dp4a" | "dp2a" => {
+                let kinds: Vec<&str> = d
+                    .mods
+                    .iter()
+                    .map(|x| &**x)
+                    .filter(|x| matches!(*x, "u32" | "s32"))
+                    .collect();
+                let signs = (kinds.first() == Some(&"s32"), kinds.get(1) == Some(&"s32"));
+                let (a, b, c) = (src(1)? as u32, src(2)? as u32, src(3)? as u32);
+                let half = (name == "dp2a").then(|| d.has_mod("hi"));
+                u64::from(bit_ops::dot_product(a, b, c, signs, half))
+            }
+            "bfe" => bit_ops::bfe(src(1)?, src(2)?, src(3)?, bits, signed),
+            "bfi" => bit_ops::bfi(src(1)?, src(2)?, src(3)?, src(4)?, bits),
+            "prmt" => {
+                let mode = d.mods.first().map(|m| &**m).filter(|m| *m != "b32");
+                u64::from(bit_ops::prmt(
+                    src(1)? as u32,
+                    src(2)? as u32,
+                    src(3)? as u32,
+                    mode,
+                )?)
+            }
+            "lop3" => bit_ops::lop3(src(1)?, src(2)?, src(3)?, src(4)? as u8, bits),
+            _ => unreachable!("only the family's names get here"),
+        })
+    };
+    matches!(
+        name,
+        "popc" | "clz" | "brev" | "bfind" | "dp4a" | "dp2a" | "bfe" | "bfi" | "prmt" | "lop3"
+    )
+    .then(run)
 }
 
 /// `cvt`: integer widening and narrowing, and the float conversions an
