@@ -181,6 +181,37 @@ impl TensorMap {
         None
     }
 
+    /// The global address of element `idx` of the box at `coords` (`idx`
+    /// counts innermost dimension first; `box_elems` are the box's extents,
+    /// `elem` the element's bytes), or `None` when the element lies outside
+    /// the tensor (a load fills it, a store skips it).
+    pub fn box_element(
+        &self,
+        coords: &[i64],
+        box_elems: &[usize],
+        idx: usize,
+        elem: usize,
+    ) -> Option<u64> {
+        let mut rest = idx;
+        let mut inside = true;
+        let mut at = self.address;
+        for k in 0..self.rank {
+            let i = rest % box_elems[k];
+            rest /= box_elems[k];
+            let g = coords[k] + i as i64;
+            if g < 0 || g as u64 >= self.dims[k] {
+                inside = false;
+                continue;
+            }
+            at += if k == 0 {
+                g as u64 * elem as u64
+            } else {
+                g as u64 * self.strides[k - 1]
+            };
+        }
+        inside.then_some(at)
+    }
+
     /// Where the box byte at `offset` (row-major from the box's first
     /// byte) lands in shared memory, for a box written at `base`: the
     /// swizzle XORs the 16-byte chunk index (address bits 4..) with the row

@@ -220,15 +220,16 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// One thread's `cp.async.bulk.tensor`: the box at the coordinates,
-    /// between global memory and shared memory (swizzled as the map says;
-    /// out-of-bounds elements read as zero or NaN and are not written).
-    pub(super) fn tensor_copy(&mut self, t: usize, d: &InstData, load: bool) -> Res<()> {
-        let (map_op, mem_op) = if load {
-            (op(d, 1)?, op(d, 0)?)
-        } else {
-            (op(d, 0)?, op(d, 1)?)
-        };
+    /// The `[tensor map, {coordinates}]` operand of one thread's
+    /// `cp.async.bulk.tensor`: the map, read and decoded from memory, and
+    /// the box's coordinates, one per dimension of the map.
+    fn tensor_operand(
+        &mut self,
+        t: usize,
+        d: &InstData,
+        map_op: &Operand,
+        load: bool,
+    ) -> Res<(TensorMap, Vec<i64>)> {
         let Operand::Vector(parts) = map_op else {
             return Err(format!(
                 "{}: no [tensor map, {{coordinates}}] operand",
@@ -266,6 +267,19 @@ impl Machine<'_> {
                 tm.rank
             ));
         }
+        Ok((tm, coords))
+    }
+
+    /// One thread's `cp.async.bulk.tensor`: the box at the coordinates,
+    /// between global memory and shared memory (swizzled as the map says;
+    /// out-of-bounds elements read as zero or NaN and are not written).
+    pub(super) fn tensor_copy(&mut self, t: usize, d: &InstData, load: bool) -> Res<()> {
+        let (map_op, mem_op) = if load {
+            (op(d, 1)?, op(d, 0)?)
+        } else {
+            (op(d, 0)?, op(d, 1)?)
+        };
+        let (tm, coords) = self.tensor_operand(t, d, map_op, load)?;
         let (_, smem) = self.address(t, mem_op)?;
         let fill = if load {
             let (_, mbar) = self.address(t, op(d, 2)?)?;
@@ -287,23 +301,8 @@ impl Machine<'_> {
             _ => 0,
         };
         for idx in 0..total {
-            let mut rest = idx;
-            let mut inside = true;
-            let mut gaddr = tm.address;
-            for k in 0..tm.rank {
-                let i = rest % n[k];
-                rest /= n[k];
-                let g = coords[k] + i as i64;
-                if g < 0 || g as u64 >= tm.dims[k] {
-                    inside = false;
-                    continue;
-                }
-                gaddr += if k == 0 {
-                    g as u64 * esz as u64
-                } else {
-                    g as u64 * tm.strides[k - 1]
-                };
-            }
+            let at = tm.box_element(&coords, &n, idx, esz);
+            let (inside, gaddr) = (at.is_some(), at.unwrap_or(0));
             let saddr = tm.swizzled(smem, (idx * esz) as u64);
             if !load {
                 self.check_async_read("this TMA store", saddr, esz)?;
