@@ -173,6 +173,61 @@ impl Walker<'_> {
         })
     }
 
+    /// Whether a wait for `i` (in block `b`), hoisted to the end of the
+    /// nearest uniform dominator (`apply::hoist_to_uniform`), could come
+    /// before a wgmma that runs before `i`: some path from that point to
+    /// `i` issues a wgmma (or calls a function with a pipeline) with no
+    /// `wait_group 0` after it. A backward search from `i`, stopped at the
+    /// uniform block and at retiring waits.
+    pub(super) fn wgmma_after_hoist(&self, b: Block, i: Inst) -> bool {
+        let (passed, Some(h)) = self.an.climb_to_uniform(b) else {
+            return false;
+        };
+        if passed.is_empty() {
+            return false;
+        }
+        // `Some(true)`: a wgmma first; `Some(false)`: a retiring wait first.
+        let scan = |insts: &[Inst]| {
+            insts.iter().rev().find_map(|&x| {
+                let d = &self.f.insts[x];
+                if d.opcode.is_wait() && d.wait_count().unwrap_or(0) == 0 {
+                    Some(false)
+                } else if d.opcode == Opcode::WgmmaMmaAsync || self.calls_pipeline(d) {
+                    Some(true)
+                } else {
+                    None
+                }
+            })
+        };
+        let insts = self.f.layout.block_insts(b);
+        let before = &insts[..self.position(insts, i).unwrap_or(0)];
+        if let Some(found) = scan(before) {
+            return found;
+        }
+        let mut seen: FxHashSet<Block> = FxHashSet::default();
+        let mut work: SmallVec<[Block; 8]> = self.an.cfg.preds(b).iter().copied().collect();
+        while let Some(p) = work.pop() {
+            if p == h || !seen.insert(p) {
+                continue;
+            }
+            match scan(self.f.layout.block_insts(p)) {
+                Some(true) => return true,
+                Some(false) => {}
+                None => work.extend(self.an.cfg.preds(p).iter().copied()),
+            }
+        }
+        false
+    }
+
+    /// Whether `d` calls a function that has a wgmma pipeline.
+    fn calls_pipeline(&self, d: &InstData) -> bool {
+        d.opcode == Opcode::Call
+            && d.slots.iter().any(|s| {
+                matches!(&s.op, ori_ir::Operand::Sym(n)
+                    if self.module.funcs.get(&**n).is_some_and(|x| x.1))
+            })
+    }
+
     /// The first `wait_group 0` after the copy `at` in block `b`, with
     /// nothing between that touches the copy or redefines its source.
     pub(super) fn retiring_wait_after(

@@ -912,12 +912,14 @@ impl Walker<'_> {
     /// legal place: not where ptxas could not hoist it to uniform code
     /// (R-divergent-hoist), where the only legal form left is the
     /// serialized one (ptxas 13.0.88 leaves the access as it is; this
-    /// serialization is ori's, in ISA-strict mode only).
+    /// serialization is ori's, in ISA-strict mode only), nor where a wgmma
+    /// may issue between that place and `i` (the hoisted wait would retire
+    /// nothing of it: fuzz input `hazard-strict-db7824e8`).
     fn strict_wait_placeable(&self, plan: &mut Plan, i: Inst, r: VReg, st: &State) -> bool {
         let Some(b) = self.f.layout.inst_block(i) else {
             return true;
         };
-        if !self.wait_unplaceable(b, st) {
+        if !self.wait_unplaceable(b, st) && !self.wgmma_after_hoist(b, i) {
             return true;
         }
         plan.fail(RuleId::DivergentHoist, Some(i), Some(r), st.last_wgmma);
