@@ -9,9 +9,19 @@
 //! is control dependent on a branch whose predicate is divergent: reachable
 //! from one of the branch's successors before the branch's immediate
 //! post-dominator.
+//!
+//! Registers are judged where they are used, not once per name (**R-uniform-
+//! at-use**): ptxas 13.0.88 sees SSA values, so a predicate register
+//! redefined from `%tid` late in a kernel does not make an earlier branch on
+//! its uniform value divergent (`gen_predicate_reuse`: a `@q bra` on
+//! `setp.eq q, n, 7` before `setp.lt q, tid, 64` gets its arrive, C7519,
+//! where a per-name analysis serialized, C7520). A forward dataflow over the
+//! registers that may be divergent somewhere (union at joins; an unguarded
+//! definition replaces the register's state, a guarded one may keep the old
+//! value) gives each guard its divergence at its instruction.
 
 use cranelift_entity::SecondaryMap;
-use ori_ir::{Block, ControlFlowGraph, Function, InstData, Opcode, Operand, VReg};
+use ori_ir::{Block, ControlFlowGraph, Function, Inst, InstData, Opcode, Operand, VReg};
 
 /// Whether a special register differs across a warpgroup's threads.
 pub fn special_is_divergent(name: &str) -> bool {
@@ -38,13 +48,50 @@ pub fn special_is_divergent(name: &str) -> bool {
 /// Divergent registers and blocks of one function.
 #[derive(Clone, Debug, Default)]
 pub struct Uniformity {
-    /// Registers that may differ across threads.
+    /// Registers that may differ across threads at some point of the
+    /// function (a per-name superset; guards use [`Uniformity::guard_is_divergent`]).
     pub divergent_reg: SecondaryMap<VReg, bool>,
+    /// Guarded instructions whose guard is divergent where it is read.
+    pub divergent_guard: SecondaryMap<Inst, bool>,
     /// Blocks executed under a divergent branch.
     pub divergent_block: SecondaryMap<Block, bool>,
 }
 
-fn inst_sources_divergent(d: &InstData, div: &SecondaryMap<VReg, bool>) -> bool {
+/// The most bits (candidate registers times blocks) the flow-sensitive
+/// pass keeps; past it, guards take the per-name result (conservative).
+const MAX_FLOW_BITS: usize = 1 << 26;
+
+/// Per-block sets of the candidate registers, as words.
+struct FlowSets {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl FlowSets {
+    fn new(words: usize, blocks: usize) -> FlowSets {
+        FlowSets {
+            words,
+            bits: vec![0; words * blocks],
+        }
+    }
+    fn of(&self, k: usize) -> &[u64] {
+        &self.bits[k * self.words..(k + 1) * self.words]
+    }
+    /// `set[k] |= src`; returns whether it grew.
+    fn union_into(&mut self, k: usize, src: &[u64]) -> bool {
+        let mut grew = false;
+        for (d, s) in self.bits[k * self.words..(k + 1) * self.words]
+            .iter_mut()
+            .zip(src)
+        {
+            grew |= *s & !*d != 0;
+            *d |= *s;
+        }
+        grew
+    }
+}
+
+fn inst_sources_divergent(d: &InstData, div: &impl Fn(VReg) -> bool) -> bool {
     if matches!(
         &*d.name,
         "atom" | "shfl" | "vote" | "redux" | "activemask" | "elect" | "match"
@@ -67,11 +114,11 @@ fn inst_sources_divergent(d: &InstData, div: &SecondaryMap<VReg, bool>) -> bool 
                 }
             }
             any |= specials;
-            s.op.for_each_reg(&mut |r: VReg| any |= div[r]);
+            s.op.for_each_reg(&mut |r: VReg| any |= div(r));
         }
     }
     if let Some(g) = d.guard {
-        any |= div[g.reg];
+        any |= div(g.reg);
     }
     any
 }
@@ -176,8 +223,8 @@ impl Uniformity {
             changed = false;
             for &i in &insts {
                 let d = &f.insts[i];
-                if d.opcode == Opcode::WgmmaMmaAsync || !inst_sources_divergent(d, &u.divergent_reg)
-                {
+                let div = |r: VReg| u.divergent_reg[r];
+                if d.opcode == Opcode::WgmmaMmaAsync || !inst_sources_divergent(d, &div) {
                     continue;
                 }
                 for r in d.defs() {
@@ -188,6 +235,7 @@ impl Uniformity {
                 }
             }
         }
+        u.guards_at_use(f, cfg);
         // Blocks: control dependence on divergent branches.
         let ipdom = post_dominators(f, cfg);
         for &b in cfg.rpo() {
@@ -195,8 +243,7 @@ impl Uniformity {
                 continue;
             };
             let d = &f.insts[last];
-            let divergent_branch =
-                d.opcode == Opcode::Branch && d.guard.is_some_and(|g| u.divergent_reg[g.reg]);
+            let divergent_branch = d.opcode == Opcode::Branch && u.divergent_guard[last];
             if !divergent_branch || cfg.succs(b).len() < 2 {
                 continue;
             }
@@ -215,8 +262,97 @@ impl Uniformity {
         u
     }
 
-    /// Whether the instruction at a block runs under divergent control or a divergent guard.
-    pub fn inst_is_divergent(&self, b: Block, d: &InstData) -> bool {
-        self.divergent_block[b] || d.guard.is_some_and(|g| self.divergent_reg[g.reg])
+    /// Whether instruction `i` of block `b` runs under divergent control or a divergent guard.
+    pub fn inst_is_divergent(&self, b: Block, i: Inst) -> bool {
+        self.divergent_block[b] || self.divergent_guard[i]
+    }
+
+    /// Whether `i` is guarded by a predicate that is divergent where `i` reads it.
+    pub fn guard_is_divergent(&self, i: Inst) -> bool {
+        self.divergent_guard[i]
+    }
+
+    /// **R-uniform-at-use**: each guard's divergence at its instruction,
+    /// from a forward dataflow over the registers the per-name pass found
+    /// divergent (the others are uniform everywhere).
+    fn guards_at_use(&mut self, f: &Function, cfg: &ControlFlowGraph) {
+        let mut slot: SecondaryMap<VReg, u32> = SecondaryMap::with_default(u32::MAX);
+        let mut n = 0u32;
+        for (r, &div) in self.divergent_reg.iter() {
+            if div {
+                slot[r] = n;
+                n += 1;
+            }
+        }
+        let blocks = cfg.rpo();
+        let words = (n as usize).div_ceil(64);
+        if n == 0 || words * 64 * blocks.len() > MAX_FLOW_BITS {
+            for i in f.layout.all_insts() {
+                let g = f.insts[i].guard;
+                self.divergent_guard[i] = g.is_some_and(|g| self.divergent_reg[g.reg]);
+            }
+            return;
+        }
+        let mut index: SecondaryMap<Block, u32> = SecondaryMap::with_default(u32::MAX);
+        for (k, &b) in blocks.iter().enumerate() {
+            index[b] = k as u32;
+        }
+        let mut entry = FlowSets::new(words, blocks.len());
+        let mut cur = vec![0u64; words];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (k, &b) in blocks.iter().enumerate() {
+                cur.copy_from_slice(entry.of(k));
+                for &i in f.layout.block_insts(b) {
+                    transfer(&f.insts[i], &slot, &mut cur);
+                }
+                for &s in cfg.succs(b) {
+                    if index[s] != u32::MAX {
+                        changed |= entry.union_into(index[s] as usize, &cur);
+                    }
+                }
+            }
+        }
+        for (k, &b) in blocks.iter().enumerate() {
+            cur.copy_from_slice(entry.of(k));
+            for &i in f.layout.block_insts(b) {
+                let d = &f.insts[i];
+                if let Some(g) = d.guard {
+                    self.divergent_guard[i] = bit(&cur, &slot, g.reg);
+                }
+                transfer(d, &slot, &mut cur);
+            }
+        }
+    }
+}
+
+/// Whether candidate register `r` is in `set` (others are uniform).
+fn bit(set: &[u64], slot: &SecondaryMap<VReg, u32>, r: VReg) -> bool {
+    let k = slot[r];
+    k != u32::MAX && set[k as usize / 64] >> (k % 64) & 1 != 0
+}
+
+/// One instruction's effect on the divergent candidate registers: its
+/// definitions become divergent when a source (or the guard) is; an
+/// unguarded definition replaces the old state, a guarded one may keep the
+/// old value. A wgmma's accumulators keep their state (as in the per-name
+/// pass, wgmma makes nothing divergent).
+fn transfer(d: &InstData, slot: &SecondaryMap<VReg, u32>, set: &mut [u64]) {
+    if d.opcode == Opcode::WgmmaMmaAsync {
+        return;
+    }
+    let div = inst_sources_divergent(d, &|r| bit(set, slot, r));
+    for r in d.defs() {
+        let k = slot[r];
+        if k == u32::MAX {
+            continue;
+        }
+        let (w, m) = (k as usize / 64, 1u64 << (k % 64));
+        if div {
+            set[w] |= m;
+        } else if d.guard.is_none() {
+            set[w] &= !m;
+        }
     }
 }

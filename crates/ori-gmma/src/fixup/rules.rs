@@ -297,9 +297,19 @@ pub const NOUNROLL: RuleInfo = RuleInfo {
     isa: "the nounroll pragma disables loop unrolling of the loop whose header block holds it",
 };
 
+/// The uniformity analysis's rule: where a register is divergent.
+pub const UNIFORM_AT_USE: RuleInfo = RuleInfo {
+    name: "R-uniform-at-use",
+    code: None,
+    ptxas: "judges a branch or guard predicate by the definitions that reach it, not by its name: a predicate register redefined from %tid later in the kernel leaves an earlier branch on its uniform value uniform, so the arrives and waits there are injected, not serialized",
+    example: "corpus/c7519_pred_redefined_divergent_later_wgmma",
+    isa: "a register holds one value per thread; it is divergent where the threads' values may differ",
+};
+
 /// The rules that decide no injection themselves but when and where the
-/// others are asked: the solver's and the loop analysis's.
-pub const ANALYSIS_RULES: [RuleInfo; 2] = [FIRST_VISIT, NOUNROLL];
+/// others are asked: the solver's, the loop analysis's and the uniformity
+/// analysis's.
+pub const ANALYSIS_RULES: [RuleInfo; 3] = [FIRST_VISIT, NOUNROLL, UNIFORM_AT_USE];
 
 #[cfg(test)]
 mod tests {

@@ -266,7 +266,7 @@ impl Walker<'_> {
         // A fence in divergent code is fine for the wgmma it guards
         // (`attempt_c7520_divergent_fence_mma` compiles clean); it only
         // matters when a path around it needs an injected arrive.
-        st.divergent_fence = self.an.uni.inst_is_divergent(bx.b, &self.f.insts[i]);
+        st.divergent_fence = self.an.uni.inst_is_divergent(bx.b, i);
         st.touched.clear();
         st.no_arrive = false;
     }
@@ -383,7 +383,7 @@ impl Walker<'_> {
             }
         }
         if st.no_arrive || touched {
-            if self.an.uni.inst_is_divergent(bx.b, d) || st.divergent_fence {
+            if self.an.uni.inst_is_divergent(bx.b, i) || st.divergent_fence {
                 plan.fail(RuleId::DivergentArrive, Some(i), None, None);
             } else if st.no_arrive {
                 plan.arrive(i, RuleId::ArriveMissing);
@@ -455,7 +455,7 @@ impl Walker<'_> {
     fn on_sync(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
         let d = &self.f.insts[i];
         let op = d.opcode;
-        let divergent = self.an.uni.inst_is_divergent(bx.b, d);
+        let divergent = self.an.uni.inst_is_divergent(bx.b, i);
         if op.is_wait() {
             st.divergent_wait = divergent;
             st.user_waited |= op == Opcode::WgmmaWaitGroup;
@@ -788,7 +788,6 @@ impl Walker<'_> {
         i: Inst,
         acc: &Access,
     ) -> Option<(RuleId, VReg)> {
-        let d = &self.f.insts[i];
         let in_any = |r: VReg, ids: &[AccumSet]| self.hits(r, ids);
         let committed = acc.read_any.filter(|_| acc.read_open.is_none());
         match rule {
@@ -817,7 +816,7 @@ impl Walker<'_> {
             // wait, C7517).
             RuleId::DivergentStoreRun => acc
                 .read_any
-                .filter(|_| d.guard.is_some_and(|g| self.an.uni.divergent_reg[g.reg]))
+                .filter(|_| self.an.uni.guard_is_divergent(i))
                 .filter(|_| self.in_store_run(bx.b, i))
                 .map(|r| (rule, r)),
             RuleId::RefuseAfterUserWait => acc
