@@ -13,7 +13,8 @@
 //! `record.log` says which GPU). The test replays that block as `ori run
 //! --params @params.bin --mem ADDR=...` does: each buffer at its recorded
 //! address, the kernel through ori's passes, the whole grid; D must be
-//! the same bytes.
+//! the same bytes. A kernel of clusters of several CTAs (`_c2x1`, `_c1x2`)
+//! runs with the cluster shape its recording's `meta.txt` names.
 
 mod common;
 
@@ -108,6 +109,11 @@ fn run_case(name: &str) -> Result<(), String> {
             .and_then(|s| s.parse().ok())
             .ok_or("shared")?,
         param_block: Some(params),
+        // Recordings before clusters of several CTAs have no `cluster` line.
+        cluster: match get("cluster") {
+            Ok(v) => dims(v)?,
+            Err(_) => [1, 1, 1],
+        },
         step_limit: u64::MAX,
         ..Launch::default()
     };

@@ -36,6 +36,11 @@ pub struct RunArgs {
     /// .reqntid or .maxntid, else 128; Triton: 32 x num_warps).
     #[arg(long)]
     pub block: Option<String>,
+    /// CTAs per thread-block cluster: X[,Y[,Z]] (default: the kernel's
+    /// .reqnctapercluster, else 1); the grid must be a whole number of
+    /// clusters of at most 8 CTAs.
+    #[arg(long)]
+    pub cluster: Option<String>,
     /// Dynamic shared memory per CTA in bytes (default: 227 KiB, sm_90's most).
     #[arg(long, value_name = "BYTES")]
     pub shared: Option<u64>,
@@ -173,16 +178,7 @@ fn scalar(value: &str, ty: &str) -> Result<u64, String> {
 /// The threads per CTA the kernel declares, `.reqntid` (else `.maxntid`)
 /// between its parameter list and its body (Triton writes `.reqntid 128`).
 fn declared_threads(src: &str, entry: &str) -> Option<[u32; 3]> {
-    let at = src.match_indices(".entry").find_map(|(k, _)| {
-        let rest = src[k + 6..].trim_start();
-        rest.strip_prefix(entry)
-            .filter(|r| r.starts_with(|c: char| c == '(' || c.is_whitespace()))
-            .map(|_| k)
-    })?;
-    let head = &src[at..];
-    let head = &head[..head
-        .find(')')
-        .and_then(|p| head[p..].find('{').map(|q| p + q))?];
+    let head = entry_head(src, entry)?;
     for directive in [".reqntid", ".maxntid"] {
         if let Some(p) = head.find(directive) {
             let list = head[p + directive.len()..].lines().next()?;
@@ -194,6 +190,103 @@ fn declared_threads(src: &str, entry: &str) -> Option<[u32; 3]> {
         }
     }
     None
+}
+
+/// The text between `.entry NAME` and its body's `{` (its parameters and
+/// performance directives), if `src` has that entry.
+fn entry_head<'s>(src: &'s str, entry: &str) -> Option<&'s str> {
+    let at = src.match_indices(".entry").find_map(|(k, _)| {
+        let rest = src[k + 6..].trim_start();
+        rest.strip_prefix(entry)
+            .filter(|r| r.starts_with(|c: char| c == '(' || c.is_whitespace()))
+            .map(|_| k)
+    })?;
+    let head = &src[at..];
+    Some(
+        &head[..head
+            .find(')')
+            .and_then(|p| head[p..].find('{').map(|q| p + q))?],
+    )
+}
+
+/// The numbers after `directive` in an entry's head (`.reqnctapercluster
+/// 2, 1, 1`), if it has that directive.
+fn directive_numbers(head: &str, directive: &str) -> Option<Vec<u32>> {
+    let p = head.match_indices(directive).find_map(|(p, _)| {
+        let after = &head[p + directive.len()..];
+        after.starts_with(char::is_whitespace).then_some(after)
+    })?;
+    let list = p.lines().next().unwrap_or("");
+    Some(
+        list.split(',')
+            .map_while(|n| n.trim().trim_end_matches(';').parse().ok())
+            .collect(),
+    )
+}
+
+/// The cluster shape of the launch: `--cluster`, else the kernel's
+/// `.reqnctapercluster`, else one CTA; checked against the kernel's
+/// `.reqnctapercluster`, `.explicitcluster` and `.maxclusterrank` (the
+/// front end does not keep them, so they are read from the source) and
+/// against the grid.
+fn cluster_shape(
+    given: Option<&str>,
+    src: &str,
+    entry: &str,
+    grid: [u32; 3],
+) -> Result<[u32; 3], String> {
+    let head = entry_head(src, entry).unwrap_or("");
+    let required = directive_numbers(head, ".reqnctapercluster").map(|v| {
+        let mut out = [1u32; 3];
+        for (k, n) in v.iter().take(3).enumerate() {
+            out[k] = *n;
+        }
+        out
+    });
+    let cluster = match (given, required) {
+        (Some(c), Some(r)) => {
+            let c = dims("cluster", c)?;
+            if c != r {
+                return Err(format!(
+                    "--cluster {},{},{}: the kernel declares .reqnctapercluster {},{},{}",
+                    c[0], c[1], c[2], r[0], r[1], r[2]
+                ));
+            }
+            c
+        }
+        (Some(c), None) => dims("cluster", c)?,
+        (None, Some(r)) => r,
+        (None, None) => [1, 1, 1],
+    };
+    let size: u32 = cluster.iter().product();
+    if head.contains(".explicitcluster") && given.is_none() && required.is_none() {
+        return Err(
+            "the kernel declares .explicitcluster: give its cluster shape with --cluster".into(),
+        );
+    }
+    if let Some(max) = directive_numbers(head, ".maxclusterrank").and_then(|v| v.first().copied()) {
+        if size > max {
+            return Err(format!(
+                "a cluster of {size} CTAs; the kernel declares .maxclusterrank {max}"
+            ));
+        }
+    }
+    if size > ori::host::exec::cluster::MAX_CLUSTER {
+        return Err(format!(
+            "--cluster {},{},{}: a cluster has at most {} CTAs (the portable limit)",
+            cluster[0],
+            cluster[1],
+            cluster[2],
+            ori::host::exec::cluster::MAX_CLUSTER
+        ));
+    }
+    if (0..3).any(|k| !grid[k].is_multiple_of(cluster[k])) {
+        return Err(format!(
+            "--grid {},{},{} is not a whole number of {},{},{} clusters",
+            grid[0], grid[1], grid[2], cluster[0], cluster[1], cluster[2]
+        ));
+    }
+    Ok(cluster)
 }
 
 /// The kernel to run: `--entry`, else the module's only `.entry`.
@@ -662,6 +755,10 @@ pub fn run(a: RunArgs) -> ExitCode {
         Ok(b) => b,
         Err(code) => return code,
     };
+    let cluster = match cluster_shape(a.cluster.as_deref(), &src, &f.name, grid) {
+        Ok(c) => c,
+        Err(e) => return usage(&e),
+    };
     let mut g = GlobalMemory::new();
     let (params, mut buffers, param_bytes, param_block) = if let Some(file) = &a.params {
         if !a.args.is_empty() {
@@ -702,6 +799,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         }),
         grid,
         block,
+        cluster,
         param_bytes,
         param_block,
         check_proxy: !a.no_proxy_check,

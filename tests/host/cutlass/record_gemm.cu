@@ -7,7 +7,8 @@
 //               (`GemmKernel::to_underlying_arguments`: TMA descriptors
 //               encoded by the driver, device addresses of every buffer)
 //   a.bin b.bin c.bin  the inputs, d.bin the output the GPU wrote
-//   meta.txt    grid, block, shared bytes, and each buffer's address
+//   meta.txt    grid, block, shared bytes, each buffer's address, and
+//               the cluster shape
 // Inputs are small integers (exact in every element type), so the sums
 // are exact and the host backend must give the same bytes.
 #include <cstdio>
@@ -124,6 +125,11 @@ int main(int argc, char **argv) {
           hA.size() * sizeof(EA), (void *)dB, hB.size() * sizeof(EB), (void *)dC,
           hC.size() * sizeof(EC), (void *)dD, hD.size() * sizeof(ED), ws, ws_size);
   fprintf(m, "mnk %d %d %d\n", M, N, K);
+  // The cluster shape the adapter launches with (cudaLaunchKernelEx's
+  // cluster dimension; 1,1,1 for a kernel of one-CTA clusters).
+  using Cluster = typename Kernel::DispatchPolicy::ClusterShape;
+  fprintf(m, "cluster %d,%d,%d\n", int(cute::size<0>(Cluster{})), int(cute::size<1>(Cluster{})),
+          int(cute::size<2>(Cluster{})));
   fclose(m);
   return 0;
 }

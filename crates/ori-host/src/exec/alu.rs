@@ -66,18 +66,11 @@ impl Machine<'_> {
             }
             "neg" if float => u64::from((-as_f32(src(1)?)).to_bits()),
             "abs" if float => u64::from(as_f32(src(1)?).abs().to_bits()),
-            // A cluster of one CTA: its own shared window is rank 0's.
-            "mapa" => {
-                let rank = src(2)?;
-                if rank != 0 {
-                    return Err(format!(
-                        "{}: CTA rank {rank} of the cluster; the host backend runs clusters of one CTA",
-                        d.mnemonic()
-                    ));
-                }
-                src(1)?
-            }
+            // Distributed shared memory (see `cluster`).
+            "mapa" => self.mapa(src(1)?, src(2)?)?,
+            "getctarank" => self.ctarank_of(src(1)?)?,
             "setp" => return self.setp(t, d, ty, bits),
+            "cvt" if d.has_mod("pack") => cvt_pack(d, &|k| src(k))?,
             "cvt" => cvt(d, &|k| src(k))?,
             _ => match IntOp::of(name) {
                 Some(iop) => {
@@ -242,6 +235,41 @@ fn bit_family(
         "popc" | "clz" | "brev" | "bfind" | "dp4a" | "dp2a" | "bfe" | "bfi" | "prmt" | "lop3"
     )
     .then(run)
+}
+
+/// `cvt.pack.sat.CONVERT.s32.b32 d, a, b{, c}` (PTX ISA, cvt.pack): `a`
+/// and `b` saturated to the 8-, 4- or 2-bit (or 16-bit) type CONVERT, `b`
+/// in the low bits and `a` above it; the bits above those come from the
+/// low bits of `c` (none for 16-bit types).
+pub(super) fn cvt_pack(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
+    let unsupported = || format!("{} is not supported by the host backend", d.mnemonic());
+    let to = d.mods.get(2).map(|m| &**m).ok_or_else(unsupported)?;
+    let (width, signed) = match to {
+        "u16" => (16, false),
+        "s16" => (16, true),
+        "u8" => (8, false),
+        "s8" => (8, true),
+        "u4" => (4, false),
+        "s4" => (4, true),
+        "u2" => (2, false),
+        "s2" => (2, true),
+        _ => return Err(unsupported()),
+    };
+    if !d.has_mod("sat") || d.mods.get(3).map(|m| &**m) != Some("s32") {
+        return Err(unsupported());
+    }
+    let (lo, hi) = if signed {
+        (-(1i64 << (width - 1)), (1i64 << (width - 1)) - 1)
+    } else {
+        (0, (1i64 << width) - 1)
+    };
+    let field = |v: u64| (i64::from(v as u32 as i32).clamp(lo, hi) as u64) & mask(width);
+    let packed = (field(src(1)?) << width) | field(src(2)?);
+    Ok(if width == 16 || d.slots.len() < 4 {
+        packed
+    } else {
+        (packed | (src(3)? << (2 * width))) & 0xffff_ffff
+    })
 }
 
 /// `cvt`: integer widening and narrowing, and the float conversions an

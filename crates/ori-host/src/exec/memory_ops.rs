@@ -159,9 +159,11 @@ impl Machine<'_> {
         {
             return Ok(());
         }
+        let tensor = mods.contains(&"tensor");
+        // Multicast: tensor loads only (see `tensor_copy`).
         if mods
             .iter()
-            .any(|m| m.starts_with("multicast") || *m == "im2col")
+            .any(|m| (m.starts_with("multicast") && !tensor) || *m == "im2col")
         {
             return Err(format!(
                 "{} is not supported by the host backend",
@@ -179,7 +181,6 @@ impl Machine<'_> {
                 ))
             }
         };
-        let tensor = mods.contains(&"tensor");
         for t in (0..WARPGROUP).filter(|t| act[*t]) {
             if tensor {
                 self.tensor_copy(t, d, load)?;
@@ -197,6 +198,11 @@ impl Machine<'_> {
                 let mut buf = vec![0u8; n];
                 if !load {
                     self.check_async_read("this bulk copy", src, n)?;
+                } else if self.locate(dst)?.0.is_some() {
+                    return Err(format!(
+                        "{}: a bulk copy into a peer CTA's shared memory is not supported by the host backend",
+                        d.mnemonic()
+                    ));
                 }
                 self.read_bytes(src, &mut buf)?;
                 self.write_bytes(dst, &buf)?;
@@ -273,6 +279,10 @@ impl Machine<'_> {
     /// One thread's `cp.async.bulk.tensor`: the box at the coordinates,
     /// between global memory and shared memory (swizzled as the map says;
     /// out-of-bounds elements read as zero or NaN and are not written).
+    /// A load with `.multicast::cluster` lands in every CTA of the cluster
+    /// whose rank bit its `ctaMask` sets, at the same offset, and completes
+    /// its bytes on each one's mbarrier at the same offset (PTX ISA,
+    /// cp.async.bulk.tensor); each CTA's sanitizer sees its own fill.
     pub(super) fn tensor_copy(&mut self, t: usize, d: &InstData, load: bool) -> Res<()> {
         let (map_op, mem_op) = if load {
             (op(d, 1)?, op(d, 0)?)
@@ -281,15 +291,43 @@ impl Machine<'_> {
         };
         let (tm, coords) = self.tensor_operand(t, d, map_op, load)?;
         let (_, smem) = self.address(t, mem_op)?;
-        let fill = if load {
-            let (_, mbar) = self.address(t, op(d, 2)?)?;
-            Some(Fill {
-                mbar,
-                phase: self.mbarriers.phase(mbar)?,
-                line: self.line,
-            })
-        } else {
-            None
+        if !load {
+            return self.tensor_store(&tm, &coords, smem);
+        }
+        let (_, mbar) = self.address(t, op(d, 2)?)?;
+        let (dst_rank, dst) = self.locate(smem)?;
+        let (bar_rank, bar) = self.locate(mbar)?;
+        let dst_rank = dst_rank.unwrap_or(self.rank);
+        if d.mods.iter().any(|m| m.starts_with("multicast")) {
+            let mask = self.value(t, op(d, 3)?)? & 0xffff;
+            let n = self.peers.len();
+            if mask >> n != 0 {
+                return Err(format!(
+                    "{}: ctaMask {mask:#x} names a CTA outside the cluster of {n}",
+                    d.mnemonic()
+                ));
+            }
+            for r in (0..n).filter(|r| mask >> r & 1 == 1) {
+                self.on_cta(r, |m| m.tensor_load(&tm, &coords, dst, bar))?;
+            }
+            return Ok(());
+        }
+        if bar_rank.unwrap_or(self.rank) != dst_rank {
+            return Err(format!(
+                "{}: the destination and the mbarrier are in different CTAs",
+                d.mnemonic()
+            ));
+        }
+        self.on_cta(dst_rank, |m| m.tensor_load(&tm, &coords, dst, bar))
+    }
+
+    /// A TMA load's box into the running CTA's shared memory at `smem`,
+    /// completing its bytes on the mbarrier at `mbar` (both offsets in it).
+    fn tensor_load(&mut self, tm: &TensorMap, coords: &[i64], smem: u64, mbar: u64) -> Res<()> {
+        let fill = Fill {
+            mbar,
+            phase: self.mbarriers.phase(mbar)?,
+            line: self.line,
         };
         let esz = crate::tensor_map::elem_bytes(tm.elem_code).unwrap_or(1);
         let n: Vec<usize> = (0..tm.rank).map(|k| tm.box_elems(k)).collect();
@@ -301,37 +339,36 @@ impl Machine<'_> {
             _ => 0,
         };
         for idx in 0..total {
-            let at = tm.box_element(&coords, &n, idx, esz);
-            let (inside, gaddr) = (at.is_some(), at.unwrap_or(0));
+            let at = tm.box_element(coords, &n, idx, esz);
             let saddr = tm.swizzled(smem, (idx * esz) as u64);
-            if !load {
-                self.check_async_read("this TMA store", saddr, esz)?;
-            }
-            if load {
-                let v = if inside && tm.tf32 {
-                    u64::from(crate::numbers::tma_round_tf32(
-                        self.global.read(gaddr, esz)? as u32,
-                    ))
-                } else if inside {
-                    self.global.read(gaddr, esz)?
-                } else if tm.oob_nan {
-                    nan
-                } else {
-                    0
-                };
-                self.shared.write(saddr, esz, v)?;
-                self.proxy.async_write(saddr, esz);
-                if let Some(f) = fill {
-                    self.fills.landed(saddr, esz, f);
-                }
-            } else if inside {
+            let v = match at {
+                Some(gaddr) if tm.tf32 => u64::from(crate::numbers::tma_round_tf32(
+                    self.global.read(gaddr, esz)? as u32,
+                )),
+                Some(gaddr) => self.global.read(gaddr, esz)?,
+                None if tm.oob_nan => nan,
+                None => 0,
+            };
+            self.shared.write(saddr, esz, v)?;
+            self.proxy.async_write(saddr, esz);
+            self.fills.landed(saddr, esz, fill);
+        }
+        self.mbarriers.complete_tx(mbar, tm.box_bytes() as i64)?;
+        Ok(())
+    }
+
+    /// A TMA store of the box at `smem` (the running CTA's shared memory).
+    fn tensor_store(&mut self, tm: &TensorMap, coords: &[i64], smem: u64) -> Res<()> {
+        let esz = crate::tensor_map::elem_bytes(tm.elem_code).unwrap_or(1);
+        let n: Vec<usize> = (0..tm.rank).map(|k| tm.box_elems(k)).collect();
+        let total: usize = n.iter().product();
+        for idx in 0..total {
+            let saddr = tm.swizzled(smem, (idx * esz) as u64);
+            self.check_async_read("this TMA store", saddr, esz)?;
+            if let Some(gaddr) = tm.box_element(coords, &n, idx, esz) {
                 let v = self.shared.read(saddr, esz)?;
                 self.global.write(gaddr, esz, v)?;
             }
-        }
-        if load {
-            let (_, mbar) = self.address(t, op(d, 2)?)?;
-            self.mbarriers.complete_tx(mbar, tm.box_bytes() as i64)?;
         }
         Ok(())
     }

@@ -79,6 +79,11 @@ pub struct Launch {
     /// the GPU, a CUTLASS kernel's `Params`); `params` and `param_bytes`
     /// are then ignored. It must cover every declared parameter.
     pub param_block: Option<Vec<u8>>,
+    /// CTAs per thread-block cluster in x, y, z (`%cluster_nctaid`); the
+    /// grid must be a whole number of clusters, of at most 8 CTAs (the
+    /// portable limit). The CTAs of a cluster run together, each with its
+    /// own shared memory, which the others reach (see [`cluster`]).
+    pub cluster: [u32; 3],
 }
 
 impl Default for Launch {
@@ -92,6 +97,7 @@ impl Default for Launch {
             param_bytes: Vec::new(),
             check_proxy: true,
             param_block: None,
+            cluster: [1, 1, 1],
         }
     }
 }
@@ -141,6 +147,13 @@ struct Warpgroup {
     yielded: Option<(u64, u32)>,
     /// The mbarrier phases it has seen complete (the TMA check).
     seen: Seen,
+    /// Threads of it that arrived at the cluster barrier and have not
+    /// waited yet, and the cluster barrier phase they arrived in.
+    cluster_arrived: LaneMask,
+    cluster_phase: u64,
+    /// Blocked at `barrier.cluster.wait` (its line) while the cluster
+    /// barrier was in this phase: it runs again once the phase completes.
+    cluster_wait: Option<(u64, u32)>,
     /// wgmma operands it decoded (see [`operand_cache`]).
     operands: OperandCache,
     /// Value lists of retired wgmma, for the next results.
@@ -222,7 +235,7 @@ struct Machine<'a> {
     shared_addr: FxHashMap<String, u64>,
     shared: Shared,
     global: &'a GlobalMemory,
-    /// The warpgroup running now (the others wait in `run_cta`).
+    /// The warpgroup running now (the others wait in `run_cluster`).
     wg: Warpgroup,
     /// Where divergent threads meet again.
     pdom: PostDominators,
@@ -234,6 +247,13 @@ struct Machine<'a> {
     ctaid: [u32; 3],
     grid: [u32; 3],
     block: [u32; 3],
+    /// The cluster's shape, the running CTA's rank in it, the memory of its
+    /// other CTAs (`peers[rank]` holds nothing while `rank` runs: its state
+    /// is the fields above) and its barrier (see [`cluster`]).
+    cluster: [u32; 3],
+    rank: usize,
+    peers: Vec<cluster::CtaMemory>,
+    cluster_bar: cluster::ClusterBarrier,
 }
 
 type Res<T> = Result<T, String>;
@@ -241,6 +261,7 @@ type Res<T> = Result<T, String>;
 // What each instruction does, by family; this module keeps the machine,
 // the scheduler and the step that dispatches to them.
 mod alu;
+pub mod cluster;
 mod int_arith;
 mod lane_ops;
 mod lane_regs;
@@ -286,9 +307,26 @@ pub fn run_with_progress(
             message: format!("an empty grid {gx},{gy},{gz}"),
         });
     }
-    // Every CTA, in parallel across the cores; a CTA's shared memory and
-    // warpgroups are its own, global memory is shared (see `memory`). The
-    // error reported is the first CTA's in x-fastest order.
+    let [cx, cy, cz] = launch.cluster;
+    let size = u64::from(cx) * u64::from(cy) * u64::from(cz);
+    if size == 0
+        || size > u64::from(cluster::MAX_CLUSTER)
+        || gx % cx != 0
+        || gy % cy != 0
+        || gz % cz != 0
+    {
+        return Err(HostError {
+            line: 0,
+            message: format!(
+                "a cluster of {cx}x{cy}x{cz} CTAs for a grid of {gx}x{gy}x{gz}: the grid must be a whole number of clusters, of 1 to {} CTAs",
+                cluster::MAX_CLUSTER
+            ),
+        });
+    }
+    // Every cluster, in parallel across the cores; a CTA's shared memory
+    // and warpgroups are its own (its cluster's CTAs reach its shared
+    // memory), global memory is shared (see `memory`). The error reported
+    // is the first cluster's in x-fastest order.
     let done = std::sync::atomic::AtomicU64::new(0);
     // The common integer instructions, decoded once for every CTA.
     let lane_ops = m
@@ -296,23 +334,15 @@ pub fn run_with_progress(
         .get(name)
         .map(|id| LaneOp::decode_function(&m.funcs[*id]))
         .unwrap_or_default();
-    let ctas: Vec<[u32; 3]> = (0..gz)
-        .flat_map(|z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z])))
+    let [nx, ny, nz] = [gx / cx, gy / cy, gz / cz];
+    let clusters: Vec<[u32; 3]> = (0..nz)
+        .flat_map(|z| (0..ny).flat_map(move |y| (0..nx).map(move |x| [x, y, z])))
         .collect();
-    let results: Vec<Result<RunStats, HostError>> = ctas
+    let results: Vec<Result<RunStats, HostError>> = clusters
         .par_iter()
-        .map(|&[x, y, z]| {
-            let one = run_cta(m, name, launch, global, &lane_ops, [x, y, z]).map_err(|e| {
-                if launch.grid == [1, 1, 1] {
-                    e
-                } else {
-                    HostError {
-                        line: e.line,
-                        message: format!("CTA ({x},{y},{z}): {}", e.message),
-                    }
-                }
-            });
-            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        .map(|&id| {
+            let one = cluster::run_cluster(m, name, launch, global, &lane_ops, id);
+            let n = done.fetch_add(size, std::sync::atomic::Ordering::Relaxed) + size;
             progress(n, total_ctas);
             one
         })
@@ -408,173 +438,23 @@ fn param_space<'f>(f: &'f Function, launch: &Launch) -> Res<(FxHashMap<&'f str, 
     Ok((at, mem))
 }
 
-/// One CTA of the grid.
-fn run_cta(
-    m: &Module,
-    name: &str,
-    launch: &Launch,
-    global: &GlobalMemory,
-    lane_ops: &[Option<LaneOp>],
-    ctaid: [u32; 3],
-) -> Result<RunStats, HostError> {
-    let fail = |message: String| HostError { line: 0, message };
-    let f = m
-        .by_name
-        .get(name)
-        .map(|id| &m.funcs[*id])
-        .filter(|f| f.has_body)
-        .ok_or_else(|| fail(format!("no function '{name}' with a body")))?;
-    if launch.param_block.is_none() && f.params.len() != launch.params.len() {
-        return Err(fail(format!(
-            "'{name}' takes {} parameters, the launch gives {}",
-            f.params.len(),
-            launch.params.len()
-        )));
-    }
-    let mut shared_addr = FxHashMap::default();
-    let mut top = 0u64;
-    for v in shared_vars(&m.globals) {
-        let align = v.align.max(1);
-        top = top.div_ceil(align).saturating_mul(align);
-        shared_addr.insert(v.name, top);
-        top = top.saturating_add(v.size.unwrap_or(launch.dynamic_shared));
-    }
-    if top > MAX_SHARED {
-        return Err(fail(format!(
-            "{top} bytes of shared memory; a CTA of sm_90 has at most {MAX_SHARED}"
-        )));
-    }
-    let (param_at, param_mem) = param_space(f, launch).map_err(fail)?;
-    let [bx, by, bz] = launch.block;
-    let threads = (bx as usize) * (by as usize) * (bz as usize);
-    if threads == 0 || threads > 1024 {
-        return Err(fail(format!("a CTA of {bx}x{by}x{bz} threads (1 to 1024)")));
-    }
-    let entry = f.layout.blocks().first().copied();
-    let mut wgs: Vec<Warpgroup> = (0..threads.div_ceil(WARPGROUP))
-        .map(|k| Warpgroup {
-            index: k,
-            live: (threads - k * WARPGROUP).min(WARPGROUP),
-            regs: LaneRegs::new(f.vregs.len()),
-            stack: entry
-                .map(|b| Frame {
-                    at: (b, 0),
-                    lanes: LaneMask::MAX >> (WARPGROUP - (threads - k * WARPGROUP).min(WARPGROUP)),
-                    until: None,
-                })
-                .into_iter()
-                .collect(),
-            ..Warpgroup::default()
-        })
-        .collect();
-    let mut mach = Machine {
-        f,
-        param_at,
-        param_mem,
-        mbarriers: MBarriers::default(),
-        proxy: GenericWrites::new(top as usize),
-        fills: TmaFills::new(top as usize),
-        cta_barriers: 0,
-        line: 0,
-        check_proxy: launch.check_proxy,
-        shared_addr,
-        shared: Shared::new(top as usize),
-        global,
-        wg: Warpgroup::default(),
-        pdom: PostDominators::compute(f),
-        lane_ops,
-        lane_scratch: Box::new([[0; WARPGROUP]; 4]),
-        stats: RunStats::default(),
-        ctaid,
-        grid: launch.grid,
-        block: launch.block,
-    };
-    // One warpgroup at a time, each until it waits at a barrier or exits
-    // (round robin from the lowest); a barrier that fills lets its waiters
-    // run again. Correct kernels synchronize through barriers, so this
-    // order computes what any order does.
-    let mut barriers = Barriers::default();
-    let mut next = 0;
-    loop {
-        let live_threads: u32 = wgs
-            .iter()
-            .filter(|w| w.running())
-            .map(|w| (w.live.div_ceil(32) * 32) as u32)
-            .sum();
-        let released = barriers.release(live_threads);
-        if !released.is_empty() {
-            mach.cta_barriers += 1;
-            // A CTA barrier passes on what each warpgroup has seen of the
-            // mbarriers (a phase one waited for is complete for all after).
-            let mut all = Seen::default();
-            for w in &wgs {
-                for (&m, &p) in &w.seen {
-                    let e = all.entry(m).or_insert(0);
-                    *e = (*e).max(p);
-                }
-            }
-            for w in &mut wgs {
-                w.seen.clone_from(&all);
-            }
-        }
-        for k in released {
-            wgs[k].waiting = false;
-        }
-        let n = wgs.len();
-        let epoch = mach.mbarriers.epoch;
-        let Some(k) = (0..n).map(|j| (next + j) % n).find(|&k| {
-            wgs[k].running() && !wgs[k].waiting && wgs[k].yielded.is_none_or(|(e, _)| e != epoch)
-        }) else {
-            if wgs.iter().all(|w| !w.running()) {
-                break;
-            }
-            if let Some((_, line)) = wgs.iter().find_map(|w| w.yielded.filter(|_| !w.waiting)) {
-                return Err(HostError {
-                    line,
-                    message: "deadlock: every warpgroup still running waits, and this mbarrier wait's phase can no longer complete".into(),
-                });
-            }
-            let (id, line, arrived, want) = barriers.stuck(live_threads)[0];
-            return Err(HostError {
-                line,
-                message: format!(
-                    "deadlock: every warpgroup still running waits at a barrier; barrier {id} has {arrived} of its {want} threads"
-                ),
-            });
-        };
-        next = k;
-        wgs[k].yielded = None;
-        std::mem::swap(&mut mach.wg, &mut wgs[k]);
-        let stop = run_warpgroup(&mut mach, launch.step_limit);
-        std::mem::swap(&mut mach.wg, &mut wgs[k]);
-        let stop = stop?;
-        if let Some((line, None)) = stop {
-            wgs[k].yielded = Some((mach.mbarriers.epoch, line));
-            next = (k + 1) % n;
-            continue;
-        }
-        if let Some((line, Some(a))) = stop {
-            barriers
-                .arrive(a.id, k, a.threads, a.count, a.wait, line)
-                .map_err(|message| HostError { line, message })?;
-            wgs[k].waiting = a.wait;
-            // An arrival that does not wait runs on.
-            if !a.wait {
-                continue;
-            }
-        }
-        next = (k + 1) % n;
-    }
-    Ok(mach.stats)
+/// Why a warpgroup stopped running (each with the line, but `Exit`).
+enum Stop {
+    /// Every thread of it exited.
+    Exit,
+    /// It arrived at a CTA barrier (and is past it).
+    Barrier(u32, Arrival),
+    /// It found an mbarrier wait incomplete (and is past it).
+    Yield(u32),
+    /// It waits at `barrier.cluster.wait` (and runs it again when it
+    /// runs again).
+    ClusterWait(u32),
 }
 
-/// Run the warpgroup in `mach.wg` from where it is until it exits (`None`),
-/// reaches a barrier (its line and the arrival; it is then past it) or
-/// yields at an incomplete mbarrier wait (its line and `None`).
-fn run_warpgroup(
-    mach: &mut Machine<'_>,
-    step_limit: u64,
-) -> Result<Option<(u32, Option<Arrival>)>, HostError> {
+/// Run the warpgroup in `mach.wg` from where it is until it exits,
+/// reaches a barrier, yields at an incomplete mbarrier wait or blocks at
+/// the cluster barrier (see [`Stop`]).
+fn run_warpgroup(mach: &mut Machine<'_>, step_limit: u64) -> Result<Stop, HostError> {
     let f = mach.f;
     while let Some(&Frame { at: (b, pos), .. }) = mach.wg.stack.last() {
         let insts = f.layout.block_insts(b);
@@ -593,6 +473,9 @@ fn run_warpgroup(
         let flow = mach
             .step(i)
             .map_err(|message| HostError { line, message })?;
+        if let Flow::ClusterWait = flow {
+            return Ok(Stop::ClusterWait(line));
+        }
         if let Some(top) = mach.wg.stack.last_mut() {
             top.at = (b, pos + 1);
         }
@@ -601,11 +484,12 @@ fn run_warpgroup(
             Flow::Jump(t) => mach.wg.enter(Some(t)),
             Flow::Exit(lanes) => mach.wg.exit(lanes),
             Flow::Diverge { target, taken } => diverge(mach, b, target, taken),
-            Flow::Barrier(a) => return Ok(Some((line, Some(a)))),
-            Flow::Yield => return Ok(Some((line, None))),
+            Flow::Barrier(a) => return Ok(Stop::Barrier(line, a)),
+            Flow::Yield => return Ok(Stop::Yield(line)),
+            Flow::ClusterWait => {}
         }
     }
-    Ok(None)
+    Ok(Stop::Exit)
 }
 
 /// The threads of a branch at the end of block `b` split: `taken` go to
@@ -665,6 +549,9 @@ enum Flow {
     /// An mbarrier wait that found its phase incomplete: let the other
     /// warpgroups run (the wait is retried by the kernel's own loop).
     Yield,
+    /// `barrier.cluster.wait` before its phase completed: the warpgroup
+    /// stays at it until the whole cluster arrived.
+    ClusterWait,
 }
 
 /// An arrival at barrier `id` with `threads` threads (`count` expected, or
@@ -777,6 +664,7 @@ impl Machine<'_> {
                 self.ctaid,
                 self.grid,
                 self.block,
+                self.cluster,
             )?,
             Operand::Sym(s) => self.symbol(s)?,
             Operand::Vector(v) => {
@@ -834,7 +722,7 @@ impl Machine<'_> {
         } else if addr >= PARAM_GENERIC {
             self.param_read(addr - PARAM_GENERIC, len)
         } else {
-            self.shared.read(addr, len)
+            self.shared_read(addr, len)
         }
     }
 
@@ -874,7 +762,7 @@ impl Machine<'_> {
     fn load(&mut self, space: &str, addr: u64, len: usize) -> Res<u64> {
         match space {
             "param" => self.param_read(addr, len),
-            "shared" => self.shared.read(addr, len),
+            "shared" => self.shared_read(addr, len),
             "global" => self.global.read(addr, len),
             _ => self.generic_read(addr, len),
         }
@@ -882,10 +770,10 @@ impl Machine<'_> {
 
     fn store(&mut self, space: &str, addr: u64, len: usize, v: u64) -> Res<()> {
         match space {
-            "shared" => self.shared.write(addr, len, v),
+            "shared" => self.shared_write(addr, len, v),
             "global" => self.global.write(addr, len, v),
             _ if addr >= 1 << crate::memory::GLOBAL_SHIFT => self.global.write(addr, len, v),
-            _ => self.shared.write(addr, len, v),
+            _ => self.shared_write(addr, len, v),
         }
     }
 
@@ -915,7 +803,12 @@ impl Machine<'_> {
             .mods
             .iter()
             .map(|m| &**m)
-            .find(|m| matches!(*m, "global" | "shared" | "param" | "local" | "const"))
+            .find_map(|m| match m {
+                "global" | "shared" | "param" | "local" | "const" => Some(m),
+                // Both windows: a peer's address goes to the peer (`cluster`).
+                "shared::cta" | "shared::cluster" => Some("shared"),
+                _ => None,
+            })
             .unwrap_or("generic");
         let vec_n = d
             .mods
@@ -1045,7 +938,17 @@ fn registers(items: &[Operand], what: &str) -> Res<Vec<VReg>> {
 }
 
 /// A special register for CTA thread `t` (linear: x fastest).
-fn special(s: &str, t: usize, ctaid: [u32; 3], grid: [u32; 3], block: [u32; 3]) -> Res<u64> {
+fn special(
+    s: &str,
+    t: usize,
+    ctaid: [u32; 3],
+    grid: [u32; 3],
+    block: [u32; 3],
+    cluster: [u32; 3],
+) -> Res<u64> {
+    if let Some(v) = cluster::special(s, ctaid, grid, cluster) {
+        return Ok(v);
+    }
     let t = t as u64;
     let [bx, by, bz] = block.map(u64::from);
     Ok(match s {
@@ -1069,16 +972,6 @@ fn special(s: &str, t: usize, ctaid: [u32; 3], grid: [u32; 3], block: [u32; 3]) 
         "%lanemask_le" => (1 << (t % 32 + 1)) - 1,
         "%lanemask_gt" => !((1u64 << (t % 32 + 1)) - 1) & 0xffff_ffff,
         "%lanemask_ge" => !((1u64 << (t % 32)) - 1) & 0xffff_ffff,
-        // A grid runs as clusters of one CTA.
-        "%cluster_ctarank" | "%cluster_ctaid.x" | "%cluster_ctaid.y" | "%cluster_ctaid.z" => 0,
-        "%cluster_nctarank" | "%cluster_nctaid.x" | "%cluster_nctaid.y" | "%cluster_nctaid.z" => 1,
-        "%clusterid.x" => u64::from(ctaid[0]),
-        "%clusterid.y" => u64::from(ctaid[1]),
-        "%clusterid.z" => u64::from(ctaid[2]),
-        "%nclusterid.x" => u64::from(grid[0]),
-        "%nclusterid.y" => u64::from(grid[1]),
-        "%nclusterid.z" => u64::from(grid[2]),
-        "%is_explicit_cluster" => 0,
         _ => {
             return Err(format!(
                 "special register {s} is not supported by the host backend"

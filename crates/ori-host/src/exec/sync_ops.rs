@@ -7,11 +7,19 @@ use super::*;
 impl Machine<'_> {
     /// `bar{.cta}.sync|arrive a{, b}` and `barrier{.cta}.sync{.aligned}|arrive`:
     /// an arrival the scheduler in `run_cta` counts (see [`crate::barriers`]).
-    /// `bar.warp.sync` and the cluster barriers of a one-CTA cluster pass.
+    /// `bar.warp.sync` passes; `barrier.cluster` is the cluster's (see
+    /// [`Machine::cluster_barrier`]).
     pub(super) fn barrier(&mut self, d: &InstData, act: &[bool]) -> Res<Flow> {
         let mods: Vec<&str> = d.mods.iter().map(|m| &**m).collect();
-        if mods.first() == Some(&"warp") || mods.first() == Some(&"cluster") {
+        if mods.first() == Some(&"warp") {
             return Ok(Flow::Next);
+        }
+        if !act.iter().any(|a| *a) {
+            // Guarded off for every thread: not executed.
+            return Ok(Flow::Next);
+        }
+        if mods.first() == Some(&"cluster") {
+            return self.cluster_barrier(d, act);
         }
         let wait = if mods.contains(&"sync") {
             true
@@ -55,7 +63,10 @@ impl Machine<'_> {
     /// The `mbarrier` family (see [`crate::mbarrier`]), for each active
     /// thread: `init`, `inval`, `expect_tx`, `complete_tx`, `arrive`
     /// (`.expect_tx`, a count, `arrive_drop`), `try_wait` / `test_wait`
-    /// (`.parity` or a state token). A wait that fails yields.
+    /// (`.parity` or a state token). A wait that fails yields. `arrive`,
+    /// `expect_tx` and `complete_tx` reach a peer CTA's mbarrier through a
+    /// shared::cluster address (see [`cluster`]); the others take the
+    /// running CTA's only.
     pub(super) fn mbarrier_op(&mut self, d: &InstData, act: &[bool]) -> Res<Flow> {
         let what = d.mods.first().map_or("", |m| &**m);
         let mut incomplete = false;
@@ -63,36 +74,43 @@ impl Machine<'_> {
             let addr = |m: &Self, k: usize| -> Res<u64> { Ok(m.address(t, op(d, k)?)?.1) };
             match what {
                 "init" => {
-                    let (a, n) = (addr(self, 0)?, self.value(t, op(d, 1)?)?);
+                    let a = self.local_mbarrier(addr(self, 0)?, "mbarrier.init")?;
+                    let n = self.value(t, op(d, 1)?)?;
                     self.mbarriers.init(a, n as u32)?;
                 }
                 "inval" => {
-                    let a = addr(self, 0)?;
+                    let a = self.local_mbarrier(addr(self, 0)?, "mbarrier.inval")?;
                     self.mbarriers.inval(a);
                 }
                 "expect_tx" | "complete_tx" => {
                     let (a, n) = (addr(self, 0)?, self.value(t, op(d, 1)?)? as i64);
                     if what == "expect_tx" {
-                        self.mbarriers.expect_tx(a, n)?;
+                        self.mbarrier_at(a, |m, a| m.expect_tx(a, n))?;
                     } else {
-                        self.mbarriers.complete_tx(a, n)?;
+                        self.mbarrier_at(a, |m, a| m.complete_tx(a, n))?;
                     }
                 }
                 "arrive" | "arrive_drop" => {
                     let a = addr(self, 1)?;
                     let mut count = 1;
+                    let mut tx = None;
                     if d.has_mod("expect_tx") {
-                        let n = self.value(t, op(d, 2)?)? as i64;
-                        self.mbarriers.expect_tx(a, n)?;
+                        tx = Some(self.value(t, op(d, 2)?)? as i64);
                     } else if d.slots.len() > 2 {
                         count = self.value(t, op(d, 2)?)? as u32;
                     }
-                    let token = self.mbarriers.arrive(a, count, what == "arrive_drop")?;
+                    let drop = what == "arrive_drop";
+                    let token = self.mbarrier_at(a, |m, a| {
+                        if let Some(n) = tx {
+                            m.expect_tx(a, n)?;
+                        }
+                        m.arrive(a, count, drop)
+                    })?;
                     let dst = op(d, 0)?.clone();
                     self.set(t, &dst, token, 64)?;
                 }
                 "try_wait" | "test_wait" => {
-                    let a = addr(self, 1)?;
+                    let a = self.local_mbarrier(addr(self, 1)?, d.mnemonic().as_str())?;
                     let x = self.value(t, op(d, 2)?)?;
                     let completed = self.mbarriers.phase(a)?;
                     let done = if d.has_mod("parity") {
@@ -131,6 +149,12 @@ impl Machine<'_> {
     /// Thread `t` of the running warpgroup wrote shared memory through the
     /// generic proxy.
     pub(super) fn note_generic_write(&mut self, t: usize, addr: u64, len: usize) {
+        let addr = match self.locate(addr) {
+            Ok((None, a)) => a,
+            Ok((Some(r), a)) => return self.on_cta(r, |m| m.note_generic_write(t, a, len)),
+            // Not shared memory (the access itself said so).
+            Err(_) => return,
+        };
         self.fills.overwritten(addr, len);
         self.sync_proxy_order();
         let thread = (self.wg.index * WARPGROUP + t) as u32;
@@ -143,6 +167,10 @@ impl Machine<'_> {
         if !self.check_proxy {
             return Ok(());
         }
+        let (None, addr) = self.locate(addr)? else {
+            // A peer's shared memory: its tracker is not checked from here.
+            return Ok(());
+        };
         match self.proxy.check(addr, len) {
             None => Ok(()),
             Some(u) => Err(format!(
@@ -156,6 +184,14 @@ impl Machine<'_> {
     /// A read of shared memory a TMA load filled must come after the
     /// reading warpgroup saw the load's mbarrier phase complete.
     pub(super) fn check_tma_ready(&self, what: &str, addr: u64, len: usize) -> Res<()> {
+        if self.fills.empty() {
+            return Ok(());
+        }
+        let (None, addr) = self.locate(addr)? else {
+            // A peer's shared memory: its mbarriers are not this warpgroup's
+            // to have seen.
+            return Ok(());
+        };
         match self.fills.unready(addr, len, &self.wg.seen) {
             None => Ok(()),
             Some((at, f)) => Err(format!(
