@@ -303,7 +303,9 @@ fn wgmma_since_commit(f: &Function, blocks: &PtxasBlocks, b: Block, k: usize) ->
             if op == Opcode::WgmmaMmaAsync {
                 return true;
             }
-            if op.is_commit() || op.is_wait() {
+            // A call ends ptxas's block (R-call-ends-block): the commit
+            // after it closes an empty group.
+            if op.is_commit() || op.is_wait() || op == Opcode::Call {
                 return false;
             }
         }

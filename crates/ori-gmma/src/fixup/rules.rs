@@ -91,7 +91,7 @@ rules! {
         "an empty commit_group makes an empty wgmma-group";
     /// An arrive needed in divergent code.
     DivergentArrive => "R-divergent-arrive", Some(C7520_WGAR_DIVERGENT),
-        "serializes when an arrive must be injected in divergent code, or around a fence in divergent code",
+        "serializes when an arrive must be injected in divergent code, or around a fence in divergent code, of a kernel (.entry); in a .func it injects the arrive",
         "corpus/c7520_divergent_empty_commit",
         "wgmma.fence is a .aligned warpgroup instruction: every thread must execute it";
     /// A wait before an instruction that reads an accumulator in flight.

@@ -16,7 +16,7 @@ use cranelift_entity::packed_option::ReservedValue;
 use cranelift_entity::SecondaryMap;
 use fxhash::FxHashSet;
 use ori_ir::{
-    AccumSet, AccumSetPool, Block, Function, Inst, InstData, Opcode, Operand, RegClass, VReg,
+    AccumSet, AccumSetPool, Block, FuncKind, Function, Inst, InstData, Opcode, Operand, RegClass, VReg,
 };
 use smallvec::SmallVec;
 
@@ -256,6 +256,16 @@ impl Walker<'_> {
             && self.unwaited_use_after(b, &st.pipe.all())
     }
 
+    /// **R-divergent-arrive** holds in kernels only: in a `.func` compiled
+    /// as a function of its own, ptxas 13.0.88 injects an arrive in
+    /// divergent code (C7519) where a kernel serializes (C7520), for a wgmma,
+    /// an empty group's dummy wgmma and a fence in divergent code alike
+    /// (`c7519_func_divergent_*`); waits in divergent code still serialize
+    /// there (C7518).
+    fn arrives_check_divergence(&self) -> bool {
+        self.f.kind == FuncKind::Entry
+    }
+
     /// A fence (or an injected arrive) orders everything before it.
     fn on_arrive(&self, bx: &mut BlockCx, st: &mut State, i: Inst) {
         bx.fresh_arrive = true;
@@ -383,7 +393,8 @@ impl Walker<'_> {
             }
         }
         if st.no_arrive || touched {
-            if self.an.uni.inst_is_divergent(bx.b, i) || st.divergent_fence {
+            let divergent = self.an.uni.inst_is_divergent(bx.b, i) || st.divergent_fence;
+            if divergent && self.arrives_check_divergence() {
                 plan.fail(RuleId::DivergentArrive, Some(i), None, None);
             } else if st.no_arrive {
                 plan.arrive(i, RuleId::ArriveMissing);
@@ -466,7 +477,7 @@ impl Walker<'_> {
             plan.empty_commits.push(i);
         }
         if op.is_commit() && !bx.block_wgmma && !bx.fresh_arrive {
-            if divergent {
+            if divergent && self.arrives_check_divergence() {
                 plan.fail(RuleId::DivergentArrive, Some(i), None, None);
             } else {
                 plan.arrive(i, RuleId::EmptyGroup);
@@ -632,6 +643,11 @@ impl Walker<'_> {
             // is empty (`c7510_call_pipeline_func_inside_pipeline`).
             let rule = RuleId::CallCrossesPipeline;
             plan.fail(rule, Some(i), None, st.last_wgmma);
+            bx.close_stage();
+        } else {
+            // R-call-ends-block: the inlined body ends ptxas's block even
+            // when it has no pipeline, so a commit right after the call
+            // closes an empty group (`c7519_commit_after_inlined_call`).
             bx.close_stage();
         }
         st.touched.clear();
