@@ -16,7 +16,8 @@ use cranelift_entity::packed_option::ReservedValue;
 use cranelift_entity::SecondaryMap;
 use fxhash::FxHashSet;
 use ori_ir::{
-    AccumSet, AccumSetPool, Block, FuncKind, Function, Inst, InstData, Opcode, Operand, RegClass, VReg,
+    AccumSet, AccumSetPool, Block, FuncKind, Function, Inst, InstData, Opcode, Operand, RegClass,
+    VReg,
 };
 use smallvec::SmallVec;
 
