@@ -4,8 +4,6 @@
 //! wrote (`tests/host/probes/cluster_dsmem.*`, recorded by its `.py`, never
 //! edited); and the errors a wrong kernel or launch must stop with.
 
-mod common;
-
 use ori::host::{GlobalMemory, Launch};
 
 fn module(src: &str) -> ori::ir::Module {
@@ -13,10 +11,15 @@ fn module(src: &str) -> ori::ir::Module {
     c.module.unwrap_or_else(|| panic!("{:?}", c.diags))
 }
 
-/// The probe's recording: the input at its device address, the driver's
-/// tensor map, and what the GPU wrote.
-#[test]
-fn a_two_cta_cluster_computes_what_the_gpu_computed() {
+/// The probe's recording (`tests/host/probes/cluster_dsmem.json`).
+struct Probe {
+    input: Vec<u8>,
+    input_addr: u64,
+    tensormap: Vec<u8>,
+    gpu: Vec<u32>,
+}
+
+fn probe() -> Probe {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("tests/host/probes/cluster_dsmem.json"))
         .expect("the probe's recording");
@@ -29,40 +32,60 @@ fn a_two_cta_cluster_computes_what_the_gpu_computed() {
             .map(|w| w.as_u64().expect("a word") as u32)
             .collect()
     };
-    let input: Vec<u8> = words("input")
-        .iter()
-        .flat_map(|w| w.to_le_bytes())
-        .collect();
-    let gpu = words("out");
-    let addr = u64::from_str_radix(
-        rec["input_addr"].as_str().unwrap().trim_start_matches("0x"),
-        16,
-    )
-    .unwrap();
     let hex = rec["tensormap"].as_str().unwrap();
-    let tm: Vec<u8> = (0..128)
-        .map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).unwrap())
-        .collect();
-    let (_, m, entry) = common::compile_entry("tests/host/probes/cluster_dsmem.ptx").unwrap();
+    Probe {
+        input: words("input")
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect(),
+        input_addr: u64::from_str_radix(
+            rec["input_addr"].as_str().unwrap().trim_start_matches("0x"),
+            16,
+        )
+        .unwrap(),
+        tensormap: (0..128)
+            .map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).unwrap())
+            .collect(),
+        gpu: words("out"),
+    }
+}
+
+/// Run the probe kernel `src` (the recorded one, or a variant) as the GPU
+/// ran it: 4 CTAs in clusters of 2, the input at its device address and
+/// the driver's tensor map. The output words.
+fn run_probe(p: &Probe, src: &str) -> Result<Vec<u32>, String> {
+    let m = module(src);
     let mut g = GlobalMemory::new();
-    let out = g.alloc(vec![0; 4 * gpu.len()]);
-    g.alloc_at(addr, input).unwrap();
+    let out = g.alloc(vec![0; 4 * p.gpu.len()]);
+    g.alloc_at(p.input_addr, p.input.clone())?;
     let launch = Launch {
         params: vec![0, out],
-        param_bytes: vec![(0, tm)],
+        param_bytes: vec![(0, p.tensormap.clone())],
         grid: [4, 1, 1],
         block: [128, 1, 1],
         cluster: [2, 1, 1],
         ..Launch::default()
     };
-    ori::host::run(&m, &entry, &launch, &g).unwrap();
-    let host: Vec<u32> = g
-        .buffer(out)
+    ori::host::run(&m, "cluster_probe", &launch, &g).map_err(|e| e.to_string())?;
+    Ok(g.buffer(out)
         .unwrap()
         .chunks(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    for (k, (h, d)) in host.iter().zip(&gpu).enumerate() {
+        .collect())
+}
+
+fn probe_source() -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(root.join("tests/host/probes/cluster_dsmem.ptx")).unwrap()
+}
+
+/// DSMEM reads and writes, a remote reduction, remote mbarrier arrivals,
+/// the cluster barrier, the special registers and a multicast TMA load.
+#[test]
+fn a_two_cta_cluster_computes_what_the_gpu_computed() {
+    let p = probe();
+    let host = run_probe(&p, &probe_source()).unwrap();
+    for (k, (h, d)) in host.iter().zip(&p.gpu).enumerate() {
         assert_eq!(
             h,
             d,
@@ -71,6 +94,25 @@ fn a_two_cta_cluster_computes_what_the_gpu_computed() {
             k % 1024
         );
     }
+}
+
+/// The TMA check, per CTA: reading the multicast box after a cluster
+/// barrier but without waiting on the mbarrier is a race (the copy is
+/// asynchronous), in the peer as in the issuing CTA.
+#[test]
+fn the_tma_check_stops_a_multicast_box_read_before_its_mbarrier_wait() {
+    let src = probe_source();
+    let wait = "$L_full:\n\tmbarrier.try_wait.parity.shared::cta.b64 \t%p5, [%r12], 0;\n\t@!%p5 bra \t$L_full;";
+    assert!(src.contains(wait));
+    let racy = src.replace(
+        wait,
+        "barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;",
+    );
+    let e = run_probe(&probe(), &racy).unwrap_err();
+    assert!(
+        e.contains("that the TMA load of line") && e.contains("before this warpgroup saw phase 0"),
+        "{e}"
+    );
 }
 
 /// A kernel of clusters of 2: every thread arrives at the cluster barrier

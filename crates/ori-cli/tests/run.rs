@@ -349,3 +349,87 @@ fn the_block_defaults_to_the_kernels_reqntid() {
         gpu_record("triton39_ws_tma_device_f16_128x128x64_s3_w4").data
     );
 }
+
+/// The cluster probe (clusters of 2 by `.reqnctapercluster`) runs as its
+/// directive says; `--cluster` must agree with it, divide the grid, and
+/// stay within 8 CTAs; `.maxclusterrank` and `.explicitcluster` hold.
+#[test]
+fn the_cluster_shape_comes_from_the_kernel_or_cluster_and_is_checked() {
+    let d = scratch("cluster");
+    let out = d.join("out.npy").to_string_lossy().into_owned();
+    let input = d.join("in.npy");
+    // 64 rows of 16 u32 words, as the probe's tensor map reads them.
+    let words: Vec<u8> = (0..1024u32).flat_map(|w| w.to_le_bytes()).collect();
+    let array = ori::host::npy::NpyArray {
+        descr: "<u4".into(),
+        shape: vec![64, 16],
+        data: words,
+    };
+    std::fs::write(&input, array.to_bytes()).unwrap();
+    let probe = repo("tests/host/probes/cluster_dsmem.ptx");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            "run".into(),
+            probe.clone(),
+            "--arg".into(),
+            format!(
+                "0=tensormap:buffer=@{},dtype=u32,dims=16x64,box=16x16",
+                input.display()
+            ),
+            "--arg".into(),
+            "1=zeros:u32:4096".into(),
+            "--dump".into(),
+            format!("1={out}"),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let (code, _, err) = run(&args(&["--grid", "4"]));
+    assert_eq!(code, 0, "{err}");
+    let got = ori::host::npy::NpyArray::parse(&std::fs::read(&out).unwrap()).unwrap();
+    let word = |k: usize| u32::from_le_bytes(got.data[4 * k..4 * k + 4].try_into().unwrap());
+    // CTA 3: rank 1 of cluster 1 read its peer's (CTA 2's) smem_a[0].
+    assert_eq!(word(3 * 1024), 2000);
+    assert_eq!((word(3 * 1024 + 257), word(3 * 1024 + 259)), (1, 1));
+    let (code, _, err) = run(&args(&["--grid", "4", "--cluster", "4"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("declares .reqnctapercluster 2,1,1"), "{err}");
+    let (code, _, err) = run(&args(&["--grid", "3"]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("not a whole number of 2,1,1 clusters"),
+        "{err}"
+    );
+    // Without the directive: --cluster, at most 8 CTAs, .maxclusterrank.
+    let src = std::fs::read_to_string(&probe).unwrap();
+    let free = d.join("free.ptx");
+    std::fs::write(&free, src.replace(".reqnctapercluster 2, 1, 1", "")).unwrap();
+    let with = |file: &Path, extra: &[&str]| {
+        let mut v = args(extra);
+        v[1] = file.to_string_lossy().into_owned();
+        run(&v)
+    };
+    let (code, _, err) = with(&free, &["--grid", "4", "--cluster", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = with(&free, &["--grid", "16", "--cluster", "16"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("at most 8 CTAs"), "{err}");
+    let capped = d.join("capped.ptx");
+    std::fs::write(
+        &capped,
+        src.replace(".reqnctapercluster 2, 1, 1", ".maxclusterrank 1"),
+    )
+    .unwrap();
+    let (code, _, err) = with(&capped, &["--grid", "4", "--cluster", "2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains(".maxclusterrank 1"), "{err}");
+    let explicit = d.join("explicit.ptx");
+    std::fs::write(
+        &explicit,
+        src.replace(".reqnctapercluster 2, 1, 1", ".explicitcluster"),
+    )
+    .unwrap();
+    let (code, _, err) = with(&explicit, &["--grid", "4"]);
+    assert_eq!(code, 2);
+    assert!(err.contains(".explicitcluster"), "{err}");
+}

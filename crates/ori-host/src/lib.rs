@@ -4,9 +4,10 @@
 //! can get the GPU's answer without a GPU, before and after ori's passes,
 //! or be told exactly which line races.
 //!
-//! * `exec`: the interpreter and scheduler: CTAs in parallel, in a CTA one
-//!   warpgroup (128 threads in lockstep) at a time until a barrier, an
-//!   mbarrier wait or its exit.
+//! * `exec`: the interpreter and scheduler: clusters of CTAs in parallel,
+//!   in a cluster one warpgroup (128 threads in lockstep) at a time until a
+//!   barrier, an mbarrier wait or its exit; `exec::cluster`: the CTAs of a
+//!   cluster, distributed shared memory, the cluster barrier, multicast.
 //! * `wgmma_math`: what one wgmma computes, from the ISA's register-fragment
 //!   layouts and shared-memory matrix descriptors.
 //! * `reconvergence`: where divergent threads meet again.

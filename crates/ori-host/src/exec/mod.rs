@@ -1,5 +1,6 @@
-//! The interpreter: each CTA of the grid in turn; in a CTA, each warpgroup
-//! (128 threads in lockstep) runs until it waits at a barrier or exits.
+//! The interpreter: each cluster of the grid (one CTA, or several that run
+//! together: see [`cluster`]); in it, each warpgroup (128 threads in
+//! lockstep) runs until it waits at a barrier or exits.
 //!
 //! Every instruction runs for all threads whose guard holds; branches must
 //! be uniform (the same way for every thread), which is what wgmma code
@@ -278,8 +279,9 @@ use lane_regs::LaneRegs;
 use memory_ops::Access;
 use operand_cache::OperandCache;
 
-/// Run entry `name` of `m` with `launch`, on `global`: every CTA of the
-/// grid, one after another (x fastest). An error names the CTA it stopped in.
+/// Run entry `name` of `m` with `launch`, on `global`: every cluster of
+/// the grid, in parallel (the first error in x-fastest order is reported).
+/// An error names the CTA it stopped in.
 pub fn run(
     m: &Module,
     name: &str,
