@@ -71,6 +71,12 @@ pub struct Loops {
     /// Blocks of loops with a run-time trip count that ptxas unrolls (a body
     /// of at most [`MAX_UNROLLED_BODY`] instructions).
     pub unrolled_runtime: SecondaryMap<Block, bool>,
+    /// Blocks of those unrolled run-time loops whose body holds a user
+    /// `wgmma.wait_group`: a wait injected there comes, in the next copy of
+    /// the unrolled body, after the user's wait of the copy before, which
+    /// ptxas's late check refuses (R-unrolled-loop-wait). A loop with no
+    /// wait of its own keeps its injected wait (`c7517_loop_read_no_user_wait`).
+    pub waiting_unrolled: SecondaryMap<Block, bool>,
     /// Targets of back edges.
     pub header: SecondaryMap<Block, bool>,
     /// The back edges `(latch, header)` of loops ptxas keeps as loops: a
@@ -102,6 +108,7 @@ impl Loops {
         let mut out = Loops {
             runtime: SecondaryMap::new(),
             unrolled_runtime: SecondaryMap::new(),
+            waiting_unrolled: SecondaryMap::new(),
             header: SecondaryMap::new(),
             kept_back_edges: Default::default(),
             committing_header: SecondaryMap::new(),
@@ -119,9 +126,16 @@ impl Loops {
             if l.constant {
                 continue;
             }
+            let waits = l.body.iter().any(|b| {
+                f.layout
+                    .block_insts(*b)
+                    .iter()
+                    .any(|i| f.insts[*i].opcode == Opcode::WgmmaWaitGroup)
+            });
             for &b in &l.body {
                 out.runtime[b] = true;
                 out.unrolled_runtime[b] |= l.unrolled();
+                out.waiting_unrolled[b] |= l.unrolled() && waits;
             }
         }
         for l in loops.iter().filter(|l| !l.constant) {

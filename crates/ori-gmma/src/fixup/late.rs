@@ -85,7 +85,7 @@ impl Walker<'_> {
 
     /// **R-unrolled-loop-wait**: a wait injected into a loop ptxas unrolls
     /// with a remainder is refused by its late check (C7514; see `loops`):
-    /// a small loop with a run-time trip count.
+    /// a small loop with a run-time trip count that waits itself.
     fn check_unrolled_loop_waits(&self, plan: &mut Plan) {
         if plan.failure.is_some() {
             return;
@@ -95,7 +95,7 @@ impl Walker<'_> {
             !f.insts[w.at].opcode.is_terminator()
                 && f.layout
                     .inst_block(w.at)
-                    .is_some_and(|b| self.an.loops.unrolled_runtime[b])
+                    .is_some_and(|b| self.an.loops.waiting_unrolled[b])
         });
         if let Some(w) = looped {
             let at = w.at;

@@ -232,6 +232,11 @@ impl Plan {
         }
     }
 
+    /// Whether an earlier visit already decided a wait before `i`.
+    pub(super) fn has_wait(&self, i: Inst) -> bool {
+        self.seen[i] & (1u8 << Seen::Wait as u8) != 0
+    }
+
     /// An access the ISA calls undefined at `i` (register `r`), with the
     /// close its ISA-strict wait needs (upgraded as for [`Plan::wait`]).
     pub(super) fn undefined_write(&mut self, i: Inst, r: VReg, close: Close) {

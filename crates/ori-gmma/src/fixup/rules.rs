@@ -236,7 +236,7 @@ rules! {
         "wgmma pipelines may not cross function boundaries";
     /// A wait injected into a loop ptxas unrolls with a remainder.
     UnrolledLoopWait => "R-unrolled-loop-wait", Some(C7514_READS_ACCUMULATORS),
-        "refuses, in a late check, a wait injected into a small loop with a run-time trip count, which it unrolls with a remainder",
+        "refuses, in a late check, a wait injected into a small loop with a run-time trip count, which it unrolls with a remainder, when the loop holds a wgmma.wait_group of its own (the next copy of the body then waits after it)",
         "corpus/c7514_loop_read_acc_in_loop",
         ISA_ASYNC_ACCESS;
     /// Live accumulator and fragment registers over the function's limit.

@@ -861,6 +861,14 @@ impl Walker<'_> {
         else {
             return false;
         };
+        // R-first-visit: a wait decided here on the first visit stands, so
+        // the converged visit sees the read covered (`c7517_loop_commits_
+        // then_read_own_wait`: the back edge brings the set retired by that very wait,
+        // which a fresh look would call in flight on some paths only).
+        if plan.has_wait(i) && matches!(rule, RuleId::ReadUnsureGroup) {
+            st.retire_all();
+            return true;
+        }
         match rule {
             RuleId::ReadBeforeRmw | RuleId::WaitBeforeRead => {
                 if self.wait_unplaceable(bx.b, st) {
