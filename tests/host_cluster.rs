@@ -150,6 +150,11 @@ fn cluster_kernel(body: &str) -> String {
 }
 
 fn run_cluster(src: &str, grid: u32, cluster: [u32; 3]) -> Result<(), String> {
+    run_cluster_out(src, grid, cluster).map(|_| ())
+}
+
+/// [`run_cluster`], with the 64 bytes of `out` after the run.
+fn run_cluster_out(src: &str, grid: u32, cluster: [u32; 3]) -> Result<Vec<u8>, String> {
     let m = module(src);
     let mut g = GlobalMemory::new();
     let out = g.alloc(vec![0; 64]);
@@ -160,9 +165,8 @@ fn run_cluster(src: &str, grid: u32, cluster: [u32; 3]) -> Result<(), String> {
         cluster,
         ..Launch::default()
     };
-    ori::host::run(&m, "k", &launch, &g)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    ori::host::run(&m, "k", &launch, &g).map_err(|e| e.to_string())?;
+    Ok(g.buffer(out).unwrap())
 }
 
 #[test]
@@ -265,4 +269,34 @@ fn a_grid_must_be_whole_clusters_of_at_most_8_ctas() {
     let e = run_cluster(&src, 16, [16, 1, 1]).unwrap_err();
     assert!(e.contains("of 1 to 8 CTAs"), "{e}");
     run_cluster(&src, 16, [8, 1, 1]).unwrap();
+}
+
+#[test]
+fn generic_addresses_reach_a_peers_shared_memory() {
+    // Each CTA stores rank + 10 in its `word`; after a cluster barrier it
+    // reads the peer's through a generic address `mapa.u64` gave, and
+    // writes it to out[%ctaid.x].
+    let body = r#"
+	mov.u32 %r6, word;
+	add.u32 %r7, %r3, 10;
+	st.shared.u32 [%r6], %r7;
+	barrier.cluster.arrive.aligned;
+	barrier.cluster.wait.aligned;
+	mov.u64 %rd1, word;
+	cvta.shared.u64 %rd2, %rd1;
+	mapa.u64 %rd3, %rd2, %r4;
+	ld.u32 %r8, [%rd3];
+	ld.param.u64 %rd4, [out];
+	mov.u32 %r9, %ctaid.x;
+	mul.wide.u32 %rd5, %r9, 4;
+	add.u64 %rd6, %rd4, %rd5;
+	@%p1 st.global.u32 [%rd6], %r8;
+	barrier.cluster.arrive.aligned;
+	barrier.cluster.wait.aligned;"#;
+    let out = run_cluster_out(&cluster_kernel(body), 4, [2, 1, 1]).unwrap();
+    let w: Vec<u32> = out[..16]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(w, [11, 10, 11, 10]);
 }

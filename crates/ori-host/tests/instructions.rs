@@ -275,3 +275,37 @@ fn f32_pairs_round_into_half_pairs() {
         "NaN stays NaN; satfinite clamps the largest f32 to bf16's largest"
     );
 }
+
+#[test]
+fn cvt_pack_saturates_and_packs_b_below_a_over_c() {
+    // PTX ISA, cvt.pack: a and b saturated to the narrow type, b in the
+    // low bits, a above it, the rest from the low bits of c.
+    let m = lower(
+        "\tld.param.u64 %rd1, [out];\n\
+         \tmov.u32 %r1, 300;\n\
+         \tmov.u32 %r2, -200;\n\
+         \tcvt.pack.sat.s8.s32.b32 %r3, %r1, %r2, 0;\n\
+         \tcvt.pack.sat.s8.s32.b32 %r4, %r2, %r1, %r3;\n\
+         \tcvt.pack.sat.u8.s32.b32 %r5, %r1, %r2, 0x1234;\n\
+         \tcvt.pack.sat.s16.s32 %r6, %r1, %r2;\n\
+         \tmov.u32 %r7, -5;\n\
+         \tcvt.pack.sat.s4.s32.b32 %r8, %r7, %r1, 0;\n\
+         \tst.global.u32 [%rd1], %r3;\n\
+         \tst.global.u32 [%rd1+4], %r4;\n\
+         \tst.global.u32 [%rd1+8], %r5;\n\
+         \tst.global.u32 [%rd1+12], %r6;\n\
+         \tst.global.u32 [%rd1+16], %r8;\n\
+         \tret;",
+        ".param .u64 out",
+    );
+    let w = run_out(&m, 20);
+    // 300 -> 127 (0x7f), -200 -> -128 (0x80).
+    assert_eq!(w[0], 0x7f80);
+    assert_eq!(w[1], 0x7f80_807f);
+    // u8: 300 -> 255, -200 -> 0; c's low 16 bits above.
+    assert_eq!(w[2], 0x1234_ff00);
+    // s16: 300 and -200 fit.
+    assert_eq!(w[3], (300 << 16) | (-200i32 as u32 & 0xffff));
+    // s4: -5 -> 0xb, 300 -> 7.
+    assert_eq!(w[4], 0xb7);
+}

@@ -451,6 +451,8 @@ impl<'a> AluShape<'a> {
                 // `cvt.to.from`: the destination type comes first. A signed
                 // integer result is kept whole: `cvt` extended its sign to
                 // the 64 bits of the row (see `int_convert`).
+                // `cvt.pack` writes a whole 32-bit word.
+                "cvt" if d.has_mod("pack") => 32,
                 "cvt" => match d.mods.iter().find(|m| type_bytes(m).is_some()) {
                     Some(m) if m.starts_with('s') => 64,
                     Some(m) => bits_of(m),
