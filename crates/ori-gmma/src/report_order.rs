@@ -17,6 +17,13 @@
 //!   prints C7510 once per unit, after the unit's other messages, naming the
 //!   first function in the unit's order whose call crosses (the others are
 //!   serialized without a word).
+//! * **R-inlined-callee.** A device function is compiled inlined into the
+//!   unit, in the kernel's context: its advisories are printed under its
+//!   name, a failure of the walk inside it (C7520, C7518, C7509) is the
+//!   unit's one serialization message (no C7510 then), and its late-check
+//!   failures (C7511, C7513-C7515) are not printed: the unit's C7510 stands
+//!   (`c7520_inlined_callee_divergent_empty_commit`,
+//!   `c7510_inlined_callee_read_after_wait1`).
 //! * **`-c`.** Every function is compiled alone: the device functions first,
 //!   in reverse order of definition, each after the functions it calls (the
 //!   same post-order), then the kernels in reverse order of definition.
@@ -24,7 +31,11 @@
 //! A module with no kernel keeps file order: ptxas was not probed on one.
 
 use fxhash::FxHashMap;
-use ori_ir::consts::C7510_CROSSES_CALL;
+use ori_ir::consts::{
+    C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7511_PIPELINE_REGISTERS, C7513_DEFINES_INPUTS,
+    C7514_READS_ACCUMULATORS, C7515_DEFINES_ACCUMULATORS, C7518_WGDP_DIVERGENT,
+    C7520_WGAR_DIVERGENT,
+};
 use ori_ir::{Diagnostic, FuncKind, Module, Opcode, Operand};
 
 /// Reorders (and, per kernel, repeats or drops) the pipeline's messages as
@@ -72,18 +83,46 @@ pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) 
         order.clear();
         post_order(k, &callees, &mut visited, &mut order);
         let mut crossing = None;
+        let mut callee_walk_failure = false;
         for &i in &order {
             for d in &by_func[i] {
+                let callee = !is_entry(i);
                 if d.code == Some(C7510_CROSSES_CALL) {
                     crossing.get_or_insert_with(|| d.clone());
+                } else if callee && d.code.is_some_and(is_late_check) {
+                    // R-inlined-callee: the late checks run on the unit,
+                    // whose C7510 is the one failure printed.
                 } else {
+                    callee_walk_failure |= callee && d.code.is_some_and(is_walk_failure);
                     out.push(d.clone());
                 }
             }
         }
-        out.extend(crossing);
+        if !callee_walk_failure {
+            out.extend(crossing);
+        }
     }
     out
+}
+
+/// A serialization the walk itself finds (divergence, an extern call): it
+/// ends the unit's walk, so the unit prints it and not the late C7510.
+fn is_walk_failure(code: u32) -> bool {
+    matches!(
+        code,
+        C7509_EXTERN_CALLS | C7518_WGDP_DIVERGENT | C7520_WGAR_DIVERGENT
+    )
+}
+
+/// A serialization of the late checks (registers, accumulator accesses).
+fn is_late_check(code: u32) -> bool {
+    matches!(
+        code,
+        C7511_PIPELINE_REGISTERS
+            | C7513_DEFINES_INPUTS
+            | C7514_READS_ACCUMULATORS
+            | C7515_DEFINES_ACCUMULATORS
+    )
 }
 
 /// The functions with a body, in file order, and the ones each calls.

@@ -258,13 +258,15 @@ impl Walker<'_> {
     }
 
     /// **R-divergent-arrive** holds in kernels only: in a `.func` compiled
-    /// as a function of its own, ptxas 13.0.88 injects an arrive in
+    /// as a function of its own (`-c`), ptxas 13.0.88 injects an arrive in
     /// divergent code (C7519) where a kernel serializes (C7520), for a wgmma,
     /// an empty group's dummy wgmma and a fence in divergent code alike
     /// (`c7519_func_divergent_*`); waits in divergent code still serialize
-    /// there (C7518).
+    /// there (C7518). Without `-c` a device function is compiled inlined
+    /// into its kernels, so the kernel's rule applies
+    /// (`c7520_inlined_callee_divergent_empty_commit`).
     fn arrives_check_divergence(&self) -> bool {
-        self.f.kind == FuncKind::Entry
+        self.f.kind == FuncKind::Entry || !self.module.compile_only
     }
 
     /// A fence (or an injected arrive) orders everything before it.
