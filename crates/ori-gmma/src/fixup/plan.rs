@@ -232,6 +232,11 @@ impl Plan {
         }
     }
 
+    /// Whether an earlier visit already decided an arrive before `i`.
+    pub(super) fn has_arrive(&self, i: Inst) -> bool {
+        self.seen[i] & (1u8 << Seen::Arrive as u8) != 0
+    }
+
     /// Whether an earlier visit already decided a wait before `i`.
     pub(super) fn has_wait(&self, i: Inst) -> bool {
         self.seen[i] & (1u8 << Seen::Wait as u8) != 0
@@ -261,7 +266,13 @@ impl Plan {
         reg: Option<VReg>,
         wgmma: Option<Inst>,
     ) {
-        if self.failure.is_none() {
+        // R-walk-failure-first: ptxas finds divergence and extern calls in
+        // its walk, and C7510/C7511/C7513-C7515 in the checks after it, so a
+        // walk failure anywhere replaces a late-check failure the walk met
+        // first (`c7520_after_join_read_of_unsure_group`).
+        let late_recorded = self.injecting() && self.failure.is_some();
+        let walk_kind = !Plan::is_late_code(rule);
+        if self.failure.is_none() || (late_recorded && walk_kind) {
             self.failure = Some(Failure {
                 rule,
                 inst,
@@ -269,6 +280,24 @@ impl Plan {
                 wgmma,
             });
         }
+    }
+
+    /// Whether `rule`'s serialization comes from ptxas's checks after the
+    /// walk (those after which the walk keeps injecting, [`Plan::injecting`]).
+    fn is_late_code(rule: RuleId) -> bool {
+        rule.info()
+            .code
+            .and_then(SerializationCode::from_code)
+            .is_some_and(|c| {
+                matches!(
+                    c,
+                    SerializationCode::CrossesCall
+                        | SerializationCode::PipelineRegisters
+                        | SerializationCode::DefinesInputs
+                        | SerializationCode::ReadsAccumulators
+                        | SerializationCode::DefinesAccumulators
+                )
+            })
     }
 
     /// **R-in-flight-budget.** Too many accumulator registers in flight

@@ -397,7 +397,11 @@ impl Walker<'_> {
         }
         if st.no_arrive || touched {
             let divergent = self.an.uni.inst_is_divergent(bx.b, i) || st.divergent_fence;
-            if divergent && self.arrives_check_divergence() {
+            // R-first-visit: an arrive decided here on the first visit
+            // stands; the converged state's divergent fence round the back
+            // edge does not take it back (`c7519_loop_header_arrive_then_
+            // divergent_fence`).
+            if divergent && self.arrives_check_divergence() && !plan.has_arrive(i) {
                 plan.fail(RuleId::DivergentArrive, Some(i), None, None);
             } else if st.no_arrive {
                 plan.arrive(i, RuleId::ArriveMissing);
