@@ -5,7 +5,9 @@
 //! * `tests/real/`: what Triton, CUTLASS and hand-written Hopper libraries
 //!   emit, one folder per family (trials named `real/FAMILY/KERNEL`);
 //! * `tests/bad_input/`: malformed PTX, each a corpus kernel broken one way
-//!   (`xtask/gen_bad_inputs.py`; trials named `bad_input/CASE`).
+//!   (`xtask/gen_bad_inputs.py`; trials named `bad_input/CASE`);
+//! * `tests/generated/`: random wgmma pipelines from the fuzz generator
+//!   (`cargo xtask oracle gen-pipelines`; trials named `generated/pipelines/gSEED`).
 //!
 //! Each `.ptx` has the `.expected` file `cargo xtask oracle record` wrote
 //! from ptxas and cuobjdump. A case must agree with ptxas on messages (codes,
@@ -176,5 +178,6 @@ fn main() {
     let mut trials = corpus_trials("corpus", &tests_dir().join("corpus"));
     trials.extend(corpus_trials("real", &tests_dir().join("real")));
     trials.extend(corpus_trials("bad_input", &tests_dir().join("bad_input")));
+    trials.extend(corpus_trials("generated", &tests_dir().join("generated")));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -15,6 +15,7 @@ mod bench;
 mod bench_host;
 mod bench_shapes;
 mod bench_vs_ptxas;
+mod gen_pipelines;
 mod oracle;
 mod process;
 mod progress;
@@ -49,6 +50,10 @@ commands:
                                run ptxas on every generated wgmma shape/type/form case
                                (ori_oracle::wgmma_table) and write tests/wgmma_table/verdicts.tsv;
                                --dump DIR only writes the .ptx files there
+  oracle gen-pipelines [--first SEED] [--count N] [--out DIR]
+                               write N generated wgmma pipelines (seeds SEED.., default 1000 and
+                               300) to tests/generated/pipelines for `oracle record --corpus
+                               tests/generated`
   rules [--check]              write the rule table of tests/corpus/README.md from phase 87's rules
                                (ori_gmma::RuleId) and the cases each decides in every recorded
                                corpus; --check only says whether it is up to date
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
         ["oracle", "check", rest @ ..] => oracle::check(rest),
         ["oracle", "record-roundtrip", rest @ ..] => roundtrip::record(rest),
         ["oracle", "record-table", rest @ ..] => wgmma_table::record_table(rest),
+        ["oracle", "gen-pipelines", rest @ ..] => gen_pipelines::run(rest),
         ["bench", rest @ ..] => bench::run(rest),
         ["rules"] => rules(false),
         ["rules", "--check"] => rules(true),
