@@ -182,17 +182,21 @@ impl Body<'_, '_> {
     }
 }
 
-/// [`generate`]'s kernel with the trip count `n` read at run time (the
-/// kernel's `p_n` parameter; a device function loads it from `[out]`), for
-/// comparisons with ptxas (`tests/generated`): with `n` a constant, ptxas
-/// folds the branches on it and unrolls the loops in full before phase 87,
-/// so the kernel it judges is not the one ori does. The fuzz targets keep
-/// [`generate`] (the host backend runs its kernels to the end, and the
-/// inputs they found are named after its output).
+/// [`generate`]'s kernel as ptxas should judge it (`tests/generated`): the
+/// trip count `n` is read at run time (the kernel's `p_n` parameter; a
+/// device function loads it from `[out]`), and each store goes to an
+/// address of its own (`[out+4k]`). With `n` a constant ptxas folds the
+/// branches on it and unrolls the loops in full before phase 87, and of
+/// several stores to one address it keeps the last (dead-store
+/// elimination), so its C7517 names another line: either way the kernel it
+/// judges is not the one ori does. The fuzz targets keep [`generate`] (the
+/// host backend runs its kernels to the end, and the inputs they found are
+/// named after its output).
 pub fn generate_for_oracle(bytes: &[u8]) -> (String, bool) {
     let (ptx, compile_only) = generate(bytes);
-    let mut out = String::with_capacity(ptx.len() + 64);
+    let mut out = String::with_capacity(ptx.len() + 1024);
     let mut in_entry = false;
+    let mut stores = 0u32;
     for line in ptx.lines() {
         if line.starts_with(".visible .entry") {
             in_entry = true;
@@ -205,6 +209,9 @@ pub fn generate_for_oracle(bytes: &[u8]) -> (String, bool) {
             } else {
                 "\tld.global.u32 n, [out];"
             });
+        } else if let Some(rest) = line.strip_prefix("\tst.global.f32 [out], ") {
+            stores += 1;
+            let _ = write!(out, "\tst.global.f32 [out+{}], {rest}", 4 * stores);
         } else {
             out.push_str(line);
         }

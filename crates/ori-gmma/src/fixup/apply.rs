@@ -10,11 +10,13 @@ use super::conflicts::{touched_before, Writers};
 use super::plan::{Close, Plan, WaitAt};
 use super::rules::{Mode, RuleId};
 use crate::messages;
+use cranelift_entity::SecondaryMap;
 use ori_ir::consts::*;
 use ori_ir::{
-    Diagnostic, Function, Inst, InstData, Note, Opcode, Operand, PassContext, RuleUse, Severity,
-    Slot,
+    Block, Diagnostic, Function, Inst, InstData, Note, Opcode, Operand, PassContext, RuleUse,
+    Severity, Slot,
 };
+use smallvec::SmallVec;
 use std::borrow::Cow;
 
 /// Apply `plan` to `f`, reporting into `cx`.
@@ -386,6 +388,31 @@ pub fn serialize(f: &mut Function, empty: &[Inst], why: ori_ir::Serialization) {
     }
     f.layout.end_batch();
     f.serialized = Some(why);
+}
+
+/// The waits of `plan` hoisted out of divergent code, by the uniform block
+/// they end up in (R-hoisted-wait-retires); `None` when there are none or
+/// the plan serializes.
+pub(super) fn hoisted_waits(
+    f: &Function,
+    an: &Analyses,
+    plan: &Plan,
+) -> Option<SecondaryMap<Block, SmallVec<[WaitAt; 1]>>> {
+    if plan.failure.is_some() {
+        return None;
+    }
+    let mut out: SecondaryMap<Block, SmallVec<[WaitAt; 1]>> = SecondaryMap::new();
+    let mut any = false;
+    for w in &plan.waits {
+        let at = hoist_to_uniform(f, an, w.at);
+        if at != w.at {
+            if let Some(h) = f.layout.inst_block(at) {
+                out[h].push(*w);
+                any = true;
+            }
+        }
+    }
+    any.then_some(out)
 }
 
 /// Where a wait for instruction `i` goes: before `i` in uniform code, else

@@ -113,19 +113,30 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode) {
         return;
     }
     let an = analyses::Analyses::compute(f);
-    let walker = walk::Walker::new(f, &facts.sets, &an, cx.module, mode);
-    let sol = match walker.solve() {
+    let mut walker = walk::Walker::new(f, &facts.sets, &an, cx.module, mode);
+    let not_converged = |e: solve::NotConverged, name: &str| {
+        let msg = format!(
+            "internal error: FixupGmmaSequence did not converge in {} rounds in function '{name}'",
+            e.rounds
+        );
+        Diagnostic::new(Severity::Fatal, None, msg)
+    };
+    let mut sol = match walker.solve() {
         Ok(sol) => sol,
-        Err(e) => {
-            let msg = format!(
-                "internal error: FixupGmmaSequence did not converge in {} rounds in function '{}'",
-                e.rounds, f.name
-            );
-            cx.diags.push(Diagnostic::new(Severity::Fatal, None, msg));
-            return;
-        }
+        Err(e) => return cx.diags.push(not_converged(e, &f.name)),
     };
     let mut plan = walker.decide(&sol);
+    // R-hoisted-wait-retires: the waits hoisted out of divergent code retire
+    // on every path out of their uniform block; a second round makes them
+    // there (one round: a wait the second round hoists is still placed).
+    if let Some(hoisted) = apply::hoisted_waits(f, &an, &plan) {
+        walker.hoisted = hoisted;
+        sol = match walker.solve() {
+            Ok(sol) => sol,
+            Err(e) => return cx.diags.push(not_converged(e, &f.name)),
+        };
+        plan = walker.decide(&sol);
+    }
     walker.late_checks(&sol, &mut plan, cx.module.maxrregcount);
     apply::apply(f, cx, &an, plan, mode);
 }

@@ -8,7 +8,7 @@
 //! state never depends on the plan, so both runs move it the same way.
 
 use super::analyses::Analyses;
-use super::plan::{Close, Plan, Seen};
+use super::plan::{Close, Plan, Seen, WaitAt};
 use super::rules::{Mode, RuleId};
 use super::state::{add_all, wgmma_shape, State};
 use cranelift_entity::packed_option::ReservedValue;
@@ -57,6 +57,10 @@ pub(super) struct Walker<'a> {
     pub(super) exposed: SecondaryMap<VReg, bool>,
     /// The block walk's register counts, between blocks (cleared).
     spare_counts: std::cell::Cell<RegCounts>,
+    /// Waits an earlier round hoisted out of divergent code to the end of
+    /// each uniform block (R-hoisted-wait-retires): the walk makes them
+    /// there, so that they retire the groups on every path out of the block.
+    pub(super) hoisted: SecondaryMap<Block, SmallVec<[WaitAt; 1]>>,
 }
 
 /// Registers of a wgmma with no arrive before it in its block.
@@ -193,6 +197,9 @@ impl Walker<'_> {
                 plan.wait(i, Close::for_open(&st.pipe), None, RuleId::JoinWaitLevels);
                 st.retire_all();
             }
+            if Some(i) == last && !self.hoisted[b].is_empty() {
+                self.make_hoisted_waits(&mut bx, &mut st, plan, b);
+            }
             match d.opcode {
                 op if op.is_arrive() => self.on_arrive(&mut bx, &mut st, i),
                 Opcode::WgmmaMmaAsync => self.on_wgmma(&mut bx, &mut st, plan, i),
@@ -208,6 +215,27 @@ impl Walker<'_> {
         bx.block_wgmma_defs.clear();
         self.spare_counts.replace(bx.block_wgmma_defs);
         st
+    }
+
+    /// **R-hoisted-wait-retires**: a wait hoisted out of divergent code to
+    /// the end of uniform block `b` (`apply::hoist_to_uniform`) runs on
+    /// every path out of `b`, so the groups it retires are retired at the
+    /// join after the divergent code too: ptxas names the divergent reader
+    /// once and waits for nothing more after the join
+    /// (`c7517_divergent_read_after_loop_one_wait`). Made before `b`'s last
+    /// instruction, where the edit puts it, naming the reader.
+    fn make_hoisted_waits(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, b: Block) {
+        for w in &self.hoisted[b] {
+            let close = match Close::for_open(&st.pipe) {
+                Close::Nothing => Close::Nothing,
+                _ => w.close,
+            };
+            if close == Close::CommitBatch {
+                bx.close_stage();
+            }
+            plan.wait(w.at, close, w.line, w.rule);
+        }
+        st.retire_all();
     }
 
     /// The state at the top of `b`: ptxas forgets the arrive at a block
@@ -1147,6 +1175,7 @@ impl<'a> Walker<'a> {
             pos,
             exposed: exposed_regs(f),
             spare_counts: Default::default(),
+            hoisted: SecondaryMap::new(),
         }
     }
 }
