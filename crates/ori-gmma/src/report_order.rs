@@ -33,8 +33,8 @@
 use fxhash::FxHashMap;
 use ori_ir::consts::{
     C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7511_PIPELINE_REGISTERS, C7513_DEFINES_INPUTS,
-    C7514_READS_ACCUMULATORS, C7515_DEFINES_ACCUMULATORS, C7518_WGDP_DIVERGENT,
-    C7520_WGAR_DIVERGENT,
+    C7514_READS_ACCUMULATORS, C7515_DEFINES_ACCUMULATORS, C7517_WAIT_INJECTED,
+    C7518_WGDP_DIVERGENT, C7519_ARRIVE_INJECTED, C7520_WGAR_DIVERGENT,
 };
 use ori_ir::{Diagnostic, FuncKind, Module, Opcode, Operand};
 
@@ -84,6 +84,7 @@ pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) 
         post_order(k, &callees, &mut visited, &mut order);
         let mut crossing = None;
         let mut callee_walk_failure = false;
+        let unit_start = out.len();
         for &i in &order {
             for d in &by_func[i] {
                 let callee = !is_entry(i);
@@ -98,11 +99,24 @@ pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) 
                 }
             }
         }
+        // The unit is one compilation: its C7519s, then its C7517s, then
+        // the rest, each in the unit's function order
+        // (`c7510_callee_advisories_sorted_with_the_kernels`).
+        out[unit_start..].sort_by_key(|d| advisory_rank(d.code));
         if !callee_walk_failure {
             out.extend(crossing);
         }
     }
     out
+}
+
+/// Where a message goes in its unit: arrives, then waits, then the rest.
+fn advisory_rank(code: Option<u32>) -> u8 {
+    match code {
+        Some(C7519_ARRIVE_INJECTED) => 0,
+        Some(C7517_WAIT_INJECTED) => 1,
+        _ => 2,
+    }
 }
 
 /// A serialization the walk itself finds (divergence, an extern call): it

@@ -18,7 +18,7 @@ pub struct ModuleInfo {
     pub arch: String,
     /// Whether the target has wgmma.
     pub has_wgmma: bool,
-    /// Per function name: (has a body, contains a GMMA op other than a fence: wgmma, commit or wait).
+    /// Per function name: (has a body, holds a wgmma or a commit: [`holds_pipeline_ops`]).
     pub funcs: NameMap<String, (bool, bool)>,
     /// `ptxas -c`: every callee is treated as external.
     pub compile_only: bool,
@@ -44,14 +44,16 @@ impl ModuleInfo {
     }
 }
 
-/// Whether `f` holds a GMMA op other than a fence (a wgmma, commit or
-/// wait): what makes a call to it cross a pipeline. A callee with only
-/// fences is not inlined and counts as a plain call (`heldout3_25`: C7519
-/// in the caller, no C7510).
+/// Whether `f` holds a wgmma or a commit: what makes a call to it cross a
+/// pipeline. A callee with only fences is not inlined and counts as a
+/// plain call (`heldout3_25`: C7519 in the caller, no C7510); nor does one
+/// with only waits (`c7519_call_to_wait_only_callee_in_pipeline`: ptxas
+/// 13.0.88 prints no C7510 for a call to a function holding just
+/// `wgmma.wait_group`, whatever its count).
 pub fn holds_pipeline_ops(f: &Function) -> bool {
     f.insts
         .values()
-        .any(|d| d.opcode.is_gmma_family() && !d.opcode.is_arrive())
+        .any(|d| d.opcode.is_gmma_family() && !d.opcode.is_arrive() && !d.opcode.is_wait())
 }
 
 /// Context handed to a running pass.

@@ -285,6 +285,19 @@ impl Walker<'_> {
             && self.unwaited_use_after(b, &st.pipe.all())
     }
 
+    /// **R-empty-group**'s arrive: the dummy wgmma of an empty group gets one
+    /// when no arrive came since the start of its block (R-arrive-missing)
+    /// or an accumulator register was written since the last arrive
+    /// (`c7517_c7519_rmw_last_before_commit`); a plain instruction alone
+    /// does not need it (`clean_empty_commits_after_plain_write`: a second
+    /// and a third commit after the fence's group, with a store and a
+    /// write of another register between, get no arrive).
+    fn touched_needs_arrive(&self, st: &State) -> bool {
+        st.touched
+            .iter()
+            .any(|r| self.f.vregs[*r].class == RegClass::Tensor)
+    }
+
     /// **R-divergent-arrive** holds in kernels only: in a `.func` compiled
     /// as a function of its own (`-c`), ptxas 13.0.88 injects an arrive in
     /// divergent code (C7519) where a kernel serializes (C7520), for a wgmma,
@@ -511,7 +524,7 @@ impl Walker<'_> {
         if empty_group && plan.first(Seen::EmptyCommit, i) {
             plan.empty_commits.push(i);
         }
-        if op.is_commit() && !bx.block_wgmma && !bx.fresh_arrive {
+        if op.is_commit() && !bx.block_wgmma && (st.no_arrive || self.touched_needs_arrive(st)) {
             if divergent && self.arrives_check_divergence() {
                 plan.fail(RuleId::DivergentArrive, Some(i), None, None);
             } else {
