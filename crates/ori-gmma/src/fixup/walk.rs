@@ -525,7 +525,7 @@ impl Walker<'_> {
             plan.empty_commits.push(i);
         }
         if op.is_commit() && !bx.block_wgmma && (st.no_arrive || self.touched_needs_arrive(st)) {
-            if divergent && self.arrives_check_divergence() {
+            if (divergent || st.divergent_fence) && self.arrives_check_divergence() {
                 plan.fail(RuleId::DivergentArrive, Some(i), None, None);
             } else {
                 plan.arrive(i, RuleId::EmptyGroup);
