@@ -306,10 +306,55 @@ pub const UNIFORM_AT_USE: RuleInfo = RuleInfo {
     isa: "a register holds one value per thread; it is divergent where the threads' values may differ",
 };
 
+/// The walk's rule for inlined calls.
+pub const CALL_ENDS_BLOCK: RuleInfo = RuleInfo {
+    name: "R-call-ends-block",
+    code: None,
+    ptxas: "ends its block at an inlined call, so a commit right after the call closes an empty group (dummy HGMMA, and the arrive R-empty-group gives it)",
+    example: "corpus/c7519_commit_after_inlined_call",
+    isa: "-",
+};
+
+/// The reporting rule for device functions compiled inlined.
+pub const INLINED_CALLEE: RuleInfo = RuleInfo {
+    name: "R-inlined-callee",
+    code: None,
+    ptxas: "compiles a device function inlined into each kernel (without -c), in the kernel's context: a walk failure inside it is the unit's one serialization message, named after the kernel when the kernel issues a wgmma or a commit after the call; its late-check failures are not printed",
+    example: "corpus/c7520_inlined_callee_divergent_empty_commit",
+    isa: "-",
+};
+
+/// The walk's rule for waits hoisted out of divergent code.
+pub const HOISTED_WAIT_RETIRES: RuleInfo = RuleInfo {
+    name: "R-hoisted-wait-retires",
+    code: None,
+    ptxas: "retires, with a wait hoisted out of divergent code to the end of a uniform block, the groups on every path out of that block: no second wait after the join",
+    example: "corpus/c7517_divergent_read_after_loop_one_wait",
+    isa: "wgmma.wait_group waits for the groups of the executing warpgroup, whatever path follows",
+};
+
+/// The precedence between the walk's failures and the late checks'.
+pub const WALK_FAILURE_FIRST: RuleInfo = RuleInfo {
+    name: "R-walk-failure-first",
+    code: None,
+    ptxas: "reports a divergence or extern-call failure found anywhere in its walk rather than a late-check failure (C7510, C7511, C7513-C7515) the walk met first: those checks run after the walk",
+    example: "corpus/c7520_after_join_read_of_unsure_group",
+    isa: "-",
+};
+
 /// The rules that decide no injection themselves but when and where the
-/// others are asked: the solver's, the loop analysis's and the uniformity
-/// analysis's.
-pub const ANALYSIS_RULES: [RuleInfo; 3] = [FIRST_VISIT, NOUNROLL, UNIFORM_AT_USE];
+/// others are asked: the solver's, the loop analysis's, the uniformity
+/// analysis's, and those of inlined calls, hoisted waits and failure
+/// precedence.
+pub const ANALYSIS_RULES: [RuleInfo; 7] = [
+    FIRST_VISIT,
+    NOUNROLL,
+    UNIFORM_AT_USE,
+    CALL_ENDS_BLOCK,
+    INLINED_CALLEE,
+    HOISTED_WAIT_RETIRES,
+    WALK_FAILURE_FIRST,
+];
 
 #[cfg(test)]
 mod tests {
