@@ -55,6 +55,8 @@ pub struct Uniformity {
     pub divergent_guard: SecondaryMap<Inst, bool>,
     /// Blocks executed under a divergent branch.
     pub divergent_block: SecondaryMap<Block, bool>,
+    /// Each block's immediate post-dominator (`None`: the virtual exit).
+    pub ipdom: SecondaryMap<Block, Option<Block>>,
 }
 
 /// The most bits (candidate registers times blocks) the flow-sensitive
@@ -238,6 +240,7 @@ impl Uniformity {
         u.guards_at_use(f, cfg);
         // Blocks: control dependence on divergent branches.
         let ipdom = post_dominators(f, cfg);
+        u.ipdom = ipdom.clone();
         for &b in cfg.rpo() {
             let Some(&last) = f.layout.block_insts(b).last() else {
                 continue;
@@ -265,6 +268,20 @@ impl Uniformity {
     /// Whether instruction `i` of block `b` runs under divergent control or a divergent guard.
     pub fn inst_is_divergent(&self, b: Block, i: Inst) -> bool {
         self.divergent_block[b] || self.divergent_guard[i]
+    }
+
+    /// Whether `b` post-dominates `a`, looking at most `limit` steps up
+    /// `a`'s post-dominator chain (a deeper answer is `false`).
+    pub fn post_dominates(&self, b: Block, a: Block, limit: usize) -> bool {
+        let mut x = Some(a);
+        for _ in 0..limit {
+            match x {
+                Some(y) if y == b => return true,
+                Some(y) => x = self.ipdom[y],
+                None => return false,
+            }
+        }
+        false
     }
 
     /// Whether `i` is guarded by a predicate that is divergent where `i` reads it.

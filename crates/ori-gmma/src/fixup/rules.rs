@@ -333,6 +333,15 @@ pub const HOISTED_WAIT_RETIRES: RuleInfo = RuleInfo {
     isa: "wgmma.wait_group waits for the groups of the executing warpgroup, whatever path follows",
 };
 
+/// When an arrive survives a block boundary.
+pub const ARRIVE_KEPT: RuleInfo = RuleInfo {
+    name: "R-arrive-kept",
+    code: None,
+    ptxas: "keeps an arrive across a block boundary when no wgmma was issued since and the block is control-equivalent to the arrive's (dominated by it and post-dominating it) outside any run-time loop, so a fence before a spin loop serves the wgmma after it; a loop header forgets it for its own instructions, and an empty group's dummy wgmma always asks for an arrive of its own block",
+    example: "corpus/clean_fence_then_loop_then_wgmma",
+    isa: "wgmma.fence orders the register accesses before it against every later wgmma.mma_async of the warpgroup",
+};
+
 /// The precedence between the walk's failures and the late checks'.
 pub const WALK_FAILURE_FIRST: RuleInfo = RuleInfo {
     name: "R-walk-failure-first",
@@ -346,7 +355,7 @@ pub const WALK_FAILURE_FIRST: RuleInfo = RuleInfo {
 /// others are asked: the solver's, the loop analysis's, the uniformity
 /// analysis's, and those of inlined calls, hoisted waits and failure
 /// precedence.
-pub const ANALYSIS_RULES: [RuleInfo; 7] = [
+pub const ANALYSIS_RULES: [RuleInfo; 8] = [
     FIRST_VISIT,
     NOUNROLL,
     UNIFORM_AT_USE,
@@ -354,6 +363,7 @@ pub const ANALYSIS_RULES: [RuleInfo; 7] = [
     INLINED_CALLEE,
     HOISTED_WAIT_RETIRES,
     WALK_FAILURE_FIRST,
+    ARRIVE_KEPT,
 ];
 
 #[cfg(test)]

@@ -57,6 +57,7 @@ impl Walker<'_> {
         };
         sol.entry[start] = Some(State {
             no_arrive: true,
+            block_no_arrive: true,
             ..State::default()
         });
         // Blocks whose entry changed since their last walk: a round walks

@@ -13,7 +13,7 @@
 
 use super::reg_set::RegSet;
 use crate::in_flight::PipeState;
-use ori_ir::{AccumSet, Inst, InstData, VReg};
+use ori_ir::{AccumSet, Block, Inst, InstData, VReg};
 use smallvec::SmallVec;
 
 /// Walk state at a program point.
@@ -24,6 +24,9 @@ pub(super) struct State {
     pub(super) touched: RegSet,
     /// No arrive (fence) seen yet on some path.
     pub(super) no_arrive: bool,
+    /// No arrive since the start of this ptxas block on some path (what an
+    /// empty group's dummy wgmma asks; R-arrive-kept does not apply).
+    pub(super) block_no_arrive: bool,
     /// The wgmma that last wrote each in-flight set (for messages).
     pub(super) last_wgmma: Option<Inst>,
     /// A partial `wait_group N > 0` left committed groups in flight.
@@ -72,9 +75,37 @@ pub(super) struct State {
     /// A fence in divergent code arrived on some path here: an arrive injected
     /// for the other paths depends on divergent control flow (C7520).
     pub(super) divergent_fence: bool,
+    /// The block of the last arrive (fence or injected), where every path
+    /// agrees (R-arrive-kept).
+    pub(super) arrive_block: ArriveAt,
     /// Shape (`m << 20 | n << 8 | k`) of the wgmma that last used each
     /// accumulator register since the last arrive; 0 where paths disagree.
     pub(super) shapes: SmallVec<[(VReg, u32); 8]>,
+}
+
+/// Where the last arrive was, as a flat lattice over the function's blocks.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub(super) enum ArriveAt {
+    /// No path brought an arrive yet.
+    #[default]
+    Unset,
+    /// Every path's last arrive was in this block.
+    At(Block),
+    /// Paths disagree.
+    Mixed,
+}
+
+impl ArriveAt {
+    /// `self ⊔ o`; returns whether `self` changed.
+    fn join(&mut self, o: ArriveAt) -> bool {
+        let new = match (*self, o) {
+            (x, ArriveAt::Unset) => x,
+            (ArriveAt::Unset, y) => y,
+            (ArriveAt::At(a), ArriveAt::At(b)) if a == b => ArriveAt::At(a),
+            _ => ArriveAt::Mixed,
+        };
+        std::mem::replace(self, new) != new
+    }
 }
 
 /// A wgmma's shape as one number (`m << 20 | n << 8 | k`), 0 if unknown.
@@ -142,6 +173,7 @@ impl State {
             ch |= self.touched.insert(*r);
         }
         ch |= or_into(&mut self.no_arrive, o.no_arrive);
+        ch |= or_into(&mut self.block_no_arrive, o.block_no_arrive);
         ch |= add_all(&mut self.aliases, o.aliases.iter().copied());
         ch |= add_all(
             &mut self.wgmma_sets_since_arrive,
@@ -153,6 +185,7 @@ impl State {
         ch |= or_into(&mut self.wgmma_since_arrive, o.wgmma_since_arrive);
         ch |= or_into(&mut self.divergent_wait, o.divergent_wait);
         ch |= or_into(&mut self.divergent_fence, o.divergent_fence);
+        ch |= self.arrive_block.join(o.arrive_block);
         ch |= or_into(&mut self.partial_wait, o.partial_wait);
         if self.last_wgmma.is_none() && o.last_wgmma.is_some() {
             self.last_wgmma = o.last_wgmma;

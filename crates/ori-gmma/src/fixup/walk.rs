@@ -10,7 +10,7 @@
 use super::analyses::Analyses;
 use super::plan::{Close, Plan, Seen, WaitAt};
 use super::rules::{Mode, RuleId};
-use super::state::{add_all, wgmma_shape, State};
+use super::state::{add_all, wgmma_shape, ArriveAt, State};
 use cranelift_entity::packed_option::ReservedValue;
 
 use cranelift_entity::SecondaryMap;
@@ -107,6 +107,9 @@ struct BlockCx {
     /// Accumulator registers a wgmma earlier in this PTX block wrote, with
     /// the number of wgmma that wrote each.
     block_wgmma_defs: RegCounts,
+    /// A loop header that forgot an arrive R-arrive-kept would keep: the
+    /// arrive still holds after the block unless a call intervened.
+    restore_arrive: bool,
 }
 
 /// A count per register, dense (indexed by register) and cleared by the
@@ -209,6 +212,9 @@ impl Walker<'_> {
                 _ => self.on_plain(&mut bx, &mut st, plan, i),
             }
         }
+        if bx.restore_arrive && st.no_arrive {
+            st.no_arrive = false;
+        }
         st.block_wgmma = bx.block_wgmma;
         st.fresh_arrive = bx.fresh_arrive;
         st.block_issues = bx.block_issues;
@@ -242,8 +248,13 @@ impl Walker<'_> {
     /// boundary it keeps (`block_merging`), and groups entering a loop that
     /// commits in flight become sticky (R-sticky-groups).
     fn enter_block(&self, b: Block, st: &mut State) -> BlockCx {
+        let mut restore_arrive = false;
         if self.an.blocks.starts_block(b) {
-            st.no_arrive = true;
+            let kept = self.arrive_kept(b, st);
+            let header = self.an.loops.header[b];
+            st.no_arrive = !kept || header;
+            st.block_no_arrive = true;
+            restore_arrive = kept && header;
             st.block_wgmma = false;
             st.fresh_arrive = false;
             st.block_issues.clear();
@@ -260,6 +271,7 @@ impl Walker<'_> {
             block_issues: std::mem::take(&mut st.block_issues),
             block_fragments: FxHashSet::default(),
             block_wgmma_defs: self.spare_counts.take(),
+            restore_arrive,
         }
     }
 
@@ -286,7 +298,8 @@ impl Walker<'_> {
     }
 
     /// **R-empty-group**'s arrive: the dummy wgmma of an empty group gets one
-    /// when no arrive came since the start of its block (R-arrive-missing)
+    /// when no arrive came since the start of its block (R-arrive-missing,
+    /// without R-arrive-kept: generated pipeline `g1113`)
     /// or an accumulator register was written since the last arrive
     /// (`c7517_c7519_rmw_last_before_commit`); a plain instruction alone
     /// does not need it (`clean_empty_commits_after_plain_write`: a second
@@ -310,9 +323,35 @@ impl Walker<'_> {
         self.f.kind == FuncKind::Entry || !self.module.compile_only
     }
 
+    /// **R-arrive-kept**: ptxas forgets the arrive at a block boundary it
+    /// keeps, unless no wgmma was issued since the arrive and block `b` is
+    /// control-equivalent to the arrive's block (dominated by it and
+    /// post-dominating it) and outside every run-time loop (a fence inside a
+    /// loop does not serve a wgmma after it: generated pipeline `g1013`): a
+    /// fence before a spin loop still serves the
+    /// wgmma after the loop (`clean_fence_then_loop_then_wgmma`), not one
+    /// in a branch arm (`c7519_mma_in_uniform_branch`) nor a second wgmma
+    /// after the loop (`heldout5_30`).
+    /// A loop header forgets it for its own instructions all the same
+    /// (ptxas knows the back edge on its first visit:
+    /// `c7519_loop_mma_fence_outside`,
+    /// `c7519_loop_header_arrive_then_divergent_fence`), and passes it on
+    /// when nothing in it used it (`restore_arrive`).
+    fn arrive_kept(&self, b: Block, st: &State) -> bool {
+        let ArriveAt::At(a) = st.arrive_block else {
+            return false;
+        };
+        !st.no_arrive
+            && !st.wgmma_since_arrive
+            && !self.an.loops.runtime[a]
+            && self.an.dt.dominates(a, b)
+            && self.an.uni.post_dominates(b, a, 64)
+    }
+
     /// A fence (or an injected arrive) orders everything before it.
     fn on_arrive(&self, bx: &mut BlockCx, st: &mut State, i: Inst) {
         bx.fresh_arrive = true;
+        st.arrive_block = ArriveAt::At(bx.b);
         st.wgmma_since_arrive = false;
         st.wgmma_sets_since_arrive.clear();
         st.read_touched.clear();
@@ -323,6 +362,7 @@ impl Walker<'_> {
         st.divergent_fence = self.an.uni.inst_is_divergent(bx.b, i);
         st.touched.clear();
         st.no_arrive = false;
+        st.block_no_arrive = false;
     }
 
     fn on_wgmma(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
@@ -427,6 +467,7 @@ impl Walker<'_> {
             st.read_touched.clear();
             st.shapes.clear();
             bx.fresh_arrive = true;
+            st.arrive_block = ArriveAt::At(bx.b);
         };
         if isa_only {
             if plan.record(Seen::UbArrive, i) {
@@ -451,6 +492,7 @@ impl Walker<'_> {
             }
             arrived(bx, st);
             st.no_arrive = false;
+            st.block_no_arrive = false;
         }
     }
 
@@ -524,15 +566,20 @@ impl Walker<'_> {
         if empty_group && plan.first(Seen::EmptyCommit, i) {
             plan.empty_commits.push(i);
         }
-        if op.is_commit() && !bx.block_wgmma && (st.no_arrive || self.touched_needs_arrive(st)) {
+        if op.is_commit()
+            && !bx.block_wgmma
+            && (st.block_no_arrive || self.touched_needs_arrive(st))
+        {
             if (divergent || st.divergent_fence) && self.arrives_check_divergence() {
                 plan.fail(RuleId::DivergentArrive, Some(i), None, None);
             } else {
                 plan.arrive(i, RuleId::EmptyGroup);
             }
             bx.fresh_arrive = true;
+            st.arrive_block = ArriveAt::At(bx.b);
             st.touched.clear();
             st.no_arrive = false;
+            st.block_no_arrive = false;
         }
         // R-wait-closes-stage: ptxas closes a stage left open at a wait (the
         // last HGMMA carries gsb0, `attempt_c7516_no_commit`); ori writes
@@ -700,6 +747,8 @@ impl Walker<'_> {
         }
         st.touched.clear();
         st.no_arrive = true;
+        st.block_no_arrive = true;
+        bx.restore_arrive = false;
         bx.fresh_arrive = false;
     }
 
