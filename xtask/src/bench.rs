@@ -321,7 +321,13 @@ impl Gen {
     /// and a uniform if inside), epilogue with a uniform bounds check and
     /// stores under a divergent mask.
     fn tile(&mut self, t: usize) {
-        // Prologue: addresses, first cp.async stage, zeroed accumulators.
+        let p = self.tile_prologue(t);
+        self.tile_mainloop(t, &p);
+        self.tile_epilogue(t, &p);
+    }
+
+    /// Prologue: addresses, first cp.async stage, zeroed accumulators.
+    fn tile_prologue(&mut self, t: usize) -> TileRegs {
         let row = self.r();
         self.i(format_args!(
             "mad.lo.s32 {row}, %r2, 128, {}",
@@ -368,9 +374,33 @@ impl Gen {
         let pz = self.p();
         self.i(format_args!("setp.lt.s32 {pz}, %r0, 1"));
         self.i(format_args!("@{pz} bra $EPI_{t}"));
+        TileRegs {
+            row,
+            a,
+            b,
+            c,
+            smem,
+            da,
+            db,
+            acc,
+            k,
+        }
+    }
 
-        // Mainloop: wait for the oldest cp.async stage, issue one wgmma stage
-        // (KSTEPS per set), keep one group in flight, prefetch the next stage.
+    /// Mainloop: wait for the oldest cp.async stage, issue one wgmma stage
+    /// (KSTEPS per set), keep one group in flight, prefetch the next stage.
+    fn tile_mainloop(&mut self, t: usize, p: &TileRegs) {
+        let TileRegs {
+            a,
+            b,
+            c,
+            smem,
+            da,
+            db,
+            acc,
+            k,
+            ..
+        } = p;
         self.label(&format!("$LOOP_{t}"));
         self.i(format_args!("cp.async.wait_group 1"));
         self.i(format_args!("bar.sync 0"));
@@ -383,7 +413,7 @@ impl Gen {
             })
             .collect();
         self.i(format_args!("wgmma.fence.sync.aligned"));
-        for set in &acc {
+        for set in acc {
             let regs = set.join(", ");
             for (x, y) in &steps {
                 self.i(format_args!(
@@ -416,8 +446,11 @@ impl Gen {
         let pl = self.p();
         self.i(format_args!("setp.lt.s32 {pl}, {k}, %r0"));
         self.i(format_args!("@{pl} bra $LOOP_{t}"));
+    }
 
-        // Epilogue: drain, then convert and store the accumulators.
+    /// Epilogue: drain, then convert and store the accumulators.
+    fn tile_epilogue(&mut self, t: usize, p: &TileRegs) {
+        let TileRegs { row, c, acc, .. } = p;
         self.label(&format!("$EPI_{t}"));
         self.i(format_args!("wgmma.wait_group.sync.aligned 0"));
         self.i(format_args!("cp.async.wait_group 0"));
@@ -438,6 +471,19 @@ impl Gen {
         }
         self.label(&format!("$DONE_{t}"));
     }
+}
+
+/// The registers one tile's prologue sets up for its mainloop and epilogue.
+struct TileRegs {
+    row: String,
+    a: String,
+    b: String,
+    c: String,
+    smem: String,
+    da: String,
+    db: String,
+    acc: Vec<Vec<String>>,
+    k: String,
 }
 
 /// A kernel of about `target` PTX instructions: one probe per
