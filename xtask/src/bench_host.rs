@@ -53,32 +53,7 @@ pub fn run(runs: usize) -> Result<(), String> {
     let b: Vec<f32> = (0..N * N).map(|k| value(k / N, k % N, 2)).collect();
 
     // The CPU matmul.
-    let mut cpu = vec![0f32; N * N];
-    let mut best_cpu = Duration::MAX;
-    for _ in 0..runs {
-        let t = Instant::now();
-        // SAFETY: the pointers and strides describe the three N x N
-        // row-major matrices above, which outlive the call.
-        unsafe {
-            matrixmultiply::sgemm(
-                N,
-                N,
-                N,
-                1.0,
-                a.as_ptr(),
-                N as isize,
-                1,
-                b.as_ptr(),
-                N as isize,
-                1,
-                0.0,
-                cpu.as_mut_ptr(),
-                N as isize,
-                1,
-            );
-        }
-        best_cpu = best_cpu.min(t.elapsed());
-    }
+    let (cpu, best_cpu) = time_sgemm(&a, &b, runs);
 
     // The host backend.
     let a16: Vec<u8> = a.iter().flat_map(|x| bf16_bits(*x)).collect();
@@ -112,11 +87,50 @@ pub fn run(runs: usize) -> Result<(), String> {
         }
         out = g.buffer(pc).ok_or("no C")?.to_vec();
     }
+    check_products(&out, &cpu)?;
+    report(best_host, best_cpu, runs);
+    Ok(())
+}
+
+/// `runs` timed runs of sgemm on `a` x `b`: the product and the best time.
+fn time_sgemm(a: &[f32], b: &[f32], runs: usize) -> (Vec<f32>, Duration) {
+    let mut cpu = vec![0f32; N * N];
+    let mut best_cpu = Duration::MAX;
+    for _ in 0..runs {
+        let t = Instant::now();
+        // SAFETY: the pointers and strides describe the three N x N
+        // row-major matrices above, which outlive the call.
+        unsafe {
+            matrixmultiply::sgemm(
+                N,
+                N,
+                N,
+                1.0,
+                a.as_ptr(),
+                N as isize,
+                1,
+                b.as_ptr(),
+                N as isize,
+                1,
+                0.0,
+                cpu.as_mut_ptr(),
+                N as isize,
+                1,
+            );
+        }
+        best_cpu = best_cpu.min(t.elapsed());
+    }
+
+    (cpu, best_cpu)
+}
+
+/// The host backend's bf16 output against sgemm's f32 product.
+fn check_products(out: &[u8], cpu: &[f32]) -> Result<(), String> {
     // Same product (exact on these inputs; bf16 rounds the sums past 256
     // to nearest even, as the epilogue's cvt.rn does).
     let bad = out
         .chunks(2)
-        .zip(&cpu)
+        .zip(cpu)
         .filter(|(h, c)| {
             let bits = c.to_bits();
             let rounded = ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16;
@@ -128,6 +142,11 @@ pub fn run(runs: usize) -> Result<(), String> {
             "the host backend's product differs from sgemm's in {bad} elements"
         ));
     }
+    Ok(())
+}
+
+/// The bench's table and ratio.
+fn report(best_host: Duration, best_cpu: Duration, runs: usize) {
     let flop = 2.0 * (N as f64).powi(3);
     let gf = |d: Duration| flop / d.as_secs_f64() / 1e9;
     println!("| {N}x{N}x{N} bf16 matmul (Triton {KERNEL}) | time | GFLOP/s |");
@@ -148,5 +167,4 @@ pub fn run(runs: usize) -> Result<(), String> {
         "host backend at {:.2}% of the CPU matmul (target 10%, best of {runs} runs each; products equal)",
         100.0 * gf(best_host) / gf(best_cpu)
     );
-    Ok(())
 }
