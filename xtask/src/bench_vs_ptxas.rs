@@ -80,6 +80,37 @@ fn ori_binary() -> Result<PathBuf, String> {
     Ok(root().join("target/release/ori"))
 }
 
+/// One kernel's line count and best times (ori, ptxas) over `runs`
+/// interleaved runs, with the flags its header names.
+fn time_kernel(
+    path: &Path,
+    ori: &Path,
+    ptxas: &Path,
+    cubin: &Path,
+    runs: usize,
+) -> Result<(usize, Duration, Duration), String> {
+    let src = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let flags = case_header(&src).flags;
+    let mut ori_cmd = Command::new(ori);
+    ori_cmd.arg("compile").arg(path);
+    if flags.iter().any(|f| f == "-c") {
+        ori_cmd.arg("-c");
+    }
+    let mut ptxas_cmd = Command::new(ptxas);
+    if !flags.iter().any(|f| f.starts_with("-arch")) {
+        ptxas_cmd.arg("-arch=sm_90a");
+    }
+    ptxas_cmd.args(&flags).arg(path).arg("-o").arg(cubin);
+    let (mut best_ori, mut best_ptxas) = (Duration::MAX, Duration::MAX);
+    for _ in 0..runs {
+        let o = time(&mut ori_cmd).map_err(|e| format!("ori: {e}"))?;
+        let p = time(&mut ptxas_cmd).map_err(|e| format!("ptxas: {e}"))?;
+        best_ori = best_ori.min(o);
+        best_ptxas = best_ptxas.min(p);
+    }
+    Ok((src.lines().count(), best_ori, best_ptxas))
+}
+
 /// Time every kernel (those whose path contains `filter`, when given),
 /// `runs` times each, and print the table.
 pub fn run(runs: usize, filter: Option<&str>) -> Result<ExitCode, String> {
@@ -111,58 +142,34 @@ pub fn run(runs: usize, filter: Option<&str>) -> Result<ExitCode, String> {
     let mut rows = Vec::new();
     let mut failed = Vec::new();
     for path in &files {
-        let src = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let flags = case_header(&src).flags;
         let name = path
             .strip_prefix(root())
             .unwrap_or(path)
             .to_string_lossy()
             .into_owned();
-        let mut ori_cmd = Command::new(&ori);
-        ori_cmd.arg("compile").arg(path);
-        if flags.iter().any(|f| f == "-c") {
-            ori_cmd.arg("-c");
-        }
-        let mut ptxas_cmd = Command::new(&ptxas);
-        if !flags.iter().any(|f| f.starts_with("-arch")) {
-            ptxas_cmd.arg("-arch=sm_90a");
-        }
-        ptxas_cmd.args(&flags).arg(path).arg("-o").arg(&cubin);
-        let (mut best_ori, mut best_ptxas) = (Duration::MAX, Duration::MAX);
-        let mut err = None;
-        for _ in 0..runs {
-            match (time(&mut ori_cmd), time(&mut ptxas_cmd)) {
-                (Ok(o), Ok(p)) => {
-                    best_ori = best_ori.min(o);
-                    best_ptxas = best_ptxas.min(p);
-                }
-                (Err(e), _) => err = Some(format!("ori: {e}")),
-                (_, Err(e)) => err = Some(format!("ptxas: {e}")),
+        match time_kernel(path, &ori, &ptxas, &cubin, runs) {
+            Ok((lines, ori_t, ptxas_t)) => {
+                let t = Timing {
+                    name,
+                    lines,
+                    ori: ori_t,
+                    ptxas: ptxas_t,
+                };
+                println!(
+                    "| {:<60} | {:>6} | {:>9.2} | {:>9.2} | {:>6.1} |",
+                    t.name,
+                    t.lines,
+                    t.ori.as_secs_f64() * 1e3,
+                    t.ptxas.as_secs_f64() * 1e3,
+                    t.ratio()
+                );
+                rows.push(t);
             }
-            if err.is_some() {
-                break;
+            Err(e) => {
+                println!("| {name:<60} | failed: {e}");
+                failed.push(name);
             }
         }
-        if let Some(e) = err {
-            println!("| {name:<60} | failed: {e}");
-            failed.push(name);
-            continue;
-        }
-        let t = Timing {
-            name,
-            lines: src.lines().count(),
-            ori: best_ori,
-            ptxas: best_ptxas,
-        };
-        println!(
-            "| {:<60} | {:>6} | {:>9.2} | {:>9.2} | {:>6.1} |",
-            t.name,
-            t.lines,
-            t.ori.as_secs_f64() * 1e3,
-            t.ptxas.as_secs_f64() * 1e3,
-            t.ratio()
-        );
-        rows.push(t);
     }
     let _ = std::fs::remove_dir_all(&tmp);
     if rows.is_empty() {
