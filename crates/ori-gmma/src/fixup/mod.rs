@@ -107,6 +107,10 @@ fn needs_fixup(f: &Function, module: &ModuleInfo) -> bool {
         })
 }
 
+/// The most rounds of R-hoisted-wait-retires (each adds the waits the round
+/// before hoisted; the corpora need one).
+const MAX_HOIST_ROUNDS: usize = 4;
+
 fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode) {
     let Some(facts) = f.gmma.clone() else { return };
     if !needs_fixup(f, cx.module) {
@@ -127,10 +131,27 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode) {
     };
     let mut plan = walker.decide(&sol);
     // R-hoisted-wait-retires: the waits hoisted out of divergent code retire
-    // on every path out of their uniform block; a second round makes them
-    // there (one round: a wait the second round hoists is still placed).
-    if let Some(hoisted) = apply::hoisted_waits(f, &an, &plan) {
-        walker.hoisted = hoisted;
+    // on every path out of their uniform block, and commit the stage open
+    // there; another round makes them there, until a round hoists no wait
+    // the one before did not (a few rounds: each adds hoisted waits).
+    for _ in 0..MAX_HOIST_ROUNDS {
+        let Some(hoisted) = apply::hoisted_waits(f, &an, &plan) else {
+            break;
+        };
+        let known = |b: ori_ir::Block| walker.hoisted[b].iter().map(|w| w.at).collect::<Vec<_>>();
+        let new = hoisted
+            .iter()
+            .any(|(b, ws)| ws.iter().any(|w| !known(b).contains(&w.at)));
+        if !new {
+            break;
+        }
+        for (b, ws) in hoisted.iter() {
+            for w in ws {
+                if !walker.hoisted[b].iter().any(|x| x.at == w.at) {
+                    walker.hoisted[b].push(*w);
+                }
+            }
+        }
         sol = match walker.solve() {
             Ok(sol) => sol,
             Err(e) => return cx.diags.push(not_converged(e, &f.name)),

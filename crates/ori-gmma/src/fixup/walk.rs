@@ -232,10 +232,10 @@ impl Walker<'_> {
     /// instruction, where the edit puts it, naming the reader.
     fn make_hoisted_waits(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, b: Block) {
         for w in &self.hoisted[b] {
-            let close = match Close::for_open(&st.pipe) {
-                Close::Nothing => Close::Nothing,
-                _ => w.close,
-            };
+            // The stage open here is committed first, whatever the reader
+            // saw below: a user's commit in the divergent code comes after
+            // this point (fuzz input `ok-hazard-strict-df523a77`).
+            let close = Close::for_open(&st.pipe);
             if close == Close::CommitBatch {
                 bx.close_stage();
             }
