@@ -138,19 +138,17 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode) {
         let Some(hoisted) = apply::hoisted_waits(f, &an, &plan) else {
             break;
         };
-        let known = |b: ori_ir::Block| walker.hoisted[b].iter().map(|w| w.at).collect::<Vec<_>>();
-        let new = hoisted
-            .iter()
-            .any(|(b, ws)| ws.iter().any(|w| !known(b).contains(&w.at)));
-        if !new {
-            break;
-        }
+        let mut grew = false;
         for (b, ws) in hoisted.iter() {
             for w in ws {
                 if !walker.hoisted[b].iter().any(|x| x.at == w.at) {
                     walker.hoisted[b].push(*w);
+                    grew = true;
                 }
             }
+        }
+        if !grew {
+            break;
         }
         sol = match walker.solve() {
             Ok(sol) => sol,

@@ -141,16 +141,9 @@ impl Plan {
     /// validation steps, after every injection of the walk was made and
     /// announced; so does C7510, which ptxas finds on the inlined callee.
     pub(super) fn injecting(&self) -> bool {
-        self.failure.as_ref().is_none_or(|f| {
-            matches!(
-                f.code(),
-                SerializationCode::CrossesCall
-                    | SerializationCode::PipelineRegisters
-                    | SerializationCode::DefinesInputs
-                    | SerializationCode::ReadsAccumulators
-                    | SerializationCode::DefinesAccumulators
-            )
-        })
+        self.failure
+            .as_ref()
+            .is_none_or(|f| Plan::is_late_code(f.rule))
     }
 
     /// A plan whose decisions are not kept (see `scratch`).
