@@ -204,7 +204,7 @@ impl Walker<'_> {
                 self.make_hoisted_waits(&mut bx, &mut st, plan, b);
             }
             if plan.has_wait(i) {
-                self.keep_recorded_wait(&mut bx, &mut st, plan, i);
+                self.keep_recorded_wait(&st, plan, i);
             }
             match d.opcode {
                 op if op.is_arrive() => self.on_arrive(&mut bx, &mut st, i),
@@ -226,25 +226,20 @@ impl Walker<'_> {
         st
     }
 
-    /// **R-first-visit** keeps its waits: a wait an earlier visit decided
-    /// before `i` stands on every later visit, so it retires what is in
-    /// flight there, committing first the wgmmas a back edge brings open
-    /// (`c7517_loop_commits_then_read_own_wait`: the back edge brings the set
-    /// the wait retired, no read of a group in flight on some paths only;
-    /// fuzz input `ok-hazard-unannounced-1331bb41`: a write and a read at
-    /// a loop's top, the read's wait decided on the first visit, the
-    /// loop's last wgmma open round the back edge). Waits hoisted out of
-    /// divergent code are made where they go (`make_hoisted_waits`).
-    fn keep_recorded_wait(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
-        if super::apply::hoist_to_uniform(self.f, self.an, i) != i {
+    /// A wait an earlier visit decided before `i` stands on every later
+    /// visit (R-first-visit), so where a back edge brings wgmmas open to it
+    /// they are committed first, as [`Plan::wait`] upgrades a recorded wait
+    /// (fuzz input `ok-hazard-unannounced-1331bb41`: a write and a read at a
+    /// loop's top, the read's wait decided on the first visit, the loop's
+    /// last wgmma open round the back edge). Only the edit changes: the
+    /// decisions stay those of the visits (`heldout3_19` keeps its C7514
+    /// from the converged state). Waits hoisted out of divergent code are
+    /// made where they go (`make_hoisted_waits`).
+    fn keep_recorded_wait(&self, st: &State, plan: &mut Plan, i: Inst) {
+        if st.pipe.open.is_empty() || super::apply::hoist_to_uniform(self.f, self.an, i) != i {
             return;
         }
-        let close = Close::for_open(&st.pipe);
-        if close == Close::CommitBatch {
-            bx.close_stage();
-        }
-        plan.wait(i, close, None, RuleId::WaitBeforeRead);
-        st.retire_all();
+        plan.wait(i, Close::CommitBatch, None, RuleId::WaitBeforeRead);
     }
 
     /// **R-hoisted-wait-retires**: a wait hoisted out of divergent code to
@@ -981,6 +976,20 @@ impl Walker<'_> {
         else {
             return false;
         };
+        // R-first-visit: a wait decided here on the first visit stands, so
+        // the converged visit sees the read covered
+        // (`c7517_loop_commits_then_read_own_wait`: the back edge brings the
+        // set retired by that very wait, which a fresh look would call in
+        // flight on some paths only).
+        if plan.has_wait(i) && matches!(rule, RuleId::ReadUnsureGroup) {
+            let close = Close::for_open(&st.pipe);
+            if close == Close::CommitBatch {
+                bx.close_stage();
+            }
+            plan.wait(i, close, None, RuleId::WaitBeforeRead);
+            st.retire_all();
+            return true;
+        }
         match rule {
             RuleId::ReadBeforeRmw | RuleId::WaitBeforeRead => {
                 if self.wait_unplaceable(bx.b, st) {
