@@ -35,6 +35,7 @@ mod analyses;
 mod apply;
 mod budget;
 mod conflicts;
+mod inst_regs;
 mod late;
 mod plan;
 mod queries;

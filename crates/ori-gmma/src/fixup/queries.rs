@@ -60,11 +60,13 @@ impl Walker<'_> {
                 if d.opcode == Opcode::Return || d.opcode == Opcode::Call {
                     return true;
                 }
-                let touches = d
-                    .uses()
-                    .iter()
-                    .chain(d.defs().iter())
-                    .any(|r| self.hits(*r, sets));
+                let touches = self.regs.inst_watched(i)
+                    && self
+                        .regs
+                        .uses(i)
+                        .iter()
+                        .chain(self.regs.defs(i))
+                        .any(|r| self.hits(*r, sets));
                 if touches {
                     return true;
                 }
@@ -86,8 +88,10 @@ impl Walker<'_> {
             if d.opcode.is_gmma_family() || d.opcode.is_terminator() || d.opcode == Opcode::Call {
                 return None;
             }
-            let uses = d.uses();
-            if d.defs()
+            let uses = self.regs.uses(i);
+            if self
+                .regs
+                .defs(i)
                 .iter()
                 .any(|r| self.hits(*r, open) && uses.contains(r))
             {
@@ -127,7 +131,7 @@ impl Walker<'_> {
             if d.opcode == Opcode::Call || d.opcode.is_terminator() {
                 return None;
             }
-            let (defs, uses) = (d.defs(), d.uses());
+            let (defs, uses) = (self.regs.defs(i), self.regs.uses(i));
             let touches_copy = dsts.iter().any(|r| uses.contains(r) || defs.contains(r));
             if touches_copy || defs.contains(&src) {
                 return Some(i);
@@ -242,7 +246,7 @@ impl Walker<'_> {
             if d.opcode.is_wait() && d.wait_count() == Some(0) {
                 return Some(i);
             }
-            let (defs, uses) = (d.defs(), d.uses());
+            let (defs, uses) = (self.regs.defs(i), self.regs.uses(i));
             let touches = dsts.iter().any(|r| uses.contains(r) || defs.contains(r));
             if touches
                 || defs.contains(&src)
@@ -266,13 +270,14 @@ impl Walker<'_> {
     /// register into registers of another class: a copy, or the unpack
     /// `mov.b32 {lo, hi}, acc` of a packed f16x2 accumulator (ptxas folds
     /// both into the uses: `heldout2_08`).
-    pub(super) fn accumulator_copy(&self, d: &InstData) -> Option<(SmallVec<[VReg; 4]>, VReg)> {
+    pub(super) fn accumulator_copy(&self, i: Inst) -> Option<(SmallVec<[VReg; 4]>, VReg)> {
+        let d = &self.f.insts[i];
         if &*d.name != "mov" || d.guard.is_some() {
             return None;
         }
-        let (defs, uses) = (d.defs(), d.uses());
+        let (defs, uses) = (self.regs.defs(i), self.regs.uses(i));
         let tensor = |r: &VReg| self.f.vregs[*r].class == ori_ir::RegClass::Tensor;
-        match uses.as_slice() {
+        match uses {
             [src] if tensor(src) && !defs.is_empty() && !defs.iter().any(tensor) => {
                 Some((defs.iter().copied().collect(), *src))
             }
@@ -311,7 +316,11 @@ impl Walker<'_> {
             }
             if d.opcode.is_gmma_family()
                 || d.opcode == Opcode::Call
-                || d.defs().iter().any(|r| !self.reg_sets[*r].is_empty())
+                || self
+                    .regs
+                    .defs(i)
+                    .iter()
+                    .any(|r| !self.reg_sets[*r].is_empty())
             {
                 return None;
             }

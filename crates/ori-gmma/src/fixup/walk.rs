@@ -8,6 +8,7 @@
 //! state never depends on the plan, so both runs move it the same way.
 
 use super::analyses::Analyses;
+use super::inst_regs::InstRegs;
 use super::plan::{Close, Plan, Seen, WaitAt};
 use super::rules::{Mode, RuleId};
 use super::state::{add_all, wgmma_shape, ArriveAt, State};
@@ -61,6 +62,8 @@ pub(super) struct Walker<'a> {
     /// each uniform block (R-hoisted-wait-retires): the walk makes them
     /// there, so that they retire the groups on every path out of the block.
     pub(super) hoisted: SecondaryMap<Block, SmallVec<[WaitAt; 1]>>,
+    /// Each instruction's registers, and which ones a rule may ask about.
+    pub(super) regs: InstRegs,
 }
 
 /// Registers of a wgmma with no arrive before it in its block.
@@ -723,7 +726,12 @@ impl Walker<'_> {
         let defined = matches!(info, Some((true, _)));
         let inlined = defined && !self.module.compile_only;
         let all = st.pipe.all();
-        let passes_in_flight = d.uses().iter().copied().find(|r| self.hits(*r, &all));
+        let passes_in_flight = self
+            .regs
+            .uses(i)
+            .iter()
+            .copied()
+            .find(|r| self.hits(*r, &all));
         let unsure = passes_in_flight
             .filter(|r| st.partial_wait || self.reg_sets[*r].iter().any(|s| st.mixed.contains(s)));
         if let Some(r) = unsure.filter(|_| defined) {
@@ -775,6 +783,12 @@ impl Walker<'_> {
     /// in their order, the in-flight write rules, then what it touched.
     fn on_plain(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
         bx.fresh_arrive = false;
+        // No rule asks about an instruction that touches no watched
+        // register (`inst_regs`): none of its registers is in flight, a
+        // copy of one, a wgmma's operand or a copy's source.
+        if !self.regs.inst_watched(i) {
+            return;
+        }
         let acc = self.access(bx.b, st, i);
         if self.copy_rule(bx.b, st, plan, i, &acc) {
             return;
@@ -793,8 +807,8 @@ impl Walker<'_> {
     fn access(&self, b: Block, st: &mut State, i: Inst) -> Access {
         let d = &self.f.insts[i];
         let all = st.pipe.all();
-        let defs = d.defs();
-        let mut uses = d.uses();
+        let defs: SmallVec<[VReg; 8]> = self.regs.defs(i).into();
+        let mut uses: SmallVec<[VReg; 8]> = self.regs.uses(i).into();
         if d.guard.is_some() {
             uses.extend(defs.iter().copied());
         }
@@ -826,7 +840,7 @@ impl Walker<'_> {
     fn copy_rule(&self, b: Block, st: &mut State, plan: &mut Plan, i: Inst, acc: &Access) -> bool {
         let d = &self.f.insts[i];
         let copy = self
-            .accumulator_copy(d)
+            .accumulator_copy(i)
             .filter(|(_, s)| self.hits(*s, &acc.all))
             .and_then(|(dsts, src)| match self.copy_end(b, i, &dsts, src) {
                 Some(end) => Some((dsts, src, end, false)),
@@ -1179,6 +1193,8 @@ impl Walker<'_> {
     ) {
         let (f, d) = (self.f, &self.f.insts[i]);
         let tensor = |r: &VReg| f.vregs[*r].class == RegClass::Tensor;
+        // Only watched registers are asked about (`inst_regs`).
+        let watched = |r: &VReg| self.regs.watched(*r);
         st.read_touched
             .extend(acc.uses.iter().copied().filter(tensor));
         for r in &acc.defs {
@@ -1200,12 +1216,13 @@ impl Walker<'_> {
         // that reads it: R-undefined-arrive announces it.)
         let sunk = sunk_kill && self.mode == Mode::Ptxas;
         if sunk {
-            st.read_touched.extend(acc.defs.iter().copied());
+            st.read_touched
+                .extend(acc.defs.iter().copied().filter(watched));
         }
         if sunk || plain_copy {
             return;
         }
-        for &r in &acc.defs {
+        for &r in acc.defs.iter().filter(|r| watched(r)) {
             if tensor(&r) || st.wgmma_since_arrive {
                 st.touched.insert(r);
             } else {
@@ -1230,6 +1247,7 @@ impl<'a> Walker<'a> {
                 reg_sets[*r].push(k);
             }
         }
+        let regs = InstRegs::compute(f, |r| reg_sets.get(r).is_some_and(|s| !s.is_empty()));
         let mut fragment_sets = FxHashSet::default();
         let mut wait_above = SecondaryMap::new();
         let mut waited = false;
@@ -1263,6 +1281,7 @@ impl<'a> Walker<'a> {
             exposed: exposed_regs(f),
             spare_counts: Default::default(),
             hoisted: SecondaryMap::new(),
+            regs,
         }
     }
 }

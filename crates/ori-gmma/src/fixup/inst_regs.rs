@@ -1,0 +1,151 @@
+//! Each instruction's registers, read once, and the registers phase 87
+//! watches at all.
+//!
+//! The walk runs over every block many times (the fixpoint, then the two
+//! deciding visits, then again for each round of hoisted waits), and its
+//! queries scan forward in a block; each visit used to rebuild the
+//! instruction's reads and writes from its operand slots (a recursive walk
+//! over operands into a fresh vector): on a Triton kernel, a quarter of
+//! phase 87's time. Here they are read once per run into one flat table.
+//!
+//! Most instructions of a real kernel (address arithmetic, loads, the
+//! epilogue's conversions) touch no register the rules can ask about. A
+//! register is **watched** when a rule may ask about it: it is in an
+//! accumulator set or of the tensor class, a wgmma takes it (D, an A
+//! fragment, sparse metadata), or a `mov` copies into or out of a watched
+//! register (R-copy-is-no-write asks whether a copy's source was written
+//! since the last arrive; R-copy-propagation follows an accumulator's
+//! copy), closed over chains of `mov`. A plain instruction that touches no
+//! watched register only ends the block's fresh arrive (`Walker::on_plain`),
+//! and the walk state keeps only watched registers in its touched sets,
+//! which nothing else reads.
+
+use cranelift_entity::SecondaryMap;
+use ori_ir::{Function, Inst, Opcode, RegClass, VReg};
+
+/// The registers of every instruction of a function.
+pub(super) struct InstRegs {
+    /// Where instruction `i`'s registers are in `regs`: writes first, then
+    /// reads.
+    span: SecondaryMap<Inst, (u32, u32, u32)>,
+    regs: Vec<VReg>,
+    /// Whether a rule may ask about the register (see the module's text).
+    watched: SecondaryMap<VReg, bool>,
+    /// Whether the instruction touches a watched register.
+    inst_watched: SecondaryMap<Inst, bool>,
+}
+
+impl InstRegs {
+    /// The table of `f`; `in_a_set` says whether phase 85 put a register
+    /// in an accumulator set.
+    pub(super) fn compute(f: &Function, in_a_set: impl Fn(VReg) -> bool) -> InstRegs {
+        let mut span = SecondaryMap::with_capacity(f.insts.len());
+        let mut regs = Vec::new();
+        for i in f.layout.all_insts() {
+            let d = &f.insts[i];
+            let start = regs.len();
+            regs.extend(d.defs());
+            let nd = regs.len() - start;
+            regs.extend(d.uses());
+            let nu = regs.len() - start - nd;
+            // A function's registers fit `u32` entity indices, and so do
+            // its operand counts.
+            span[i] = (start as u32, nd as u32, nu as u32);
+        }
+        let mut t = InstRegs {
+            span,
+            regs,
+            watched: SecondaryMap::with_capacity(f.vregs.len()),
+            inst_watched: SecondaryMap::with_capacity(f.insts.len()),
+        };
+        let watched = t.watch(f, in_a_set);
+        t.inst_watched = SecondaryMap::with_capacity(f.insts.len());
+        for i in f.layout.all_insts() {
+            t.inst_watched[i] = t.defs(i).iter().chain(t.uses(i)).any(|r| watched[*r]);
+        }
+        t.watched = watched;
+        t
+    }
+
+    /// The watched registers.
+    fn watch(&self, f: &Function, in_a_set: impl Fn(VReg) -> bool) -> SecondaryMap<VReg, bool> {
+        let mut watched = SecondaryMap::with_capacity(f.vregs.len());
+        let mut work: Vec<VReg> = Vec::new();
+        let mark = |w: &mut SecondaryMap<VReg, bool>, r: VReg, work: &mut Vec<VReg>| {
+            if !w[r] {
+                w[r] = true;
+                work.push(r);
+            }
+        };
+        // The movs that write each register, for the closure below.
+        let mut movs_writing: Vec<(VReg, Inst)> = Vec::new();
+        for i in f.layout.all_insts() {
+            let d = &f.insts[i];
+            let is_mov = &*d.name == "mov";
+            for &r in self.defs(i).iter().chain(self.uses(i)) {
+                if in_a_set(r) || f.vregs[r].class == RegClass::Tensor {
+                    mark(&mut watched, r, &mut work);
+                }
+            }
+            if d.opcode == Opcode::WgmmaMmaAsync {
+                let operands = d.defs().into_iter().chain(d.wgmma_fragment_regs());
+                for r in operands {
+                    mark(&mut watched, r, &mut work);
+                }
+            }
+            if is_mov {
+                let from_tensor = self
+                    .uses(i)
+                    .iter()
+                    .any(|r| f.vregs[*r].class == RegClass::Tensor);
+                for &r in self.defs(i) {
+                    movs_writing.push((r, i));
+                    if from_tensor {
+                        mark(&mut watched, r, &mut work);
+                    }
+                }
+            }
+        }
+        movs_writing.sort_unstable();
+        // A mov writing a watched register: its sources are watched too.
+        while let Some(r) = work.pop() {
+            let from = movs_writing.partition_point(|(x, _)| *x < r);
+            for &(x, i) in &movs_writing[from..] {
+                if x != r {
+                    break;
+                }
+                for &u in self.uses(i) {
+                    mark(&mut watched, u, &mut work);
+                }
+            }
+        }
+        watched
+    }
+
+    /// The registers `i` writes ([`ori_ir::InstData::defs`]).
+    #[inline]
+    pub(super) fn defs(&self, i: Inst) -> &[VReg] {
+        let (s, nd, _) = self.span[i];
+        &self.regs[s as usize..][..nd as usize]
+    }
+
+    /// The registers `i` reads ([`ori_ir::InstData::uses`]: the guard and
+    /// address bases included).
+    #[inline]
+    pub(super) fn uses(&self, i: Inst) -> &[VReg] {
+        let (s, nd, nu) = self.span[i];
+        &self.regs[s as usize + nd as usize..][..nu as usize]
+    }
+
+    /// Whether a rule may ask about `r`.
+    #[inline]
+    pub(super) fn watched(&self, r: VReg) -> bool {
+        self.watched[r]
+    }
+
+    /// Whether `i` touches a register a rule may ask about.
+    #[inline]
+    pub(super) fn inst_watched(&self, i: Inst) -> bool {
+        self.inst_watched[i]
+    }
+}
