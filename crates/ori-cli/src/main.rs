@@ -184,7 +184,13 @@ fn read_input(file: &str) -> Result<String, String> {
     }
     let mut bytes = Vec::new();
     std::fs::File::open(file)
-        .and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
+        .and_then(|f| {
+            // Read in one go where the size is known (a regular file), not
+            // in reads doubling from 32 bytes.
+            let hint = f.metadata().map_or(0, |m| m.len().min(MAX_INPUT_BYTES + 1));
+            bytes.reserve_exact(usize::try_from(hint).unwrap_or(0) + 1);
+            f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes)
+        })
         .map_err(|e| format!("cannot read '{file}': {e}"))?;
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(format!(
@@ -192,7 +198,9 @@ fn read_input(file: &str) -> Result<String, String> {
             MAX_INPUT_BYTES >> 20
         ));
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    // Valid UTF-8 (every real kernel) is kept as read, without a copy.
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// Write `text` to `path` without losing the old file if the write fails
@@ -369,7 +377,9 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
         out.put(d)?;
     }
     // Spans point into PTX input only (IR text has none).
-    let source = (!name.ends_with(".ori")).then(|| ori::report::Source::new(&file, &src));
+    // (Indexed by line only when there is something to show.)
+    let shown = !c.diags.is_empty() || message_format == MessageFormat::Sarif;
+    let source = (!name.ends_with(".ori") && shown).then(|| ori::report::Source::new(&file, &src));
     print_diagnostics(&c.diags, &file, source.as_ref(), message_format, color);
     if c.failed() {
         return Ok(ExitCode::from(1));

@@ -261,6 +261,22 @@ impl Function {
         r
     }
 
+    /// Declare registers `prefix0` .. `prefix{count-1}` of a range noted
+    /// with [`Function::declare_range`], in order, skipping names already
+    /// declared: the same registers as [`Function::declare_reg`] for each
+    /// name, at a fraction of the cost.
+    pub fn declare_range_regs(&mut self, prefix: &str, count: u64, ty: &str, class: RegClass) {
+        let ty = Symbol::new(ty);
+        let vregs = &mut self.vregs;
+        self.names.fill_range(prefix, count, |name, _| {
+            vregs.push(VRegData {
+                name: name.into(),
+                ty,
+                class,
+            })
+        });
+    }
+
     /// Note a `.reg` range `prefix<count>` (declaring none of its
     /// registers): its members' names are then kept in a dense table, so
     /// that looking them up stays in cache however many there are

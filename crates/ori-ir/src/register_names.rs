@@ -106,6 +106,56 @@ impl RegisterNames {
         self.single.get(name).copied()
     }
 
+    /// Record members `0..count` of the declared range `prefix` that are
+    /// not recorded yet, in order, each as the register `make(name, k)`
+    /// returns: the same as [`RegisterNames::insert`] for each member name
+    /// that [`RegisterNames::get`] does not find, without spelling, parsing
+    /// and hashing every name (a kernel declares thousands of registers in
+    /// one `.reg .f32 %f<2210>;`). Falls back to one name at a time when
+    /// the range is not declared or not that large.
+    pub fn fill_range(
+        &mut self,
+        prefix: &str,
+        count: u64,
+        mut make: impl FnMut(&str, u64) -> VReg,
+    ) {
+        let mut name = String::with_capacity(prefix.len() + 20);
+        let spell = |name: &mut String, k: u64| {
+            use std::fmt::Write as _;
+            name.clear();
+            name.push_str(prefix);
+            let _ = write!(name, "{k}");
+        };
+        let dense = self.ranges.get(prefix).is_some_and(|r| count <= r.count)
+            && usize::try_from(count).is_ok_and(|n| n <= MAX_GAP);
+        if !dense {
+            for k in 0..count {
+                spell(&mut name, k);
+                if self.get(&name).is_none() {
+                    let r = make(&name, k);
+                    self.insert(&name, r);
+                }
+            }
+            return;
+        }
+        let check_single = !self.single.is_empty();
+        let range = self.ranges.get_mut(prefix).expect("declared range");
+        let n = count as usize;
+        if range.regs.len() < n {
+            range.regs.resize(n, None.into());
+        }
+        for k in 0..n {
+            if range.regs[k].is_some() {
+                continue;
+            }
+            spell(&mut name, k as u64);
+            if check_single && self.single.contains_key(name.as_str()) {
+                continue;
+            }
+            range.regs[k] = make(&name, k as u64).into();
+        }
+    }
+
     /// Record `name` -> `r`; `name` must not be recorded yet.
     pub fn insert(&mut self, name: &str, r: VReg) {
         debug_assert!(self.get(name).is_none(), "{name} recorded twice");
@@ -139,6 +189,34 @@ mod tests {
         assert_eq!(split_range_name("%r012"), None);
         assert_eq!(split_range_name("ptr"), None);
         assert_eq!(split_range_name("%r99999999999999999999999"), None);
+    }
+
+    /// `fill_range` records what inserting each member name not found
+    /// would: members named before the range (kept in the hash table) and
+    /// members already recorded keep their registers, the others get new
+    /// ones in order.
+    #[test]
+    fn fill_range_is_insert_per_missing_name() {
+        for dense in [true, false] {
+            let mut names = RegisterNames::default();
+            names.insert("%f3", VReg::new(1000));
+            names.declare_range("%f", if dense { 10 } else { 5 });
+            names.insert("%f1", VReg::new(1001));
+            let mut next = 0;
+            let mut made = Vec::new();
+            names.fill_range("%f", 6, |n, k| {
+                made.push((n.to_string(), k));
+                next += 1;
+                VReg::new(next - 1)
+            });
+            let spelled: Vec<&str> = made.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(spelled, ["%f0", "%f2", "%f4", "%f5"], "dense {dense}");
+            assert_eq!(names.get("%f0"), Some(VReg::new(0)));
+            assert_eq!(names.get("%f1"), Some(VReg::new(1001)));
+            assert_eq!(names.get("%f3"), Some(VReg::new(1000)));
+            assert_eq!(names.get("%f5"), Some(VReg::new(3)));
+            assert_eq!(names.get("%f6"), None);
+        }
     }
 
     /// Property: whatever mix of ranges and names, `get` finds exactly what

@@ -38,7 +38,7 @@ use crate::diag::{Diag, Severity, Span};
 use crate::lexer::{TokKind, Token};
 use crate::token_window::TokWindow;
 use smallvec::SmallVec;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 /// Maximum nesting of `{ }` scopes / initializer lists.
 pub const MAX_DEPTH: usize = 128;
@@ -197,6 +197,14 @@ pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
         src,
         win: RefCell::new(TokWindow::new(src)),
         pos: 0,
+        cur: Cell::new((
+            usize::MAX,
+            Token {
+                kind: TokKind::Eof,
+                span: Span::default(),
+                ws_before: false,
+            },
+        )),
         diags: Vec::new(),
         eof_reported: false,
         header_checked: false,
@@ -283,6 +291,9 @@ struct Parser<'a> {
     /// parser's many `&self` peeks may lex ahead).
     win: RefCell<TokWindow<'a>>,
     pos: usize,
+    /// The token at `.0` (`usize::MAX`: none yet), which [`Parser::tok`]
+    /// returns without going to the window.
+    cur: Cell<(usize, Token)>,
     diags: Vec<Diag>,
     /// An error at end-of-file was already reported (suppress repeats).
     eof_reported: bool,
@@ -337,7 +348,15 @@ impl<'a> Parser<'a> {
     // ---------------------------------------------------------------- tokens
 
     fn tok(&self) -> Token {
-        self.win.borrow_mut().get(self.pos)
+        // The parser asks for the current token several times before it
+        // moves on (its kind, span, text): kept at hand.
+        let (at, t) = self.cur.get();
+        if at == self.pos {
+            return t;
+        }
+        let t = self.win.borrow_mut().get(self.pos);
+        self.cur.set((self.pos, t));
+        t
     }
 
     fn nth(&self, k: usize) -> Token {

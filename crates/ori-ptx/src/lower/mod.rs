@@ -486,6 +486,9 @@ fn declare_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
                     cx.lazy_ranges
                         .insert(n.name.clone(), (ty.clone(), class, k));
                 }
+                Some(k) if cx.scopes.is_empty() => {
+                    cx.func.declare_range_regs(&n.name, u64::from(k), ty, class);
+                }
                 Some(k) => {
                     for i in 0..k {
                         declare_scoped(cx, &format!("{}{i}", n.name), ty, class);
