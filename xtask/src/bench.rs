@@ -69,7 +69,8 @@ usage: cargo xtask bench [--shapes K,...] [--sizes N,...] [--runs N] [--steps S,
   --emit FILE     write the generated kernel of the first shape and size to FILE and exit
   --vs-ptxas      instead: `ori compile` against ptxas 13.0.88 on every kernel of
                   tests/triton*, tests/real, process start included, runs interleaved;
-                  each kernel's ratio and the geometric mean (--only: paths containing TEXT)
+                  each kernel's ratio and the geometric mean (--only: paths containing TEXT),
+                  for the default release build and the static one (cargo xtask dist)
   --host          instead: a 1024x1024x1024 bf16 Triton matmul through the host backend
                   (`ori run`) against matrixmultiply's sgemm, GFLOP/s of both
 

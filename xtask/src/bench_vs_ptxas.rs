@@ -10,6 +10,11 @@
 //! interleaved so that load on the machine hits both alike, best of N
 //! each. It prints each kernel's ratio (ptxas time / ori time) and the
 //! geometric mean, and exits 1 when a kernel fails to run at all.
+//!
+//! Two ori binaries are timed side by side: the default `cargo build
+//! --release` one (dynamically linked) and the statically linked one of
+//! `cargo xtask dist`, whose process starts about 0.35 ms sooner (see
+//! `dist.rs`); both ratios are printed.
 
 use crate::oracle::{case_header, root, tool, tool_version};
 use std::path::{Path, PathBuf};
@@ -24,6 +29,8 @@ struct Timing {
     name: String,
     lines: usize,
     ori: Duration,
+    /// The statically linked ori's (`cargo xtask dist`).
+    ori_static: Duration,
     ptxas: Duration,
 }
 
@@ -31,6 +38,11 @@ impl Timing {
     /// How many times faster ori is.
     fn ratio(&self) -> f64 {
         self.ptxas.as_secs_f64() / self.ori.as_secs_f64().max(1e-9)
+    }
+
+    /// How many times faster the static ori is.
+    fn ratio_static(&self) -> f64 {
+        self.ptxas.as_secs_f64() / self.ori_static.as_secs_f64().max(1e-9)
     }
 }
 
@@ -80,35 +92,41 @@ fn ori_binary() -> Result<PathBuf, String> {
     Ok(root().join("target/release/ori"))
 }
 
-/// One kernel's line count and best times (ori, ptxas) over `runs`
-/// interleaved runs, with the flags its header names.
+/// One kernel's line count and best times (ori, static ori, ptxas) over
+/// `runs` interleaved runs, with the flags its header names.
 fn time_kernel(
     path: &Path,
-    ori: &Path,
+    (ori, ori_static): (&Path, &Path),
     ptxas: &Path,
     cubin: &Path,
     runs: usize,
-) -> Result<(usize, Duration, Duration), String> {
+) -> Result<(usize, [Duration; 3]), String> {
     let src = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let flags = case_header(&src).flags;
-    let mut ori_cmd = Command::new(ori);
-    ori_cmd.arg("compile").arg(path);
-    if flags.iter().any(|f| f == "-c") {
-        ori_cmd.arg("-c");
-    }
+    let ori_command = |bin: &Path| {
+        let mut c = Command::new(bin);
+        c.arg("compile").arg(path);
+        if flags.iter().any(|f| f == "-c") {
+            c.arg("-c");
+        }
+        c
+    };
+    let (mut ori_cmd, mut static_cmd) = (ori_command(ori), ori_command(ori_static));
     let mut ptxas_cmd = Command::new(ptxas);
     if !flags.iter().any(|f| f.starts_with("-arch")) {
         ptxas_cmd.arg("-arch=sm_90a");
     }
     ptxas_cmd.args(&flags).arg(path).arg("-o").arg(cubin);
-    let (mut best_ori, mut best_ptxas) = (Duration::MAX, Duration::MAX);
+    let mut best = [Duration::MAX; 3];
     for _ in 0..runs {
         let o = time(&mut ori_cmd).map_err(|e| format!("ori: {e}"))?;
+        let s = time(&mut static_cmd).map_err(|e| format!("static ori: {e}"))?;
         let p = time(&mut ptxas_cmd).map_err(|e| format!("ptxas: {e}"))?;
-        best_ori = best_ori.min(o);
-        best_ptxas = best_ptxas.min(p);
+        for (b, t) in best.iter_mut().zip([o, s, p]) {
+            *b = (*b).min(t);
+        }
     }
-    Ok((src.lines().count(), best_ori, best_ptxas))
+    Ok((src.lines().count(), best))
 }
 
 /// Time every kernel (those whose path contains `filter`, when given),
@@ -118,6 +136,7 @@ pub fn run(runs: usize, filter: Option<&str>) -> Result<ExitCode, String> {
     let version = tool_version(&ptxas)
         .ok_or_else(|| format!("no ptxas at {} (cargo xtask oracle setup)", ptxas.display()))?;
     let ori = ori_binary()?;
+    let ori_static = crate::dist::build_static(true)?;
     let mut files = Vec::new();
     for c in CORPORA {
         kernels(&root().join(c), &mut files);
@@ -127,17 +146,18 @@ pub fn run(runs: usize, filter: Option<&str>) -> Result<ExitCode, String> {
     std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
     let cubin = tmp.join("k.cubin");
     println!(
-        "ori ({}) against ptxas {version}, {} kernels, best of {runs} runs each, process start included\n",
+        "ori ({}; static: {}) against ptxas {version}, {} kernels, best of {runs} runs each, process start included\n",
         ori.display(),
+        ori_static.display(),
         files.len()
     );
     println!(
-        "| {:<60} | {:>6} | {:>9} | {:>9} | {:>6} |",
-        "kernel", "lines", "ori ms", "ptxas ms", "ratio"
+        "| {:<60} | {:>6} | {:>9} | {:>9} | {:>9} | {:>6} | {:>6} |",
+        "kernel", "lines", "ori ms", "static ms", "ptxas ms", "ratio", "static"
     );
     println!(
-        "|{:-<62}|{:->8}|{:->11}|{:->11}|{:->8}|",
-        "", ":", ":", ":", ":"
+        "|{:-<62}|{:->8}|{:->11}|{:->11}|{:->11}|{:->8}|{:->8}|",
+        "", ":", ":", ":", ":", ":", ":"
     );
     let mut rows = Vec::new();
     let mut failed = Vec::new();
@@ -147,21 +167,24 @@ pub fn run(runs: usize, filter: Option<&str>) -> Result<ExitCode, String> {
             .unwrap_or(path)
             .to_string_lossy()
             .into_owned();
-        match time_kernel(path, &ori, &ptxas, &cubin, runs) {
-            Ok((lines, ori_t, ptxas_t)) => {
+        match time_kernel(path, (&ori, &ori_static), &ptxas, &cubin, runs) {
+            Ok((lines, [ori_t, static_t, ptxas_t])) => {
                 let t = Timing {
                     name,
                     lines,
                     ori: ori_t,
+                    ori_static: static_t,
                     ptxas: ptxas_t,
                 };
                 println!(
-                    "| {:<60} | {:>6} | {:>9.2} | {:>9.2} | {:>6.1} |",
+                    "| {:<60} | {:>6} | {:>9.2} | {:>9.2} | {:>9.2} | {:>6.1} | {:>6.1} |",
                     t.name,
                     t.lines,
                     t.ori.as_secs_f64() * 1e3,
+                    t.ori_static.as_secs_f64() * 1e3,
                     t.ptxas.as_secs_f64() * 1e3,
-                    t.ratio()
+                    t.ratio(),
+                    t.ratio_static()
                 );
                 rows.push(t);
             }
@@ -175,17 +198,25 @@ pub fn run(runs: usize, filter: Option<&str>) -> Result<ExitCode, String> {
     if rows.is_empty() {
         return Err("no kernel was timed".into());
     }
-    let geo = (rows.iter().map(|t| t.ratio().ln()).sum::<f64>() / rows.len() as f64).exp();
-    let worst = rows
-        .iter()
-        .min_by(|a, b| a.ratio().total_cmp(&b.ratio()))
-        .expect("rows");
-    println!(
-        "\n{} kernels: ori is {geo:.1}x faster than ptxas (geometric mean of the ratios); the least, {:.1}x, on {}",
-        rows.len(),
-        worst.ratio(),
-        worst.name
-    );
+    for (label, ratio) in [
+        (
+            "ori (cargo build --release)",
+            Timing::ratio as fn(&Timing) -> f64,
+        ),
+        ("static ori (cargo xtask dist)", Timing::ratio_static),
+    ] {
+        let geo = (rows.iter().map(|t| ratio(t).ln()).sum::<f64>() / rows.len() as f64).exp();
+        let worst = rows
+            .iter()
+            .min_by(|a, b| ratio(a).total_cmp(&ratio(b)))
+            .expect("rows");
+        println!(
+            "\n{} kernels: {label} is {geo:.1}x faster than ptxas (geometric mean of the ratios); the least, {:.1}x, on {}",
+            rows.len(),
+            ratio(worst),
+            worst.name
+        );
+    }
     if !failed.is_empty() {
         println!(
             "{} kernels did not run: {}",

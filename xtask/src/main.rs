@@ -9,12 +9,14 @@
 //! cargo xtask oracle record-table     run ptxas on the generated wgmma table, write
 //!                                       tests/wgmma_table/verdicts.tsv
 //! cargo xtask bench [--sizes N,...]     time the front end and phases 85/87 on generated kernels
+//! cargo xtask dist                      build the statically linked ori at target/dist/ori
 //! ```
 
 mod bench;
 mod bench_host;
 mod bench_shapes;
 mod bench_vs_ptxas;
+mod dist;
 mod gen_pipelines;
 mod oracle;
 mod process;
@@ -54,6 +56,9 @@ commands:
                                write N generated wgmma pipelines (seeds SEED.., default 1000 and
                                300) to tests/generated/pipelines for `oracle record --corpus
                                tests/generated`
+  dist                         build the shipped ori: release, statically linked (Linux), at
+                               target/dist/ori (a third of a small kernel's time is the dynamic
+                               loader's); `bench --vs-ptxas` times it beside the default build
   rules [--check]              write the rule table of tests/corpus/README.md from phase 87's rules
                                (ori_gmma::RuleId) and the cases each decides in every recorded
                                corpus; --check only says whether it is up to date
@@ -90,6 +95,7 @@ fn main() -> ExitCode {
         ["oracle", "record-table", rest @ ..] => wgmma_table::record_table(rest),
         ["oracle", "gen-pipelines", rest @ ..] => gen_pipelines::run(rest),
         ["bench", rest @ ..] => bench::run(rest),
+        ["dist", rest @ ..] => dist::run(rest),
         ["rules"] => rules(false),
         ["rules", "--check"] => rules(true),
         ["help"] | ["--help"] | ["-h"] => {

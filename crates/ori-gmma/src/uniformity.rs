@@ -359,8 +359,17 @@ fn transfer(d: &InstData, slot: &SecondaryMap<VReg, u32>, set: &mut [u64]) {
     if d.opcode == Opcode::WgmmaMmaAsync {
         return;
     }
+    let defs = d.defs();
+    // Nothing to move for an instruction defining no candidate (most
+    // stores, barriers, branches): its sources need no look.
+    if defs
+        .iter()
+        .all(|r| slot.get(*r).is_none_or(|k| *k == u32::MAX))
+    {
+        return;
+    }
     let div = inst_sources_divergent(d, &|r| bit(set, slot, r));
-    for r in d.defs() {
+    for r in defs {
         let k = slot[r];
         if k == u32::MAX {
             continue;
