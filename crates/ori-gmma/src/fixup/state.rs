@@ -80,6 +80,8 @@ pub(super) struct State {
     pub(super) arrive_block: ArriveAt,
     /// Shape (`m << 20 | n << 8 | k`) of the wgmma that last used each
     /// accumulator register since the last arrive; 0 where paths disagree.
+    /// Sorted by register (looked up by binary search: a wgmma of a
+    /// 256-wide tile has 128 accumulator registers, each looked up here).
     pub(super) shapes: SmallVec<[(VReg, u32); 8]>,
 }
 
@@ -116,6 +118,22 @@ pub(super) fn wgmma_shape(d: &InstData) -> u32 {
 }
 
 /// Add `src` to `dst`; returns whether `dst` grew.
+/// The shape `shapes` (sorted by register) records for `r`.
+pub(super) fn shape_of(shapes: &[(VReg, u32)], r: VReg) -> Option<u32> {
+    shapes
+        .binary_search_by_key(&r, |e| e.0)
+        .ok()
+        .map(|k| shapes[k].1)
+}
+
+/// Record shape `s` for `r` in `shapes`, kept sorted by register.
+pub(super) fn set_shape(shapes: &mut SmallVec<[(VReg, u32); 8]>, r: VReg, s: u32) {
+    match shapes.binary_search_by_key(&r, |e| e.0) {
+        Ok(k) => shapes[k].1 = s,
+        Err(k) => shapes.insert(k, (r, s)),
+    }
+}
+
 pub(super) fn add_all<A: smallvec::Array>(
     dst: &mut SmallVec<A>,
     src: impl IntoIterator<Item = A::Item>,
@@ -195,15 +213,15 @@ impl State {
         for r in o.read_touched.iter() {
             ch |= self.read_touched.insert(*r);
         }
-        for (r, s) in &o.shapes {
-            match self.shapes.iter_mut().find(|(x, _)| x == r) {
-                Some(e) if e.1 != *s && e.1 != 0 => {
-                    e.1 = 0;
+        for &(r, s) in &o.shapes {
+            match self.shapes.binary_search_by_key(&r, |e| e.0) {
+                Ok(k) if self.shapes[k].1 != s && self.shapes[k].1 != 0 => {
+                    self.shapes[k].1 = 0;
                     ch = true;
                 }
-                Some(_) => {}
-                None => {
-                    self.shapes.push((*r, *s));
+                Ok(_) => {}
+                Err(k) => {
+                    self.shapes.insert(k, (r, s));
                     ch = true;
                 }
             }

@@ -11,7 +11,7 @@ use super::analyses::Analyses;
 use super::inst_regs::InstRegs;
 use super::plan::{Close, Plan, Seen, WaitAt};
 use super::rules::{Mode, RuleId};
-use super::state::{add_all, wgmma_shape, ArriveAt, State};
+use super::state::{add_all, set_shape, shape_of, wgmma_shape, ArriveAt, State};
 use cranelift_entity::packed_option::ReservedValue;
 
 use cranelift_entity::SecondaryMap;
@@ -64,7 +64,13 @@ pub(super) struct Walker<'a> {
     pub(super) hoisted: SecondaryMap<Block, SmallVec<[WaitAt; 1]>>,
     /// Each instruction's registers, and which ones a rule may ask about.
     pub(super) regs: InstRegs,
+    /// The copies' shapes found so far (`Walker::copy_shape`).
+    copy_shapes: std::cell::RefCell<fxhash::FxHashMap<Inst, Option<CopyShape>>>,
 }
+
+/// A copy of an accumulator: (destinations, source, where it is made,
+/// whether that is the user's `wait_group 0`).
+type CopyShape = (SmallVec<[VReg; 4]>, VReg, Inst, bool);
 
 /// Registers of a wgmma with no arrive before it in its block.
 pub(super) fn exposed_regs(f: &Function) -> SecondaryMap<VReg, bool> {
@@ -483,7 +489,7 @@ impl Walker<'_> {
             && (regs.iter().any(|r| st.read_touched.contains(r))
                 || accs
                     .iter()
-                    .any(|r| st.shapes.iter().any(|(x, s)| x == r && *s != shape)));
+                    .any(|r| shape_of(&st.shapes, *r).is_some_and(|s| s != shape)));
         let arrived = |bx: &mut BlockCx, st: &mut State| {
             st.touched.clear();
             st.read_touched.clear();
@@ -531,10 +537,7 @@ impl Walker<'_> {
         let d = &self.f.insts[i];
         let shape = wgmma_shape(d);
         for &r in accs {
-            match st.shapes.iter_mut().find(|(x, _)| *x == r) {
-                Some(e) => e.1 = shape,
-                None => st.shapes.push((r, shape)),
-            }
+            set_shape(&mut st.shapes, r, shape);
             bx.block_wgmma_defs.incr(r);
         }
         bx.block_wgmma = true;
@@ -840,14 +843,8 @@ impl Walker<'_> {
     fn copy_rule(&self, b: Block, st: &mut State, plan: &mut Plan, i: Inst, acc: &Access) -> bool {
         let d = &self.f.insts[i];
         let copy = self
-            .accumulator_copy(i)
-            .filter(|(_, s)| self.hits(*s, &acc.all))
-            .and_then(|(dsts, src)| match self.copy_end(b, i, &dsts, src) {
-                Some(end) => Some((dsts, src, end, false)),
-                None => self
-                    .retiring_wait_after(b, i, &dsts, src)
-                    .map(|w| (dsts, src, w, true)),
-            });
+            .copy_shape(b, i)
+            .filter(|(_, s, _, _)| self.hits(*s, &acc.all));
         let Some((dsts, src, end, to_wait)) = copy else {
             return false;
         };
@@ -872,6 +869,28 @@ impl Walker<'_> {
             st.read_touched.insert(dst);
         }
         true
+    }
+
+    /// Where the copy `i` (if it is one: `accumulator_copy`) must be
+    /// made, found once per run: its destinations, its source, the
+    /// instruction it sinks to and whether that is the user's
+    /// `wait_group 0`. The answer depends on the block's instructions only,
+    /// and the walk asks on every visit (a Triton f16-accumulator epilogue
+    /// unpacks every accumulator register, each a scan down its block).
+    fn copy_shape(&self, b: Block, i: Inst) -> Option<CopyShape> {
+        if let Some(known) = self.copy_shapes.borrow().get(&i) {
+            return known.clone();
+        }
+        let shape = self.accumulator_copy(i).and_then(|(dsts, src)| {
+            match self.copy_end(b, i, &dsts, src) {
+                Some(end) => Some((dsts, src, end, false)),
+                None => self
+                    .retiring_wait_after(b, i, &dsts, src)
+                    .map(|w| (dsts, src, w, true)),
+            }
+        });
+        self.copy_shapes.borrow_mut().insert(i, shape.clone());
+        shape
     }
 
     /// **R-kill-before-chain** and **R-kill-after-chain**: a write that
@@ -1282,6 +1301,7 @@ impl<'a> Walker<'a> {
             spare_counts: Default::default(),
             hoisted: SecondaryMap::new(),
             regs,
+            copy_shapes: Default::default(),
         }
     }
 }
