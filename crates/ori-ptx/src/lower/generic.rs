@@ -161,7 +161,16 @@ pub(super) fn has_unknown_operand(cx: &mut LowerCx<'_>, i: &ast::Instruction) ->
     fn unknown(cx: &mut LowerCx<'_>, op: &ast::Operand) -> bool {
         use ast::OperandKind as K;
         match &op.kind {
-            K::Reg(n) | K::Symbol(n) | K::NegPred(n) => !cx.knows_name(n),
+            // A register found here is kept for the lowering of the same
+            // operand (`LowerCx::name`): each name is looked up once.
+            K::Reg(n) | K::Symbol(n) => match cx.lookup_reg(n) {
+                Some(r) => {
+                    cx.resolved.push((n.as_ptr() as usize, r));
+                    false
+                }
+                None => !cx.knows_name(n),
+            },
+            K::NegPred(n) => !cx.knows_name(n),
             K::Vector(v) => v.iter().any(|o| unknown(cx, o)),
             _ => false,
         }

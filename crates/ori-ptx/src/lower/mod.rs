@@ -19,6 +19,7 @@ use crate::diag::{Diag, Severity, Span};
 use fxhash::FxHashSet;
 use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, VReg};
 use ori_ir::{NameMap, NameSet};
+use smallvec::SmallVec;
 
 /// State shared by the handlers while one function is lowered.
 pub struct LowerCx<'a> {
@@ -68,6 +69,10 @@ pub struct LowerCx<'a> {
     /// symbol`, as in ptxas (a statement moved out of an inline-asm block
     /// loses the `.reg` it declares).
     scoped: FxHashSet<VReg>,
+    /// The registers the current instruction's checks already resolved,
+    /// by the address of the operand's name in the syntax tree (alive and
+    /// unmoved while the instruction is lowered; emptied before each one).
+    resolved: SmallVec<[(usize, VReg); 8]>,
 }
 
 /// `.reg` ranges up to this size are declared at once; larger ones (ptxas
@@ -219,7 +224,7 @@ impl LowerCx<'_> {
 
     /// The register named `n`, declaring it now if it belongs to a large
     /// `.reg` range.
-    fn lookup_reg(&mut self, n: &str) -> Option<VReg> {
+    pub(super) fn lookup_reg(&mut self, n: &str) -> Option<VReg> {
         if let Some(r) = self.scopes.iter().rev().find_map(|m| m.get(n).copied()) {
             return Some(r);
         }
@@ -250,6 +255,10 @@ impl LowerCx<'_> {
     }
 
     fn name(&mut self, n: &str, span: Span) -> Option<Operand> {
+        let at = n.as_ptr() as usize;
+        if let Some(&(_, r)) = self.resolved.iter().find(|(p, _)| *p == at) {
+            return Some(Operand::Reg(r));
+        }
         if let Some(r) = self.lookup_reg(n) {
             return Some(Operand::Reg(r));
         }
@@ -675,6 +684,7 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &mut [ast::Stmt], table: &HandlerTab
                 cx.need_block = false;
             }
             ast::Stmt::Inst(i) => {
+                cx.resolved.clear();
                 if let Some(mut data) = handlers::lower_inst(cx, i, table) {
                     data.src = Some((i.span.lo, i.span.hi));
                     cx.push(data);
@@ -754,6 +764,7 @@ fn lower_function(
         lazy_ranges: NameMap::default(),
         scopes: Vec::new(),
         scoped: FxHashSet::default(),
+        resolved: SmallVec::new(),
     };
     // `.reg` parameters are registers inside the body.
     for p in f.params.iter().chain(&f.ret_params) {
