@@ -178,6 +178,18 @@ impl<'a> Cursor<'a> {
         self.col += n as u32;
     }
 
+    /// Advance to the end of the line (not past its newline): a `//`
+    /// comment, which compiler output has on every few lines (`.loc`
+    /// notes, `// begin inline asm`). One scan for the newline, the
+    /// column counted in characters (every byte but UTF-8 continuations).
+    fn skip_line_comment(&mut self) {
+        let rest = self.b.get(self.pos..).unwrap_or(&[]);
+        let n = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
+        let chars = rest[..n].iter().filter(|&&c| c & 0xC0 != 0x80).count();
+        self.pos += n;
+        self.col += chars as u32;
+    }
+
     fn bump_n(&mut self, n: usize) {
         for _ in 0..n {
             self.bump();
@@ -275,9 +287,7 @@ impl<'a> Lexer<'a> {
                 continue;
             }
             if c == b'/' && cur.peek(1) == b'/' {
-                while !cur.at_end() && cur.peek(0) != b'\n' {
-                    cur.bump();
-                }
+                cur.skip_line_comment();
                 self.ws = true;
                 continue;
             }
@@ -499,6 +509,23 @@ fn int_suffix(cur: &mut Cursor<'_>, v: u64, o: bool) -> TokKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `//` comment is skipped to its line's end in one scan: the
+    /// positions after it are those of a character-by-character walk
+    /// (columns in characters, multi-byte ones included).
+    #[test]
+    fn line_comments_keep_lines_and_columns() {
+        let src = "a // é ü\n  b //x\nc // tail é";
+        let l = lex(src);
+        let at: Vec<(u32, u32, u32)> = l
+            .tokens
+            .iter()
+            .map(|t| (t.span.line, t.span.col, t.span.lo))
+            .collect();
+        // `b` is byte 13 (`é` and `ü` take two bytes each) at column 3;
+        // the end of file is after `é`: column 12, byte 31.
+        assert_eq!(at, [(1, 1, 0), (2, 3, 13), (3, 1, 19), (3, 12, 31)]);
+    }
 
     fn kinds(s: &str) -> Vec<TokKind> {
         lex(s).tokens.into_iter().map(|t| t.kind).collect()
