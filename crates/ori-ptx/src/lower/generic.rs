@@ -128,6 +128,14 @@ fn arithmetic_modifier(m: &str) -> bool {
     WORDS.contains(&m) || arithmetic_type(m)
 }
 
+/// The first of `mods` that is not an [`arithmetic_modifier`], found once
+/// per distinct (interned) list.
+fn first_non_arithmetic(cx: &mut LowerCx<'_>, mods: ori_ir::ModList) -> Option<ori_ir::Symbol> {
+    *cx.mod_checks
+        .entry(mods)
+        .or_insert_with(|| mods.iter().find(|m| !arithmetic_modifier(m)).copied())
+}
+
 /// Modifiers `ld` and `st` take (PTX ISA 9.7.9.8/9.7.9.10): state spaces,
 /// cache operators, memory-consistency qualifiers and scopes, cache
 /// eviction hints, vectors and types. Anything else is ptxas's `Unknown
@@ -214,20 +222,21 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
     if i.opcode == "st" && !check_st_arity(cx, i) {
         return None;
     }
-    if fixed_arity(&i.opcode).is_some() {
-        if let Some(m) = i.modifiers.iter().find(|m| !arithmetic_modifier(m)) {
+    let arity = fixed_arity(&i.opcode);
+    if arity.is_some() {
+        if let Some(m) = first_non_arithmetic(cx, i.modifiers) {
             cx.error(i.span, format!("Unknown modifier '.{m}'"));
             return None;
         }
     }
-    if fixed_arity(&i.opcode).is_some_and(|n| n != i.operands.len()) {
+    if arity.is_some_and(|n| n != i.operands.len()) {
         cx.error(
             i.span,
             format!("Arguments mismatch for instruction '{}'", i.opcode),
         );
         return None;
     }
-    if (i.opcode == "st" || fixed_arity(&i.opcode).is_some()) && has_unknown_operand(cx, i) {
+    if (arity.is_some() || i.opcode == "st") && has_unknown_operand(cx, i) {
         // ptxas 13.0.88 types the operands before it resolves them: an
         // unknown name is an operand of no type, so the instruction's
         // arguments mismatch first, then the name is an unknown symbol

@@ -74,14 +74,18 @@ pub fn lower_inst(
     i: &ast::Instruction,
     table: &HandlerTable,
 ) -> Option<InstData> {
-    let mut buf = [0u8; 64];
-    let key2 = i
-        .modifiers
-        .first()
-        .and_then(|m| dotted_key(&mut buf, &i.opcode, m));
-    let handler = key2
-        .and_then(|k| table.get(k))
-        .or_else(|| table.get(i.opcode.as_str()));
+    // Found once per (mnemonic, first modifier): both are interned.
+    let key = (i.opcode, i.modifiers.first().copied());
+    let handler = *cx.handlers.entry(key).or_insert_with(|| {
+        let mut buf = [0u8; 64];
+        let key2 = i
+            .modifiers
+            .first()
+            .and_then(|m| dotted_key(&mut buf, &i.opcode, m));
+        key2.and_then(|k| table.get(k))
+            .or_else(|| table.get(i.opcode.as_str()))
+            .copied()
+    });
     let Some(handler) = handler else {
         if i.opcode == "wgmma" || i.opcode == "_warpgroup" {
             let m = i.modifiers.first().map_or("", |m| m.as_str());
