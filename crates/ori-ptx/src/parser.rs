@@ -213,6 +213,7 @@ pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
         scopes: Vec::new(),
         depth: 0,
         mod_lists: NameMap::default(),
+        opcodes: NameMap::default(),
     };
     let m = p.module();
     let lex_errors = p.win.get_mut().take_lex_errors();
@@ -308,6 +309,9 @@ struct Parser<'a> {
     /// handful of them, and a run seen before is one lookup instead of
     /// interning each modifier and then the list.
     mod_lists: NameMap<&'a str, ModList>,
+    /// Each mnemonic spelling met: its symbol and whether it is a known
+    /// instruction.
+    opcodes: NameMap<&'a str, (Symbol, bool)>,
 }
 
 fn is_known_target(t: &str) -> bool {
@@ -1326,13 +1330,24 @@ impl<'a> Parser<'a> {
             _ => return self.syntax_error(),
         };
         self.bump();
-        if OPCODES.binary_search(&opcode).is_err() {
+        // The mnemonic's text names its symbol (`opcodes`: one table
+        // lookup per distinct spelling, not an interning and a search of
+        // the mnemonic list per instruction).
+        let (opcode_sym, known) = match self.opcodes.get(opcode) {
+            Some(&k) => k,
+            None => {
+                let k = (Symbol::new(opcode), OPCODES.binary_search(&opcode).is_ok());
+                self.opcodes.insert(opcode, k);
+                k
+            }
+        };
+        if !known {
             self.error(
                 ospan,
                 format!("Not a name of any known instruction: '{opcode}'"),
             );
         }
-        let opcode = Symbol::new(opcode);
+        let opcode = opcode_sym;
         let first_mod = self.pos;
         let (lo, mut hi) = (self.span().lo, self.span().lo);
         while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
