@@ -38,7 +38,7 @@ use crate::diag::{Diag, Severity, Span};
 use crate::lexer::{TokKind, Token};
 use crate::token_window::TokWindow;
 use smallvec::SmallVec;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 
 /// Maximum nesting of `{ }` scopes / initializer lists.
 pub const MAX_DEPTH: usize = 128;
@@ -192,19 +192,14 @@ type PResult<T> = Result<T, ()>;
 /// Parse a module, returning it together with every diagnostic found.
 /// The module is best-effort when diagnostics contain errors.
 pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
+    let mut win = TokWindow::new(src);
+    let first = win.get(0);
     let mut p = Parser {
         file,
         src,
-        win: RefCell::new(TokWindow::new(src)),
+        win: RefCell::new(win),
         pos: 0,
-        cur: Cell::new((
-            usize::MAX,
-            Token {
-                kind: TokKind::Eof,
-                span: Span::default(),
-                ws_before: false,
-            },
-        )),
+        cur: first,
         diags: Vec::new(),
         eof_reported: false,
         header_checked: false,
@@ -292,9 +287,9 @@ struct Parser<'a> {
     /// parser's many `&self` peeks may lex ahead).
     win: RefCell<TokWindow<'a>>,
     pos: usize,
-    /// The token at `.0` (`usize::MAX`: none yet), which [`Parser::tok`]
-    /// returns without going to the window.
-    cur: Cell<(usize, Token)>,
+    /// The token at `pos` (the parser asks for it several times before it
+    /// moves on: its kind, span, text), kept at hand by [`Parser::bump`].
+    cur: Token,
     diags: Vec<Diag>,
     /// An error at end-of-file was already reported (suppress repeats).
     eof_reported: bool,
@@ -352,15 +347,7 @@ impl<'a> Parser<'a> {
     // ---------------------------------------------------------------- tokens
 
     fn tok(&self) -> Token {
-        // The parser asks for the current token several times before it
-        // moves on (its kind, span, text): kept at hand.
-        let (at, t) = self.cur.get();
-        if at == self.pos {
-            return t;
-        }
-        let t = self.win.borrow_mut().get(self.pos);
-        self.cur.set((self.pos, t));
-        t
+        self.cur
     }
 
     fn nth(&self, k: usize) -> Token {
@@ -407,6 +394,7 @@ impl<'a> Parser<'a> {
     fn bump(&mut self) {
         if !self.at_eof() {
             self.pos += 1;
+            self.cur = self.win.get_mut().get(self.pos);
         }
     }
 
@@ -1297,6 +1285,7 @@ impl<'a> Parser<'a> {
                 }
                 _ => {
                     self.pos = self.pos.saturating_sub(1);
+                    self.cur = self.win.get_mut().get(self.pos);
                     return self.syntax_error();
                 }
             }
