@@ -316,12 +316,28 @@ impl Uniformity {
         }
         let mut entry = FlowSets::new(words, blocks.len());
         let mut cur = vec![0u64; words];
+        // Only instructions defining a candidate move the sets (`transfer`):
+        // listed once per block, the fixpoint visits those alone.
+        let movers: Vec<Vec<Inst>> = blocks
+            .iter()
+            .map(|&b| {
+                let defines_candidate = |i: &Inst| {
+                    let d = &f.insts[*i];
+                    d.opcode != Opcode::WgmmaMmaAsync
+                        && d.defs()
+                            .iter()
+                            .any(|r| slot.get(*r).is_some_and(|k| *k != u32::MAX))
+                };
+                let insts = f.layout.block_insts(b);
+                insts.iter().copied().filter(defines_candidate).collect()
+            })
+            .collect();
         let mut changed = true;
         while changed {
             changed = false;
             for (k, &b) in blocks.iter().enumerate() {
                 cur.copy_from_slice(entry.of(k));
-                for &i in f.layout.block_insts(b) {
+                for &i in &movers[k] {
                     transfer(&f.insts[i], &slot, &mut cur);
                 }
                 for &s in cfg.succs(b) {
