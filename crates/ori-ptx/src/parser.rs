@@ -1064,28 +1064,14 @@ impl<'a> Parser<'a> {
 
     /// Statements up to and including the closing `}` (the `{` is consumed).
     fn block_body(&mut self) -> Vec<Stmt> {
-        // A function's body is most of the file after it: its statements
-        // (about one per 48 bytes of compiler output) are given room at
-        // once instead of being copied at every doubling; the room left
-        // over goes back at the end.
         let mut out = Vec::new();
-        if self.depth == 0 {
-            let rest = self.src.len().saturating_sub(self.span().lo as usize);
-            out.reserve((rest / 48).min(1 << 20));
-        }
-        let done = |mut out: Vec<Stmt>| {
-            if out.capacity() > 2 * out.len() + 16 {
-                out.shrink_to_fit();
-            }
-            out
-        };
         loop {
             if self.eat_punct('}') {
-                return done(out);
+                return out;
             }
             if self.at_eof() {
                 let _ = self.syntax_error::<()>();
-                return done(out);
+                return out;
             }
             self.release();
             let start = self.pos;
