@@ -1489,7 +1489,7 @@ impl<'a> Parser<'a> {
     fn reg_or_pair(&mut self, name: Name) -> PResult<OperandKind> {
         if self.eat_punct('|') {
             let (q, _) = self.expect_name()?;
-            return Ok(OperandKind::PredPair(name, q));
+            return Ok(OperandKind::PredPair(Box::new((name, q))));
         }
         Ok(OperandKind::Reg(name))
     }

@@ -208,7 +208,8 @@ impl LowerCx<'_> {
                     return None;
                 }
             },
-            K::PredPair(a, b) => {
+            K::PredPair(pair) => {
+                let (a, b) = &**pair;
                 let (ra, rb) = (self.lookup_reg(a), self.lookup_reg(b));
                 match (ra, rb) {
                     (Some(ra), Some(rb)) => Operand::PredPair(ra, rb),
