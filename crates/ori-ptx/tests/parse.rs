@@ -397,7 +397,7 @@ fn vectors_sinks_pairs_negpreds() {
     let i = inst("setp.lt.s32 p|q, d0, 4;");
     assert_eq!(
         i.operands[0].kind,
-        OperandKind::PredPair("p".into(), "q".into())
+        OperandKind::PredPair(Box::new(("p".into(), "q".into())))
     );
     let i = inst("and.pred p, q, !p;");
     assert_eq!(i.operands[2].kind, OperandKind::NegPred("p".into()));
