@@ -323,10 +323,9 @@ impl Uniformity {
             .map(|&b| {
                 let defines_candidate = |i: &Inst| {
                     let d = &f.insts[*i];
-                    d.opcode != Opcode::WgmmaMmaAsync
-                        && d.defs()
-                            .iter()
-                            .any(|r| slot.get(*r).is_some_and(|k| *k != u32::MAX))
+                    let mut any = false;
+                    d.for_each_def(|r| any |= slot.get(r).is_some_and(|k| *k != u32::MAX));
+                    d.opcode != Opcode::WgmmaMmaAsync && any
                 };
                 let insts = f.layout.block_insts(b);
                 insts.iter().copied().filter(defines_candidate).collect()

@@ -406,8 +406,15 @@ impl InstData {
     /// Registers this instruction reads (guard included).
     pub fn uses(&self) -> SmallVec<[VReg; 8]> {
         let mut out = SmallVec::new();
+        self.for_each_use(|r| out.push(r));
+        out
+    }
+
+    /// Calls `f` on each register [`InstData::uses`] lists, in its order,
+    /// without collecting them (a wgmma reads up to 128).
+    pub fn for_each_use(&self, mut f: impl FnMut(VReg)) {
         if let Some(g) = self.guard {
-            out.push(g.reg);
+            f(g.reg);
         }
         for s in &self.slots {
             match (&s.op, s.role) {
@@ -418,23 +425,28 @@ impl InstData {
                         ..
                     },
                     _,
-                ) => out.push(*r),
-                (op, role) if role.uses() => op.for_each_reg(&mut |r| out.push(r)),
+                ) => f(*r),
+                (op, role) if role.uses() => op.for_each_reg(&mut f),
                 _ => {}
             }
         }
-        out
     }
 
     /// Registers this instruction writes.
     pub fn defs(&self) -> SmallVec<[VReg; 8]> {
         let mut out = SmallVec::new();
+        self.for_each_def(|r| out.push(r));
+        out
+    }
+
+    /// Calls `f` on each register [`InstData::defs`] lists, in its order,
+    /// without collecting them.
+    pub fn for_each_def(&self, mut f: impl FnMut(VReg)) {
         for s in &self.slots {
             if s.role.defines() && !matches!(s.op, Operand::Addr { .. }) {
-                s.op.for_each_reg(&mut |r| out.push(r));
+                s.op.for_each_reg(&mut f);
             }
         }
-        out
     }
 
     /// Branch target, if this is a branch.

@@ -44,9 +44,9 @@ impl InstRegs {
         for i in f.layout.all_insts() {
             let d = &f.insts[i];
             let start = regs.len();
-            regs.extend(d.defs());
+            d.for_each_def(|r| regs.push(r));
             let nd = regs.len() - start;
-            regs.extend(d.uses());
+            d.for_each_use(|r| regs.push(r));
             let nu = regs.len() - start - nd;
             // A function's registers fit `u32` entity indices, and so do
             // its operand counts.
