@@ -348,12 +348,15 @@ impl Uniformity {
         }
         for (k, &b) in blocks.iter().enumerate() {
             cur.copy_from_slice(entry.of(k));
+            let mut movers = movers[k].iter().peekable();
             for &i in f.layout.block_insts(b) {
                 let d = &f.insts[i];
                 if let Some(g) = d.guard {
                     self.divergent_guard[i] = bit(&cur, &slot, g.reg);
                 }
-                transfer(d, &slot, &mut cur);
+                if movers.next_if_eq(&&i).is_some() {
+                    transfer(d, &slot, &mut cur);
+                }
             }
         }
     }
