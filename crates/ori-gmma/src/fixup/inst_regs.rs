@@ -33,6 +33,11 @@ pub(super) struct InstRegs {
     watched: SecondaryMap<VReg, bool>,
     /// Whether the instruction touches a watched register.
     inst_watched: SecondaryMap<Inst, bool>,
+    /// A wgmma's accumulator registers (D) and A-fragment registers
+    /// (`wgmma_fragment_regs`) in `wgmma_regs`: decoded once, asked on
+    /// every visit.
+    wgmma_span: SecondaryMap<Inst, (u32, u32, u32)>,
+    wgmma_regs: Vec<VReg>,
 }
 
 impl InstRegs {
@@ -52,11 +57,28 @@ impl InstRegs {
             // its operand counts.
             span[i] = (start as u32, nd as u32, nu as u32);
         }
+        let mut wgmma_span = SecondaryMap::new();
+        let mut wgmma_regs = Vec::new();
+        for i in f.layout.all_insts() {
+            let d = &f.insts[i];
+            if d.opcode == Opcode::WgmmaMmaAsync {
+                let start = wgmma_regs.len();
+                if let Some(s) = d.slots.first() {
+                    s.op.for_each_reg(&mut |r| wgmma_regs.push(r));
+                }
+                let na = wgmma_regs.len() - start;
+                wgmma_regs.extend(d.wgmma_fragment_regs());
+                let nf = wgmma_regs.len() - start - na;
+                wgmma_span[i] = (start as u32, na as u32, nf as u32);
+            }
+        }
         let mut t = InstRegs {
             span,
             regs,
             watched: SecondaryMap::with_capacity(f.vregs.len()),
             inst_watched: SecondaryMap::with_capacity(f.insts.len()),
+            wgmma_span,
+            wgmma_regs,
         };
         let watched = t.watch(f, in_a_set);
         t.inst_watched = SecondaryMap::with_capacity(f.insts.len());
@@ -135,6 +157,22 @@ impl InstRegs {
     pub(super) fn uses(&self, i: Inst) -> &[VReg] {
         let (s, nd, nu) = self.span[i];
         &self.regs[s as usize + nd as usize..][..nu as usize]
+    }
+
+    /// A wgmma's accumulator registers, its D operand in order
+    /// (`walk::accumulator_regs`); empty for other instructions.
+    #[inline]
+    pub(super) fn accs(&self, i: Inst) -> &[VReg] {
+        let (s, na, _) = self.wgmma_span[i];
+        &self.wgmma_regs[s as usize..][..na as usize]
+    }
+
+    /// A wgmma's A-fragment (and sparse metadata) registers
+    /// (`walk::a_fragment_regs`); empty for other instructions.
+    #[inline]
+    pub(super) fn frags(&self, i: Inst) -> &[VReg] {
+        let (s, na, nf) = self.wgmma_span[i];
+        &self.wgmma_regs[s as usize + na as usize..][..nf as usize]
     }
 
     /// Whether a rule may ask about `r`.

@@ -394,7 +394,7 @@ impl Walker<'_> {
     }
 
     fn on_wgmma(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
-        let accs = accumulator_regs(&self.f.insts[i]);
+        let accs: SmallVec<[VReg; 8]> = self.regs.accs(i).into();
         self.wgmma_register_failures(st, plan, i, &accs);
         self.wgmma_over_copy(st, plan, i, &accs);
         self.wgmma_arrive(bx, st, plan, i, &accs);
@@ -403,7 +403,6 @@ impl Walker<'_> {
 
     /// **R-overlapping-sets** and **R-fragment-from-wgmma**.
     fn wgmma_register_failures(&self, st: &State, plan: &mut Plan, i: Inst, accs: &[VReg]) {
-        let d = &self.f.insts[i];
         // Accumulator sets that overlap an in-flight one without starting at
         // the same register cannot be allocated in place (`heldout5_22`: n16
         // {f0..f7} then n32 {f4..f19}). Sets are compared by their lowest
@@ -423,8 +422,11 @@ impl Walker<'_> {
         }
         // An A fragment a wgmma wrote since the last arrive: no injected
         // arrive can order it (`heldout5_28`, fixed only by wait + fence).
-        let frag_from_wgmma = a_fragment_regs(d)
-            .into_iter()
+        let frag_from_wgmma = self
+            .regs
+            .frags(i)
+            .iter()
+            .copied()
             .find(|r| self.hits(*r, &st.wgmma_sets_since_arrive));
         if let Some(r) = frag_from_wgmma {
             plan.fail(RuleId::FragmentFromWgmma, Some(i), Some(r), st.last_wgmma);
@@ -469,7 +471,7 @@ impl Walker<'_> {
     ) {
         let (f, d) = (self.f, &self.f.insts[i]);
         let mut regs: SmallVec<[VReg; 8]> = accs.iter().copied().collect();
-        regs.extend(a_fragment_regs(d));
+        regs.extend(self.regs.frags(i).iter().copied());
         // A write of any accumulator register after a wgmma of this arrive's
         // stage also needs a new arrive, whatever registers the next wgmma
         // uses (`heldout4_38`: an add into D between D's last wgmma and E's).
@@ -542,8 +544,9 @@ impl Walker<'_> {
         }
         bx.block_wgmma = true;
         st.wgmma_since_arrive = true;
-        bx.block_fragments.extend(a_fragment_regs(d));
-        for r in a_fragment_regs(d) {
+        bx.block_fragments
+            .extend(self.regs.frags(i).iter().copied());
+        for &r in self.regs.frags(i) {
             if !st.a_frags.contains(&(r, 0)) {
                 st.a_frags.push((r, 0));
             }
