@@ -261,6 +261,20 @@ impl Function {
         r
     }
 
+    /// Declare `name`, which is not declared yet ([`Function::reg`] finds
+    /// nothing), with an interned type: what [`Function::declare_reg`]
+    /// does for a new name, without looking it up again.
+    pub fn declare_new_reg(&mut self, name: &str, ty: Symbol, class: RegClass) -> VReg {
+        debug_assert!(self.names.get(name).is_none(), "{name} declared twice");
+        let r = self.vregs.push(VRegData {
+            name: name.into(),
+            ty,
+            class,
+        });
+        self.names.insert(name, r);
+        r
+    }
+
     /// Declare registers `prefix0` .. `prefix{count-1}` of a range noted
     /// with [`Function::declare_range`], in order, skipping names already
     /// declared: the same registers as [`Function::declare_reg`] for each

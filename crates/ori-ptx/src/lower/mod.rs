@@ -58,7 +58,7 @@ pub struct LowerCx<'a> {
     need_block: bool,
     /// Large `.reg` ranges (`%r<N>` with N over [`EAGER_RANGE`]), declared a
     /// register at a time on first use: prefix -> (type, class, N).
-    lazy_ranges: NameMap<String, (String, RegClass, u32)>,
+    lazy_ranges: NameMap<String, (ori_ir::Symbol, RegClass, u32)>,
     /// Registers declared in the enclosing `{ }` scopes, innermost last:
     /// PTX name -> register. A name declared again in an inner scope (or in
     /// a sibling scope) is a register of its own, as in ptxas; its IR name
@@ -237,16 +237,23 @@ impl LowerCx<'_> {
         if let Some(r) = self.scopes.iter().rev().find_map(|m| m.get(n).copied()) {
             return Some(r);
         }
-        if let Some(r) = self
-            .func
-            .reg(n)
-            .filter(|r| self.scoped.is_empty() || !self.scoped.contains(r))
-        {
+        let found = self.func.reg(n);
+        if let Some(r) = found.filter(|r| self.scoped.is_empty() || !self.scoped.contains(r)) {
             return Some(r);
         }
         let (prefix, i) = ori_ir::register_names::split_range_name(n)?;
-        let (ty, class, count) = self.lazy_ranges.get(prefix)?;
-        (i < u64::from(*count)).then(|| self.func.declare_reg(n, ty, *class))
+        let &(ty, class, count) = self.lazy_ranges.get(prefix)?;
+        if i >= u64::from(count) {
+            return None;
+        }
+        // A member of a large range used for the first time is declared
+        // now, with the range's interned type and no second lookup; the
+        // name taken by a register of a closed scope keeps that register,
+        // as `declare_reg` returns it.
+        Some(match found {
+            Some(r) => r,
+            None => self.func.declare_new_reg(n, ty, class),
+        })
     }
 
     /// The class of the register named `n`, if it names one.
@@ -502,7 +509,7 @@ fn declare_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
             match n.range {
                 Some(k) if k > EAGER_RANGE => {
                     cx.lazy_ranges
-                        .insert(n.name.clone(), (ty.clone(), class, k));
+                        .insert(n.name.clone(), (ori_ir::Symbol::new(ty), class, k));
                 }
                 Some(k) if cx.scopes.is_empty() => {
                     cx.func.declare_range_regs(&n.name, u64::from(k), ty, class);
