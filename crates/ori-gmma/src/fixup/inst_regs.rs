@@ -53,8 +53,8 @@ impl InstRegs {
             let nd = regs.len() - start;
             d.for_each_use(|r| regs.push(r));
             let nu = regs.len() - start - nd;
-            // A function's registers fit `u32` entity indices, and so do
-            // its operand counts.
+            // Register operands are bounded by the input (at most 256 MiB
+            // of text, at least two bytes each): their count fits `u32`.
             span[i] = (start as u32, nd as u32, nu as u32);
         }
         let mut wgmma_span = SecondaryMap::new();
