@@ -63,11 +63,9 @@ impl InstRegs {
             let d = &f.insts[i];
             if d.opcode == Opcode::WgmmaMmaAsync {
                 let start = wgmma_regs.len();
-                if let Some(s) = d.slots.first() {
-                    s.op.for_each_reg(&mut |r| wgmma_regs.push(r));
-                }
+                wgmma_regs.extend(super::walk::accumulator_regs(d));
                 let na = wgmma_regs.len() - start;
-                wgmma_regs.extend(d.wgmma_fragment_regs());
+                wgmma_regs.extend(super::walk::a_fragment_regs(d));
                 let nf = wgmma_regs.len() - start - na;
                 wgmma_span[i] = (start as u32, na as u32, nf as u32);
             }
