@@ -203,14 +203,21 @@ impl<'a> Cursor<'a> {
 
     /// Advance to the end of the line (not past its newline): a `//`
     /// comment, which compiler output has on every few lines (`.loc`
-    /// notes, `// begin inline asm`). One scan for the newline, the
-    /// column counted in characters (every byte but UTF-8 continuations).
+    /// notes, `// begin inline asm`). One scan for the newline. The
+    /// column is counted (in characters: every byte but UTF-8
+    /// continuations) only for a comment that ends the file: before a
+    /// newline it is reset at once.
     fn skip_line_comment(&mut self) {
         let rest = self.b.get(self.pos..).unwrap_or(&[]);
-        let n = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
-        let chars = rest[..n].iter().filter(|&&c| c & 0xC0 != 0x80).count();
+        let (n, last_line) = match memchr::memchr(b'\n', rest) {
+            Some(n) => (n, false),
+            None => (rest.len(), true),
+        };
+        if last_line {
+            let chars = rest.iter().filter(|&&c| c & 0xC0 != 0x80).count();
+            self.col += chars as u32;
+        }
         self.pos += n;
-        self.col += chars as u32;
     }
 
     fn bump_n(&mut self, n: usize) {

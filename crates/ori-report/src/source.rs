@@ -15,12 +15,7 @@ impl<'a> Source<'a> {
     /// Index `text`'s lines.
     pub fn new(path: &'a str, text: &'a str) -> Self {
         let mut line_starts = vec![0u32];
-        line_starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(k, _)| k as u32 + 1),
-        );
+        line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|k| k as u32 + 1));
         Source {
             path,
             text,
