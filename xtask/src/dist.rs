@@ -49,7 +49,10 @@ pub fn build_static(quiet: bool) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.args(["build", "--release", "-p", "ori-cli", "--target", &triple])
-        .env(var, "-C target-feature=+crt-static -C relocation-model=static")
+        .env(
+            var,
+            "-C target-feature=+crt-static -C relocation-model=static",
+        )
         .current_dir(root());
     if quiet {
         cmd.arg("--quiet");

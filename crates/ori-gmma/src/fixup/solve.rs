@@ -33,13 +33,36 @@ pub(super) struct NotConverged {
 }
 
 /// The solved walk states.
+///
+/// Sized once to the function's blocks (a map grown by doubling kept up to
+/// twice the room: on the generated 1M-instruction matmul its three state
+/// maps were 135 MB of phase 87's 235). The first-pass entry of a block is
+/// kept apart only where the converged entry differs from it (a loop
+/// header, which its back edge reached after the first pass walked it);
+/// elsewhere the two are one state.
 pub(super) struct Solution {
-    /// Block entry states on ptxas's first pass (forward edges only).
-    first: SecondaryMap<Block, Option<State>>,
+    /// Block entry states on ptxas's first pass (forward edges only), for
+    /// the blocks whose entry changed after that pass walked them; every
+    /// other reachable block's first-pass entry is its converged one.
+    first_changed: SecondaryMap<Block, Option<Box<State>>>,
     /// Converged block entry states (`None`: unreachable).
     entry: SecondaryMap<Block, Option<State>>,
     /// Converged block exit states.
     pub(super) outs: SecondaryMap<Block, Option<State>>,
+}
+
+impl Solution {
+    /// The entry state of `b` on ptxas's first pass (`None`: unreachable).
+    fn first(&self, b: Block) -> Option<&State> {
+        self.first_changed[b].as_deref().or(self.entry[b].as_ref())
+    }
+}
+
+/// A map with a (default) value for each of `n` blocks, allocated once.
+fn block_map<V: Clone + Default>(n: usize) -> SecondaryMap<Block, V> {
+    let mut m = SecondaryMap::with_capacity(n);
+    m.resize(n);
+    m
 }
 
 impl Walker<'_> {
@@ -47,10 +70,11 @@ impl Walker<'_> {
     /// walk's decisions go to a scratch plan: none is kept from a state
     /// that may still move.
     pub(super) fn solve(&self) -> Result<Solution, NotConverged> {
+        let blocks = self.f.blocks.len();
         let mut sol = Solution {
-            first: SecondaryMap::new(),
-            entry: SecondaryMap::new(),
-            outs: SecondaryMap::new(),
+            first_changed: block_map(blocks),
+            entry: block_map(blocks),
+            outs: block_map(blocks),
         };
         let Some(&start) = self.an.cfg.rpo().first() else {
             return Ok(sol);
@@ -63,7 +87,9 @@ impl Walker<'_> {
         // Blocks whose entry changed since their last walk: a round walks
         // only these (in reverse postorder), since a walk is a function of
         // the entry state alone. Round 1 walks every reachable block.
-        let mut dirty: SecondaryMap<Block, bool> = SecondaryMap::new();
+        let mut dirty: SecondaryMap<Block, bool> = block_map(blocks);
+        // The blocks the first pass (round 1) walked.
+        let mut walked: SecondaryMap<Block, bool> = block_map(blocks);
         dirty[start] = true;
         let mut pending = 1usize;
         let mut rounds = 0;
@@ -81,10 +107,11 @@ impl Walker<'_> {
                     continue;
                 };
                 if rounds == 1 {
-                    sol.first[b] = Some(entry.clone());
+                    walked[b] = true;
                 }
                 let out = self.transfer_block(b, entry);
-                for s in self.propagate(b, &out, &mut sol.entry) {
+                let first = &mut sol.first_changed;
+                for s in self.propagate(b, &out, &mut sol.entry, &walked, first) {
                     if !std::mem::replace(&mut dirty[s], true) {
                         pending += 1;
                     }
@@ -107,12 +134,15 @@ impl Walker<'_> {
     }
 
     /// Join `out` into the entries of `b`'s successors; the successors whose
-    /// entry grew.
+    /// entry grew. A successor the first pass already walked keeps the
+    /// entry it was walked with in `first_changed` the first time it grows.
     fn propagate(
         &self,
         b: Block,
         out: &State,
         entry: &mut SecondaryMap<Block, Option<State>>,
+        walked: &SecondaryMap<Block, bool>,
+        first_changed: &mut SecondaryMap<Block, Option<Box<State>>>,
     ) -> smallvec::SmallVec<[Block; 2]> {
         let mut grew = smallvec::SmallVec::new();
         for &s in self.an.cfg.succs(b) {
@@ -127,6 +157,14 @@ impl Walker<'_> {
                 std::borrow::Cow::Borrowed(out)
             };
             let changed = match &mut entry[s] {
+                Some(e) if walked[s] && first_changed[s].is_none() => {
+                    let before = e.clone();
+                    let grew = e.join(&carried);
+                    if grew {
+                        first_changed[s] = Some(Box::new(before));
+                    }
+                    grew
+                }
                 Some(e) => e.join(&carried),
                 slot @ None => {
                     *slot = Some(carried.into_owned());
@@ -144,10 +182,15 @@ impl Walker<'_> {
     /// one over the converged states, in reverse postorder.
     pub(super) fn decide(&self, sol: &Solution) -> Plan {
         let mut plan = Plan::default();
-        for states in [&sol.first, &sol.entry] {
+        for first_pass in [true, false] {
             for &b in self.an.cfg.rpo() {
-                if let Some(entry) = states[b].clone() {
-                    self.walk_block(b, entry, &mut plan);
+                let entry = if first_pass {
+                    sol.first(b)
+                } else {
+                    sol.entry[b].as_ref()
+                };
+                if let Some(entry) = entry {
+                    self.walk_block(b, entry.clone(), &mut plan);
                 }
             }
         }
