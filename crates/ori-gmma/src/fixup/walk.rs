@@ -14,7 +14,7 @@ use super::rules::{Mode, RuleId};
 use super::state::{add_all, set_shape, shape_of, wgmma_shape, ArriveAt, State};
 use cranelift_entity::packed_option::ReservedValue;
 
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use fxhash::FxHashSet;
 use ori_ir::{
     AccumSet, AccumSetPool, Block, FuncKind, Function, Inst, InstData, Opcode, Operand, RegClass,
@@ -31,12 +31,61 @@ fn dummy_group_set() -> AccumSet {
     AccumSet::reserved_value()
 }
 
+/// For each register, the accumulator sets containing it, in one table
+/// (offsets by register, then the sets): a map of small vectors took 24
+/// bytes for every register of the function, 28 MB on the generated
+/// 1M-instruction matmul, most of them for registers in no set.
+pub(super) struct SetsOfReg {
+    /// `sets[start[r]..start[r + 1]]` are register `r`'s sets.
+    start: Vec<u32>,
+    sets: Vec<AccumSet>,
+}
+
+impl SetsOfReg {
+    fn new(f: &Function, pool: &AccumSetPool) -> SetsOfReg {
+        let n = f.vregs.len();
+        let mut start = vec![0u32; n + 1];
+        for (_, set) in pool.iter() {
+            for r in set {
+                if let Some(c) = start.get_mut(r.index() + 1) {
+                    *c += 1;
+                }
+            }
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut sets = vec![AccumSet::reserved_value(); start[n] as usize];
+        for (k, set) in pool.iter() {
+            for r in set {
+                if let Some(at) = fill.get_mut(r.index()) {
+                    sets[*at as usize] = k;
+                    *at += 1;
+                }
+            }
+        }
+        SetsOfReg { start, sets }
+    }
+}
+
+impl std::ops::Index<VReg> for SetsOfReg {
+    type Output = [AccumSet];
+    fn index(&self, r: VReg) -> &[AccumSet] {
+        let k = r.index();
+        match (self.start.get(k), self.start.get(k + 1)) {
+            (Some(&lo), Some(&hi)) => &self.sets[lo as usize..hi as usize],
+            _ => &[],
+        }
+    }
+}
+
 /// What the walk consults: the function, phase 85's sets and the analyses.
 pub(super) struct Walker<'a> {
     pub(super) f: &'a Function,
     pub(super) sets: &'a AccumSetPool,
     /// For each register, the accumulator sets containing it.
-    pub(super) reg_sets: SecondaryMap<VReg, SmallVec<[AccumSet; 2]>>,
+    pub(super) reg_sets: SetsOfReg,
     /// CFG, dominators, uniformity, ptxas's blocks and loops, computed once.
     pub(super) an: &'a Analyses,
     /// Accumulator registers that may be in flight (`budget::in_flight_budget`).
@@ -1263,13 +1312,8 @@ impl<'a> Walker<'a> {
         module: &'a ori_ir::ModuleInfo,
         mode: Mode,
     ) -> Walker<'a> {
-        let mut reg_sets: SecondaryMap<VReg, SmallVec<[AccumSet; 2]>> = SecondaryMap::new();
-        for (k, set) in sets.iter() {
-            for r in set {
-                reg_sets[*r].push(k);
-            }
-        }
-        let regs = InstRegs::compute(f, |r| reg_sets.get(r).is_some_and(|s| !s.is_empty()));
+        let reg_sets = SetsOfReg::new(f, sets);
+        let regs = InstRegs::compute(f, |r| !reg_sets[r].is_empty());
         let mut fragment_sets = FxHashSet::default();
         let mut wait_above = SecondaryMap::new();
         let mut waited = false;
