@@ -319,6 +319,28 @@ fn ptxas_args() -> Option<Vec<OsString>> {
     (args.next()? == "ptxas").then(|| args.collect())
 }
 
+/// The input size from which `ori compile` returns the syntax tree's memory
+/// to the system before the passes (about 80,000 instructions of PTX).
+const TRIM_AFTER_INPUT_BYTES: usize = 4 << 20;
+
+/// Give the memory the front end freed (the syntax tree, about a third of
+/// the peak on a kernel of a million instructions) back to the system, so
+/// that the passes' tables do not come on top of it: glibc keeps freed
+/// small blocks in its heap, and `malloc_trim` returns their pages.
+fn return_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: glibc's malloc_trim takes no pointer and may be called at
+        // any time; it only returns free pages of the heap to the system.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
 fn main() -> ExitCode {
     if let Some(args) = ptxas_args() {
         return ptxas_wrapper::run(&args);
@@ -376,7 +398,24 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
     // memory back at once, where dropping the IR would visit every
     // instruction to free it (1% of a small Triton kernel's instructions
     // retired; clang's `-disable-free` is the same choice).
-    let c = std::mem::ManuallyDrop::new(ori::compile_source(&name, &src, &opts));
+    let c = std::mem::ManuallyDrop::new(if name.ends_with(".ori") {
+        ori::compile_ir(&name, &src, &opts)
+    } else {
+        match ori::ptx_to_ir_for(&name, &src, opts.arch.as_deref()) {
+            Ok(m) => {
+                // A small input's tree is a few pages: not worth the call
+                // (and the page faults of reusing them).
+                if src.len() >= TRIM_AFTER_INPUT_BYTES {
+                    return_freed_memory();
+                }
+                ori::run_passes(m, &opts)
+            }
+            Err(diags) => ori::Compilation {
+                diags,
+                ..ori::Compilation::default()
+            },
+        }
+    });
     for d in &c.dumps {
         out.put(d)?;
     }
