@@ -342,6 +342,7 @@ fn return_freed_memory() {
 }
 
 fn main() -> ExitCode {
+    ori::ptx::lower::set_reclaim_hook(return_freed_memory);
     if let Some(args) = ptxas_args() {
         return ptxas_wrapper::run(&args);
     }
