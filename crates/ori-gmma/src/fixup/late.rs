@@ -8,8 +8,9 @@
 use super::plan::{Close, Plan};
 use super::rules::RuleId;
 use super::solve::Solution;
-use super::state::{add_all, State};
+use super::state::add_all;
 use super::walk::Walker;
+use crate::in_flight::PipeState;
 use cranelift_entity::SecondaryMap;
 use ori_ir::{AccumSet, Block, Inst, Opcode};
 use smallvec::SmallVec;
@@ -39,7 +40,7 @@ impl Walker<'_> {
     /// way to the reader then closes an empty group. (Found by the
     /// `pipelines` fuzz target: a wgmma issued uncommitted before a
     /// divergent branch whose side commits and reads it.)
-    fn hoisted_waits_commit(&self, outs: &SecondaryMap<Block, Option<State>>, plan: &mut Plan) {
+    fn hoisted_waits_commit(&self, outs: &SecondaryMap<Block, Option<PipeState>>, plan: &mut Plan) {
         let open_at_hoist = |i: Inst| {
             let at = super::apply::hoist_to_uniform(self.f, self.an, i);
             at != i
@@ -48,7 +49,7 @@ impl Walker<'_> {
                     .layout
                     .inst_block(at)
                     .and_then(|h| outs[h].as_ref())
-                    .is_some_and(|o| !o.pipe.open.is_empty())
+                    .is_some_and(|o| !o.open.is_empty())
         };
         for w in &mut plan.waits {
             if w.close == Close::Nothing && open_at_hoist(w.at) {
@@ -66,14 +67,14 @@ impl Walker<'_> {
     /// accumulators in flight: ptxas turns a branch to it into a predicated
     /// exit at the branch, so the wait goes before the branches of the
     /// in-flight predecessors (from their converged exit states).
-    fn bare_exit_waits(&self, outs: &SecondaryMap<Block, Option<State>>, plan: &mut Plan) {
+    fn bare_exit_waits(&self, outs: &SecondaryMap<Block, Option<PipeState>>, plan: &mut Plan) {
         for b in std::mem::take(&mut plan.bare_exits) {
             let ret = self.f.layout.block_insts(b)[0];
             for &p in self.an.cfg.preds(b) {
-                let Some(out) = outs[p].as_ref().filter(|o| !o.pipe.is_empty()) else {
+                let Some(out) = outs[p].as_ref().filter(|o| !o.is_empty()) else {
                     continue;
                 };
-                let close = Close::for_open(&out.pipe);
+                let close = Close::for_open(out);
                 let last = self.f.layout.block_insts(p).last().copied();
                 let at = last
                     .filter(|l| self.f.insts[*l].opcode == Opcode::Branch)
@@ -115,7 +116,7 @@ impl Walker<'_> {
     /// (`c7517_uniform_branch_read_acc`). Only joins with a set in flight are
     /// looked at, and only the straight-line blocks above each predecessor
     /// up to the join's dominator, so the cost stays linear.
-    fn check_plain_joins(&self, outs: &SecondaryMap<Block, Option<State>>, plan: &mut Plan) {
+    fn check_plain_joins(&self, outs: &SecondaryMap<Block, Option<PipeState>>, plan: &mut Plan) {
         if plan.failure.is_some() {
             return;
         }
@@ -128,14 +129,14 @@ impl Walker<'_> {
             let mut flying: SmallVec<[AccumSet; 4]> = SmallVec::new();
             for p in preds {
                 if let Some(o) = &outs[*p] {
-                    add_all(&mut flying, o.pipe.all());
+                    add_all(&mut flying, o.all());
                 }
             }
             if flying.is_empty() {
                 continue;
             }
             for &p in preds {
-                let carries = outs[p].as_ref().is_some_and(|o| !o.pipe.is_empty());
+                let carries = outs[p].as_ref().is_some_and(|o| !o.is_empty());
                 if carries {
                     continue;
                 }
