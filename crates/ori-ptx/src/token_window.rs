@@ -5,9 +5,20 @@
 //! back to the start of the statement; nothing older. So tokens are lexed
 //! when first asked for and dropped when the parser starts a new statement
 //! ([`TokWindow::release_before`]), which keeps the front end's memory
-//! proportional to the longest statement, not to the file.
+//! proportional to the longest statement, not to the file. Both happen in
+//! batches: the lexer runs [`LEX_AHEAD`] tokens ahead of the parser's
+//! request (one call of the lexer per token was a sixth of the parser's
+//! instructions, in calls alone), and released tokens are dropped once
+//! [`RELEASE_BATCH`] of them gathered (moving the read-ahead tokens down
+//! at every statement would undo that).
 
 use crate::lexer::{Lexer, TokKind, Token};
+
+/// How many tokens past the one asked for the window lexes at once.
+const LEX_AHEAD: usize = 16;
+
+/// How many released tokens the window keeps before it drops them.
+const RELEASE_BATCH: usize = 512;
 
 /// Tokens `base..base + buf.len()` of the stream, lexed on demand.
 pub(crate) struct TokWindow<'a> {
@@ -45,7 +56,8 @@ impl<'a> TokWindow<'a> {
     /// to it.
     #[inline(never)]
     fn get_slow(&mut self, i: usize) -> Token {
-        while self.base + self.buf.len() <= i && self.eof.is_none() {
+        let ahead = i.saturating_add(LEX_AHEAD);
+        while self.base + self.buf.len() <= ahead && self.eof.is_none() {
             let t = self.lexer.next_token();
             if t.kind == TokKind::Eof {
                 self.eof = Some(t);
@@ -64,11 +76,13 @@ impl<'a> TokWindow<'a> {
     }
 
     /// Forgets the tokens before index `i`: the parser will not go back
-    /// that far.
+    /// that far (they are dropped [`RELEASE_BATCH`] at a time).
     pub(crate) fn release_before(&mut self, i: usize) {
         let n = i.saturating_sub(self.base).min(self.buf.len());
-        self.buf.drain(..n);
-        self.base += n;
+        if n >= RELEASE_BATCH {
+            self.buf.drain(..n);
+            self.base += n;
+        }
     }
 
     /// Whether the lexer has reported an error (an unterminated comment,
@@ -100,6 +114,26 @@ mod tests {
         }
         assert_eq!(w.get(all.len() + 5).kind, TokKind::Eof);
         w.release_before(1000);
-        assert_eq!(w.get(2).kind, TokKind::Eof);
+        assert_eq!(w.get(all.len()).kind, TokKind::Eof);
+    }
+
+    /// However long the stream, the window holds at most a batch of
+    /// released tokens, the statement and the read-ahead.
+    #[test]
+    fn window_stays_bounded() {
+        let src = "add.s32 %r1, %r2, 3;\n".repeat(2000);
+        let all = crate::lexer::lex(&src).tokens;
+        let mut w = TokWindow::new(&src);
+        for (i, t) in all.iter().enumerate() {
+            assert_eq!(w.get(i), *t);
+            if t.kind == TokKind::Punct(';') {
+                w.release_before(i + 1);
+            }
+            assert!(
+                w.buf.len() <= RELEASE_BATCH + LEX_AHEAD + 8,
+                "{}",
+                w.buf.len()
+            );
+        }
     }
 }
