@@ -217,7 +217,12 @@ fn post_dominators(f: &Function, cfg: &ControlFlowGraph) -> SecondaryMap<Block, 
 impl Uniformity {
     /// Analyse `f`.
     pub fn compute(f: &Function, cfg: &ControlFlowGraph) -> Uniformity {
-        let mut u = Uniformity::default();
+        let mut u = Uniformity {
+            divergent_reg: ori_ir::sized_map(f.vregs.len()),
+            divergent_guard: ori_ir::sized_map(f.insts.len()),
+            divergent_block: ori_ir::sized_map(f.blocks.len()),
+            ipdom: SecondaryMap::new(),
+        };
         // Registers: flow-insensitive fixpoint (a register defined divergently anywhere is divergent).
         let insts: Vec<_> = f.layout.all_insts().collect();
         let mut changed = true;

@@ -8,7 +8,7 @@
 
 use crate::entities::{Block, Inst};
 use cranelift_entity::packed_option::PackedOption;
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use fxhash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 
@@ -131,6 +131,22 @@ impl Layout {
     /// The block holding `i`, if it is laid out.
     pub fn inst_block(&self, i: Inst) -> Option<Block> {
         self.inst_block[i].expand()
+    }
+
+    /// Make room for instructions `0..n` in the order tables at once (a
+    /// front end that knows how many instructions it will append: filling
+    /// the tables one index at a time resizes them at every index). Never
+    /// shrinks them.
+    pub fn reserve_insts(&mut self, n: usize) {
+        let Some(last) = n.checked_sub(1).map(Inst::new) else {
+            return;
+        };
+        if self.inst_block.get(last).is_none() {
+            self.inst_block.resize(n);
+        }
+        if self.seq.get(last).is_none() {
+            self.seq.resize(n);
+        }
     }
 
     /// Append an instruction at the end of a block.

@@ -34,7 +34,7 @@ pub mod write;
 pub use accum_set_pool::AccumSetPool;
 pub use cfg::{ControlFlowGraph, DominatorTree};
 pub use diagnostics::{Diagnostic, Note, Severity};
-pub use entities::{AccumSet, Block, FuncId, Inst, VReg};
+pub use entities::{sized_map, AccumSet, Block, FuncId, Inst, VReg};
 pub use function::{
     BlockData, FuncKind, Function, GmmaFacts, Module, NameHasher, NameMap, NameSet, Param,
     RegClass, RuleUse, Serialization, VRegData,

@@ -58,7 +58,7 @@ fn regs_ok(f: &Function, op: &Operand) -> bool {
 /// Verify `f`; an empty vector means it is well formed.
 pub fn verify_function(f: &Function) -> Vec<VerifierError> {
     let mut errs = Vec::new();
-    let mut seen = cranelift_entity::SecondaryMap::<Inst, bool>::new();
+    let mut seen: cranelift_entity::SecondaryMap<Inst, bool> = crate::sized_map(f.insts.len());
     for &b in f.layout.blocks() {
         if !f.blocks.is_valid(b) {
             errs.push(VerifierError {

@@ -21,7 +21,7 @@
 //! which nothing else reads.
 
 use cranelift_entity::SecondaryMap;
-use ori_ir::{Function, Inst, Opcode, RegClass, VReg};
+use ori_ir::{sized_map, Function, Inst, Opcode, RegClass, VReg};
 
 /// The registers of every instruction of a function.
 pub(super) struct InstRegs {
@@ -44,7 +44,7 @@ impl InstRegs {
     /// The table of `f`; `in_a_set` says whether phase 85 put a register
     /// in an accumulator set.
     pub(super) fn compute(f: &Function, in_a_set: impl Fn(VReg) -> bool) -> InstRegs {
-        let mut span = SecondaryMap::with_capacity(f.insts.len());
+        let mut span = sized_map(f.insts.len());
         let mut regs = Vec::new();
         for i in f.layout.all_insts() {
             let d = &f.insts[i];
@@ -73,13 +73,13 @@ impl InstRegs {
         let mut t = InstRegs {
             span,
             regs,
-            watched: SecondaryMap::with_capacity(f.vregs.len()),
-            inst_watched: SecondaryMap::with_capacity(f.insts.len()),
+            watched: SecondaryMap::new(),
+            inst_watched: SecondaryMap::new(),
             wgmma_span,
             wgmma_regs,
         };
         let watched = t.watch(f, in_a_set);
-        t.inst_watched = SecondaryMap::with_capacity(f.insts.len());
+        t.inst_watched = sized_map(f.insts.len());
         for i in f.layout.all_insts() {
             t.inst_watched[i] = t.defs(i).iter().chain(t.uses(i)).any(|r| watched[*r]);
         }
@@ -89,7 +89,7 @@ impl InstRegs {
 
     /// The watched registers.
     fn watch(&self, f: &Function, in_a_set: impl Fn(VReg) -> bool) -> SecondaryMap<VReg, bool> {
-        let mut watched = SecondaryMap::with_capacity(f.vregs.len());
+        let mut watched = sized_map(f.vregs.len());
         let mut work: Vec<VReg> = Vec::new();
         let mark = |w: &mut SecondaryMap<VReg, bool>, r: VReg, work: &mut Vec<VReg>| {
             if !w[r] {

@@ -156,7 +156,7 @@ type CopyShape = (SmallVec<[VReg; 4]>, VReg, Inst, bool);
 
 /// Registers of a wgmma with no arrive before it in its block.
 pub(super) fn exposed_regs(f: &Function) -> SecondaryMap<VReg, bool> {
-    let mut out = SecondaryMap::new();
+    let mut out = ori_ir::sized_map(f.vregs.len());
     for &b in f.layout.blocks() {
         for &i in f.layout.block_insts(b) {
             let d = &f.insts[i];
@@ -1348,7 +1348,7 @@ impl<'a> Walker<'a> {
         let reg_sets = SetsOfReg::new(f, sets);
         let regs = InstRegs::compute(f, |r| !reg_sets[r].is_empty());
         let mut fragment_sets = FxHashSet::default();
-        let mut wait_above = SecondaryMap::new();
+        let mut wait_above = ori_ir::sized_map(f.insts.len());
         let mut waited = false;
         for i in f.layout.all_insts() {
             let d = &f.insts[i];
@@ -1360,7 +1360,7 @@ impl<'a> Walker<'a> {
             wait_above[i] = waited;
             waited |= d.opcode == Opcode::WgmmaWaitGroup;
         }
-        let mut pos = SecondaryMap::new();
+        let mut pos = ori_ir::sized_map(f.insts.len());
         for &b in f.layout.blocks() {
             for (k, &i) in f.layout.block_insts(b).iter().enumerate() {
                 pos[i] = k as u32;
@@ -1382,7 +1382,7 @@ impl<'a> Walker<'a> {
             hoisted: SecondaryMap::new(),
             regs,
             copy_shapes: std::cell::RefCell::new(CopyShapes {
-                at: SecondaryMap::with_capacity(f.insts.len()),
+                at: ori_ir::sized_map(f.insts.len()),
                 found: Vec::new(),
             }),
         }

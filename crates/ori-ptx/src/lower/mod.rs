@@ -813,6 +813,7 @@ fn lower_function(
         // About one instruction per statement (labels and declarations are
         // few): the table is sized once instead of growing by doubling.
         cx.func.insts.reserve_exact(body.len());
+        cx.func.layout.reserve_insts(body.len());
         declare_regs(&mut cx, &body);
         collect_labels_and_locals(&mut cx, &body);
         // In chunks, the embedder's reclaim hook between them: each
