@@ -52,7 +52,7 @@ const SET_REGS: usize = 8;
 
 const USAGE: &str = "\
 usage: cargo xtask bench [--shapes K,...] [--sizes N,...] [--runs N] [--steps S,...] [--limit SECS] [--emit FILE]
-       cargo xtask bench --vs-ptxas [--runs N] [--only TEXT]
+       cargo xtask bench --vs-ptxas [--runs N] [--only TEXT] [--pgo]
        cargo xtask bench --host [--runs N]
 
   --shapes K,...  kernel shapes (default all): matmul (pipelined tiles), block (one
@@ -70,7 +70,8 @@ usage: cargo xtask bench [--shapes K,...] [--sizes N,...] [--runs N] [--steps S,
   --vs-ptxas      instead: `ori compile` against ptxas 13.0.88 on every kernel of
                   tests/triton*, tests/real, process start included, runs interleaved;
                   each kernel's ratio and the geometric mean (--only: paths containing TEXT),
-                  for the default release build and the static one (cargo xtask dist)
+                  for the default release build and the static one (cargo xtask dist;
+                  --pgo: cargo xtask dist --pgo)
   --host          instead: a 1024x1024x1024 bf16 Triton matmul through the host backend
                   (`ori run`) against matrixmultiply's sgemm, GFLOP/s of both
 
@@ -88,6 +89,9 @@ struct Options {
     limit: Duration,
     /// `--vs-ptxas`: time ori against ptxas on real kernels instead.
     vs_ptxas: bool,
+    /// `--pgo`: with `--vs-ptxas`, the static binary built profile-guided
+    /// (`cargo xtask dist --pgo`).
+    pgo: bool,
     /// `--only TEXT`: with `--vs-ptxas`, the kernels whose path contains it.
     only: Option<String>,
     /// `--host`: the host backend against a CPU matmul instead.
@@ -116,6 +120,7 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
         steps: (0..STEPS.len()).collect(),
         limit: Duration::from_secs(DEFAULT_LIMIT_S),
         vs_ptxas: false,
+        pgo: false,
         only: None,
         host: false,
     };
@@ -147,6 +152,7 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
             }
             "--emit" => o.emit = Some(value()?.to_string()),
             "--vs-ptxas" => o.vs_ptxas = true,
+            "--pgo" => o.pgo = true,
             "--host" => o.host = true,
             "--only" => o.only = Some(value()?.to_string()),
             "--limit" => {
@@ -207,7 +213,7 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
         return crate::bench_host::run(opts.runs.min(3)).map(|()| ExitCode::SUCCESS);
     }
     if opts.vs_ptxas {
-        return crate::bench_vs_ptxas::run(opts.runs, opts.only.as_deref());
+        return crate::bench_vs_ptxas::run(opts.runs, opts.only.as_deref(), opts.pgo);
     }
     if let Some(path) = &opts.emit {
         let g = generate_shape(opts.shapes[0], opts.sizes[0]);

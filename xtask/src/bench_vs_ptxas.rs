@@ -131,12 +131,12 @@ fn time_kernel(
 
 /// Time every kernel (those whose path contains `filter`, when given),
 /// `runs` times each, and print the table.
-pub fn run(runs: usize, filter: Option<&str>) -> Result<ExitCode, String> {
+pub fn run(runs: usize, filter: Option<&str>, pgo: bool) -> Result<ExitCode, String> {
     let ptxas = tool("ptxas");
     let version = tool_version(&ptxas)
         .ok_or_else(|| format!("no ptxas at {} (cargo xtask oracle setup)", ptxas.display()))?;
     let ori = ori_binary()?;
-    let ori_static = crate::dist::build_static(true)?;
+    let ori_static = crate::dist::build_static(true, pgo)?;
     let mut files = Vec::new();
     for c in CORPORA {
         kernels(&root().join(c), &mut files);
@@ -203,7 +203,14 @@ pub fn run(runs: usize, filter: Option<&str>) -> Result<ExitCode, String> {
             "ori (cargo build --release)",
             Timing::ratio as fn(&Timing) -> f64,
         ),
-        ("static ori (cargo xtask dist)", Timing::ratio_static),
+        (
+            if pgo {
+                "static ori (cargo xtask dist --pgo)"
+            } else {
+                "static ori (cargo xtask dist)"
+            },
+            Timing::ratio_static,
+        ),
     ] {
         let geo = (rows.iter().map(|t| ratio(t).ln()).sum::<f64>() / rows.len() as f64).exp();
         let worst = rows

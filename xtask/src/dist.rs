@@ -17,10 +17,18 @@
 //! fixed-address one does not (measured on a 29 KB Triton kernel: 158
 //! page faults instead of 167, 1.87 ms instead of 2.03). Supported on
 //! Linux with glibc or musl; elsewhere the command says so.
+//!
+//! `cargo xtask dist --pgo` builds it profile-guided, as rustc and clang
+//! are shipped: an instrumented build compiles a training set, and the
+//! final build is laid out and inlined for the paths that set took. The
+//! training set is disjoint from what `bench --vs-ptxas` times
+//! (`tests/triton*`, `tests/real`): every kernel of `tests/corpus` and
+//! `tests/generated` and the five bench shapes at 20k instructions. It
+//! needs `llvm-profdata` (`rustup component add llvm-tools-preview`).
 
 use crate::oracle::root;
-use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
 
 /// The host's target triple (`rustc -vV`).
 fn host_triple() -> Result<String, String> {
@@ -34,25 +42,22 @@ fn host_triple() -> Result<String, String> {
         .ok_or_else(|| "rustc -vV names no host".into())
 }
 
-/// Build the static `ori` and return its path (`target/dist/ori`).
-pub fn build_static(quiet: bool) -> Result<PathBuf, String> {
-    let triple = host_triple()?;
-    if !(triple.contains("-linux-gnu") || triple.contains("-linux-musl")) {
-        return Err(format!(
-            "cargo xtask dist links statically on Linux only (host {triple})"
-        ));
-    }
+/// The `RUSTFLAGS` of every static build: statically linked, at a fixed
+/// address.
+const STATIC_FLAGS: &str = "-C target-feature=+crt-static -C relocation-model=static";
+
+/// Build `ori-cli` statically for `triple` with `extra` flags into
+/// `target_dir`; the binary's path.
+fn build(triple: &str, extra: &str, target_dir: &Path, quiet: bool) -> Result<PathBuf, String> {
     let var = format!(
         "CARGO_TARGET_{}_RUSTFLAGS",
         triple.to_uppercase().replace(['-', '.'], "_")
     );
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--release", "-p", "ori-cli", "--target", &triple])
-        .env(
-            var,
-            "-C target-feature=+crt-static -C relocation-model=static",
-        )
+    cmd.args(["build", "--release", "-p", "ori-cli", "--target", triple])
+        .env(var, format!("{STATIC_FLAGS} {extra}").trim_end())
+        .env("CARGO_TARGET_DIR", target_dir)
         .current_dir(root());
     if quiet {
         cmd.arg("--quiet");
@@ -61,8 +66,125 @@ pub fn build_static(quiet: bool) -> Result<PathBuf, String> {
     if !status.success() {
         return Err("building the static ori failed".into());
     }
-    let built = root().join("target").join(&triple).join("release/ori");
-    let dist = root().join("target/dist");
+    Ok(target_dir.join(triple).join("release/ori"))
+}
+
+/// `llvm-profdata` of the toolchain that builds (rustup's `llvm-tools`).
+fn llvm_profdata(triple: &str) -> Result<PathBuf, String> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .map_err(|e| format!("cannot run rustc: {e}"))?;
+    let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let tool = Path::new(&sysroot)
+        .join("lib/rustlib")
+        .join(triple)
+        .join("bin/llvm-profdata");
+    if tool.is_file() {
+        Ok(tool)
+    } else {
+        Err(format!(
+            "--pgo needs {} (rustup component add llvm-tools-preview)",
+            tool.display()
+        ))
+    }
+}
+
+/// Every `.ptx` under `dir`, sorted.
+fn kernels(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            kernels(&p, out);
+        } else if p.extension().is_some_and(|e| e == "ptx") {
+            out.push(p);
+        }
+    }
+}
+
+/// Compile the training set with the instrumented `bin` (its profiles go
+/// where it was built to write them); how many inputs it compiled.
+fn train(bin: &Path, scratch: &Path) -> Result<usize, String> {
+    let mut inputs = Vec::new();
+    for dir in ["tests/corpus", "tests/generated"] {
+        kernels(&root().join(dir), &mut inputs);
+    }
+    std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    for shape in crate::bench_shapes::SHAPES {
+        let path = scratch.join(format!("{}.ptx", shape.name()));
+        let k = crate::bench::generate_shape(shape, 20_000);
+        std::fs::write(&path, k.ptx).map_err(|e| format!("{}: {e}", path.display()))?;
+        inputs.push(path);
+    }
+    for input in &inputs {
+        // Bad inputs are in the set on purpose: their exit status is theirs.
+        Command::new(bin)
+            .arg("compile")
+            .arg(input)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+    }
+    Ok(inputs.len())
+}
+
+/// Build the static `ori` and return its path (`target/dist/ori`);
+/// profile-guided with `pgo`.
+pub fn build_static(quiet: bool, pgo: bool) -> Result<PathBuf, String> {
+    let triple = host_triple()?;
+    if !(triple.contains("-linux-gnu") || triple.contains("-linux-musl")) {
+        return Err(format!(
+            "cargo xtask dist links statically on Linux only (host {triple})"
+        ));
+    }
+    let target = root().join("target");
+    let built = if pgo {
+        let profdata = llvm_profdata(&triple)?;
+        let dir = target.join("pgo");
+        let profiles = dir.join("profiles");
+        // Profiles of an earlier build would be merged with this one's.
+        let _ = std::fs::remove_dir_all(&profiles);
+        let flags = format!("-C profile-generate={}", profiles.display());
+        let gen = build(&triple, &flags, &dir.join("generate"), quiet)?;
+        let n = train(&gen, &dir.join("train"))?;
+        let merged = dir.join("merged.profdata");
+        let raw: Vec<PathBuf> = std::fs::read_dir(&profiles)
+            .map_err(|e| format!("{}: {e}", profiles.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "profraw"))
+            .collect();
+        if raw.is_empty() {
+            return Err(format!(
+                "the training run wrote no profile to {}",
+                profiles.display()
+            ));
+        }
+        let status = Command::new(&profdata)
+            .arg("merge")
+            .arg("-o")
+            .arg(&merged)
+            .args(&raw)
+            .status()
+            .map_err(|e| format!("cannot run {}: {e}", profdata.display()))?;
+        if !status.success() {
+            return Err("llvm-profdata merge failed".into());
+        }
+        if !quiet {
+            eprintln!("dist: trained on {n} kernels");
+        }
+        let flags = format!("-C profile-use={}", merged.display());
+        build(&triple, &flags, &dir.join("use"), quiet)?
+    } else {
+        build(&triple, "", &target, quiet)?
+    };
+    let dist = target.join("dist");
     std::fs::create_dir_all(&dist).map_err(|e| format!("{}: {e}", dist.display()))?;
     let out = dist.join("ori");
     std::fs::copy(&built, &out)
@@ -72,12 +194,12 @@ pub fn build_static(quiet: bool) -> Result<PathBuf, String> {
 
 /// `cargo xtask dist`.
 pub fn run(args: &[&str]) -> Result<ExitCode, String> {
-    if !args.is_empty() {
-        return Err(format!(
-            "usage: cargo xtask dist (no options; got {args:?})"
-        ));
-    }
-    let out = build_static(false)?;
+    let pgo = match args {
+        [] => false,
+        ["--pgo"] => true,
+        _ => return Err(format!("usage: cargo xtask dist [--pgo] (got {args:?})")),
+    };
+    let out = build_static(false, pgo)?;
     println!("{}", out.display());
     Ok(ExitCode::SUCCESS)
 }

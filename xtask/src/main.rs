@@ -9,7 +9,7 @@
 //! cargo xtask oracle record-table     run ptxas on the generated wgmma table, write
 //!                                       tests/wgmma_table/verdicts.tsv
 //! cargo xtask bench [--sizes N,...]     time the front end and phases 85/87 on generated kernels
-//! cargo xtask dist                      build the statically linked ori at target/dist/ori
+//! cargo xtask dist [--pgo]              build the statically linked ori at target/dist/ori
 //! ```
 
 mod bench;
@@ -56,9 +56,11 @@ commands:
                                write N generated wgmma pipelines (seeds SEED.., default 1000 and
                                300) to tests/generated/pipelines for `oracle record --corpus
                                tests/generated`
-  dist                         build the shipped ori: release, statically linked (Linux), at
+  dist [--pgo]                 build the shipped ori: release, statically linked (Linux), at
                                target/dist/ori (a third of a small kernel's time is the dynamic
-                               loader's); `bench --vs-ptxas` times it beside the default build
+                               loader's); `bench --vs-ptxas` times it beside the default build;
+                               --pgo: profile-guided, trained on tests/corpus, tests/generated
+                               and the bench shapes (needs rustup's llvm-tools-preview)
   rules [--check]              write the rule table of tests/corpus/README.md from phase 87's rules
                                (ori_gmma::RuleId) and the cases each decides in every recorded
                                corpus; --check only says whether it is up to date
