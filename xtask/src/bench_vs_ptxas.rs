@@ -47,7 +47,7 @@ impl Timing {
 }
 
 /// Every `.ptx` under `dir`, recursively, sorted.
-fn kernels(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn kernels(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
@@ -129,6 +129,20 @@ fn time_kernel(
     Ok((src.lines().count(), best))
 }
 
+/// Print the geometric mean of `ratio` over `rows` and the least one.
+fn summarize(rows: &[Timing], label: &str, ratio: fn(&Timing) -> f64) {
+    let geo = (rows.iter().map(|t| ratio(t).ln()).sum::<f64>() / rows.len() as f64).exp();
+    let Some(worst) = rows.iter().min_by(|a, b| ratio(a).total_cmp(&ratio(b))) else {
+        return;
+    };
+    println!(
+        "\n{} kernels: {label} is {geo:.1}x faster than ptxas (geometric mean of the ratios); the least, {:.1}x, on {}",
+        rows.len(),
+        ratio(worst),
+        worst.name
+    );
+}
+
 /// Time every kernel (those whose path contains `filter`, when given),
 /// `runs` times each, and print the table.
 pub fn run(runs: usize, filter: Option<&str>, pgo: bool) -> Result<ExitCode, String> {
@@ -198,32 +212,13 @@ pub fn run(runs: usize, filter: Option<&str>, pgo: bool) -> Result<ExitCode, Str
     if rows.is_empty() {
         return Err("no kernel was timed".into());
     }
-    for (label, ratio) in [
-        (
-            "ori (cargo build --release)",
-            Timing::ratio as fn(&Timing) -> f64,
-        ),
-        (
-            if pgo {
-                "static ori (cargo xtask dist --pgo)"
-            } else {
-                "static ori (cargo xtask dist)"
-            },
-            Timing::ratio_static,
-        ),
-    ] {
-        let geo = (rows.iter().map(|t| ratio(t).ln()).sum::<f64>() / rows.len() as f64).exp();
-        let worst = rows
-            .iter()
-            .min_by(|a, b| ratio(a).total_cmp(&ratio(b)))
-            .expect("rows");
-        println!(
-            "\n{} kernels: {label} is {geo:.1}x faster than ptxas (geometric mean of the ratios); the least, {:.1}x, on {}",
-            rows.len(),
-            ratio(worst),
-            worst.name
-        );
-    }
+    let static_label = if pgo {
+        "static ori (cargo xtask dist --pgo)"
+    } else {
+        "static ori (cargo xtask dist)"
+    };
+    summarize(&rows, "ori (cargo build --release)", Timing::ratio);
+    summarize(&rows, static_label, Timing::ratio_static);
     if !failed.is_empty() {
         println!(
             "{} kernels did not run: {}",

@@ -91,28 +91,12 @@ fn llvm_profdata(triple: &str) -> Result<PathBuf, String> {
     }
 }
 
-/// Every `.ptx` under `dir`, sorted.
-fn kernels(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            kernels(&p, out);
-        } else if p.extension().is_some_and(|e| e == "ptx") {
-            out.push(p);
-        }
-    }
-}
-
 /// Compile the training set with the instrumented `bin` (its profiles go
 /// where it was built to write them); how many inputs it compiled.
 fn train(bin: &Path, scratch: &Path) -> Result<usize, String> {
     let mut inputs = Vec::new();
     for dir in ["tests/corpus", "tests/generated"] {
-        kernels(&root().join(dir), &mut inputs);
+        crate::bench_vs_ptxas::kernels(&root().join(dir), &mut inputs);
     }
     std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     for shape in crate::bench_shapes::SHAPES {

@@ -352,6 +352,26 @@ fn main() -> ExitCode {
 }
 
 /// `ori compile`.
+/// [`ori::compile_source`], with the syntax tree's memory given back to the
+/// system between the front end and the passes on a large input.
+fn compile_source(name: &str, src: &str, opts: &ori::Options) -> ori::Compilation {
+    if name.ends_with(".ori") || src.len() < TRIM_AFTER_INPUT_BYTES {
+        // A small input's tree is a few pages: not worth the call (and the
+        // page faults of reusing them).
+        return ori::compile_source(name, src, opts);
+    }
+    match ori::ptx_to_ir_for(name, src, opts.arch.as_deref()) {
+        Ok(m) => {
+            return_freed_memory();
+            ori::run_passes(m, opts)
+        }
+        Err(diags) => ori::Compilation {
+            diags,
+            ..ori::Compilation::default()
+        },
+    }
+}
+
 fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
     let CompileArgs {
         file,
@@ -399,24 +419,7 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
     // memory back at once, where dropping the IR would visit every
     // instruction to free it (1% of a small Triton kernel's instructions
     // retired; clang's `-disable-free` is the same choice).
-    let c = std::mem::ManuallyDrop::new(if name.ends_with(".ori") {
-        ori::compile_ir(&name, &src, &opts)
-    } else {
-        match ori::ptx_to_ir_for(&name, &src, opts.arch.as_deref()) {
-            Ok(m) => {
-                // A small input's tree is a few pages: not worth the call
-                // (and the page faults of reusing them).
-                if src.len() >= TRIM_AFTER_INPUT_BYTES {
-                    return_freed_memory();
-                }
-                ori::run_passes(m, &opts)
-            }
-            Err(diags) => ori::Compilation {
-                diags,
-                ..ori::Compilation::default()
-            },
-        }
-    });
+    let c = std::mem::ManuallyDrop::new(compile_source(&name, &src, &opts));
     for d in &c.dumps {
         out.put(d)?;
     }
