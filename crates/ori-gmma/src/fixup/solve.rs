@@ -19,7 +19,7 @@ use super::state::State;
 use super::walk::Walker;
 use crate::in_flight::PipeState;
 use cranelift_entity::SecondaryMap;
-use ori_ir::Block;
+use ori_ir::{sized_map, Block};
 
 /// More rounds than any function needs: each round makes some state grow
 /// in a lattice of finite height (sets of the function's sets, registers
@@ -61,13 +61,6 @@ impl Solution {
     }
 }
 
-/// A map with a (default) value for each of `n` blocks, allocated once.
-fn block_map<V: Clone + Default>(n: usize) -> SecondaryMap<Block, V> {
-    let mut m = SecondaryMap::with_capacity(n);
-    m.resize(n);
-    m
-}
-
 impl Walker<'_> {
     /// Iterate the walk over the CFG (loops included) to its fixpoint. The
     /// walk's decisions go to a scratch plan: none is kept from a state
@@ -75,9 +68,9 @@ impl Walker<'_> {
     pub(super) fn solve(&self) -> Result<Solution, NotConverged> {
         let blocks = self.f.blocks.len();
         let mut sol = Solution {
-            first_changed: block_map(blocks),
-            entry: block_map(blocks),
-            outs: block_map(blocks),
+            first_changed: sized_map(blocks),
+            entry: sized_map(blocks),
+            outs: sized_map(blocks),
         };
         let Some(&start) = self.an.cfg.rpo().first() else {
             return Ok(sol);
@@ -90,9 +83,9 @@ impl Walker<'_> {
         // Blocks whose entry changed since their last walk: a round walks
         // only these (in reverse postorder), since a walk is a function of
         // the entry state alone. Round 1 walks every reachable block.
-        let mut dirty: SecondaryMap<Block, bool> = block_map(blocks);
+        let mut dirty: SecondaryMap<Block, bool> = sized_map(blocks);
         // The blocks the first pass (round 1) walked.
-        let mut walked: SecondaryMap<Block, bool> = block_map(blocks);
+        let mut walked: SecondaryMap<Block, bool> = sized_map(blocks);
         dirty[start] = true;
         let mut pending = 1usize;
         let mut rounds = 0;

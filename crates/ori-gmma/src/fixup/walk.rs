@@ -122,7 +122,6 @@ pub(super) struct Walker<'a> {
 /// sinks; `k`: `found[k - 1]`) read in the walk's own order, where a hash
 /// map of the answers cost one cache miss per visit of every plain
 /// instruction (a third of the walk's time on the generated 1M matmul).
-#[derive(Default)]
 struct CopyShapes {
     at: SecondaryMap<Inst, u32>,
     found: Vec<CopyShape>,
