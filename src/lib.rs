@@ -133,6 +133,20 @@ fn aborted() -> Diagnostic {
     Diagnostic::new(Severity::Fatal, None, "Ptx assembly aborted due to errors")
 }
 
+/// Inputs from this size on go through the pipelined front end
+/// ([`ori_ptx::pipelined`]: parsing on a thread of its own); below it, a
+/// thread costs more than the overlap gains.
+pub const PIPELINE_MIN_BYTES: usize = 16 * 1024;
+
+/// The pipelined front end, where it is worth a thread and gives the
+/// sequential one's result.
+fn front_end_pipelined(file: &str, src: &str) -> Option<ori_ptx::pipelined::Pipelined> {
+    if src.len() < PIPELINE_MIN_BYTES || std::env::var_os("ORI_SEQUENTIAL_FRONT_END").is_some() {
+        return None;
+    }
+    ori_ptx::pipelined::parse_and_lower(file, src)
+}
+
 /// Parse and lower PTX to IR, without running passes.
 pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
     ptx_to_ir_for(file, src, None)
@@ -145,11 +159,20 @@ pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module
     if let Some(d) = arch.and_then(|a| ori_ptx::check_arch_value(file, a)) {
         return Err(vec![from_ptx_diag(&d)]);
     }
-    let (ast, diags) = ori_ptx::parse_with_diags(file, src);
+    let (m, diags, ldiags, arch_diag) = match front_end_pipelined(file, src) {
+        Some(p) => {
+            let arch_diag = arch.and_then(|a| ori_ptx::check_arch(file, &p.ast, a));
+            (p.module, Vec::new(), p.diags, arch_diag)
+        }
+        None => {
+            let (ast, diags) = ori_ptx::parse_with_diags(file, src);
+            // Decided from the `.target` alone, before the tree is consumed.
+            let arch_diag = arch.and_then(|a| ori_ptx::check_arch(file, &ast, a));
+            let (m, ldiags) = ori_ptx::lower::lower_module_owned(file, ast);
+            (m, diags, ldiags, arch_diag)
+        }
+    };
     let mut out: Vec<Diagnostic> = diags.iter().map(from_ptx_diag).collect();
-    // Decided from the `.target` alone, before the tree is consumed.
-    let arch_diag = arch.and_then(|a| ori_ptx::check_arch(file, &ast, a));
-    let (m, ldiags) = ori_ptx::lower::lower_module_owned(file, ast);
     // A fatal input error (a syntax error, an unsupported or missing
     // `.target`) ends ptxas's reading there: the statements before it are
     // still checked (`err_wgmma_and_parse_errors_together`), none after

@@ -779,8 +779,10 @@ fn child(
                 budget,
                 || (),
                 |()| {
-                    let (ast, _) = ori_ptx::parse_with_diags(FILE, &g.ptx);
-                    passes(ori_ptx::lower::lower_module_owned(FILE, ast).0)
+                    // The front end the CLI runs: pipelined, parsing and
+                    // lowering on two threads (`ori_ptx::pipelined`).
+                    let m = ori::ptx_to_ir(FILE, &g.ptx).map_err(|d| format!("{d:?}"));
+                    m.map(passes)
                 },
             );
             (t, n)

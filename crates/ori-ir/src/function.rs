@@ -330,6 +330,51 @@ impl Function {
         b
     }
 
+    /// Renumber the blocks: `order[k]` becomes block `k`. `order` holds
+    /// every block once. Branch targets follow their blocks; the layout
+    /// (which block comes after which, and the instructions of each) stays
+    /// as it was. A front end that creates blocks in another order than the
+    /// one it promises (the pipelined lowering makes a label's block when it
+    /// meets the label, the sequential one before the body) calls this once
+    /// at the end.
+    pub fn renumber_blocks(&mut self, order: &[Block]) {
+        use cranelift_entity::packed_option::ReservedValue;
+        use cranelift_entity::EntityRef;
+        assert_eq!(
+            order.len(),
+            self.blocks.len(),
+            "renumber_blocks: not a permutation"
+        );
+        if order
+            .iter()
+            .enumerate()
+            .all(|(k, b)| b.as_u32() as usize == k)
+        {
+            return;
+        }
+        let mut new_of = vec![Block::reserved_value(); order.len()];
+        let mut blocks = PrimaryMap::with_capacity(order.len());
+        for &old in order {
+            new_of[old.index()] = blocks.push(self.blocks[old].clone());
+        }
+        self.blocks = blocks;
+        let map = |b: Block| new_of[b.index()];
+        for data in self.insts.values_mut() {
+            for slot in data.slots.iter_mut() {
+                slot.op.map_blocks(&map);
+            }
+        }
+        let old = std::mem::take(&mut self.layout);
+        self.layout.reserve_insts(self.insts.len());
+        for &b in old.blocks() {
+            let nb = map(b);
+            self.layout.append_block(nb);
+            for &i in old.block_insts(b) {
+                self.layout.append_inst(i, nb);
+            }
+        }
+    }
+
     /// Create an instruction and append it to a block.
     pub fn append_inst(&mut self, b: Block, data: InstData) -> Inst {
         let i = self.insts.push(data);

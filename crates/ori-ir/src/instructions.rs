@@ -191,6 +191,16 @@ impl Operand {
         }
     }
 
+    /// Replaces every block this operand names (vectors and argument lists
+    /// included) by `f` of it.
+    pub fn map_blocks(&mut self, f: &impl Fn(Block) -> Block) {
+        match self {
+            Operand::Block(b) => *b = f(*b),
+            Operand::Vector(v) | Operand::Args(v) => v.iter_mut().for_each(|o| o.map_blocks(f)),
+            _ => {}
+        }
+    }
+
     /// The registers of this operand, in order.
     pub fn regs(&self) -> SmallVec<[VReg; 4]> {
         let mut out = SmallVec::new();

@@ -19,6 +19,7 @@ pub mod ast;
 pub mod diag;
 pub mod lexer;
 pub mod parser;
+pub mod pipelined;
 pub mod target;
 mod token_window;
 

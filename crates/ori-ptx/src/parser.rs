@@ -192,6 +192,60 @@ type PResult<T> = Result<T, ()>;
 /// Parse a module, returning it together with every diagnostic found.
 /// The module is best-effort when diagnostics contain errors.
 pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
+    parse_inner(file, src, None)
+}
+
+/// What [`parse_streaming`] hands over while it parses the first function
+/// body of the module, so that another thread can lower the statements
+/// parsed so far while the rest is parsed (`crate::pipelined`).
+#[derive(Debug)]
+pub enum BodyEvent {
+    /// The first function with a body begins.
+    Start(Box<BodyStart>),
+    /// The next top-level statements of that body, in source order (a
+    /// nested `{ }` scope comes whole, as one statement).
+    Stmts(Vec<Stmt>),
+    /// The body's closing `}` was read: no statement of it follows.
+    End,
+}
+
+/// The beginning of a streamed function body ([`BodyEvent::Start`]).
+#[derive(Debug)]
+pub struct BodyStart {
+    /// The module as parsed so far: its header and the items before the
+    /// function.
+    pub module: Module,
+    /// The function's header (its `body` is `None`).
+    pub function: Function,
+    /// Bytes of source from the body's first statement to the end of the
+    /// file: at least the body's size, for sizing tables once.
+    pub bytes_left: usize,
+}
+
+/// Top-level statements of a streamed body per [`BodyEvent::Stmts`]: small
+/// enough that the lowering starts early and never waits long, large
+/// enough that handing a batch over (a channel send and, when the other
+/// thread sleeps, a wake-up) is noise beside parsing it.
+const STREAM_BATCH: usize = 64;
+
+/// [`parse_with_diags`], handing the first function body's statements to
+/// `sink` as they are parsed instead of keeping them: in the module it
+/// returns, that function's body is empty (`Some(vec![])`). Bodies after
+/// the first are kept as usual. The diagnostics are the same as
+/// [`parse_with_diags`]'s.
+pub fn parse_streaming<'a>(
+    file: &'a str,
+    src: &'a str,
+    sink: Box<dyn FnMut(BodyEvent) + 'a>,
+) -> (Module, Vec<Diag>) {
+    parse_inner(file, src, Some(sink))
+}
+
+fn parse_inner<'a>(
+    file: &'a str,
+    src: &'a str,
+    sink: Option<Box<dyn FnMut(BodyEvent) + 'a>>,
+) -> (Module, Vec<Diag>) {
     let mut win = TokWindow::new(src);
     let first = win.get(0);
     let mut p = Parser {
@@ -209,6 +263,8 @@ pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
         depth: 0,
         mod_lists: NameMap::default(),
         opcodes: NameMap::default(),
+        sink,
+        streamed: false,
     };
     let m = p.module();
     let lex_errors = p.win.get_mut().take_lex_errors();
@@ -307,6 +363,11 @@ struct Parser<'a> {
     /// Each mnemonic spelling met: its symbol and whether it is a known
     /// instruction.
     opcodes: NameMap<&'a str, (Symbol, bool)>,
+    /// Where the first function body's statements go as they are parsed
+    /// ([`parse_streaming`]); `None`: they stay in the tree.
+    sink: Option<Box<dyn FnMut(BodyEvent) + 'a>>,
+    /// A body was handed to `sink` already (only the first is).
+    streamed: bool,
 }
 
 fn is_known_target(t: &str) -> bool {
@@ -686,7 +747,7 @@ impl<'a> Parser<'a> {
                     self.bump();
                 }
                 if self.is_dotted(".entry") || self.is_dotted(".func") {
-                    let f = self.function(linkage, lspan)?;
+                    let f = self.function(linkage, lspan, m)?;
                     m.items.push(Item::Function(f));
                     Ok(())
                 } else if self.tok().kind == TokKind::Dotted && is_space(self.text()) {
@@ -836,7 +897,14 @@ impl<'a> Parser<'a> {
 
     // ------------------------------------------------------------- functions
 
-    fn function(&mut self, linkage: Option<String>, start: Span) -> PResult<Function> {
+    /// A function definition or prototype; `so_far` is the module parsed
+    /// before it (what a streamed body's [`BodyEvent::Start`] carries).
+    fn function(
+        &mut self,
+        linkage: Option<String>,
+        start: Span,
+        so_far: &Module,
+    ) -> PResult<Function> {
         let is_entry = self.is_dotted(".entry");
         self.bump();
         let mut ret_params = Vec::new();
@@ -887,12 +955,25 @@ impl<'a> Parser<'a> {
         }
         self.scopes.push(top);
         self.bump();
-        let body = self.block_body();
+        let stream = self.sink.is_some() && !self.streamed;
+        if stream {
+            self.streamed = true;
+            let bytes_left = self.src.len().saturating_sub(self.span().lo as usize);
+            self.emit(BodyEvent::Start(Box::new(BodyStart {
+                module: so_far.clone(),
+                function: f.clone(),
+                bytes_left,
+            })));
+        }
+        let body = self.block_body_to(stream);
         // Branch targets no enclosing scope defines.
         for (t, s) in self.close_scope() {
             self.error(s, format!("Unknown symbol '{t}'"));
         }
         self.scopes.clear();
+        if stream {
+            self.emit(BodyEvent::End);
+        }
         f.body = Some(body);
         f.span = start.to(self.prev_span());
         Ok(f)
@@ -1062,16 +1143,33 @@ impl<'a> Parser<'a> {
 
     // ------------------------------------------------------------ statements
 
+    /// Hand `e` to the sink, if there is one.
+    fn emit(&mut self, e: BodyEvent) {
+        if let Some(sink) = self.sink.as_mut() {
+            sink(e);
+        }
+    }
+
     /// Statements up to and including the closing `}` (the `{` is consumed).
     fn block_body(&mut self) -> Vec<Stmt> {
+        self.block_body_to(false)
+    }
+
+    /// [`Parser::block_body`]; with `stream`, the statements go to the sink
+    /// in batches as they are parsed, and what is returned is empty.
+    fn block_body_to(&mut self, stream: bool) -> Vec<Stmt> {
         let mut out = Vec::new();
         loop {
+            if stream && out.len() >= STREAM_BATCH {
+                let batch = std::mem::replace(&mut out, Vec::with_capacity(STREAM_BATCH));
+                self.emit(BodyEvent::Stmts(batch));
+            }
             if self.eat_punct('}') {
-                return out;
+                break;
             }
             if self.at_eof() {
                 let _ = self.syntax_error::<()>();
-                return out;
+                break;
             }
             self.release();
             let start = self.pos;
@@ -1080,6 +1178,10 @@ impl<'a> Parser<'a> {
                 Err(()) => self.recover_stmt(start),
             }
         }
+        if stream && !out.is_empty() {
+            self.emit(BodyEvent::Stmts(std::mem::take(&mut out)));
+        }
+        out
     }
 
     fn stmt(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {

@@ -10,9 +10,11 @@
 pub mod declarations;
 mod generic;
 mod handlers;
+mod streamed;
 mod wgmma;
 
 pub use handlers::{handler_table, Handler, HandlerTable};
+pub use streamed::lower_streamed;
 
 use crate::ast;
 use crate::diag::{Diag, Severity, Span};
@@ -129,6 +131,14 @@ impl LowerCx<'_> {
     /// A block for a label ori makes itself (`$ori_skip_N`), or for an
     /// undefined reference, with an IR name no other block has.
     fn fresh_label_block(&mut self, name: &str) -> Block {
+        if self.label_scopes.streaming {
+            let b = self.func.blocks.push(ori_ir::BlockData {
+                label: None,
+                nounroll: false,
+            });
+            self.label_scopes.fresh.push((b, name.into()));
+            return b;
+        }
         let ir = self.label_scopes.unique_name(name);
         self.func.blocks.push(ori_ir::BlockData {
             label: Some(ir.into()),
@@ -138,12 +148,25 @@ impl LowerCx<'_> {
 
     /// The block of label `name` as seen from the current scope: the
     /// innermost enclosing scope that defines it, whether before or after
-    /// this point (forward branches are fine).
-    fn resolve_label(&self, name: &str) -> Option<Block> {
-        self.scope_path
+    /// this point (forward branches are fine). While the body streams in,
+    /// a name no scope defines yet is taken for a label the function scope
+    /// defines further down (`streamed` checks at the end that it does).
+    fn resolve_label(&mut self, name: &str) -> Option<Block> {
+        let found = self
+            .scope_path
             .iter()
             .rev()
-            .find_map(|&s| self.label_scopes.defs[s].get(name).copied())
+            .find_map(|&s| self.label_scopes.defs[s].get(name).copied());
+        if found.is_some() || !self.label_scopes.streaming {
+            return found;
+        }
+        let b = self.func.blocks.push(ori_ir::BlockData {
+            label: None,
+            nounroll: false,
+        });
+        self.label_scopes.defs[0].insert(name.into(), b);
+        self.label_scopes.reserved.insert(name.into());
+        Some(b)
     }
 
     /// A label reference: its block, or (undefined here) an error at the end
@@ -472,28 +495,12 @@ pub fn lower_module(file: &str, m: &ast::Module) -> (Module, Vec<Diag>) {
 /// memory at once (the CLI's path: on a kernel of a million instructions
 /// the tree is about half of the peak).
 pub fn lower_module_owned(file: &str, mut m: ast::Module) -> (Module, Vec<Diag>) {
-    let mut out = Module {
-        version: m.version,
-        target: m.target.iter().map(|t| t.as_str().into()).collect(),
-        address_size: m.address_size.unwrap_or(64),
-        ..Module::default()
-    };
-    let mut diags = Vec::new();
-    let sigs = declarations::signatures(file, &m, &mut diags);
-    declarations::check_module_vars(file, &m, &mut diags);
-    let mut symbols: NameMap<String, ()> = NameMap::default();
-    for item in &m.items {
-        match item {
-            ast::Item::Function(f) => {
-                symbols.insert(f.name.clone(), ());
-            }
-            ast::Item::Var(v) => {
-                symbols.insert(v.name.clone(), ());
-                out.globals.push(var_decl_text(v).into());
-            }
-            ast::Item::Directive(_) => {}
-        }
-    }
+    let ModuleScope {
+        mut out,
+        mut diags,
+        sigs,
+        symbols,
+    } = module_scope(file, &m);
     let table = handler_table();
     for k in 0..m.items.len() {
         let body = match &mut m.items[k] {
@@ -510,6 +517,49 @@ pub fn lower_module_owned(file: &str, mut m: ast::Module) -> (Module, Vec<Diag>)
     // ptxas reports an ISA version too old for the target after the body's errors.
     diags.extend(crate::target::check_version_target(file, &m));
     (out, diags)
+}
+
+/// What lowering the bodies of a module needs of the module first.
+struct ModuleScope {
+    /// The IR module, with its header and globals and no function yet.
+    out: Module,
+    /// The module-level checks' diagnostics (signatures, variables).
+    diags: Vec<Diag>,
+    /// Every function's signature, by name.
+    sigs: NameMap<String, declarations::Signature>,
+    /// The names of the module's functions and variables.
+    symbols: NameMap<String, ()>,
+}
+
+fn module_scope(file: &str, m: &ast::Module) -> ModuleScope {
+    let mut out = Module {
+        version: m.version,
+        target: m.target.iter().map(|t| t.as_str().into()).collect(),
+        address_size: m.address_size.unwrap_or(64),
+        ..Module::default()
+    };
+    let mut diags = Vec::new();
+    let sigs = declarations::signatures(file, m, &mut diags);
+    declarations::check_module_vars(file, m, &mut diags);
+    let mut symbols: NameMap<String, ()> = NameMap::default();
+    for item in &m.items {
+        match item {
+            ast::Item::Function(f) => {
+                symbols.insert(f.name.clone(), ());
+            }
+            ast::Item::Var(v) => {
+                symbols.insert(v.name.clone(), ());
+                out.globals.push(var_decl_text(v).into());
+            }
+            ast::Item::Directive(_) => {}
+        }
+    }
+    ModuleScope {
+        out,
+        diags,
+        sigs,
+        symbols,
+    }
 }
 
 /// Declare the registers of one scope's own `.reg` statements (not those of
@@ -589,6 +639,16 @@ struct LabelScopes {
     in_order: Vec<Option<Block>>,
     /// How many of `in_order` lowering has taken.
     next: usize,
+    /// The body arrives a batch at a time (`streamed`): a name no scope
+    /// defines yet may be a label the function scope defines further down,
+    /// and block names wait for the end, when every label is known.
+    streaming: bool,
+    /// (streaming) Names referred to as labels of the function scope before
+    /// their definition: each must be defined by the end.
+    reserved: NameSet<ast::Name>,
+    /// (streaming) Blocks ori made itself, with the name each asked for, in
+    /// order: named at the end, after the labels.
+    fresh: Vec<(Block, ast::Name)>,
 }
 
 impl LabelScopes {
@@ -723,7 +783,11 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &mut [ast::Stmt], table: &HandlerTab
                     data.src = Some((i.span.lo, i.span.hi));
                     cx.push(data);
                 }
-                i.operands = Vec::new();
+                // Streamed statements go back whole to the parser's
+                // thread, which frees them in its own allocator arena.
+                if !cx.label_scopes.streaming {
+                    i.operands = Vec::new();
+                }
             }
             // PTX ISA: `.pragma "nounroll"` in a loop's header block keeps
             // ptxas from unrolling the loop (R-nounroll).
@@ -757,6 +821,42 @@ fn lower_function(
     sigs: &NameMap<String, declarations::Signature>,
     table: &HandlerTable,
 ) -> (Function, Vec<Diag>) {
+    let mut cx = function_cx(file, m, f, body.is_some(), symbols, sigs);
+    if let Some(mut body) = body {
+        // About one instruction per statement (labels and declarations are
+        // few): the table is sized once instead of growing by doubling.
+        cx.func.insts.reserve_exact(body.len());
+        cx.func.layout.reserve_insts(body.len());
+        declare_regs(&mut cx, &body);
+        collect_labels_and_locals(&mut cx, &body);
+        // In chunks, the embedder's reclaim hook between them: each
+        // chunk's operands are freed as it is lowered.
+        let hook = RECLAIM_HOOK.get().filter(|_| body.len() > RECLAIM_EVERY);
+        for chunk in body.chunks_mut(RECLAIM_EVERY) {
+            lower_stmts(&mut cx, chunk, table);
+            if let Some(reclaim) = hook {
+                reclaim();
+            }
+        }
+        drop(body);
+        for (n, span) in std::mem::take(&mut cx.undefined) {
+            cx.error(span, format!("Unknown symbol '{n}'"));
+        }
+    }
+    (cx.func, cx.diags)
+}
+
+/// The lowering state of function `f` before its body: the IR function
+/// with its header, its entry block (if it has a body) and its `.reg`
+/// parameters declared.
+fn function_cx<'a>(
+    file: &'a str,
+    m: &'a ast::Module,
+    f: &ast::Function,
+    has_body: bool,
+    symbols: &'a NameMap<String, ()>,
+    sigs: &'a NameMap<String, declarations::Signature>,
+) -> LowerCx<'a> {
     let kind = if f.is_entry {
         FuncKind::Entry
     } else {
@@ -767,7 +867,7 @@ fn lower_function(
     func.params = f.params.iter().map(param).collect();
     func.ret_params = f.ret_params.iter().map(param).collect();
     func.line = f.span.line;
-    func.has_body = body.is_some();
+    func.has_body = has_body;
     func.max_regs = f
         .perf
         .iter()
@@ -809,26 +909,5 @@ fn lower_function(
             cx.func.declare_reg(&p.name, &p.ty, class);
         }
     }
-    if let Some(mut body) = body {
-        // About one instruction per statement (labels and declarations are
-        // few): the table is sized once instead of growing by doubling.
-        cx.func.insts.reserve_exact(body.len());
-        cx.func.layout.reserve_insts(body.len());
-        declare_regs(&mut cx, &body);
-        collect_labels_and_locals(&mut cx, &body);
-        // In chunks, the embedder's reclaim hook between them: each
-        // chunk's operands are freed as it is lowered.
-        let hook = RECLAIM_HOOK.get().filter(|_| body.len() > RECLAIM_EVERY);
-        for chunk in body.chunks_mut(RECLAIM_EVERY) {
-            lower_stmts(&mut cx, chunk, table);
-            if let Some(reclaim) = hook {
-                reclaim();
-            }
-        }
-        drop(body);
-        for (n, span) in std::mem::take(&mut cx.undefined) {
-            cx.error(span, format!("Unknown symbol '{n}'"));
-        }
-    }
-    (cx.func, cx.diags)
+    cx
 }
