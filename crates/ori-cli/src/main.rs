@@ -353,23 +353,51 @@ fn main() -> ExitCode {
 
 /// `ori compile`.
 /// [`ori::compile_source`], with the syntax tree's memory given back to the
-/// system between the front end and the passes on a large input.
-fn compile_source(name: &str, src: &str, opts: &ori::Options) -> ori::Compilation {
+/// system between the front end and the passes on a large input, and the
+/// input itself too: on a kernel of a million instructions its 48 MB are a
+/// tenth of the peak, which comes in phase 87, where nothing reads it.
+/// Returns the input where it was kept (`None`: read it again with
+/// [`read_again`] to show diagnostics on it or to write the fix-it).
+fn compile_source(
+    name: &str,
+    src: String,
+    opts: &ori::Options,
+) -> (ori::Compilation, Option<String>) {
     if name.ends_with(".ori") || src.len() < TRIM_AFTER_INPUT_BYTES {
         // A small input's tree is a few pages: not worth the call (and the
         // page faults of reusing them).
-        return ori::compile_source(name, src, opts);
+        return (ori::compile_source(name, &src, opts), Some(src));
     }
-    match ori::ptx_to_ir_for(name, src, opts.arch.as_deref()) {
+    match ori::ptx_to_ir_for(name, &src, opts.arch.as_deref()) {
         Ok(m) => {
+            drop(src);
             return_freed_memory();
-            ori::run_passes(m, opts)
+            (ori::run_passes(m, opts), None)
         }
-        Err(diags) => ori::Compilation {
-            diags,
-            ..ori::Compilation::default()
-        },
+        Err(diags) => {
+            let c = ori::Compilation {
+                diags,
+                ..ori::Compilation::default()
+            };
+            (c, Some(src))
+        }
     }
+}
+
+/// What identifies the contents of a file read once: its length and
+/// modification time.
+fn stamp(file: &str) -> Option<(u64, std::time::SystemTime)> {
+    let m = std::fs::metadata(file).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+/// The input dropped during the passes, read again; `None` if it changed
+/// since it was compiled (its length or modification time differ) or can
+/// no longer be read.
+fn read_again(file: &str, first: Option<(u64, std::time::SystemTime)>) -> Option<String> {
+    let first = first?;
+    let src = read_input(file).ok()?;
+    (stamp(file) == Some(first) && src.len() as u64 == first.0).then_some(src)
 }
 
 fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
@@ -396,6 +424,7 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
             return Ok(ExitCode::from(2));
         }
     }
+    let first = stamp(&file);
     let src = match read_input(&file) {
         Ok(s) => s,
         Err(e) => {
@@ -419,14 +448,26 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
     // memory back at once, where dropping the IR would visit every
     // instruction to free it (1% of a small Triton kernel's instructions
     // retired; clang's `-disable-free` is the same choice).
-    let c = std::mem::ManuallyDrop::new(compile_source(&name, &src, &opts));
+    let (c, kept) = compile_source(&name, src, &opts);
+    let c = std::mem::ManuallyDrop::new(c);
     for d in &c.dumps {
         out.put(d)?;
     }
     // Spans point into PTX input only (IR text has none).
     // (Indexed by line only when there is something to show.)
     let shown = !c.diags.is_empty() || message_format == MessageFormat::Sarif;
-    let source = (!name.ends_with(".ori") && shown).then(|| ori::report::Source::new(&file, &src));
+    let needed = shown || (emit == Emit::Ptx && !c.failed());
+    // A large input was dropped during the passes: read again where it is
+    // needed; one that changed meanwhile shows no source lines.
+    let src = match kept {
+        Some(s) => Some(s),
+        None if needed => read_again(&file, first),
+        None => None,
+    };
+    let source = src
+        .as_deref()
+        .filter(|_| !name.ends_with(".ori") && shown)
+        .map(|s| ori::report::Source::new(&file, s));
     print_diagnostics(&c.diags, &file, source.as_ref(), message_format, color);
     if c.failed() {
         return Ok(ExitCode::from(1));
@@ -443,7 +484,14 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
                 cli_error(message_format, "--emit ptx needs PTX input");
                 return Ok(ExitCode::from(2));
             }
-            match ori::fixit_ptx(&name, &src, &c, &opts) {
+            let Some(src) = src.as_deref() else {
+                cli_error(
+                    message_format,
+                    &format!("'{file}' changed while it was compiled: no fix-it written"),
+                );
+                return Ok(ExitCode::from(1));
+            };
+            match ori::fixit_ptx(&name, src, &c, &opts) {
                 Some(t) => t,
                 None => return Ok(ExitCode::from(1)),
             }

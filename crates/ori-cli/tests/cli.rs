@@ -366,3 +366,31 @@ fn cli_errors_follow_message_format_json() {
     let (_, _, err) = ori(&["compile", "/nonexistent/k.ptx"]);
     assert!(err.starts_with("ori: cannot read"), "{err}");
 }
+
+#[test]
+fn a_large_input_is_read_again_for_its_diagnostics_and_fixit() {
+    // From 4 MiB on, `ori compile` drops its input during the passes (a
+    // tenth of the peak on a kernel of a million instructions) and reads
+    // it again to show the diagnostics on it and to write the fix-it.
+    let small = std::fs::read_to_string(corpus("c7517_read_acc_before_commit.ptx")).unwrap();
+    let pad = "// padding, so that the input is over 4 MiB\n".repeat(100_000);
+    let dir = scratch("large-input");
+    let big = dir.join("big.ptx");
+    std::fs::write(&big, format!("{pad}{small}")).unwrap();
+    let big = big.to_str().unwrap();
+    let (rc, _, err) = ori(&["compile", big]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("big.ptx:100028:3"), "{err}");
+    assert!(err.contains("100028 |   add.f32 f0, d0, d1;"), "{err}");
+    let (rc, fixed, err) = ori(&["compile", big, "--emit", "ptx"]);
+    assert_eq!(rc, 0, "{err}");
+    let (_, fixed_small, _) = ori(&[
+        "compile",
+        &corpus("c7517_read_acc_before_commit.ptx"),
+        "--emit",
+        "ptx",
+    ]);
+    // The same fix-it, its line references 100,000 lines further down.
+    let fixed_small = fixed_small.replace("from line 29", "from line 100029");
+    assert_eq!(fixed, format!("{pad}{fixed_small}"));
+}

@@ -323,8 +323,8 @@ impl AccumSets {
     }
 }
 
-/// An instruction's operand list: four inline, more on the heap.
-pub type Slots = SmallVec<[Slot; 4]>;
+/// An instruction's operand list: three inline, more on the heap.
+pub type Slots = SmallVec<[Slot; 3]>;
 
 /// The data of one instruction.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -554,6 +554,6 @@ mod size_tests {
         assert_eq!(std::mem::size_of::<Operand>(), 24);
         assert_eq!(std::mem::size_of::<Slot>(), 32);
         assert_eq!(std::mem::size_of::<crate::ModList>(), 4);
-        assert!(std::mem::size_of::<InstData>() <= 184);
+        assert!(std::mem::size_of::<InstData>() <= 152);
     }
 }
