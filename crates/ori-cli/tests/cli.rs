@@ -394,3 +394,45 @@ fn a_large_input_is_read_again_for_its_diagnostics_and_fixit() {
     let fixed_small = fixed_small.replace("from line 29", "from line 100029");
     assert_eq!(fixed, format!("{pad}{fixed_small}"));
 }
+
+#[test]
+fn a_reader_gone_is_a_write_error_not_a_signal() {
+    // SIGPIPE is ignored, as Rust's runtime does (ori starts without it on
+    // Linux): writing to a pipe nobody reads is an error ori reports. The
+    // dumps (72 KB) are more than a pipe holds, so ori is still writing
+    // when the reader is gone, whenever it goes.
+    let kernel = format!(
+        "{}/../../tests/real/triton39/mm_f16acc_64x128x32_s4_w4.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ori"))
+        .args(["compile", &kernel, "--print-after", "all"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot write to standard output"), "{err}");
+}
+
+#[test]
+fn closed_standard_descriptors_are_no_error() {
+    // A parent may start ori with its standard descriptors closed (ori
+    // opens /dev/null on them, as Rust's runtime does; Rust's standard
+    // output would take a closed one for a sink anyway): the run succeeds
+    // and the input is left as it was.
+    let example = format!("{}/../../examples/gemm.ptx", env!("CARGO_MANIFEST_DIR"));
+    let before = std::fs::read(&example).unwrap();
+    let out = Command::new("sh")
+        .args(["-c", "exec \"$0\" compile \"$1\" --emit sass >&- <&-"])
+        .arg(env!("CARGO_BIN_EXE_ori"))
+        .arg(&example)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(std::fs::read(&example).unwrap(), before);
+}
