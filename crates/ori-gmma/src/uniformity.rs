@@ -93,13 +93,32 @@ impl FlowSets {
     }
 }
 
+/// The mnemonics whose results depend on the thread (or on other threads'
+/// values), `redux` and `vote` first (those only with `.ballot`), interned
+/// once: the fixpoints below ask about every instruction each round, and
+/// comparing symbols is an integer compare where comparing their text was
+/// a table read and a string compare each.
+fn thread_dependent_names() -> &'static [ori_ir::Symbol; 7] {
+    static NAMES: std::sync::OnceLock<[ori_ir::Symbol; 7]> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        [
+            "redux",
+            "vote",
+            "atom",
+            "shfl",
+            "activemask",
+            "elect",
+            "match",
+        ]
+        .map(ori_ir::Symbol::new)
+    })
+}
+
 fn inst_sources_divergent(d: &InstData, div: &impl Fn(VReg) -> bool) -> bool {
-    if matches!(
-        &*d.name,
-        "atom" | "shfl" | "vote" | "redux" | "activemask" | "elect" | "match"
-    ) {
+    let names = thread_dependent_names();
+    if let Some(k) = names.iter().position(|n| *n == d.name) {
         // Results that depend on the thread (or on other threads' values).
-        return !matches!(&*d.name, "redux" | "vote") || d.has_mod("ballot");
+        return k >= 2 || d.has_mod("ballot");
     }
     let mut any = false;
     for s in &d.slots {
