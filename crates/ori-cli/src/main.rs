@@ -517,11 +517,7 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
     let needed = shown || (emit == Emit::Ptx && !c.failed());
     // A large input was dropped during the passes: read again where it is
     // needed; one that changed meanwhile shows no source lines.
-    let src = match kept {
-        Some(s) => Some(s),
-        None if needed => read_again(&file, first),
-        None => None,
-    };
+    let src = kept.or_else(|| needed.then(|| read_again(&file, first)).flatten());
     let source = src
         .as_deref()
         .filter(|_| !name.ends_with(".ori") && shown)
@@ -555,14 +551,25 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
             }
         }
     };
+    write_output(output.as_deref(), &text, message_format, out)
+}
+
+/// Write the emitted `text` to `-o`'s file (whole or not at all) or to
+/// standard output.
+fn write_output(
+    output: Option<&str>,
+    text: &str,
+    format: MessageFormat,
+    out: &mut Out,
+) -> Result<ExitCode, ExitCode> {
     match output {
         Some(path) => {
-            if let Err(e) = write_file_atomically(&path, &text) {
-                cli_error(message_format, &format!("cannot write '{path}': {e}"));
+            if let Err(e) = write_file_atomically(path, text) {
+                cli_error(format, &format!("cannot write '{path}': {e}"));
                 return Ok(ExitCode::from(1));
             }
         }
-        None => out.put(&text)?,
+        None => out.put(text)?,
     }
     Ok(ExitCode::SUCCESS)
 }
