@@ -402,6 +402,11 @@ fn main() -> ExitCode {
 /// What `ori` does, from either entry.
 fn entry() -> ExitCode {
     ori::ptx::lower::set_reclaim_hook(return_freed_memory);
+    // `ori compile`: the front end's helper thread starts while the
+    // arguments are parsed and the input is read.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "compile") {
+        ori::ptx::pipelined::warm_up();
+    }
     if let Some(args) = ptxas_args() {
         return ptxas_wrapper::run(&args);
     }
