@@ -186,7 +186,8 @@ struct Warm {
 const WAITING: u8 = 0;
 /// Its work is in the slot.
 const POSTED: u8 = 1;
-/// It waited [`WARM_WAIT`] and ended.
+/// It waited [`WARM_WAIT`] and ended, or was sent away
+/// ([`Warm::dismiss`]).
 const GONE: u8 = 2;
 
 /// How long a warmed-up helper polls for its work before it ends.
