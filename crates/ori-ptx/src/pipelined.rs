@@ -112,7 +112,6 @@ pub fn parse_and_lower(file: &str, src: &str) -> Option<Pipelined> {
         // taken and ends on its own.
         drop(spawned);
     }
-    let free_returned = |back_rx: &Receiver<Vec<Stmt>>| while back_rx.try_recv().is_ok() {};
     let (ast, parse_diags) = parse_streaming(
         file,
         src,
@@ -120,7 +119,7 @@ pub fn parse_and_lower(file: &str, src: &str) -> Option<Pipelined> {
             // A lowering that gave up leaves the rest to be parsed for
             // nothing; the caller parses again.
             let _ = tx.send(e);
-            free_returned(&back_rx);
+            while back_rx.try_recv().is_ok() {}
         }),
     );
     drop(tx);
@@ -131,19 +130,7 @@ pub fn parse_and_lower(file: &str, src: &str) -> Option<Pipelined> {
         let rx = rx.lock().ok().and_then(|mut r| r.take())?;
         lower(file, &rx, drop)
     } else {
-        // The helper lowers: wait for it, freeing what it is done with.
-        let started = Instant::now();
-        loop {
-            free_returned(&back_rx);
-            match done_rx.try_recv() {
-                Ok(m) => break m,
-                Err(TryRecvError::Disconnected) => break None,
-                Err(TryRecvError::Empty) if started.elapsed() > SPIN => {
-                    break done_rx.recv().ok().flatten();
-                }
-                Err(TryRecvError::Empty) => std::hint::spin_loop(),
-            }
-        }
+        wait_for_helper(&done_rx, &back_rx)
     };
     // What the helper gave back last is freed with the channel.
     drop(back_rx);
@@ -167,6 +154,26 @@ pub fn parse_and_lower(file: &str, src: &str) -> Option<Pipelined> {
         .into_iter()
         .collect();
     Some(Pipelined { ast, module, diags })
+}
+
+/// The helper's module, polled for up to [`SPIN`] before sleeping on the
+/// channel, freeing the batches it gives back meanwhile.
+fn wait_for_helper(
+    done_rx: &Receiver<Option<ori_ir::Module>>,
+    back_rx: &Receiver<Vec<Stmt>>,
+) -> Option<ori_ir::Module> {
+    let started = Instant::now();
+    loop {
+        while back_rx.try_recv().is_ok() {}
+        match done_rx.try_recv() {
+            Ok(m) => return m,
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) if started.elapsed() > SPIN => {
+                return done_rx.recv().ok().flatten();
+            }
+            Err(TryRecvError::Empty) => std::hint::spin_loop(),
+        }
+    }
 }
 
 /// Work for a helper thread.
