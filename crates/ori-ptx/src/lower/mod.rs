@@ -128,14 +128,20 @@ impl LowerCx<'_> {
             .map_or("", |t| t.as_str())
     }
 
+    /// A block for a label whose IR name is given once the whole body is
+    /// known (the streamed lowering names its label blocks at the end).
+    fn unnamed_block(&mut self) -> Block {
+        self.func.blocks.push(ori_ir::BlockData {
+            label: None,
+            nounroll: false,
+        })
+    }
+
     /// A block for a label ori makes itself (`$ori_skip_N`), or for an
     /// undefined reference, with an IR name no other block has.
     fn fresh_label_block(&mut self, name: &str) -> Block {
         if self.label_scopes.streaming {
-            let b = self.func.blocks.push(ori_ir::BlockData {
-                label: None,
-                nounroll: false,
-            });
+            let b = self.unnamed_block();
             self.label_scopes.fresh.push((b, name.into()));
             return b;
         }
@@ -160,10 +166,7 @@ impl LowerCx<'_> {
         if found.is_some() || !self.label_scopes.streaming {
             return found;
         }
-        let b = self.func.blocks.push(ori_ir::BlockData {
-            label: None,
-            nounroll: false,
-        });
+        let b = self.unnamed_block();
         self.label_scopes.defs[0].insert(name.into(), b);
         self.label_scopes.reserved.insert(name.into());
         Some(b)

@@ -39,7 +39,7 @@ use super::{
 };
 use crate::ast;
 use crate::parser::{BodyEvent, BodyStart};
-use ori_ir::{Block, BlockData, Module, NameMap};
+use ori_ir::{Block, Module, NameMap};
 
 /// Bytes of source per statement, at least, in any body a compiler
 /// writes (`ret;` and a newline is 5; Triton's and nvcc's average is over
@@ -192,7 +192,7 @@ fn admit(cx: &mut LowerCx<'_>, seen: &mut Seen, s: &ast::Stmt) -> bool {
                 Some(_) if !ls.reserved.remove(name.as_str()) => return false,
                 Some(b) => b,
                 None => {
-                    let b = new_block(cx);
+                    let b = cx.unnamed_block();
                     cx.label_scopes.defs[0].insert(name.as_str().into(), b);
                     b
                 }
@@ -211,7 +211,7 @@ fn admit(cx: &mut LowerCx<'_>, seen: &mut Seen, s: &ast::Stmt) -> bool {
                 if cx.label_scopes.defs[scope].contains_key(name) {
                     return false;
                 }
-                let b = new_block(cx);
+                let b = cx.unnamed_block();
                 cx.label_scopes.defs[scope].insert(name.into(), b);
                 seen.nested.push((name.into(), b));
                 cx.label_scopes.in_order.push(Some(b));
@@ -220,14 +220,6 @@ fn admit(cx: &mut LowerCx<'_>, seen: &mut Seen, s: &ast::Stmt) -> bool {
         _ => {}
     }
     true
-}
-
-/// A block for a label, named at the end.
-fn new_block(cx: &mut LowerCx<'_>) -> Block {
-    cx.func.blocks.push(BlockData {
-        label: None,
-        nounroll: false,
-    })
 }
 
 /// Name the blocks and number them as the sequential lowering does: the
