@@ -29,7 +29,7 @@ pub(super) fn apply(
 ) {
     plan.arrives.sort_by_key(|(i, _)| f.layout.order_key(*i));
     plan.waits.sort_by_key(|w| f.layout.order_key(w.at));
-    if plan.failure.is_some() {
+    if plan.failure().is_some() {
         // A serialized function waits after every wgmma and arrives before
         // each, so none of what the notes point at remains.
         plan.ub_writes.clear();
@@ -42,7 +42,7 @@ pub(super) fn apply(
     let notes = notes(f, &plan, mode);
     record_decisions(f, &plan);
     edit(f, an, &mut plan, mode);
-    if let Some(fail) = &plan.failure {
+    if let Some(fail) = plan.failure() {
         diags.push(serialization_diagnostic(f, fail));
         let why = ori_ir::Serialization {
             code: fail.code(),
@@ -271,7 +271,7 @@ fn record_decisions(f: &mut Function, plan: &Plan) {
     for &i in &plan.ub_arrives {
         push(RuleId::UndefinedArrive, "note", line(i));
     }
-    if let Some(fail) = &plan.failure {
+    if let Some(fail) = plan.failure() {
         push(fail.rule, "serialize", fail.inst.map_or(0, line));
     }
     f.decisions.extend(out);
@@ -282,7 +282,7 @@ fn record_decisions(f: &mut Function, plan: &Plan) {
 /// the one query made meanwhile (`hoist_to_uniform`: a block's last
 /// instruction) does not see the insertions.
 fn edit(f: &mut Function, an: &Analyses, plan: &mut Plan, mode: Mode) {
-    let strict_edits = plan.failure.is_none();
+    let strict_edits = plan.failure().is_none();
     // The most instructions the edits below make: the table grows once.
     let made = plan.implicit_commits.len()
         + 2 * (plan.waits.len() + plan.ub_writes.len())
@@ -398,7 +398,7 @@ pub(super) fn hoisted_waits(
     an: &Analyses,
     plan: &Plan,
 ) -> Option<SecondaryMap<Block, SmallVec<[WaitAt; 1]>>> {
-    if plan.failure.is_some() {
+    if plan.failure().is_some() {
         return None;
     }
     let mut out: SecondaryMap<Block, SmallVec<[WaitAt; 1]>> = SecondaryMap::new();

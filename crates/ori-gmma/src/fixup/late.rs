@@ -22,7 +22,7 @@ impl Walker<'_> {
         self.bare_exit_waits(&sol.outs, plan);
         self.hoisted_waits_commit(&sol.outs, plan);
         self.check_unrolled_loop_waits(plan);
-        if plan.failure.is_none()
+        if plan.failure().is_none()
             && super::budget::over_function_limit(self.f, self.sets, maxrregcount)
         {
             plan.fail(RuleId::FunctionPressure, None, None, None);
@@ -88,7 +88,7 @@ impl Walker<'_> {
     /// with a remainder is refused by its late check (C7514; see `loops`):
     /// a small loop with a run-time trip count that waits itself.
     fn check_unrolled_loop_waits(&self, plan: &mut Plan) {
-        if plan.failure.is_some() {
+        if plan.failure().is_some() {
             return;
         }
         let f = self.f;
@@ -117,7 +117,7 @@ impl Walker<'_> {
     /// looked at, and only the straight-line blocks above each predecessor
     /// up to the join's dominator, so the cost stays linear.
     fn check_plain_joins(&self, outs: &SecondaryMap<Block, Option<PipeState>>, plan: &mut Plan) {
-        if plan.failure.is_some() {
+        if plan.failure().is_some() {
             return;
         }
         let dt = &self.an.dt;

@@ -7,8 +7,9 @@
 //!    join-semilattices) iterated over the CFG to its fixpoint, with the
 //!    transfer function of `walk`; no decision is kept from a state that may
 //!    still move, and failing to converge is an internal error.
-//! 2. **Decide** (`solve::decide`, R-first-visit): one visit over ptxas's
-//!    first-pass states and one over the converged states ask the rules
+//! 2. **Decide** (`solve`, R-first-visit): one visit over ptxas's
+//!    first-pass states (the fixpoint's first pass) and one over the
+//!    converged states (where it differs from the first) ask the rules
 //!    (`rules`, one [`RuleId`] per ptxas behaviour, their precedence stated
 //!    once in `walk`) where a `_warpgroup.arrive` or `_warpgroup.wait` goes,
 //!    or why the pipeline must be serialized (`plan`). The failures the
@@ -126,11 +127,10 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode) {
         );
         Diagnostic::new(Severity::Fatal, None, msg)
     };
-    let mut sol = match walker.solve() {
-        Ok(sol) => sol,
+    let (mut sol, mut plan) = match walker.solve_and_decide() {
+        Ok(solved) => solved,
         Err(e) => return cx.diags.push(not_converged(e, &f.name)),
     };
-    let mut plan = walker.decide(&sol);
     // R-hoisted-wait-retires: the waits hoisted out of divergent code retire
     // on every path out of their uniform block, and commit the stage open
     // there; another round makes them there, until a round hoists no wait
@@ -151,11 +151,10 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode) {
         if !grew {
             break;
         }
-        sol = match walker.solve() {
-            Ok(sol) => sol,
+        (sol, plan) = match walker.solve_and_decide() {
+            Ok(solved) => solved,
             Err(e) => return cx.diags.push(not_converged(e, &f.name)),
         };
-        plan = walker.decide(&sol);
     }
     walker.late_checks(&sol, &mut plan, cx.module.maxrregcount);
     apply::apply(f, cx, &an, plan, mode);

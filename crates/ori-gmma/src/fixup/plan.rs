@@ -1,8 +1,14 @@
 //! What the primary fixup decided, each decision with the rule that made it.
 //!
-//! The walk only records here; nothing in the plan feeds back into the walk
-//! state, so the solver can run the walk with a scratch plan and the
-//! decisions come from the one visit over the solved states (`solve`).
+//! The walk records here; one decision feeds back into the walk state
+//! (R-first-visit: a read covered by a wait an earlier visit decided,
+//! [`Plan::state_from_plan`]), so the solver runs the fixpoint's later
+//! rounds with a scratch plan and the decisions come from the first pass
+//! and the visit over the converged states (`solve`).
+//!
+//! The plan also says when each decision last changed ([`Plan::epoch`]):
+//! a converged visit whose entry and whose plan facts are those of the
+//! block's first visit repeats that visit exactly, and is skipped.
 
 use super::rules::RuleId;
 use crate::in_flight::PipeState;
@@ -130,10 +136,78 @@ pub(super) struct Plan {
     /// the wait goes before the branches of the in-flight predecessors
     /// (resolved after the fixpoint, from the predecessors' exit states).
     pub(super) bare_exits: Vec<Block>,
-    pub(super) failure: Option<Failure>,
+    /// Why the pipeline is serialized: change it with [`Plan::set_failure`].
+    failure: Option<Failure>,
+    /// How many times a decision changed so far (see `changed`): at most a
+    /// few per instruction, so within `u32` for any input ori reads.
+    epoch: u32,
+    /// Per instruction, the `epoch` of the last change to a decision at it
+    /// (0: never).
+    changed: SecondaryMap<Inst, u32>,
+    /// The `epoch` of the last change to `failure`.
+    failure_changed: u32,
+    /// Whether a walk's state followed a decision already recorded here
+    /// (R-first-visit in `Walker::read_rules`): then this walk's state is
+    /// not the fixpoint's, whose walks see no decision.
+    pub(super) state_from_plan: bool,
 }
 
 impl Plan {
+    /// Why the pipeline is serialized, if it is.
+    pub(super) fn failure(&self) -> Option<&Failure> {
+        self.failure.as_ref()
+    }
+
+    /// Set or clear the failure.
+    fn set_failure(&mut self, failure: Option<Failure>) {
+        self.epoch += 1;
+        self.failure_changed = self.epoch;
+        self.failure = failure;
+    }
+
+    /// The decisions, written out (for comparing two plans' decisions).
+    pub(super) fn decisions(&self) -> String {
+        format!(
+            "{:?}",
+            (
+                &self.arrives,
+                &self.waits,
+                &self.empty_commits,
+                &self.copy_sinks,
+                &self.implicit_commits,
+                &self.ub_writes,
+                &self.ub_arrives,
+                &self.bare_exits,
+                &self.failure,
+            )
+        )
+    }
+
+    /// The changes made so far: a mark to compare with [`Plan::unchanged_since`].
+    pub(super) fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// Whether neither the failure nor any decision at one of `insts`
+    /// changed after `mark` (an [`Plan::epoch`]).
+    pub(super) fn unchanged_since(&self, insts: &[Inst], mark: u32) -> bool {
+        self.failure_changed <= mark && insts.iter().all(|&i| self.changed[i] <= mark)
+    }
+
+    /// Note a change to a decision at `i`.
+    fn mark(&mut self, i: Inst) {
+        self.epoch += 1;
+        self.changed[i] = self.epoch;
+    }
+
+    /// Block `b`, whose first instruction is the `ret` `i`, is a bare exit.
+    pub(super) fn bare_exit(&mut self, b: Block, i: Inst) {
+        if !self.bare_exits.contains(&b) {
+            self.bare_exits.push(b);
+            self.mark(i);
+        }
+    }
+
     /// Whether the primary walk still records injections. A failure the primary
     /// fixup detects itself (calls, divergence) ends its walk, so ptxas 13.0.88
     /// prints no advisory for later points; the register-resource and
@@ -168,6 +242,7 @@ impl Plan {
             return false;
         }
         self.seen[i] |= bit;
+        self.mark(i);
         match kind {
             Seen::Wait => self.wait_place[i] = k as u32,
             Seen::UbWrite => self.ub_write_place[i] = k as u32,
@@ -220,6 +295,7 @@ impl Plan {
             if let Some(w) = k.map(|k| &mut self.waits[k]) {
                 if w.close == Close::Nothing {
                     w.close = Close::CommitBatch;
+                    self.mark(at);
                 }
             }
         }
@@ -245,6 +321,7 @@ impl Plan {
             if let Some(w) = k.map(|k| &mut self.ub_writes[k]) {
                 if w.2 == Close::Nothing {
                     w.2 = Close::CommitBatch;
+                    self.mark(i);
                 }
             }
         }
@@ -266,12 +343,12 @@ impl Plan {
         let late_recorded = self.injecting() && self.failure.is_some();
         let walk_kind = !Plan::is_late_code(rule);
         if self.failure.is_none() || (late_recorded && walk_kind) {
-            self.failure = Some(Failure {
+            self.set_failure(Some(Failure {
                 rule,
                 inst,
                 reg,
                 wgmma,
-            });
+            }));
         }
     }
 
@@ -305,7 +382,7 @@ impl Plan {
             .as_ref()
             .is_some_and(|f| f.code() == SerializationCode::ReadsAccumulators)
         {
-            self.failure = None;
+            self.set_failure(None);
         }
         self.fail(RuleId::InFlightBudget, Some(at), None, None);
     }

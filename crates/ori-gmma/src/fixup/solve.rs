@@ -52,6 +52,8 @@ pub(super) struct Solution {
     /// of them (the whole states were 34 MB of the generated 1M matmul's
     /// peak for their in-flight sets alone).
     pub(super) outs: SecondaryMap<Block, Option<PipeState>>,
+    /// The plan's [`Plan::epoch`] as the first pass began each block.
+    first_visit: SecondaryMap<Block, u32>,
 }
 
 impl Solution {
@@ -62,15 +64,59 @@ impl Solution {
 }
 
 impl Walker<'_> {
+    /// Solve, then decide (R-first-visit): the fixpoint's first pass visits
+    /// every block with its first-pass entry in reverse postorder, which is
+    /// the first deciding visit, so it records into the plan; then the
+    /// converged states are visited.
+    ///
+    /// A converged visit is skipped where it would repeat the first one:
+    /// the block's converged entry is its first-pass entry, and neither the
+    /// failure nor any decision at one of its instructions changed since
+    /// its first visit began. The walk is a function of its entry state
+    /// and of those facts, and every decision it records is idempotent, so
+    /// that visit would decide nothing new.
+    ///
+    /// Where a first-pass walk's state followed a decision already recorded
+    /// ([`Plan::state_from_plan`]), the fixpoint is solved again with
+    /// scratch plans only, and both deciding visits are made in full.
+    pub(super) fn solve_and_decide(&self) -> Result<(Solution, Plan), NotConverged> {
+        let mut plan = Plan::default();
+        let sol = self.solve(&mut plan)?;
+        if plan.state_from_plan {
+            let sol = self.solve(&mut Plan::scratch())?;
+            let plan = self.decide(&sol);
+            return Ok((sol, plan));
+        }
+        for &b in self.an.cfg.rpo() {
+            let Some(entry) = sol.entry[b].as_ref() else {
+                continue;
+            };
+            let insts = self.f.layout.block_insts(b);
+            if sol.first_changed[b].is_none() && plan.unchanged_since(insts, sol.first_visit[b]) {
+                continue;
+            }
+            self.walk_block(b, entry.clone(), &mut plan);
+        }
+        if cfg!(debug_assertions) {
+            // The skipped visits change nothing: the plan is the one of
+            // both visits in full.
+            let full = self.decide(&self.solve(&mut Plan::scratch())?);
+            debug_assert_eq!(plan.decisions(), full.decisions());
+        }
+        Ok((sol, plan))
+    }
+
     /// Iterate the walk over the CFG (loops included) to its fixpoint. The
-    /// walk's decisions go to a scratch plan: none is kept from a state
-    /// that may still move.
-    pub(super) fn solve(&self) -> Result<Solution, NotConverged> {
+    /// first pass records its decisions in `first_pass` (a scratch plan
+    /// keeps none); the later rounds' go to a scratch plan: none is kept
+    /// from a state that may still move.
+    fn solve(&self, first_pass: &mut Plan) -> Result<Solution, NotConverged> {
         let blocks = self.f.blocks.len();
         let mut sol = Solution {
             first_changed: sized_map(blocks),
             entry: sized_map(blocks),
             outs: sized_map(blocks),
+            first_visit: sized_map(blocks),
         };
         let Some(&start) = self.an.cfg.rpo().first() else {
             return Ok(sol);
@@ -86,6 +132,7 @@ impl Walker<'_> {
         let mut dirty: SecondaryMap<Block, bool> = sized_map(blocks);
         // The blocks the first pass (round 1) walked.
         let mut walked: SecondaryMap<Block, bool> = sized_map(blocks);
+        let mut scratch = Plan::scratch();
         dirty[start] = true;
         let mut pending = 1usize;
         let mut rounds = 0;
@@ -102,10 +149,14 @@ impl Walker<'_> {
                 let Some(entry) = sol.entry[b].clone() else {
                     continue;
                 };
-                if rounds == 1 {
+                let plan = if rounds == 1 {
                     walked[b] = true;
-                }
-                let out = self.transfer_block(b, entry);
+                    sol.first_visit[b] = first_pass.epoch();
+                    &mut *first_pass
+                } else {
+                    &mut scratch
+                };
+                let out = self.transfer_block(b, entry, plan);
                 let first = &mut sol.first_changed;
                 for s in self.propagate(b, &out, &mut sol.entry, &walked, first) {
                     if !std::mem::replace(&mut dirty[s], true) {
@@ -120,8 +171,8 @@ impl Walker<'_> {
 
     /// The state out of block `b`, with what only matters inside a block
     /// dropped (`exposed`).
-    fn transfer_block(&self, b: Block, entry: State) -> State {
-        let mut out = self.walk_block(b, entry, &mut Plan::scratch());
+    fn transfer_block(&self, b: Block, entry: State, plan: &mut Plan) -> State {
+        let mut out = self.walk_block(b, entry, plan);
         let ex = &self.exposed;
         out.touched.retain(|r| ex[*r]);
         out.read_touched.retain(|r| ex[*r]);
@@ -174,9 +225,9 @@ impl Walker<'_> {
         grew
     }
 
-    /// Decide (R-first-visit): one visit over the first-pass states, then
-    /// one over the converged states, in reverse postorder.
-    pub(super) fn decide(&self, sol: &Solution) -> Plan {
+    /// Decide (R-first-visit) in full: one visit over the first-pass
+    /// states, then one over the converged states, in reverse postorder.
+    fn decide(&self, sol: &Solution) -> Plan {
         let mut plan = Plan::default();
         for first_pass in [true, false] {
             for &b in self.an.cfg.rpo() {

@@ -2,10 +2,12 @@
 //! transfer function of [`State`] and, at each instruction, the rules that
 //! decide an injection or a serialization, asked in one stated order.
 //!
-//! The walk is run twice over each block by `solve`: during the fixpoint,
-//! with a scratch [`Plan`] that is thrown away (only the state out of the
-//! block matters), and once more over the solved states to decide. The
-//! state never depends on the plan, so both runs move it the same way.
+//! `solve` runs the walk over each block in the fixpoint: its first pass
+//! records the first visits' decisions, its later rounds use a scratch
+//! [`Plan`] that is thrown away (only the state out of the block matters);
+//! then the converged states are visited to decide. The state depends on
+//! the plan in one place only (R-first-visit's covered read,
+//! [`Plan::state_from_plan`]), which the solver checks for.
 
 use super::analyses::Analyses;
 use super::inst_regs::InstRegs;
@@ -792,9 +794,7 @@ impl Walker<'_> {
             return;
         }
         if self.f.layout.block_insts(bx.b)[0] == i {
-            if !plan.bare_exits.contains(&bx.b) {
-                plan.bare_exits.push(bx.b);
-            }
+            plan.bare_exit(bx.b, i);
         } else {
             plan.wait(i, Close::for_open(&st.pipe), None, RuleId::WaitAtExit);
         }
@@ -1099,6 +1099,7 @@ impl Walker<'_> {
         // set retired by that very wait, which a fresh look would call in
         // flight on some paths only).
         if plan.has_wait(i) && matches!(rule, RuleId::ReadUnsureGroup) {
+            plan.state_from_plan = true;
             let close = Close::for_open(&st.pipe);
             if close == Close::CommitBatch {
                 bx.close_stage();
