@@ -1458,9 +1458,8 @@ impl<'a> Parser<'a> {
                 list
             }
         };
-        // Gathered inline, then moved to a heap block of exactly their
-        // number (a pushed Vec would keep up to twice the room).
-        let mut operands: SmallVec<[Operand; 8]> = SmallVec::new();
+        // Three inline (`ast::Operands`), more in a heap block.
+        let mut operands = crate::ast::Operands::new();
         if !self.is_punct(';') {
             loop {
                 operands.push(self.operand(true)?);
@@ -1469,7 +1468,6 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let operands = operands.into_vec();
         self.expect_punct(';')?;
         if opcode == "bra" {
             if let Some(Operand {

@@ -789,7 +789,7 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &mut [ast::Stmt], table: &HandlerTab
                 // Streamed statements go back whole to the parser's
                 // thread, which frees them in its own allocator arena.
                 if !cx.label_scopes.streaming {
-                    i.operands = Vec::new();
+                    i.operands = ast::Operands::new();
                 }
             }
             // PTX ISA: `.pragma "nounroll"` in a loop's header block keeps
