@@ -345,6 +345,57 @@ fn buffer_of(value: &str) -> Result<Option<NpyArray>, ExitCode> {
     }))
 }
 
+/// A tensor map's `buffer=`: a new buffer (`@FILE.npy`, `zeros:DTYPE:COUNT`)
+/// in `g`, or an earlier parameter's (its index).
+fn tensor_map_buffer(
+    buffer: &str,
+    g: &mut GlobalMemory,
+    earlier: &[Option<Buffer>],
+) -> Result<Buffer, ExitCode> {
+    let bad = |m: String| usage(&format!("tensormap: {m}"));
+    if let Some(a) = buffer_of(buffer)? {
+        return Ok(Buffer {
+            addr: g.alloc(a.data),
+            descr: a.descr,
+            shape: a.shape,
+        });
+    }
+    let k: usize = buffer.parse().map_err(|_| {
+        bad(format!(
+            "buffer '{buffer}' is not @FILE.npy, zeros: or a parameter index"
+        ))
+    })?;
+    let b = earlier.get(k).and_then(Option::as_ref).ok_or_else(|| {
+        bad(format!(
+            "parameter {k} has no buffer (buffers of earlier parameters only)"
+        ))
+    })?;
+    Ok(Buffer {
+        addr: b.addr,
+        descr: b.descr.clone(),
+        shape: b.shape.clone(),
+    })
+}
+
+/// A tensor map's `dtype=`: the descriptor's hardware element-type code
+/// (`ori_host::tensor_map`'s table) and whether f32 is rounded to tf32.
+fn tensor_map_dtype(dtype: &str) -> Result<(u32, bool), ExitCode> {
+    Ok(match dtype {
+        "u8" | "s8" | "e4m3" | "e5m2" => (0, false),
+        "u16" => (1, false),
+        "u32" => (2, false),
+        "s32" => (3, false),
+        "u64" => (4, false),
+        "s64" => (5, false),
+        "f16" => (6, false),
+        "f32" => (7, false),
+        "f64" => (9, false),
+        "bf16" => (10, false),
+        "tf32" => (7, true),
+        other => return Err(usage(&format!("tensormap: unknown dtype '{other}'"))),
+    })
+}
+
 /// `tensormap:buffer=B,dtype=T,dims=D0xD1..,box=B0xB1..[,strides=S1x..]
 /// [,swizzle=none|32B|64B|128B][,fill=zero|nan][,elemstrides=E0x..][,l2=none|64B|128B|256B]`:
 /// a tiled tensor map (dimensions innermost first, strides in bytes for
@@ -378,45 +429,9 @@ fn tensor_map_arg(
             .unwrap_or(Ok(Vec::new()))
     };
     let buffer = kv.get("buffer").ok_or_else(|| bad("no buffer=".into()))?;
-    let buf = match buffer_of(buffer)? {
-        Some(a) => Buffer {
-            addr: g.alloc(a.data),
-            descr: a.descr,
-            shape: a.shape,
-        },
-        None => {
-            let k: usize = buffer.parse().map_err(|_| {
-                bad(format!(
-                    "buffer '{buffer}' is not @FILE.npy, zeros: or a parameter index"
-                ))
-            })?;
-            let b = earlier.get(k).and_then(Option::as_ref).ok_or_else(|| {
-                bad(format!(
-                    "parameter {k} has no buffer (buffers of earlier parameters only)"
-                ))
-            })?;
-            Buffer {
-                addr: b.addr,
-                descr: b.descr.clone(),
-                shape: b.shape.clone(),
-            }
-        }
-    };
+    let buf = tensor_map_buffer(buffer, g, earlier)?;
     let dtype = kv.get("dtype").ok_or_else(|| bad("no dtype=".into()))?;
-    let (elem_code, tf32) = match *dtype {
-        "u8" | "s8" | "e4m3" | "e5m2" => (0, false),
-        "u16" => (1, false),
-        "u32" => (2, false),
-        "s32" => (3, false),
-        "u64" => (4, false),
-        "s64" => (5, false),
-        "f16" => (6, false),
-        "f32" => (7, false),
-        "f64" => (9, false),
-        "bf16" => (10, false),
-        "tf32" => (7, true),
-        other => return Err(bad(format!("unknown dtype '{other}'"))),
-    };
+    let (elem_code, tf32) = tensor_map_dtype(dtype)?;
     let esz = elem_bytes(elem_code).unwrap_or(1) as u64;
     let dims = list("dims")?;
     let boxes = list("box")?;

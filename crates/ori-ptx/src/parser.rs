@@ -1184,115 +1184,123 @@ impl<'a> Parser<'a> {
         out
     }
 
+    /// One statement of a body into `out` (a declaration may make several).
     fn stmt(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
         let t = self.tok();
         match t.kind {
-            TokKind::Punct('{') => {
-                if self.depth >= MAX_DEPTH {
-                    self.fatal(
-                        t.span,
-                        "Parsing error near '{': scopes nested too deeply".to_string(),
-                    );
-                    // Skip the whole over-deep block.
-                    let mut d = 0usize;
-                    loop {
-                        match self.tok().kind {
-                            TokKind::Eof => return Err(()),
-                            TokKind::Punct('{') => d += 1,
-                            TokKind::Punct('}') => {
-                                d = d.saturating_sub(1);
-                                if d == 0 {
-                                    self.bump();
-                                    return Ok(());
-                                }
-                            }
-                            _ => {}
-                        }
-                        self.bump();
-                    }
-                }
-                self.bump();
-                self.depth += 1;
-                self.scopes.push(RegScope::default());
-                let body = self.block_body();
-                let unresolved = self.close_scope();
-                if let Some(parent) = self.scopes.last_mut() {
-                    parent.targets.extend(unresolved);
-                }
-                self.depth -= 1;
-                out.push(Stmt::Scope {
-                    body,
-                    span: t.span.to(self.prev_span()),
-                });
-                Ok(())
-            }
-            TokKind::Dotted => {
-                let d = self.text_of(&t);
-                match d {
-                    ".reg" => {
-                        let s = self.reg_decl()?;
-                        out.push(s);
-                    }
-                    ".pragma" => {
-                        self.bump();
-                        let t = self.tok();
-                        let text = match t.kind {
-                            TokKind::Str => t.str_contents(self.src).to_string(),
-                            _ => return self.syntax_error(),
-                        };
-                        self.bump();
-                        self.expect_punct(';')?;
-                        out.push(Stmt::Pragma {
-                            text,
-                            span: t.span.to(self.prev_span()),
-                        });
-                    }
-                    ".loc" => {
-                        let s = self.loc()?;
-                        out.push(s);
-                    }
-                    _ if is_space(d) => {
-                        let vars = self.var_decl(None, t.span)?;
-                        out.extend(vars.into_iter().map(|v| Stmt::Var(Box::new(v))));
-                    }
-                    _ => return self.syntax_error(),
-                }
-                Ok(())
-            }
-            TokKind::Punct('@') => {
-                let i = self.instruction()?;
-                out.push(Stmt::Inst(i));
-                Ok(())
-            }
-            TokKind::Ident if self.nth(1).kind == TokKind::Punct(':') => {
-                let name = self.text_of(&t).to_string();
-                self.bump();
-                self.bump();
-                // `proto: .callprototype ...;` / `tbl: .branchtargets ...;`
-                if self.is_dotted(".callprototype") || self.is_dotted(".branchtargets") {
-                    let mut dir = self.verbatim_to_semi()?;
-                    dir.span = t.span.to(dir.span);
-                    dir.name = format!("{} {}", dir.name, name);
-                    out.push(Stmt::Directive(dir));
-                    return Ok(());
-                }
-                let fresh = self
-                    .scopes
-                    .last_mut()
-                    .is_none_or(|sc| sc.labels.insert(name.clone()));
-                if !fresh {
-                    self.error(t.span, format!("Duplicate definition of label '{name}'"));
-                }
-                out.push(Stmt::Label { name, span: t.span });
-                Ok(())
-            }
-            TokKind::Ident => {
+            TokKind::Punct('{') => self.scope_stmt(t, out),
+            TokKind::Dotted => self.directive_stmt(t, out),
+            TokKind::Ident if self.nth(1).kind == TokKind::Punct(':') => self.label_stmt(t, out),
+            TokKind::Punct('@') | TokKind::Ident => {
                 let i = self.instruction()?;
                 out.push(Stmt::Inst(i));
                 Ok(())
             }
             _ => self.syntax_error(),
         }
+    }
+
+    /// `{ ... }` at token `t`: a nested scope with registers of its own
+    /// (past [`MAX_DEPTH`], an error and the block skipped whole).
+    fn scope_stmt(&mut self, t: Token, out: &mut Vec<Stmt>) -> PResult<()> {
+        if self.depth >= MAX_DEPTH {
+            self.fatal(
+                t.span,
+                "Parsing error near '{': scopes nested too deeply".to_string(),
+            );
+            // Skip the whole over-deep block.
+            let mut d = 0usize;
+            loop {
+                match self.tok().kind {
+                    TokKind::Eof => return Err(()),
+                    TokKind::Punct('{') => d += 1,
+                    TokKind::Punct('}') => {
+                        d = d.saturating_sub(1);
+                        if d == 0 {
+                            self.bump();
+                            return Ok(());
+                        }
+                    }
+                    _ => {}
+                }
+                self.bump();
+            }
+        }
+        self.bump();
+        self.depth += 1;
+        self.scopes.push(RegScope::default());
+        let body = self.block_body();
+        let unresolved = self.close_scope();
+        if let Some(parent) = self.scopes.last_mut() {
+            parent.targets.extend(unresolved);
+        }
+        self.depth -= 1;
+        out.push(Stmt::Scope {
+            body,
+            span: t.span.to(self.prev_span()),
+        });
+        Ok(())
+    }
+
+    /// A statement starting with a directive at token `t`: `.reg`,
+    /// `.pragma`, `.loc` or a variable in a state space.
+    fn directive_stmt(&mut self, t: Token, out: &mut Vec<Stmt>) -> PResult<()> {
+        let d = self.text_of(&t);
+        match d {
+            ".reg" => {
+                let s = self.reg_decl()?;
+                out.push(s);
+            }
+            ".pragma" => {
+                self.bump();
+                let t = self.tok();
+                let text = match t.kind {
+                    TokKind::Str => t.str_contents(self.src).to_string(),
+                    _ => return self.syntax_error(),
+                };
+                self.bump();
+                self.expect_punct(';')?;
+                out.push(Stmt::Pragma {
+                    text,
+                    span: t.span.to(self.prev_span()),
+                });
+            }
+            ".loc" => {
+                let s = self.loc()?;
+                out.push(s);
+            }
+            _ if is_space(d) => {
+                let vars = self.var_decl(None, t.span)?;
+                out.extend(vars.into_iter().map(|v| Stmt::Var(Box::new(v))));
+            }
+            _ => return self.syntax_error(),
+        }
+        Ok(())
+    }
+
+    /// `name:` at token `t`: a label (a second one of the same name in a
+    /// scope is an error), or a named `.callprototype` / `.branchtargets`.
+    fn label_stmt(&mut self, t: Token, out: &mut Vec<Stmt>) -> PResult<()> {
+        let name = self.text_of(&t).to_string();
+        self.bump();
+        self.bump();
+        // `proto: .callprototype ...;` / `tbl: .branchtargets ...;`
+        if self.is_dotted(".callprototype") || self.is_dotted(".branchtargets") {
+            let mut dir = self.verbatim_to_semi()?;
+            dir.span = t.span.to(dir.span);
+            dir.name = format!("{} {}", dir.name, name);
+            out.push(Stmt::Directive(dir));
+            return Ok(());
+        }
+        let fresh = self
+            .scopes
+            .last_mut()
+            .is_none_or(|sc| sc.labels.insert(name.clone()));
+        if !fresh {
+            self.error(t.span, format!("Duplicate definition of label '{name}'"));
+        }
+        out.push(Stmt::Label { name, span: t.span });
+        Ok(())
     }
 
     /// `.reg [.align N] [.vN] .ty name[<N>] (, name[<N>])* ;`
