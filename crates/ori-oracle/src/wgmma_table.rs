@@ -1125,77 +1125,87 @@ fn register_types(g: &mut Gen) {
     reps.push(Types::new("s32", "u8", "s8"));
     let core = core_representatives();
     for t in reps {
-        let n = 16;
-        for pool in ["f", "h", "s", "u", "x"] {
-            if pool == acc_pool(t.d) {
-                continue;
-            }
-            let mut mma = Mma::new(t, n, false, 0);
-            mma.d_pool = pool;
-            g.mma(
-                format!("probe_regtype_d_{}_{}", pool_type(pool), t.tag()),
-                Intent::Probe,
-                &mma,
-            );
+        register_types_of(g, t, &core);
+    }
+    vector_element_types(g);
+}
+
+/// [`register_types`] for one type combination `t` (`core`: the core
+/// representatives, which also get the rarer register types).
+fn register_types_of(g: &mut Gen, t: Types, core: &[Types]) {
+    let n = 16;
+    for pool in ["f", "h", "s", "u", "x"] {
+        if pool == acc_pool(t.d) {
+            continue;
         }
-        let a_pools: &[&str] = if core.contains(&t) {
-            &["f", "s", "u", "x", "w", "v", "q"]
-        } else {
-            &["f", "x"]
-        };
-        for &pool in a_pools {
-            let mut mma = Mma::new(t, n, true, 0);
-            mma.a_frag = Some((pool, 4));
-            g.mma(
-                format!("probe_regtype_a_{}_{}", pool_type(pool), t.tag()),
-                Intent::Probe,
-                &mma,
-            );
-        }
-        for (reg, ty) in [
-            ("ua", "u64"),
-            ("dw", "b32"),
-            ("g0", "f64"),
-            ("w0", "b16"),
-            ("p", "pred"),
-            ("f0", "f32"),
-        ] {
-            if !core.contains(&t) && !matches!(ty, "u64" | "b32") {
-                continue;
-            }
-            let mut mma = Mma::new(t, n, false, 0);
-            mma.a_desc = reg;
-            g.mma(
-                format!("probe_regtype_adesc_{ty}_{}", t.tag()),
-                Intent::Probe,
-                &mma,
-            );
-        }
-        for (reg, ty) in [("sa", "s64"), ("dw", "b32"), ("g0", "f64")] {
-            let mut mma = Mma::new(t, n, false, 0);
-            mma.b_desc = reg;
-            g.mma(
-                format!("probe_regtype_bdesc_{ty}_{}", t.tag()),
-                Intent::Probe,
-                &mma,
-            );
-        }
-        // A fragment registers of different types; D as a scalar; D of mixed types.
-        let mut mma = Mma::new(t, n, true, 0);
-        mma.a_override = Some("{a0, f1, s2, x3}".into());
+        let mut mma = Mma::new(t, n, false, 0);
+        mma.d_pool = pool;
         g.mma(
-            format!("probe_regtype_a_mixed_{}", t.tag()),
+            format!("probe_regtype_d_{}_{}", pool_type(pool), t.tag()),
             Intent::Probe,
             &mma,
         );
-        let mut mma = Mma::new(t, n, false, 0);
-        mma.d_override = Some(format!("{}0", acc_pool(t.d)));
-        g.mma(format!("bad_d_scalar_{}", t.tag()), Intent::Invalid, &mma);
-        let mut mma = Mma::new(t, n, false, 0);
-        mma.d_mixed = true;
-        g.mma(format!("bad_d_mixed_{}", t.tag()), Intent::Invalid, &mma);
     }
-    // Vectors whose elements differ only by signedness or by an untyped `.b32`.
+    let a_pools: &[&str] = if core.contains(&t) {
+        &["f", "s", "u", "x", "w", "v", "q"]
+    } else {
+        &["f", "x"]
+    };
+    for &pool in a_pools {
+        let mut mma = Mma::new(t, n, true, 0);
+        mma.a_frag = Some((pool, 4));
+        g.mma(
+            format!("probe_regtype_a_{}_{}", pool_type(pool), t.tag()),
+            Intent::Probe,
+            &mma,
+        );
+    }
+    for (reg, ty) in [
+        ("ua", "u64"),
+        ("dw", "b32"),
+        ("g0", "f64"),
+        ("w0", "b16"),
+        ("p", "pred"),
+        ("f0", "f32"),
+    ] {
+        if !core.contains(&t) && !matches!(ty, "u64" | "b32") {
+            continue;
+        }
+        let mut mma = Mma::new(t, n, false, 0);
+        mma.a_desc = reg;
+        g.mma(
+            format!("probe_regtype_adesc_{ty}_{}", t.tag()),
+            Intent::Probe,
+            &mma,
+        );
+    }
+    for (reg, ty) in [("sa", "s64"), ("dw", "b32"), ("g0", "f64")] {
+        let mut mma = Mma::new(t, n, false, 0);
+        mma.b_desc = reg;
+        g.mma(
+            format!("probe_regtype_bdesc_{ty}_{}", t.tag()),
+            Intent::Probe,
+            &mma,
+        );
+    }
+    // A fragment registers of different types; D as a scalar; D of mixed types.
+    let mut mma = Mma::new(t, n, true, 0);
+    mma.a_override = Some("{a0, f1, s2, x3}".into());
+    g.mma(
+        format!("probe_regtype_a_mixed_{}", t.tag()),
+        Intent::Probe,
+        &mma,
+    );
+    let mut mma = Mma::new(t, n, false, 0);
+    mma.d_override = Some(format!("{}0", acc_pool(t.d)));
+    g.mma(format!("bad_d_scalar_{}", t.tag()), Intent::Invalid, &mma);
+    let mut mma = Mma::new(t, n, false, 0);
+    mma.d_mixed = true;
+    g.mma(format!("bad_d_mixed_{}", t.tag()), Intent::Invalid, &mma);
+}
+
+/// Vectors whose elements differ only by signedness or by an untyped `.b32`.
+fn vector_element_types(g: &mut Gen) {
     let t = Types::new("f32", "f16", "f16");
     let count = t.acc_regs(16);
     let tail = |pool: &str| -> String {
@@ -1321,102 +1331,105 @@ fn versions_and_targets(g: &mut Gen) {
     }
 }
 
+/// The probes of [`other_wgmma_ops`]: a tag, what the ISA says of it, and
+/// the fence, commit and wait that replace the pipeline's (empty: kept).
+const OTHER_OP_CASES: [(&str, Intent, [&str; 3]); 18] = [
+    (
+        "wait_group_reg",
+        Intent::Invalid,
+        ["", "", "wgmma.wait_group.sync.aligned nv;"],
+    ),
+    (
+        "wait_group_none",
+        Intent::Invalid,
+        ["", "", "wgmma.wait_group.sync.aligned;"],
+    ),
+    (
+        "wait_group_neg",
+        Intent::Invalid,
+        ["", "", "wgmma.wait_group.sync.aligned -1;"],
+    ),
+    (
+        "wait_group_two",
+        Intent::Invalid,
+        ["", "", "wgmma.wait_group.sync.aligned 0, 1;"],
+    ),
+    (
+        "wait_group_7",
+        Intent::Valid,
+        ["", "", "wgmma.wait_group.sync.aligned 7;"],
+    ),
+    (
+        "wait_group_hex",
+        Intent::Probe,
+        ["", "", "wgmma.wait_group.sync.aligned 0x1;"],
+    ),
+    (
+        "wait_group_no_sync",
+        Intent::Invalid,
+        ["", "", "wgmma.wait_group.aligned 0;"],
+    ),
+    (
+        "wait_group_no_aligned",
+        Intent::Invalid,
+        ["", "", "wgmma.wait_group.sync 0;"],
+    ),
+    (
+        "fence_operand",
+        Intent::Invalid,
+        ["wgmma.fence.sync.aligned 0;", "", ""],
+    ),
+    (
+        "fence_no_sync",
+        Intent::Invalid,
+        ["wgmma.fence.aligned;", "", ""],
+    ),
+    (
+        "fence_no_aligned",
+        Intent::Invalid,
+        ["wgmma.fence.sync;", "", ""],
+    ),
+    (
+        "commit_operand",
+        Intent::Invalid,
+        ["", "wgmma.commit_group.sync.aligned 0;", ""],
+    ),
+    (
+        "commit_no_sync",
+        Intent::Invalid,
+        ["", "wgmma.commit_group.aligned;", ""],
+    ),
+    (
+        "commit_no_aligned",
+        Intent::Invalid,
+        ["", "wgmma.commit_group.sync;", ""],
+    ),
+    (
+        "wait_group_float",
+        Intent::Invalid,
+        ["", "", "wgmma.wait_group.sync.aligned 1.0;"],
+    ),
+    (
+        "fence_unknown_mod",
+        Intent::Invalid,
+        ["wgmma.fence.sync.aligned.foo;", "", ""],
+    ),
+    (
+        "fence_relu",
+        Intent::Invalid,
+        ["wgmma.fence.sync.aligned.relu;", "", ""],
+    ),
+    (
+        "commit_no_sync_operand",
+        Intent::Invalid,
+        ["", "wgmma.commit_group.aligned 1;", ""],
+    ),
+];
+
 /// `wgmma.fence` / `commit_group` / `wait_group` operand and modifier rules.
 fn other_wgmma_ops(g: &mut Gen) {
     let mma = Mma::new(Types::new("f32", "f16", "f16"), 16, false, 0).render();
-    let cases: [(&str, Intent, [&str; 3]); 18] = [
-        (
-            "wait_group_reg",
-            Intent::Invalid,
-            ["", "", "wgmma.wait_group.sync.aligned nv;"],
-        ),
-        (
-            "wait_group_none",
-            Intent::Invalid,
-            ["", "", "wgmma.wait_group.sync.aligned;"],
-        ),
-        (
-            "wait_group_neg",
-            Intent::Invalid,
-            ["", "", "wgmma.wait_group.sync.aligned -1;"],
-        ),
-        (
-            "wait_group_two",
-            Intent::Invalid,
-            ["", "", "wgmma.wait_group.sync.aligned 0, 1;"],
-        ),
-        (
-            "wait_group_7",
-            Intent::Valid,
-            ["", "", "wgmma.wait_group.sync.aligned 7;"],
-        ),
-        (
-            "wait_group_hex",
-            Intent::Probe,
-            ["", "", "wgmma.wait_group.sync.aligned 0x1;"],
-        ),
-        (
-            "wait_group_no_sync",
-            Intent::Invalid,
-            ["", "", "wgmma.wait_group.aligned 0;"],
-        ),
-        (
-            "wait_group_no_aligned",
-            Intent::Invalid,
-            ["", "", "wgmma.wait_group.sync 0;"],
-        ),
-        (
-            "fence_operand",
-            Intent::Invalid,
-            ["wgmma.fence.sync.aligned 0;", "", ""],
-        ),
-        (
-            "fence_no_sync",
-            Intent::Invalid,
-            ["wgmma.fence.aligned;", "", ""],
-        ),
-        (
-            "fence_no_aligned",
-            Intent::Invalid,
-            ["wgmma.fence.sync;", "", ""],
-        ),
-        (
-            "commit_operand",
-            Intent::Invalid,
-            ["", "wgmma.commit_group.sync.aligned 0;", ""],
-        ),
-        (
-            "commit_no_sync",
-            Intent::Invalid,
-            ["", "wgmma.commit_group.aligned;", ""],
-        ),
-        (
-            "commit_no_aligned",
-            Intent::Invalid,
-            ["", "wgmma.commit_group.sync;", ""],
-        ),
-        (
-            "wait_group_float",
-            Intent::Invalid,
-            ["", "", "wgmma.wait_group.sync.aligned 1.0;"],
-        ),
-        (
-            "fence_unknown_mod",
-            Intent::Invalid,
-            ["wgmma.fence.sync.aligned.foo;", "", ""],
-        ),
-        (
-            "fence_relu",
-            Intent::Invalid,
-            ["wgmma.fence.sync.aligned.relu;", "", ""],
-        ),
-        (
-            "commit_no_sync_operand",
-            Intent::Invalid,
-            ["", "wgmma.commit_group.aligned 1;", ""],
-        ),
-    ];
-    for (tag, intent, [fence, commit, wait]) in cases {
+    for (tag, intent, [fence, commit, wait]) in OTHER_OP_CASES {
         let mut body = pipeline(&mma);
         if !fence.is_empty() {
             body[0] = fence.to_string();
