@@ -11,26 +11,26 @@ pub struct Source<'a> {
     line_starts: Vec<u32>,
 }
 
+/// Push the start of every line after the first of `bytes` (one past each
+/// newline) onto `out`. With SSE2 on x86_64 (every x86_64 processor has
+/// it): memchr's generic entry point asks the processor for AVX2 on its
+/// first call, and each `cpuid` of that traps to the hypervisor in a VM
+/// (3.6 us in the one of the benchmarks), which a small kernel's
+/// diagnostics felt.
+fn push_line_starts(out: &mut Vec<u32>, bytes: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(sse2) = memchr::arch::x86_64::sse2::memchr::One::new(b'\n') {
+        out.extend(sse2.iter(bytes).map(|k| k as u32 + 1));
+        return;
+    }
+    out.extend(memchr::memchr_iter(b'\n', bytes).map(|k| k as u32 + 1));
+}
+
 impl<'a> Source<'a> {
     /// Index `text`'s lines.
     pub fn new(path: &'a str, text: &'a str) -> Self {
         let mut line_starts = vec![0u32];
-        let bytes = text.as_bytes();
-        // SSE2 on x86_64 (every x86_64 processor has it): memchr's generic
-        // entry point asks the processor for AVX2 on its first call, and
-        // each `cpuid` of that traps to the hypervisor in a VM (3.6 µs in
-        // the one of the benchmarks), which a small kernel's diagnostics
-        // felt.
-        #[cfg(target_arch = "x86_64")]
-        if let Some(sse2) = memchr::arch::x86_64::sse2::memchr::One::new(b'\n') {
-            line_starts.extend(sse2.iter(bytes).map(|k| k as u32 + 1));
-            return Source {
-                path,
-                text,
-                line_starts,
-            };
-        }
-        line_starts.extend(memchr::memchr_iter(b'\n', bytes).map(|k| k as u32 + 1));
+        push_line_starts(&mut line_starts, text.as_bytes());
         Source {
             path,
             text,
