@@ -93,13 +93,13 @@ pub struct LowerCx<'a> {
     /// by the address of the operand's name in the syntax tree (alive and
     /// unmoved while the instruction is lowered; emptied before each one).
     resolved: SmallVec<[(usize, VReg); 8]>,
-    /// Per interned modifier list, its first modifier that is not an
-    /// arithmetic one (`generic::first_non_arithmetic`): a kernel repeats
-    /// a few dozen lists over thousands of instructions.
     /// Each (mnemonic, first modifier)'s handler, looked up once in the
     /// table by its dotted name (`handlers::lower_inst`).
     pub(super) handlers:
         fxhash::FxHashMap<(ori_ir::Symbol, Option<ori_ir::Symbol>), Option<handlers::Handler>>,
+    /// Per interned modifier list, its first modifier that is not an
+    /// arithmetic one (`generic::first_non_arithmetic`): a kernel repeats
+    /// a few dozen lists over thousands of instructions.
     pub(super) mod_checks: fxhash::FxHashMap<ori_ir::ModList, Option<ori_ir::Symbol>>,
 }
 
