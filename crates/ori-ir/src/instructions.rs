@@ -11,8 +11,10 @@ use crate::modifiers::ModList;
 use crate::symbol::Symbol;
 use smallvec::SmallVec;
 
-/// What kind of instruction this is, as far as the passes care.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+/// What kind of instruction this is, as far as the passes care
+/// (`Default`: [`Opcode::Generic`], so that a table of opcodes can be a
+/// `SecondaryMap`).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
 pub enum Opcode {
     /// `wgmma.mma_async` (Ori 309).
     WgmmaMmaAsync,
@@ -35,6 +37,7 @@ pub enum Opcode {
     /// `ret` / `exit`.
     Return,
     /// Any other PTX instruction.
+    #[default]
     Generic,
 }
 

@@ -21,13 +21,15 @@
 //! which nothing else reads.
 
 use cranelift_entity::SecondaryMap;
-use ori_ir::{sized_map, Function, Inst, Opcode, RegClass, VReg};
+use ori_ir::{sized_map, Function, Inst, Opcode, RegClass, Symbol, VReg};
 
 /// The registers of every instruction of a function.
 pub(super) struct InstRegs {
     /// Where instruction `i`'s registers are in `regs`: writes first, then
     /// reads.
     span: SecondaryMap<Inst, (u32, u32, u32)>,
+    /// Each instruction's opcode.
+    opcode: SecondaryMap<Inst, Opcode>,
     regs: Vec<VReg>,
     /// Whether a rule may ask about the register (see the module's text).
     watched: SecondaryMap<VReg, bool>,
@@ -43,52 +45,20 @@ pub(super) struct InstRegs {
 impl InstRegs {
     /// The table of `f`; `in_a_set` says whether phase 85 put a register
     /// in an accumulator set.
+    ///
+    /// One pass over the instructions reads all of it: on a kernel of a
+    /// million instructions every pass over them waits on memory (152
+    /// bytes an instruction), and the four passes this took (registers,
+    /// wgmma operands, watched registers, the copies) were 115 ms of phase
+    /// 87's 520 on the generated 1M matmul.
     pub(super) fn compute(f: &Function, in_a_set: impl Fn(VReg) -> bool) -> InstRegs {
-        let mut span = sized_map(f.insts.len());
-        let mut regs = Vec::new();
-        for i in f.layout.all_insts() {
-            let d = &f.insts[i];
-            let start = regs.len();
-            d.for_each_def(|r| regs.push(r));
-            let nd = regs.len() - start;
-            d.for_each_use(|r| regs.push(r));
-            let nu = regs.len() - start - nd;
-            // Register operands are bounded by the input (at most 256 MiB
-            // of text, at least two bytes each): their count fits `u32`.
-            span[i] = (start as u32, nd as u32, nu as u32);
-        }
+        let n = f.insts.len();
+        let mut span = sized_map(n);
+        let mut opcode = sized_map(n);
         let mut wgmma_span = SecondaryMap::new();
+        // Most instructions touch at most three registers.
+        let mut regs = Vec::with_capacity(3 * n);
         let mut wgmma_regs = Vec::new();
-        for i in f.layout.all_insts() {
-            let d = &f.insts[i];
-            if d.opcode == Opcode::WgmmaMmaAsync {
-                let start = wgmma_regs.len();
-                wgmma_regs.extend(super::walk::accumulator_regs(d));
-                let na = wgmma_regs.len() - start;
-                wgmma_regs.extend(super::walk::a_fragment_regs(d));
-                let nf = wgmma_regs.len() - start - na;
-                wgmma_span[i] = (start as u32, na as u32, nf as u32);
-            }
-        }
-        let mut t = InstRegs {
-            span,
-            regs,
-            watched: SecondaryMap::new(),
-            inst_watched: SecondaryMap::new(),
-            wgmma_span,
-            wgmma_regs,
-        };
-        let watched = t.watch(f, in_a_set);
-        t.inst_watched = sized_map(f.insts.len());
-        for i in f.layout.all_insts() {
-            t.inst_watched[i] = t.defs(i).iter().chain(t.uses(i)).any(|r| watched[*r]);
-        }
-        t.watched = watched;
-        t
-    }
-
-    /// The watched registers.
-    fn watch(&self, f: &Function, in_a_set: impl Fn(VReg) -> bool) -> SecondaryMap<VReg, bool> {
         let mut watched = sized_map(f.vregs.len());
         let mut work: Vec<VReg> = Vec::new();
         let mark = |w: &mut SecondaryMap<VReg, bool>, r: VReg, work: &mut Vec<VReg>| {
@@ -97,28 +67,42 @@ impl InstRegs {
                 work.push(r);
             }
         };
+        let tensor = |r: VReg| f.vregs[r].class == RegClass::Tensor;
         // The movs that write each register, for the closure below.
         let mut movs_writing: Vec<(VReg, Inst)> = Vec::new();
+        let mov = Symbol::new("mov");
         for i in f.layout.all_insts() {
             let d = &f.insts[i];
-            let is_mov = &*d.name == "mov";
-            for &r in self.defs(i).iter().chain(self.uses(i)) {
-                if in_a_set(r) || f.vregs[r].class == RegClass::Tensor {
+            opcode[i] = d.opcode;
+            let start = regs.len();
+            d.for_each_def(|r| regs.push(r));
+            let nd = regs.len() - start;
+            d.for_each_use(|r| regs.push(r));
+            let nu = regs.len() - start - nd;
+            // Register operands are bounded by the input (at most 256 MiB
+            // of text, at least two bytes each): their count fits `u32`.
+            span[i] = (start as u32, nd as u32, nu as u32);
+            let (defs, uses) = regs[start..].split_at(nd);
+            for &r in defs.iter().chain(uses) {
+                if in_a_set(r) || tensor(r) {
                     mark(&mut watched, r, &mut work);
                 }
             }
             if d.opcode == Opcode::WgmmaMmaAsync {
-                let operands = d.defs().into_iter().chain(d.wgmma_fragment_regs());
-                for r in operands {
+                let w = wgmma_regs.len();
+                wgmma_regs.extend(super::walk::accumulator_regs(d));
+                let na = wgmma_regs.len() - w;
+                wgmma_regs.extend(super::walk::a_fragment_regs(d));
+                let nf = wgmma_regs.len() - w - na;
+                wgmma_span[i] = (w as u32, na as u32, nf as u32);
+                // What the wgmma writes (D) and reads as a fragment.
+                for &r in defs.iter().chain(&wgmma_regs[w + na..]) {
                     mark(&mut watched, r, &mut work);
                 }
             }
-            if is_mov {
-                let from_tensor = self
-                    .uses(i)
-                    .iter()
-                    .any(|r| f.vregs[*r].class == RegClass::Tensor);
-                for &r in self.defs(i) {
+            if d.name == mov {
+                let from_tensor = uses.iter().any(|r| tensor(*r));
+                for &r in defs {
                     movs_writing.push((r, i));
                     if from_tensor {
                         mark(&mut watched, r, &mut work);
@@ -126,6 +110,15 @@ impl InstRegs {
                 }
             }
         }
+        let mut t = InstRegs {
+            span,
+            opcode,
+            regs,
+            watched: SecondaryMap::new(),
+            inst_watched: sized_map(n),
+            wgmma_span,
+            wgmma_regs,
+        };
         movs_writing.sort_unstable();
         // A mov writing a watched register: its sources are watched too.
         while let Some(r) = work.pop() {
@@ -134,12 +127,24 @@ impl InstRegs {
                 if x != r {
                     break;
                 }
-                for &u in self.uses(i) {
+                for &u in t.uses(i) {
                     mark(&mut watched, u, &mut work);
                 }
             }
         }
-        watched
+        for i in f.layout.all_insts() {
+            t.inst_watched[i] = t.defs(i).iter().chain(t.uses(i)).any(|r| watched[*r]);
+        }
+        t.watched = watched;
+        t
+    }
+
+    /// Instruction `i`'s opcode, from a table of one byte each (what most
+    /// of the walk's questions start with, without reading the
+    /// instruction).
+    #[inline]
+    pub(super) fn opcode(&self, i: Inst) -> Opcode {
+        self.opcode[i]
     }
 
     /// The registers `i` writes ([`ori_ir::InstData::defs`]).

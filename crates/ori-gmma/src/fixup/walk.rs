@@ -155,25 +155,6 @@ impl CopyShapes {
 /// whether that is the user's `wait_group 0`).
 type CopyShape = (SmallVec<[VReg; 4]>, VReg, Inst, bool);
 
-/// Registers of a wgmma with no arrive before it in its block.
-pub(super) fn exposed_regs(f: &Function) -> SecondaryMap<VReg, bool> {
-    let mut out = ori_ir::sized_map(f.vregs.len());
-    for &b in f.layout.blocks() {
-        for &i in f.layout.block_insts(b) {
-            let d = &f.insts[i];
-            if d.opcode.is_arrive() {
-                break;
-            }
-            if d.opcode == Opcode::WgmmaMmaAsync {
-                for r in accumulator_regs(d).into_iter().chain(a_fragment_regs(d)) {
-                    out[r] = true;
-                }
-            }
-        }
-    }
-    out
-}
-
 /// Registers a wgmma reads as a fragment (A fragment, sparse metadata):
 /// ptxas fences both alike.
 pub(super) fn a_fragment_regs(d: &InstData) -> SmallVec<[VReg; 4]> {
@@ -1347,23 +1328,33 @@ impl<'a> Walker<'a> {
     ) -> Walker<'a> {
         let reg_sets = SetsOfReg::new(f, sets);
         let regs = InstRegs::compute(f, |r| !reg_sets[r].is_empty());
+        // One pass over the layout, from the tables just made (not the
+        // instructions: see `InstRegs::compute`).
         let mut fragment_sets = FxHashSet::default();
         let mut wait_above = ori_ir::sized_map(f.insts.len());
-        let mut waited = false;
-        for i in f.layout.all_insts() {
-            let d = &f.insts[i];
-            if d.opcode == Opcode::WgmmaMmaAsync {
-                for r in a_fragment_regs(d) {
-                    fragment_sets.extend(reg_sets[r].iter().copied());
-                }
-            }
-            wait_above[i] = waited;
-            waited |= d.opcode == Opcode::WgmmaWaitGroup;
-        }
         let mut pos = ori_ir::sized_map(f.insts.len());
+        let mut exposed = ori_ir::sized_map(f.vregs.len());
+        let mut waited = false;
         for &b in f.layout.blocks() {
+            let mut arrived = false;
             for (k, &i) in f.layout.block_insts(b).iter().enumerate() {
                 pos[i] = k as u32;
+                let op = regs.opcode(i);
+                if op == Opcode::WgmmaMmaAsync {
+                    for &r in regs.frags(i) {
+                        fragment_sets.extend(reg_sets[r].iter().copied());
+                    }
+                    // Registers of a wgmma with no arrive before it in its
+                    // block.
+                    if !arrived {
+                        for &r in regs.accs(i).iter().chain(regs.frags(i)) {
+                            exposed[r] = true;
+                        }
+                    }
+                }
+                arrived |= op.is_arrive();
+                wait_above[i] = waited;
+                waited |= op == Opcode::WgmmaWaitGroup;
             }
         }
         Walker {
@@ -1377,7 +1368,7 @@ impl<'a> Walker<'a> {
             module,
             mode,
             pos,
-            exposed: exposed_regs(f),
+            exposed,
             spare_counts: Default::default(),
             hoisted: SecondaryMap::new(),
             regs,
