@@ -1317,15 +1317,21 @@ impl Walker<'_> {
     }
 }
 
-impl<'a> Walker<'a> {
-    /// The walker of `f`, with phase 85's `sets` and the analyses `an`.
-    pub(super) fn new(
-        f: &'a Function,
-        sets: &'a AccumSetPool,
-        an: &'a Analyses,
-        module: &'a ori_ir::ModuleInfo,
-        mode: Mode,
-    ) -> Walker<'a> {
+/// What the walk reads of a function besides the analyses: made apart
+/// from them, so that the two can be made at once (`super::prepare`).
+pub(super) struct Tables {
+    reg_sets: SetsOfReg,
+    regs: InstRegs,
+    fragment_sets: FxHashSet<AccumSet>,
+    wait_above: SecondaryMap<Inst, bool>,
+    pos: SecondaryMap<Inst, u32>,
+    exposed: SecondaryMap<VReg, bool>,
+    budget: usize,
+}
+
+impl Tables {
+    /// The tables of `f`, with phase 85's `sets`, under `-maxrregcount`.
+    pub(super) fn compute(f: &Function, sets: &AccumSetPool, maxrregcount: Option<u32>) -> Tables {
         let reg_sets = SetsOfReg::new(f, sets);
         let regs = InstRegs::compute(f, |r| !reg_sets[r].is_empty());
         // One pass over the layout, from the tables just made (not the
@@ -1357,12 +1363,44 @@ impl<'a> Walker<'a> {
                 waited |= op == Opcode::WgmmaWaitGroup;
             }
         }
+        Tables {
+            reg_sets,
+            regs,
+            fragment_sets,
+            wait_above,
+            pos,
+            exposed,
+            budget: super::budget::in_flight_budget(f, maxrregcount),
+        }
+    }
+}
+
+impl<'a> Walker<'a> {
+    /// The walker of `f`, with phase 85's `sets`, the tables made of them
+    /// and the analyses `an`.
+    pub(super) fn new(
+        f: &'a Function,
+        sets: &'a AccumSetPool,
+        tables: Tables,
+        an: &'a Analyses,
+        module: &'a ori_ir::ModuleInfo,
+        mode: Mode,
+    ) -> Walker<'a> {
+        let Tables {
+            reg_sets,
+            regs,
+            fragment_sets,
+            wait_above,
+            pos,
+            exposed,
+            budget,
+        } = tables;
         Walker {
             f,
             sets,
             reg_sets,
             an,
-            budget: super::budget::in_flight_budget(f, module.maxrregcount),
+            budget,
             fragment_sets,
             wait_above,
             module,
