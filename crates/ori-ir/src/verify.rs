@@ -55,11 +55,85 @@ fn regs_ok(f: &Function, op: &Operand) -> bool {
     ok
 }
 
-/// Verify `f`; an empty vector means it is well formed.
+/// Functions of at least this many instructions are verified on two
+/// threads, half the blocks each (a thread costs tens of microseconds to
+/// start; on a million instructions the verifier took 29 ms a pass).
+const TWO_THREADS_FROM: usize = 1 << 16;
+
+/// Verify `f`; an empty vector means it is well formed. The errors come in
+/// layout order, however many threads verified.
 pub fn verify_function(f: &Function) -> Vec<VerifierError> {
-    let mut errs = Vec::new();
+    verify_with(f, TWO_THREADS_FROM)
+}
+
+/// [`verify_function`], on two threads from `two_threads_from` instructions.
+fn verify_with(f: &Function, two_threads_from: usize) -> Vec<VerifierError> {
+    let blocks = f.layout.blocks();
+    let twice = laid_out_twice(f);
+    if f.insts.len() >= two_threads_from {
+        // The first block of the second half: about half the instructions
+        // come before it.
+        let mut count = 0;
+        let half = blocks
+            .iter()
+            .position(|b| {
+                count += f.layout.block_insts(*b).len();
+                2 * count > f.insts.len()
+            })
+            .map_or(blocks.len(), |k| k + 1);
+        let both = std::thread::scope(|s| {
+            let second = std::thread::Builder::new()
+                .name("ori-verify".into())
+                .spawn_scoped(s, || verify_blocks(f, half..blocks.len(), &twice))
+                .ok()?;
+            let mut errs = verify_blocks(f, 0..half, &twice);
+            match second.join() {
+                Ok(more) => errs.extend(more),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+            Some(errs)
+        });
+        if let Some(errs) = both {
+            return errs;
+        }
+    }
+    verify_blocks(f, 0..blocks.len(), &twice)
+}
+
+/// Where an instruction is laid out again after its first place: (block's
+/// index in the layout, index in the block), in layout order. Read from
+/// the layout alone, before the instructions are verified in parts.
+fn laid_out_twice(f: &Function) -> Vec<(usize, usize)> {
     let mut seen: cranelift_entity::SecondaryMap<Inst, bool> = crate::sized_map(f.insts.len());
-    for &b in f.layout.blocks() {
+    let mut twice = Vec::new();
+    for (bi, &b) in f.layout.blocks().iter().enumerate() {
+        if !f.blocks.is_valid(b) {
+            continue;
+        }
+        for (k, &i) in f.layout.block_insts(b).iter().enumerate() {
+            if !f.insts.is_valid(i) {
+                continue;
+            }
+            if seen[i] {
+                twice.push((bi, k));
+            }
+            seen[i] = true;
+        }
+    }
+    twice
+}
+
+/// Verify the blocks of the layout at indices `range` (`twice`:
+/// [`laid_out_twice`]).
+fn verify_blocks(
+    f: &Function,
+    range: std::ops::Range<usize>,
+    twice: &[(usize, usize)],
+) -> Vec<VerifierError> {
+    let mut errs = Vec::new();
+    let first = range.start;
+    let blocks = &f.layout.blocks()[range];
+    for (bi, &b) in (first..).zip(blocks) {
         if !f.blocks.is_valid(b) {
             errs.push(VerifierError {
                 inst: None,
@@ -82,10 +156,9 @@ pub fn verify_function(f: &Function) -> Vec<VerifierError> {
                 err(format!("{i} is laid out but not defined"));
                 continue;
             };
-            if seen[i] {
+            if twice.binary_search(&(bi, k)).is_ok() {
                 err(format!("{i} is laid out twice"));
             }
-            seen[i] = true;
             if f.layout.inst_block(i) != Some(b) {
                 err(format!(
                     "{i} is listed in {b} but the layout places it elsewhere"
@@ -241,4 +314,48 @@ pub fn format_errors(f: &Function, errs: &[VerifierError]) -> String {
         s.push('\n');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::ModuleBuilder;
+    use crate::FuncKind;
+
+    /// Two threads report what one does, in the same order: a function of
+    /// 1000 blocks of 70 instructions, with errors in both halves and an
+    /// instruction laid out a second time across them.
+    #[test]
+    fn two_threads_report_what_one_does() {
+        let mb = ModuleBuilder::new("sm_90a");
+        let mut fb = mb.function("k", FuncKind::Entry);
+        let r = fb.reg("r", "b32");
+        let blocks: Vec<_> = (0..1000).map(|_| fb.create_block(None)).collect();
+        let mut first = None;
+        for (k, &b) in blocks.iter().enumerate() {
+            fb.switch_to_block(b);
+            for _ in 0..69 {
+                let i = fb.op("add.s32", r, &[r.into(), Operand::int(1)]);
+                first.get_or_insert(i);
+            }
+            match blocks.get(k + 1) {
+                Some(&next) => fb.bra(next, None),
+                None => fb.ret(),
+            };
+        }
+        let mut f = fb.finish();
+        assert!(f.insts.len() >= TWO_THREADS_FROM);
+        // A return mid-block in each half, and the first instruction laid
+        // out again at the end of the last block but one.
+        for b in [blocks[10], blocks[900]] {
+            let i = f.layout.block_insts(b)[3];
+            f.insts[i].opcode = Opcode::Return;
+        }
+        let first = first.expect("an instruction");
+        f.layout.append_inst(first, blocks[998]);
+        let one = verify_with(&f, usize::MAX);
+        assert_eq!(one.len(), 5, "{one:#?}");
+        assert_eq!(verify_with(&f, 0), one);
+        assert_eq!(verify_function(&f), one);
+    }
 }
