@@ -40,10 +40,49 @@ fn kernels(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) {
 
 fn check(name: &str, path: &Path, must_pipeline: bool) -> Result<(), Failed> {
     let src = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let file = path.to_string_lossy();
-    let (ast, parse_diags) = ori::ptx::parse_with_diags(&file, &src);
-    let (sequential, lower_diags) = ori::ptx::lower::lower_module_owned(&file, ast);
-    let Some(p) = ori::ptx::pipelined::parse_and_lower(&file, &src) else {
+    check_text(name, &path.to_string_lossy(), &src, must_pipeline)
+}
+
+/// A kernel of `tiles` pipelined tiles (a loop of one wgmma under
+/// `wait_group 1`, then `wait_group 0` and a store), about 640 bytes each.
+fn tiled_kernel(tiles: usize) -> String {
+    use std::fmt::Write as _;
+    let n = tiles + 1;
+    let mut s = format!(
+        ".version 8.0\n.target sm_90a\n.address_size 64\n\n\
+         .visible .entry k(.param .u64 p_a, .param .u32 p_k)\n{{\n\
+         \t.reg .pred %p<{n}>;\n\t.reg .b32 %r<{}>;\n\t.reg .b64 %rd<2>;\n\t.reg .f32 %f<{}>;\n\
+         \tld.param.u64 %rd0, [p_a];\n\tld.param.u32 %r0, [p_k];\n",
+        2 * n,
+        8 * n
+    );
+    for t in 0..tiles {
+        let f = 8 * t;
+        for k in 0..8 {
+            let _ = writeln!(s, "\tmov.f32 %f{}, 0f00000000;", f + k);
+        }
+        let (i, out) = (2 * t + 1, 2 * t + 2);
+        let acc: Vec<String> = (0..8).map(|k| format!("%f{}", f + k)).collect();
+        let _ = writeln!(
+            s,
+            "\tmov.u32 %r{i}, 0;\n$L{t}:\n\twgmma.fence.sync.aligned;\n\
+             \twgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{{}}}, %rd0, %rd0, 1, 1, 1, 0, 0;\n\
+             \twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 1;\n\
+             \tadd.s32 %r{i}, %r{i}, 1;\n\tsetp.lt.s32 %p{t}, %r{i}, %r0;\n\t@%p{t} bra $L{t};\n\
+             \twgmma.wait_group.sync.aligned 0;\n\tcvt.rn.f16x2.f32 %r{out}, %f{}, %f{f};\n\
+             \tst.global.b32 [%rd0], %r{out};",
+            acc.join(", "),
+            f + 1
+        );
+    }
+    s.push_str("\tret;\n}\n");
+    s
+}
+
+fn check_text(name: &str, file: &str, src: &str, must_pipeline: bool) -> Result<(), Failed> {
+    let (ast, parse_diags) = ori::ptx::parse_with_diags(file, src);
+    let (sequential, lower_diags) = ori::ptx::lower::lower_module_owned(file, ast);
+    let Some(p) = ori::ptx::pipelined::parse_and_lower(file, src) else {
         if must_pipeline {
             return Err(format!(
                 "{name}: a compiler's kernel, and the pipelined front end declined it"
@@ -100,11 +139,18 @@ fn main() {
         kernels(&dir.join(sub), &format!("{sub}/"), &mut found);
         all.extend(found.into_iter().map(|(n, p)| (n, p, compiled)));
     }
-    let trials = all
+    let mut trials: Vec<Trial> = all
         .into_iter()
         .map(|(name, path, compiled)| {
             Trial::test(name.clone(), move || check(&name, &path, compiled))
         })
         .collect();
+    // Past 4 MiB the lowering has its instruction table's pages faulted in
+    // ahead of it on a thread of its own (`lower/prefault.rs`).
+    trials.push(Trial::test("large/prefaulted_tiles", || {
+        let src = tiled_kernel(7000);
+        assert!(src.len() > 4 << 20, "{} bytes", src.len());
+        check_text("large/prefaulted_tiles", "tiles.ptx", &src, true)
+    }));
     libtest_mimic::run(&args, trials).exit();
 }

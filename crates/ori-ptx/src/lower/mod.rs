@@ -10,6 +10,7 @@
 pub mod declarations;
 mod generic;
 mod handlers;
+mod prefault;
 mod streamed;
 mod wgmma;
 

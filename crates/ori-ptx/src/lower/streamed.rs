@@ -33,6 +33,7 @@
 //! `pipelined_front_end_matches_the_sequential_one` compares the two on
 //! every kernel of the corpora.
 
+use super::prefault::{Prefault, PREFAULT_FROM_BYTES};
 use super::{
     collect_locals, declare_regs, function_cx, handler_table, label_defs, lower_function,
     lower_stmts, module_scope, LowerCx, ModuleScope, RECLAIM_EVERY, RECLAIM_HOOK,
@@ -96,10 +97,14 @@ pub fn lower_streamed(
         out.add_function(func);
     }
     let mut cx = function_cx(file, &m, &start.function, true, &symbols, &sigs);
-    cx.func
-        .insts
-        .reserve(start.bytes_left / MIN_BYTES_PER_STATEMENT);
-    if !body(&mut cx, &table, events, give_back) {
+    let reserved = start.bytes_left / MIN_BYTES_PER_STATEMENT;
+    cx.func.insts.reserve(reserved);
+    let prefault = (start.bytes_left >= PREFAULT_FROM_BYTES)
+        .then(|| Prefault::start(cx.func.insts.as_values_slice(), reserved))
+        .flatten();
+    let lowered = body(&mut cx, &table, events, give_back, prefault.as_ref());
+    drop(prefault);
+    if !lowered {
         return None;
     }
     out.add_function(cx.func);
@@ -129,6 +134,7 @@ fn body(
     table: &super::HandlerTable,
     events: impl Iterator<Item = BodyEvent>,
     mut give_back: impl FnMut(Vec<ast::Stmt>),
+    prefault: Option<&Prefault>,
 ) -> bool {
     cx.label_scopes.streaming = true;
     cx.label_scopes.defs = vec![NameMap::default()];
@@ -155,6 +161,9 @@ fn body(
         }
         if !cx.diags.is_empty() {
             return false;
+        }
+        if let Some(p) = prefault {
+            p.advance(cx.func.insts.as_values_slice());
         }
         seen.since_reclaim += batch.len();
         give_back(batch);
