@@ -16,12 +16,28 @@ use std::collections::VecDeque;
 pub const MAX_GROUPS: usize = 16;
 
 /// Sets issued and not yet retired.
-#[derive(Clone, Default, PartialEq, Eq, Debug)]
+#[derive(Default, PartialEq, Eq, Debug)]
 pub struct PipeState {
     /// Destination sets of wgmmas issued since the last commit.
     pub open: SmallVec<[AccumSet; 4]>,
     /// Committed groups, oldest first.
     pub groups: SmallVec<[SmallVec<[AccumSet; 4]>; 4]>,
+}
+
+/// A copy of the sets as one `memcpy` each (`SmallVec`'s own `clone`
+/// copies element by element: phase 87's fixpoint clones a walk state,
+/// pipeline included, at every block it visits).
+impl Clone for PipeState {
+    fn clone(&self) -> PipeState {
+        PipeState {
+            open: SmallVec::from_slice(&self.open),
+            groups: self
+                .groups
+                .iter()
+                .map(|g| SmallVec::from_slice(g))
+                .collect(),
+        }
+    }
 }
 
 /// `dst |= src` for sets kept sorted and without duplicates. A small

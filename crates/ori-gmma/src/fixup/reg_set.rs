@@ -20,12 +20,22 @@ use smallvec::SmallVec;
 const INLINE: usize = 8;
 
 /// A set of virtual registers.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(super) enum RegSet {
     /// At most [`INLINE`] registers, unordered, without duplicates.
     Small(SmallVec<[VReg; INLINE]>),
     /// More.
     Large(FxHashSet<VReg>),
+}
+
+impl Clone for RegSet {
+    fn clone(&self) -> RegSet {
+        match self {
+            // One `memcpy` (`SmallVec`'s `clone` copies one by one).
+            RegSet::Small(v) => RegSet::Small(SmallVec::from_slice(v)),
+            RegSet::Large(h) => RegSet::Large(h.clone()),
+        }
+    }
 }
 
 impl Default for RegSet {
