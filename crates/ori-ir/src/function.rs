@@ -338,6 +338,23 @@ impl Function {
     /// meets the label, the sequential one before the body) calls this once
     /// at the end.
     pub fn renumber_blocks(&mut self, order: &[Block]) {
+        let all = self.insts.keys();
+        self.renumber(order, all);
+    }
+
+    /// [`Function::renumber_blocks`] where the caller knows which
+    /// instructions name blocks (`users`; the others are not read): the
+    /// PTX front end lists them as it makes them, so that on a function of
+    /// a million instructions the renumbering reads 36,000 branches, not
+    /// 152 MB of instructions (it was 42 ms, the front end's last step).
+    ///
+    /// # Panics
+    /// If `order` is not a permutation of the blocks.
+    pub fn renumber_blocks_named_by(&mut self, order: &[Block], users: &[Inst]) {
+        self.renumber(order, users.iter().copied());
+    }
+
+    fn renumber(&mut self, order: &[Block], users: impl IntoIterator<Item = Inst>) {
         use cranelift_entity::packed_option::ReservedValue;
         use cranelift_entity::EntityRef;
         assert_eq!(
@@ -355,24 +372,20 @@ impl Function {
         let mut new_of = vec![Block::reserved_value(); order.len()];
         let mut blocks = PrimaryMap::with_capacity(order.len());
         for &old in order {
-            new_of[old.index()] = blocks.push(self.blocks[old].clone());
+            new_of[old.index()] = blocks.push(std::mem::take(&mut self.blocks[old]));
         }
+        assert!(
+            new_of.iter().all(|b| !b.is_reserved_value()),
+            "renumber_blocks: not a permutation"
+        );
         self.blocks = blocks;
         let map = |b: Block| new_of[b.index()];
-        for data in self.insts.values_mut() {
-            for slot in data.slots.iter_mut() {
+        for i in users {
+            for slot in self.insts[i].slots.iter_mut() {
                 slot.op.map_blocks(&map);
             }
         }
-        let old = std::mem::take(&mut self.layout);
-        self.layout.reserve_insts(self.insts.len());
-        for &b in old.blocks() {
-            let nb = map(b);
-            self.layout.append_block(nb);
-            for &i in old.block_insts(b) {
-                self.layout.append_inst(i, nb);
-            }
-        }
+        self.layout.renumber_blocks(map);
     }
 
     /// Create an instruction and append it to a block.
@@ -458,5 +471,70 @@ impl Module {
             .iter()
             .find(|t| t.starts_with("sm_"))
             .map_or("", |t| t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::builder::ModuleBuilder;
+    use crate::{Block, FuncKind, Function};
+    use cranelift_entity::EntityRef;
+
+    /// Four blocks, each branching to the next; `ret` at the end.
+    fn chain() -> Function {
+        let mb = ModuleBuilder::new("sm_90a");
+        let mut fb = mb.function("k", FuncKind::Entry);
+        let r = fb.reg("r", "b32");
+        let blocks: Vec<_> = (0..4).map(|_| fb.create_block(None)).collect();
+        for (k, &b) in blocks.iter().enumerate() {
+            fb.switch_to_block(b);
+            fb.op("add.s32", r, &[r.into(), r.into()]);
+            match blocks.get(k + 1) {
+                Some(&next) => fb.bra(next, None),
+                None => fb.ret(),
+            };
+        }
+        fb.finish()
+    }
+
+    /// Renumbering from the branches alone gives what renumbering from
+    /// every instruction gives: targets follow their blocks, the layout
+    /// keeps its order, and the function verifies.
+    #[test]
+    fn renumbering_from_the_branches_alone_is_renumbering() {
+        let order: Vec<Block> = [2, 0, 3, 1].into_iter().map(Block::new).collect();
+        let mut all = chain();
+        let before = all.layout.blocks().to_vec();
+        all.renumber_blocks(&order);
+        let mut named = chain();
+        let users: Vec<_> = named
+            .insts
+            .iter()
+            .filter(|(_, d)| d.slots.iter().any(|s| s.op.names_block()))
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(users.len(), 3);
+        named.renumber_blocks_named_by(&order, &users);
+        assert_eq!(
+            crate::function_to_string(&all),
+            crate::function_to_string(&named)
+        );
+        // Old block 2 is block 0 now, and so on; the layout is the same
+        // blocks in the same order.
+        let new_of = |b: Block| Block::new(order.iter().position(|o| *o == b).unwrap());
+        let renamed: Vec<Block> = before.iter().map(|b| new_of(*b)).collect();
+        assert_eq!(named.layout.blocks(), &renamed[..]);
+        for &b in named.layout.blocks() {
+            for &i in named.layout.block_insts(b) {
+                assert_eq!(named.layout.inst_block(i), Some(b));
+            }
+            assert_eq!(
+                named.layout.block_position(b),
+                renamed.iter().position(|x| *x == b).unwrap() as u32
+            );
+        }
+        let first = named.layout.block_insts(renamed[0])[1];
+        assert_eq!(named.insts[first].branch_target(), Some(renamed[1]));
+        assert!(crate::verify_function(&named).is_empty());
     }
 }

@@ -194,6 +194,16 @@ impl Operand {
         }
     }
 
+    /// Whether this operand names a block (vectors and argument lists
+    /// included).
+    pub fn names_block(&self) -> bool {
+        match self {
+            Operand::Block(_) => true,
+            Operand::Vector(v) | Operand::Args(v) => v.iter().any(Operand::names_block),
+            _ => false,
+        }
+    }
+
     /// Replaces every block this operand names (vectors and argument lists
     /// included) by `f` of it.
     pub fn map_blocks(&mut self, f: &impl Fn(Block) -> Block) {

@@ -103,6 +103,28 @@ impl Layout {
         self.blocks.push(b);
     }
 
+    /// Give every block its new number `map(b)` (`map` a permutation of
+    /// the function's blocks), keeping every position and sequence number:
+    /// the block lists move, and each laid-out instruction's block is
+    /// rewritten. Not during a batch.
+    pub(crate) fn renumber_blocks(&mut self, map: impl Fn(Block) -> Block) {
+        debug_assert!(self.batch.is_none(), "renumber_blocks during a batch");
+        let mut insts: SecondaryMap<Block, Vec<Inst>> = SecondaryMap::new();
+        let mut block_pos: SecondaryMap<Block, u32> = SecondaryMap::new();
+        for (pos, b) in self.blocks.iter_mut().enumerate() {
+            let nb = map(*b);
+            let list = std::mem::take(&mut self.insts[*b]);
+            for &i in &list {
+                self.inst_block[i] = nb.into();
+            }
+            insts[nb] = list;
+            block_pos[nb] = pos as u32;
+            *b = nb;
+        }
+        self.insts = insts;
+        self.block_pos = block_pos;
+    }
+
     /// Blocks in layout order.
     pub fn blocks(&self) -> &[Block] {
         &self.blocks

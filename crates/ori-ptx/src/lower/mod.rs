@@ -77,6 +77,9 @@ pub struct LowerCx<'a> {
     cur: Block,
     /// Set after a terminator: the next instruction starts a new block.
     need_block: bool,
+    /// The instructions that name a block, in order (what renumbering the
+    /// blocks reads: `Function::renumber_blocks_named_by`).
+    pub(super) block_users: Vec<ori_ir::Inst>,
     /// Large `.reg` ranges (`%r<N>` with N over [`EAGER_RANGE`]), declared a
     /// register at a time on first use: prefix -> (type, class, N).
     lazy_ranges: NameMap<String, (ori_ir::Symbol, RegClass, u32)>,
@@ -422,7 +425,11 @@ impl LowerCx<'_> {
             self.need_block = false;
         }
         let term = data.opcode.is_terminator();
-        self.func.append_inst(self.cur, data);
+        let names_block = data.slots.iter().any(|s| s.op.names_block());
+        let i = self.func.append_inst(self.cur, data);
+        if names_block {
+            self.block_users.push(i);
+        }
         if term {
             self.need_block = true;
         }
@@ -899,6 +906,7 @@ fn function_cx<'a>(
         diags: Vec::new(),
         cur: entry.unwrap_or_else(|| Block::from_u32(0)),
         need_block: false,
+        block_users: Vec::new(),
         lazy_ranges: NameMap::default(),
         scopes: Vec::new(),
         scoped: FxHashSet::default(),

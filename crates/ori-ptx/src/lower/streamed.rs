@@ -267,5 +267,5 @@ fn finish(cx: &mut LowerCx<'_>, seen: &Seen) {
             .keys()
             .filter(|b| !placed[b.as_u32() as usize]),
     );
-    cx.func.renumber_blocks(&order);
+    cx.func.renumber_blocks_named_by(&order, &cx.block_users);
 }
