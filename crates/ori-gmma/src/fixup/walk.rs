@@ -1375,7 +1375,34 @@ impl Tables {
     }
 }
 
+/// What a walker owns, apart from what it borrows: to be freed where it
+/// suits the caller (`Walker::into_owned`).
+pub(super) struct Owned {
+    _tables: Tables,
+    _hoisted: SecondaryMap<Block, SmallVec<[WaitAt; 1]>>,
+    _copy_shapes: CopyShapes,
+    _spare_counts: RegCounts,
+}
+
 impl<'a> Walker<'a> {
+    /// What the walker owns, its borrows of the function ended.
+    pub(super) fn into_owned(self) -> Owned {
+        Owned {
+            _tables: Tables {
+                reg_sets: self.reg_sets,
+                regs: self.regs,
+                fragment_sets: self.fragment_sets,
+                wait_above: self.wait_above,
+                pos: self.pos,
+                exposed: self.exposed,
+                budget: self.budget,
+            },
+            _hoisted: self.hoisted,
+            _copy_shapes: self.copy_shapes.into_inner(),
+            _spare_counts: self.spare_counts.into_inner(),
+        }
+    }
+
     /// The walker of `f`, with phase 85's `sets`, the tables made of them
     /// and the analyses `an`.
     pub(super) fn new(
