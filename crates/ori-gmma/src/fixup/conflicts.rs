@@ -38,8 +38,10 @@ impl Writers {
                 }
             }
         }
-        // Stable: each register's writers stay in program order.
-        by_reg.sort_by_key(|&(r, ..)| r);
+        // Stable: each register's writers stay in program order. By
+        // counting, registers being dense: a comparison sort of the 586k
+        // writes of the generated 1M matmul took 15 ms of phase 87's edits.
+        let by_reg = sorted_by_register(by_reg, f.vregs.len());
         Writers { by_reg }
     }
 
@@ -80,6 +82,35 @@ impl Writers {
     }
 }
 
+/// `writes` sorted by register, each register's in their order (a
+/// counting sort over the `regs` registers of the function).
+fn sorted_by_register(writes: Vec<(VReg, Order, Inst)>, regs: usize) -> Vec<(VReg, Order, Inst)> {
+    use cranelift_entity::EntityRef;
+    let mut at = vec![0u32; regs + 1];
+    for &(r, ..) in &writes {
+        match at.get_mut(r.index() + 1) {
+            Some(n) => *n += 1,
+            // A register the function does not declare (the verifier
+            // reports it): sorted the slow way.
+            None => {
+                let mut writes = writes;
+                writes.sort_by_key(|&(r, ..)| r);
+                return writes;
+            }
+        }
+    }
+    for k in 0..regs {
+        at[k + 1] += at[k];
+    }
+    let mut out = writes.clone();
+    for w in writes {
+        let k = &mut at[w.0.index()];
+        out[*k as usize] = w;
+        *k += 1;
+    }
+    out
+}
+
 /// The nearest instruction before wgmma `i` in its block that is not GMMA
 /// and touches one of its registers: what the injected arrive fences off.
 pub(super) fn touched_before(f: &Function, i: Inst) -> Option<(Inst, VReg, bool)> {
@@ -101,4 +132,29 @@ pub(super) fn touched_before(f: &Function, i: Inst) -> Option<(Inst, VReg, bool)
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_entity::EntityRef;
+
+    /// Counting sort is the stable sort by register.
+    #[test]
+    fn counting_sort_is_the_stable_sort_by_register() {
+        let writes: Vec<(VReg, Order, Inst)> = (0..200u32)
+            .map(|k| {
+                (
+                    VReg::new((k * 7919 % 13) as usize),
+                    (k / 10, k),
+                    Inst::new(k as usize),
+                )
+            })
+            .collect();
+        let mut want = writes.clone();
+        want.sort_by_key(|&(r, ..)| r);
+        assert_eq!(sorted_by_register(writes.clone(), 13), want);
+        // A register past the table: the comparison sort.
+        assert_eq!(sorted_by_register(writes, 5), want);
+    }
 }
