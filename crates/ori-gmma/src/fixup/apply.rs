@@ -19,13 +19,15 @@ use ori_ir::{
 use smallvec::SmallVec;
 use std::borrow::Cow;
 
-/// Apply `plan` to `f`, reporting into `cx`.
+/// Apply `plan` to `f`, reporting into `cx`; `wgmmas` are `f`'s wgmma
+/// in layout order.
 pub(super) fn apply(
     f: &mut Function,
     cx: &mut PassContext<'_>,
     an: &Analyses,
     mut plan: Plan,
     mode: Mode,
+    wgmmas: &[Inst],
 ) {
     plan.arrives.sort_by_key(|(i, _)| f.layout.order_key(*i));
     plan.waits.sort_by_key(|w| f.layout.order_key(w.at));
@@ -38,7 +40,7 @@ pub(super) fn apply(
     plan.ub_writes
         .sort_by_key(|(i, _, _)| f.layout.order_key(*i));
     plan.ub_arrives.sort_by_key(|i| f.layout.order_key(*i));
-    let mut diags = advisories(f, &plan);
+    let mut diags = advisories(f, &plan, wgmmas);
     let notes = notes(f, &plan, mode);
     record_decisions(f, &plan);
     edit(f, an, &mut plan, mode);
@@ -106,8 +108,8 @@ fn note_at(f: &Function, i: Inst, text: impl Into<Cow<'static, str>>) -> Note {
 }
 
 /// Arrives then waits, each in program order, as ptxas prints them.
-fn advisories(f: &Function, plan: &Plan) -> Vec<Diagnostic> {
-    let writers = (!plan.waits.is_empty()).then(|| Writers::new(f));
+fn advisories(f: &Function, plan: &Plan, wgmmas: &[Inst]) -> Vec<Diagnostic> {
+    let writers = (!plan.waits.is_empty()).then(|| Writers::new(f, wgmmas));
     let arrives = plan.arrives.iter().map(|&(i, rule)| {
         let touched = touched_before(f, i).map(|(j, r, wrote)| {
             let verb = if wrote { "writes" } else { "reads" };

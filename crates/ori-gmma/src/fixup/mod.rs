@@ -204,7 +204,8 @@ fn run_fixup_with(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode, two_th
     // allocate their own (on the generated 1M matmul, 20 MB off the
     // process's peak); on a large function, by a thread of its own while
     // the edits run (8 ms there).
-    let freed = (walker.into_owned(), sol);
+    let (wgmmas, owned) = walker.into_owned();
+    let freed = (owned, sol);
     if f.insts.len() >= PREPARE_ON_TWO_THREADS_FROM {
         // Where no thread starts, the closure and what it holds are
         // dropped here.
@@ -214,7 +215,7 @@ fn run_fixup_with(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode, two_th
     } else {
         drop(freed);
     }
-    apply::apply(f, cx, &an, plan, mode);
+    apply::apply(f, cx, &an, plan, mode, &wgmmas);
 }
 
 #[cfg(test)]

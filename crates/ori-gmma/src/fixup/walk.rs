@@ -85,6 +85,8 @@ impl std::ops::Index<VReg> for SetsOfReg {
 /// What the walk consults: the function, phase 85's sets and the analyses.
 pub(super) struct Walker<'a> {
     pub(super) f: &'a Function,
+    /// The wgmma, in layout order.
+    wgmmas: Vec<Inst>,
     pub(super) sets: &'a AccumSetPool,
     /// For each register, the accumulator sets containing it.
     pub(super) reg_sets: SetsOfReg,
@@ -1320,6 +1322,9 @@ impl Walker<'_> {
 /// What the walk reads of a function besides the analyses: made apart
 /// from them, so that the two can be made at once (`super::prepare`).
 pub(super) struct Tables {
+    /// The wgmma, in layout order (what the edits' conflict index reads:
+    /// `conflicts::Writers`).
+    wgmmas: Vec<Inst>,
     reg_sets: SetsOfReg,
     regs: InstRegs,
     fragment_sets: FxHashSet<AccumSet>,
@@ -1340,6 +1345,7 @@ impl Tables {
         let mut wait_above = ori_ir::sized_map(f.insts.len());
         let mut pos = ori_ir::sized_map(f.insts.len());
         let mut exposed = ori_ir::sized_map(f.vregs.len());
+        let mut wgmmas = Vec::new();
         let mut waited = false;
         for &b in f.layout.blocks() {
             let mut arrived = false;
@@ -1347,6 +1353,7 @@ impl Tables {
                 pos[i] = k as u32;
                 let op = regs.opcode(i);
                 if op == Opcode::WgmmaMmaAsync {
+                    wgmmas.push(i);
                     for &r in regs.frags(i) {
                         fragment_sets.extend(reg_sets[r].iter().copied());
                     }
@@ -1364,6 +1371,7 @@ impl Tables {
             }
         }
         Tables {
+            wgmmas,
             reg_sets,
             regs,
             fragment_sets,
@@ -1385,10 +1393,12 @@ pub(super) struct Owned {
 }
 
 impl<'a> Walker<'a> {
-    /// What the walker owns, its borrows of the function ended.
-    pub(super) fn into_owned(self) -> Owned {
-        Owned {
+    /// What the walker owns, its borrows of the function ended: the wgmma
+    /// in layout order apart, the rest to be freed.
+    pub(super) fn into_owned(self) -> (Vec<Inst>, Owned) {
+        let owned = Owned {
             _tables: Tables {
+                wgmmas: Vec::new(),
                 reg_sets: self.reg_sets,
                 regs: self.regs,
                 fragment_sets: self.fragment_sets,
@@ -1400,7 +1410,8 @@ impl<'a> Walker<'a> {
             _hoisted: self.hoisted,
             _copy_shapes: self.copy_shapes.into_inner(),
             _spare_counts: self.spare_counts.into_inner(),
-        }
+        };
+        (self.wgmmas, owned)
     }
 
     /// The walker of `f`, with phase 85's `sets`, the tables made of them
@@ -1414,6 +1425,7 @@ impl<'a> Walker<'a> {
         mode: Mode,
     ) -> Walker<'a> {
         let Tables {
+            wgmmas,
             reg_sets,
             regs,
             fragment_sets,
@@ -1424,6 +1436,7 @@ impl<'a> Walker<'a> {
         } = tables;
         Walker {
             f,
+            wgmmas,
             sets,
             reg_sets,
             an,
