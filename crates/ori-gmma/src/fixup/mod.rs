@@ -114,8 +114,9 @@ fn needs_fixup(f: &Function, module: &ModuleInfo) -> bool {
 const MAX_HOIST_ROUNDS: usize = 4;
 
 /// Functions of at least this many instructions make their analyses and
-/// the walk's tables on two threads (`prepare`) (a thread costs tens of microseconds
-/// to start; on a function this size each part takes milliseconds).
+/// the walk's tables on two threads (`prepare`), and free the walk's tables
+/// on a third while the edits run: a thread costs tens of microseconds to
+/// start, and on a function this size each part takes milliseconds.
 const PREPARE_ON_TWO_THREADS_FROM: usize = 1 << 16;
 
 /// The analyses of `f` and the walk's tables, which do not depend on each
