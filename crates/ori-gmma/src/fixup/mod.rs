@@ -121,33 +121,39 @@ const PREPARE_ON_TWO_THREADS_FROM: usize = 1 << 16;
 
 /// The analyses of `f` and the walk's tables, which do not depend on each
 /// other: on a large function, made at once on two threads (on the
-/// generated 1M matmul, 57 and 87 ms; they were 27% of phase 87). Where no
-/// thread can be started, one after the other.
+/// generated 1M matmul, 57 and 87 ms; they were 27% of phase 87), the
+/// analyses' thread then making room for the fixpoint's states (its pages
+/// faulted in there, 10 ms, not on the solver's thread). Where no thread
+/// can be started, one after the other, and the solver makes its room.
 fn prepare(
     f: &Function,
     sets: &ori_ir::AccumSetPool,
     maxrregcount: Option<u32>,
     two_threads_from: usize,
-) -> (analyses::Analyses, walk::Tables) {
+) -> (analyses::Analyses, walk::Tables, Option<solve::Solution>) {
     if f.insts.len() >= two_threads_from {
-        let both = std::thread::scope(|s| {
+        let all = std::thread::scope(|s| {
             let an = std::thread::Builder::new()
                 .name("ori-analyses".into())
-                .spawn_scoped(s, || analyses::Analyses::compute(f))
+                .spawn_scoped(s, || {
+                    let an = analyses::Analyses::compute(f);
+                    (an, solve::Solution::sized(f.blocks.len()))
+                })
                 .ok()?;
             let tables = walk::Tables::compute(f, sets, maxrregcount);
             match an.join() {
-                Ok(an) => Some((an, tables)),
+                Ok((an, room)) => Some((an, tables, Some(room))),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         });
-        if let Some(both) = both {
-            return both;
+        if let Some(all) = all {
+            return all;
         }
     }
     (
         analyses::Analyses::compute(f),
         walk::Tables::compute(f, sets, maxrregcount),
+        None,
     )
 }
 
@@ -162,8 +168,9 @@ fn run_fixup_with(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode, two_th
     if !needs_fixup(f, cx.module) {
         return;
     }
-    let (an, tables) = prepare(f, &facts.sets, cx.module.maxrregcount, two_threads_from);
+    let (an, tables, room) = prepare(f, &facts.sets, cx.module.maxrregcount, two_threads_from);
     let mut walker = walk::Walker::new(f, &facts.sets, tables, &an, cx.module, mode);
+    walker.spare_solution.set(room);
     let not_converged = |e: solve::NotConverged, name: &str| {
         let msg = format!(
             "internal error: FixupGmmaSequence did not converge in {} rounds in function '{name}'",

@@ -54,9 +54,24 @@ pub(super) struct Solution {
     pub(super) outs: SecondaryMap<Block, Option<PipeState>>,
     /// The plan's [`Plan::epoch`] as the first pass began each block.
     first_visit: SecondaryMap<Block, u32>,
+    /// How many blocks the tables have room for.
+    blocks: usize,
 }
 
 impl Solution {
+    /// Room for the states of a function of `blocks` blocks, none set yet:
+    /// 35 MB on the generated 1M matmul, whose pages a large function's
+    /// preparation faults in on its second thread (`super::prepare`).
+    pub(super) fn sized(blocks: usize) -> Solution {
+        Solution {
+            first_changed: sized_map(blocks),
+            entry: sized_map(blocks),
+            outs: sized_map(blocks),
+            first_visit: sized_map(blocks),
+            blocks,
+        }
+    }
+
     /// The entry state of `b` on ptxas's first pass (`None`: unreachable).
     fn first(&self, b: Block) -> Option<&State> {
         self.first_changed[b].as_deref().or(self.entry[b].as_ref())
@@ -118,12 +133,11 @@ impl Walker<'_> {
     /// from a state that may still move.
     fn solve(&self, first_pass: &mut Plan) -> Result<Solution, NotConverged> {
         let blocks = self.f.blocks.len();
-        let mut sol = Solution {
-            first_changed: sized_map(blocks),
-            entry: sized_map(blocks),
-            outs: sized_map(blocks),
-            first_visit: sized_map(blocks),
-        };
+        let mut sol = self
+            .spare_solution
+            .take()
+            .filter(|s| s.blocks == blocks)
+            .unwrap_or_else(|| Solution::sized(blocks));
         let Some(&start) = self.an.cfg.rpo().first() else {
             return Ok(sol);
         };

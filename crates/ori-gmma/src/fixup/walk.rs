@@ -119,6 +119,8 @@ pub(super) struct Walker<'a> {
     pub(super) regs: InstRegs,
     /// The copies' shapes found so far (`Walker::copy_shape`).
     copy_shapes: std::cell::RefCell<CopyShapes>,
+    /// Room for the first solution, made beforehand (`super::prepare`).
+    pub(super) spare_solution: std::cell::Cell<Option<super::solve::Solution>>,
 }
 
 /// `Walker::copy_shape`'s answers, by instruction: a table of one word per
@@ -1454,6 +1456,7 @@ impl<'a> Walker<'a> {
                 at: ori_ir::sized_map(f.insts.len()),
                 found: Vec::new(),
             }),
+            spare_solution: std::cell::Cell::new(None),
         }
     }
 }
