@@ -147,7 +147,7 @@ impl Walker<'_> {
                 let sets: SmallVec<[AccumSet; 4]> = self.f.insts[at]
                     .defs()
                     .iter()
-                    .flat_map(|r| self.reg_sets[*r].iter().copied())
+                    .flat_map(|r| self.tables.reg_sets[*r].iter().copied())
                     .collect();
                 let mut up = Some(p);
                 let mut issued_above = false;

@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 impl Walker<'_> {
     /// Sets in `ids` that contain `r`.
     pub(super) fn hits(&self, r: VReg, ids: &[AccumSet]) -> bool {
-        self.reg_sets[r].iter().any(|s| ids.contains(s))
+        self.tables.reg_sets[r].iter().any(|s| ids.contains(s))
     }
 
     /// Whether another wgmma follows `at` in block `b` before the next commit or wait.
@@ -60,12 +60,13 @@ impl Walker<'_> {
                 if d.opcode == Opcode::Return || d.opcode == Opcode::Call {
                     return true;
                 }
-                let touches = self.regs.inst_watched(i)
+                let touches = self.tables.regs.inst_watched(i)
                     && self
+                        .tables
                         .regs
                         .uses(i)
                         .iter()
-                        .chain(self.regs.defs(i))
+                        .chain(self.tables.regs.defs(i))
                         .any(|r| self.hits(*r, sets));
                 if touches {
                     return true;
@@ -88,8 +89,9 @@ impl Walker<'_> {
             if d.opcode.is_gmma_family() || d.opcode.is_terminator() || d.opcode == Opcode::Call {
                 return None;
             }
-            let uses = self.regs.uses(i);
+            let uses = self.tables.regs.uses(i);
             if self
+                .tables
                 .regs
                 .defs(i)
                 .iter()
@@ -131,7 +133,7 @@ impl Walker<'_> {
             if d.opcode == Opcode::Call || d.opcode.is_terminator() {
                 return None;
             }
-            let (defs, uses) = (self.regs.defs(i), self.regs.uses(i));
+            let (defs, uses) = (self.tables.regs.defs(i), self.tables.regs.uses(i));
             let touches_copy = dsts.iter().any(|r| uses.contains(r) || defs.contains(r));
             if touches_copy || defs.contains(&src) {
                 return Some(i);
@@ -149,7 +151,7 @@ impl Walker<'_> {
     /// The index of `at` in its block's `insts` (O(1): the positions are
     /// numbered once per run).
     pub(super) fn position(&self, insts: &[Inst], at: Inst) -> Option<usize> {
-        let k = self.pos[at] as usize;
+        let k = self.tables.pos[at] as usize;
         (insts.get(k) == Some(&at)).then_some(k)
     }
 
@@ -246,7 +248,7 @@ impl Walker<'_> {
             if d.opcode.is_wait() && d.wait_count() == Some(0) {
                 return Some(i);
             }
-            let (defs, uses) = (self.regs.defs(i), self.regs.uses(i));
+            let (defs, uses) = (self.tables.regs.defs(i), self.tables.regs.uses(i));
             let touches = dsts.iter().any(|r| uses.contains(r) || defs.contains(r));
             if touches
                 || defs.contains(&src)
@@ -275,7 +277,7 @@ impl Walker<'_> {
         if &*d.name != "mov" || d.guard.is_some() {
             return None;
         }
-        let (defs, uses) = (self.regs.defs(i), self.regs.uses(i));
+        let (defs, uses) = (self.tables.regs.defs(i), self.tables.regs.uses(i));
         let tensor = |r: &VReg| self.f.vregs[*r].class == ori_ir::RegClass::Tensor;
         match uses {
             [src] if tensor(src) && !defs.is_empty() && !defs.iter().any(tensor) => {
@@ -317,10 +319,11 @@ impl Walker<'_> {
             if d.opcode.is_gmma_family()
                 || d.opcode == Opcode::Call
                 || self
+                    .tables
                     .regs
                     .defs(i)
                     .iter()
-                    .any(|r| !self.reg_sets[*r].is_empty())
+                    .any(|r| !self.tables.reg_sets[*r].is_empty())
             {
                 return None;
             }

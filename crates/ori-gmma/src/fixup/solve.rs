@@ -193,7 +193,7 @@ impl Walker<'_> {
     /// dropped (`exposed`).
     fn transfer_block(&self, b: Block, entry: State, plan: &mut Plan) -> State {
         let mut out = self.walk_block(b, entry, plan);
-        let ex = &self.exposed;
+        let ex = &self.tables.exposed;
         out.touched.retain(|r| ex[*r]);
         out.read_touched.retain(|r| ex[*r]);
         out.shapes.retain(|(r, _)| ex[*r]);

@@ -82,41 +82,24 @@ impl std::ops::Index<VReg> for SetsOfReg {
     }
 }
 
-/// What the walk consults: the function, phase 85's sets and the analyses.
+/// What the walk consults: the function, phase 85's sets, the tables made
+/// of them and the analyses.
 pub(super) struct Walker<'a> {
     pub(super) f: &'a Function,
-    /// The wgmma, in layout order.
-    wgmmas: Vec<Inst>,
     pub(super) sets: &'a AccumSetPool,
-    /// For each register, the accumulator sets containing it.
-    pub(super) reg_sets: SetsOfReg,
+    /// What the walk reads of the function besides the analyses.
+    pub(super) tables: Tables,
     /// CFG, dominators, uniformity, ptxas's blocks and loops, computed once.
     pub(super) an: &'a Analyses,
-    /// Accumulator registers that may be in flight (`budget::in_flight_budget`).
-    pub(super) budget: usize,
-    /// Accumulator sets holding a register some wgmma reads as an A fragment.
-    pub(super) fragment_sets: FxHashSet<AccumSet>,
-    /// Whether a `wgmma.wait_group` of the user's comes earlier in the
-    /// function's layout: ptxas's refusal (R-refuse-after-user-wait) also
-    /// follows the file order, not only paths (`heldout5_37`: an exit block
-    /// laid out after the main path's wait).
-    pub(super) wait_above: SecondaryMap<Inst, bool>,
     pub(super) module: &'a ori_ir::ModuleInfo,
     /// ptxas's decisions only, or also what the ISA wants (ISA-strict).
     pub(super) mode: Mode,
-    /// Each instruction's index in its block.
-    pub(super) pos: SecondaryMap<Inst, u32>,
-    /// Registers of a wgmma with no arrive before it in its block: only these
-    /// need to stay in `touched` / `read_touched` / `shapes` across blocks.
-    pub(super) exposed: SecondaryMap<VReg, bool>,
     /// The block walk's register counts, between blocks (cleared).
     spare_counts: std::cell::Cell<RegCounts>,
     /// Waits an earlier round hoisted out of divergent code to the end of
     /// each uniform block (R-hoisted-wait-retires): the walk makes them
     /// there, so that they retire the groups on every path out of the block.
     pub(super) hoisted: SecondaryMap<Block, SmallVec<[WaitAt; 1]>>,
-    /// Each instruction's registers, and which ones a rule may ask about.
-    pub(super) regs: InstRegs,
     /// The copies' shapes found so far (`Walker::copy_shape`).
     copy_shapes: std::cell::RefCell<CopyShapes>,
     /// Room for the first solution, made beforehand (`super::prepare`).
@@ -462,7 +445,7 @@ impl Walker<'_> {
     }
 
     fn on_wgmma(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
-        let accs: SmallVec<[VReg; 8]> = self.regs.accs(i).into();
+        let accs: SmallVec<[VReg; 8]> = self.tables.regs.accs(i).into();
         self.wgmma_register_failures(st, plan, i, &accs);
         self.wgmma_over_copy(st, plan, i, &accs);
         self.wgmma_arrive(bx, st, plan, i, &accs);
@@ -480,7 +463,7 @@ impl Walker<'_> {
         let flying = st.pipe.all();
         let lowest = accs.iter().min();
         let misaligned = accs.iter().any(|r| {
-            self.reg_sets[*r].iter().any(|s| {
+            self.tables.reg_sets[*r].iter().any(|s| {
                 flying.contains(s) && self.sets.get(*s).and_then(|set| set.first()) != lowest
             })
         });
@@ -491,6 +474,7 @@ impl Walker<'_> {
         // An A fragment a wgmma wrote since the last arrive: no injected
         // arrive can order it (`heldout5_28`, fixed only by wait + fence).
         let frag_from_wgmma = self
+            .tables
             .regs
             .frags(i)
             .iter()
@@ -539,7 +523,7 @@ impl Walker<'_> {
     ) {
         let (f, d) = (self.f, &self.f.insts[i]);
         let mut regs: SmallVec<[VReg; 8]> = accs.iter().copied().collect();
-        regs.extend(self.regs.frags(i).iter().copied());
+        regs.extend(self.tables.regs.frags(i).iter().copied());
         // A write of any accumulator register after a wgmma of this arrive's
         // stage also needs a new arrive, whatever registers the next wgmma
         // uses (`heldout4_38`: an add into D between D's last wgmma and E's).
@@ -613,8 +597,8 @@ impl Walker<'_> {
         bx.block_wgmma = true;
         st.wgmma_since_arrive = true;
         bx.block_fragments
-            .extend(self.regs.frags(i).iter().copied());
-        for &r in self.regs.frags(i) {
+            .extend(self.tables.regs.frags(i).iter().copied());
+        for &r in self.tables.regs.frags(i) {
             if !st.a_frags.contains(&(r, 0)) {
                 st.a_frags.push((r, 0));
             }
@@ -634,12 +618,12 @@ impl Walker<'_> {
             }
             // Only sets some wgmma also reads as A fragments can matter,
             // which keeps the state small.
-            if self.fragment_sets.contains(&set) {
+            if self.tables.fragment_sets.contains(&set) {
                 add_all(&mut st.wgmma_sets_since_arrive, [set]);
             }
         }
         st.last_wgmma = Some(i);
-        if self.in_flight_exceeds(st, self.budget) {
+        if self.in_flight_exceeds(st, self.tables.budget) {
             plan.fail_budget(i);
         }
     }
@@ -799,13 +783,18 @@ impl Walker<'_> {
         let inlined = defined && !self.module.compile_only;
         let all = st.pipe.all();
         let passes_in_flight = self
+            .tables
             .regs
             .uses(i)
             .iter()
             .copied()
             .find(|r| self.hits(*r, &all));
-        let unsure = passes_in_flight
-            .filter(|r| st.partial_wait || self.reg_sets[*r].iter().any(|s| st.mixed.contains(s)));
+        let unsure = passes_in_flight.filter(|r| {
+            st.partial_wait
+                || self.tables.reg_sets[*r]
+                    .iter()
+                    .any(|s| st.mixed.contains(s))
+        });
         if let Some(r) = unsure.filter(|_| defined) {
             // As for a plain read: ptxas does not strengthen a partial wait
             // for the inlined callee's reads (`heldout3_24`).
@@ -858,7 +847,7 @@ impl Walker<'_> {
         // No rule asks about an instruction that touches no watched
         // register (`inst_regs`): none of its registers is in flight, a
         // copy of one, a wgmma's operand or a copy's source.
-        if !self.regs.inst_watched(i) {
+        if !self.tables.regs.inst_watched(i) {
             return;
         }
         let acc = self.access(bx.b, st, i);
@@ -879,8 +868,8 @@ impl Walker<'_> {
     fn access(&self, b: Block, st: &mut State, i: Inst) -> Access {
         let d = &self.f.insts[i];
         let all = st.pipe.all();
-        let defs: SmallVec<[VReg; 8]> = self.regs.defs(i).into();
-        let mut uses: SmallVec<[VReg; 8]> = self.regs.uses(i).into();
+        let defs: SmallVec<[VReg; 8]> = self.tables.regs.defs(i).into();
+        let mut uses: SmallVec<[VReg; 8]> = self.tables.regs.uses(i).into();
         if d.guard.is_some() {
             uses.extend(defs.iter().copied());
         }
@@ -1004,7 +993,7 @@ impl Walker<'_> {
         let chained = |s: &AccumSet| bx.block_issues.iter().filter(|x| *x == s).count() >= CHAIN;
         if self.wgmma_later_using(b, i, r) {
             fail(plan, RuleId::KillBeforeChain, r)
-        } else if self.reg_sets[r].iter().any(chained) {
+        } else if self.tables.reg_sets[r].iter().any(chained) {
             fail(plan, RuleId::KillAfterChain, r)
         } else {
             (false, self.sync_later_in_block(b, i))
@@ -1055,7 +1044,7 @@ impl Walker<'_> {
                 .map(|r| (rule, r)),
             RuleId::RefuseAfterUserWait => acc
                 .read_any
-                .filter(|_| (st.user_waited || self.wait_above[i]) && !acc.defines_acc)
+                .filter(|_| (st.user_waited || self.tables.wait_above[i]) && !acc.defines_acc)
                 .map(|r| (rule, r)),
             RuleId::WaitBeforeRead => acc.read_any.map(|r| (rule, r)),
             _ => None,
@@ -1283,7 +1272,7 @@ impl Walker<'_> {
         let (f, d) = (self.f, &self.f.insts[i]);
         let tensor = |r: &VReg| f.vregs[*r].class == RegClass::Tensor;
         // Only watched registers are asked about (`inst_regs`).
-        let watched = |r: &VReg| self.regs.watched(*r);
+        let watched = |r: &VReg| self.tables.regs.watched(*r);
         st.read_touched
             .extend(acc.uses.iter().copied().filter(tensor));
         for r in &acc.defs {
@@ -1326,14 +1315,25 @@ impl Walker<'_> {
 pub(super) struct Tables {
     /// The wgmma, in layout order (what the edits' conflict index reads:
     /// `conflicts::Writers`).
-    wgmmas: Vec<Inst>,
-    reg_sets: SetsOfReg,
-    regs: InstRegs,
-    fragment_sets: FxHashSet<AccumSet>,
-    wait_above: SecondaryMap<Inst, bool>,
-    pos: SecondaryMap<Inst, u32>,
-    exposed: SecondaryMap<VReg, bool>,
-    budget: usize,
+    pub(super) wgmmas: Vec<Inst>,
+    /// For each register, the accumulator sets containing it.
+    pub(super) reg_sets: SetsOfReg,
+    /// Each instruction's registers, and which ones a rule may ask about.
+    pub(super) regs: InstRegs,
+    /// Accumulator sets holding a register some wgmma reads as an A fragment.
+    pub(super) fragment_sets: FxHashSet<AccumSet>,
+    /// Whether a `wgmma.wait_group` of the user's comes earlier in the
+    /// function's layout: ptxas's refusal (R-refuse-after-user-wait) also
+    /// follows the file order, not only paths (`heldout5_37`: an exit block
+    /// laid out after the main path's wait).
+    pub(super) wait_above: SecondaryMap<Inst, bool>,
+    /// Each instruction's index in its block.
+    pub(super) pos: SecondaryMap<Inst, u32>,
+    /// Registers of a wgmma with no arrive before it in its block: only these
+    /// need to stay in `touched` / `read_touched` / `shapes` across blocks.
+    pub(super) exposed: SecondaryMap<VReg, bool>,
+    /// Accumulator registers that may be in flight (`budget::in_flight_budget`).
+    pub(super) budget: usize,
 }
 
 impl Tables {
@@ -1397,23 +1397,15 @@ pub(super) struct Owned {
 impl<'a> Walker<'a> {
     /// What the walker owns, its borrows of the function ended: the wgmma
     /// in layout order apart, the rest to be freed.
-    pub(super) fn into_owned(self) -> (Vec<Inst>, Owned) {
+    pub(super) fn into_owned(mut self) -> (Vec<Inst>, Owned) {
+        let wgmmas = std::mem::take(&mut self.tables.wgmmas);
         let owned = Owned {
-            _tables: Tables {
-                wgmmas: Vec::new(),
-                reg_sets: self.reg_sets,
-                regs: self.regs,
-                fragment_sets: self.fragment_sets,
-                wait_above: self.wait_above,
-                pos: self.pos,
-                exposed: self.exposed,
-                budget: self.budget,
-            },
+            _tables: self.tables,
             _hoisted: self.hoisted,
             _copy_shapes: self.copy_shapes.into_inner(),
             _spare_counts: self.spare_counts.into_inner(),
         };
-        (self.wgmmas, owned)
+        (wgmmas, owned)
     }
 
     /// The walker of `f`, with phase 85's `sets`, the tables made of them
@@ -1426,32 +1418,15 @@ impl<'a> Walker<'a> {
         module: &'a ori_ir::ModuleInfo,
         mode: Mode,
     ) -> Walker<'a> {
-        let Tables {
-            wgmmas,
-            reg_sets,
-            regs,
-            fragment_sets,
-            wait_above,
-            pos,
-            exposed,
-            budget,
-        } = tables;
         Walker {
             f,
-            wgmmas,
             sets,
-            reg_sets,
+            tables,
             an,
-            budget,
-            fragment_sets,
-            wait_above,
             module,
             mode,
-            pos,
-            exposed,
             spare_counts: Default::default(),
             hoisted: SecondaryMap::new(),
-            regs,
             copy_shapes: std::cell::RefCell::new(CopyShapes {
                 at: ori_ir::sized_map(f.insts.len()),
                 found: Vec::new(),
