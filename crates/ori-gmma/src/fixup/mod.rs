@@ -44,6 +44,7 @@ mod reg_set;
 pub mod rules;
 mod solve;
 mod state;
+mod trailing_rounds;
 mod walk;
 
 pub use apply::serialize;
@@ -171,6 +172,7 @@ fn run_fixup_with(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode, two_th
     let (an, tables, room) = prepare(f, &facts.sets, cx.module.maxrregcount, two_threads_from);
     let mut walker = walk::Walker::new(f, &facts.sets, tables, &an, cx.module, mode);
     walker.spare_solution.set(room);
+    walker.two_threads_from = two_threads_from;
     let not_converged = |e: solve::NotConverged, name: &str| {
         let msg = format!(
             "internal error: FixupGmmaSequence did not converge in {} rounds in function '{name}'",
@@ -273,19 +275,86 @@ mod tests {
         s
     }
 
-    /// Phase 87 over `f` (phase 85 run first), preparing on two threads from
-    /// `two_threads_from` instructions: the IR and the diagnostics.
-    fn fixup(m: &ori_ir::Module, two_threads_from: usize) -> (String, String) {
+    /// Phase 87 over `m`'s function `f` (phase 85 run first), with its
+    /// threads from `two_threads_from` instructions on: the IR and the
+    /// diagnostics.
+    fn fixup_function(
+        m: &ori_ir::Module,
+        f: &Function,
+        mode: Mode,
+        two_threads_from: usize,
+    ) -> (String, String) {
         let info = ModuleInfo::of(m);
-        let mut f = m.funcs.values().next().expect("one function").clone();
+        let mut f = f.clone();
         let mut cx = PassContext {
             module: &info,
             diags: Vec::new(),
         };
         crate::OriPropagateGmma.run(&mut f, &mut cx);
-        assert!(f.insts.len() >= PREPARE_ON_TWO_THREADS_FROM);
-        run_fixup_with(&mut f, &mut cx, Mode::Ptxas, two_threads_from);
+        run_fixup_with(&mut f, &mut cx, mode, two_threads_from);
         (ori_ir::function_to_string(&f), format!("{:?}", cx.diags))
+    }
+
+    /// Phase 87 over `m`'s one large function.
+    fn fixup(m: &ori_ir::Module, two_threads_from: usize) -> (String, String) {
+        let f = m.funcs.values().next().expect("one function");
+        assert!(f.insts.len() >= PREPARE_ON_TWO_THREADS_FROM);
+        fixup_function(m, f, Mode::Ptxas, two_threads_from)
+    }
+
+    /// The `.ptx` files below `dir`, sorted.
+    fn ptx_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let p = e.path();
+            if p.is_dir() {
+                ptx_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "ptx") {
+                out.push(p);
+            }
+        }
+        out.sort();
+    }
+
+    /// Every function of every kernel in the repository's tests (the
+    /// corpora, the real kernels, Triton's, the generated ones), through
+    /// phase 87 on one thread and with its threads from the first
+    /// instruction on (the preparation, and the fixpoint's later rounds
+    /// trailing its first pass: `trailing_rounds`): the same IR and the same
+    /// diagnostics (ISA-strict mode differs in what the walk decides, not in
+    /// how the fixpoint is solved). The debug build also checks each
+    /// two-thread solution against the sequential solver's
+    /// (`Walker::solve_and_decide`).
+    #[test]
+    fn two_threads_solve_what_one_does() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
+        let mut files = Vec::new();
+        ptx_files(&root, &mut files);
+        let mut compared = 0;
+        for p in &files {
+            let name = p.display().to_string();
+            let Ok(src) = std::fs::read_to_string(p) else {
+                continue;
+            };
+            let (ast, diags) = ori_ptx::parse_with_diags(&name, &src);
+            if diags.iter().any(|d| d.severity.is_error()) {
+                continue;
+            }
+            let (m, diags) = ori_ptx::lower::lower_module_owned(&name, ast);
+            if diags.iter().any(|d| d.severity.is_error()) {
+                continue;
+            }
+            for f in m.funcs.values() {
+                let one = fixup_function(&m, f, Mode::Ptxas, usize::MAX);
+                let two = fixup_function(&m, f, Mode::Ptxas, 0);
+                assert!(one.1 == two.1, "{name}: the diagnostics differ");
+                assert!(one.0 == two.0, "{name}: the IR differs");
+                compared += 1;
+            }
+        }
+        assert!(compared > 1000, "only {compared} functions compared");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use super::walk::Walker;
 use crate::in_flight::PipeState;
 use cranelift_entity::SecondaryMap;
 use ori_ir::{sized_map, Block};
+use std::borrow::Cow;
 
 /// More rounds than any function needs: each round makes some state grow
 /// in a lattice of finite height (sets of the function's sets, registers
@@ -31,6 +32,29 @@ pub(super) const MAX_ROUNDS: usize = 1000;
 #[derive(Debug)]
 pub(super) struct NotConverged {
     pub(super) rounds: usize,
+}
+
+/// Join `carried` into the entry of `s`, a block the first pass walked;
+/// whether it grew. The first time it grows, the entry the first pass
+/// walked `s` with is kept in `first_changed`.
+pub(super) fn join_walked(
+    entry: &mut SecondaryMap<Block, Option<State>>,
+    first_changed: &mut SecondaryMap<Block, Option<Box<State>>>,
+    s: Block,
+    carried: &State,
+) -> bool {
+    let Some(e) = entry[s].as_mut() else {
+        unreachable!("the first pass gave every block it walked an entry")
+    };
+    if first_changed[s].is_some() {
+        return e.join(carried);
+    }
+    let before = e.clone();
+    let grew = e.join(carried);
+    if grew {
+        first_changed[s] = Some(Box::new(before));
+    }
+    grew
 }
 
 /// The solved walk states.
@@ -45,17 +69,17 @@ pub(super) struct Solution {
     /// Block entry states on ptxas's first pass (forward edges only), for
     /// the blocks whose entry changed after that pass walked them; every
     /// other reachable block's first-pass entry is its converged one.
-    first_changed: SecondaryMap<Block, Option<Box<State>>>,
+    pub(super) first_changed: SecondaryMap<Block, Option<Box<State>>>,
     /// Converged block entry states (`None`: unreachable).
-    entry: SecondaryMap<Block, Option<State>>,
+    pub(super) entry: SecondaryMap<Block, Option<State>>,
     /// Converged block exit states' pipelines: what the late checks read
     /// of them (the whole states were 34 MB of the generated 1M matmul's
     /// peak for their in-flight sets alone).
     pub(super) outs: SecondaryMap<Block, Option<PipeState>>,
     /// The plan's [`Plan::epoch`] as the first pass began each block.
-    first_visit: SecondaryMap<Block, u32>,
+    pub(super) first_visit: SecondaryMap<Block, u32>,
     /// How many blocks the tables have room for.
-    blocks: usize,
+    pub(super) blocks: usize,
 }
 
 impl Solution {
@@ -96,7 +120,10 @@ impl Walker<'_> {
     /// scratch plans only, and both deciding visits are made in full.
     pub(super) fn solve_and_decide(&self) -> Result<(Solution, Plan), NotConverged> {
         let mut plan = Plan::default();
-        let sol = self.solve(&mut plan)?;
+        let sol = match self.solve_on_two_threads(&mut plan) {
+            Some(solved) => solved?,
+            None => self.solve(&mut plan)?,
+        };
         if plan.state_from_plan {
             let sol = self.solve(&mut Plan::scratch())?;
             let plan = self.decide(&sol);
@@ -121,6 +148,13 @@ impl Walker<'_> {
                 sol.outs == reference.outs,
                 "the first pass moved the fixpoint"
             );
+            // The same entries, both kinds (on two threads, the later
+            // rounds go as `solve`'s: `trailing_rounds`).
+            debug_assert!(sol.entry == reference.entry, "the converged entries differ");
+            debug_assert!(
+                sol.first_changed == reference.first_changed,
+                "the first-pass entries differ"
+            );
             let full = self.decide(&reference);
             debug_assert_eq!(plan.decisions(), full.decisions());
         }
@@ -133,19 +167,11 @@ impl Walker<'_> {
     /// from a state that may still move.
     fn solve(&self, first_pass: &mut Plan) -> Result<Solution, NotConverged> {
         let blocks = self.f.blocks.len();
-        let mut sol = self
-            .spare_solution
-            .take()
-            .filter(|s| s.blocks == blocks)
-            .unwrap_or_else(|| Solution::sized(blocks));
+        let mut sol = self.room_for_solution();
         let Some(&start) = self.an.cfg.rpo().first() else {
             return Ok(sol);
         };
-        sol.entry[start] = Some(State {
-            no_arrive: true,
-            block_no_arrive: true,
-            ..State::default()
-        });
+        sol.entry[start] = Some(State::at_function_entry());
         // Blocks whose entry changed since their last walk: a round walks
         // only these (in reverse postorder), since a walk is a function of
         // the entry state alone. Round 1 walks every reachable block.
@@ -189,9 +215,19 @@ impl Walker<'_> {
         Ok(sol)
     }
 
+    /// Room for a solution of this function: the one made beforehand
+    /// (`super::prepare`), or a new one.
+    pub(super) fn room_for_solution(&self) -> Solution {
+        let blocks = self.f.blocks.len();
+        self.spare_solution
+            .take()
+            .filter(|s| s.blocks == blocks)
+            .unwrap_or_else(|| Solution::sized(blocks))
+    }
+
     /// The state out of block `b`, with what only matters inside a block
     /// dropped (`exposed`).
-    fn transfer_block(&self, b: Block, entry: State, plan: &mut Plan) -> State {
+    pub(super) fn transfer_block(&self, b: Block, entry: State, plan: &mut Plan) -> State {
         let mut out = self.walk_block(b, entry, plan);
         let ex = &self.tables.exposed;
         out.touched.retain(|r| ex[*r]);
@@ -213,25 +249,9 @@ impl Walker<'_> {
     ) -> smallvec::SmallVec<[Block; 2]> {
         let mut grew = smallvec::SmallVec::new();
         for &s in self.an.cfg.succs(b) {
-            // R-kept-loop-back-edge: what the user's waits taught the walk
-            // does not go round a loop ptxas keeps (see `loops`).
-            let kept_back = self.an.loops.kept_back_edges.contains(&(b, s));
-            let carried = if kept_back && out.user_waited {
-                let mut o = out.clone();
-                o.user_waited = false;
-                std::borrow::Cow::Owned(o)
-            } else {
-                std::borrow::Cow::Borrowed(out)
-            };
+            let carried = self.carried(b, s, out);
             let changed = match &mut entry[s] {
-                Some(e) if walked[s] && first_changed[s].is_none() => {
-                    let before = e.clone();
-                    let grew = e.join(&carried);
-                    if grew {
-                        first_changed[s] = Some(Box::new(before));
-                    }
-                    grew
-                }
+                Some(_) if walked[s] => join_walked(entry, first_changed, s, &carried),
                 Some(e) => e.join(&carried),
                 slot @ None => {
                     *slot = Some(carried.into_owned());
@@ -243,6 +263,20 @@ impl Walker<'_> {
             }
         }
         grew
+    }
+
+    /// What `out`, the state out of `b`, brings along the edge to `s`.
+    /// R-kept-loop-back-edge: what the user's waits taught the walk does
+    /// not go round a loop ptxas keeps (see `loops`).
+    pub(super) fn carried<'s>(&self, b: Block, s: Block, out: &'s State) -> Cow<'s, State> {
+        let kept_back = self.an.loops.kept_back_edges.contains(&(b, s));
+        if kept_back && out.user_waited {
+            let mut o = out.clone();
+            o.user_waited = false;
+            Cow::Owned(o)
+        } else {
+            Cow::Borrowed(out)
+        }
     }
 
     /// Decide (R-first-visit) in full: one visit over the first-pass

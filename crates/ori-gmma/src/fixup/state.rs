@@ -204,6 +204,15 @@ fn and_into(dst: &mut bool, src: bool) -> bool {
 }
 
 impl State {
+    /// The state at the function's entry: no arrive seen yet.
+    pub(super) fn at_function_entry() -> State {
+        State {
+            no_arrive: true,
+            block_no_arrive: true,
+            ..State::default()
+        }
+    }
+
     /// A wait covered everything: nothing is in flight any more.
     pub(super) fn retire_all(&mut self) {
         self.pipe = PipeState::default();

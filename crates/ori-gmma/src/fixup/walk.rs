@@ -87,8 +87,9 @@ impl std::ops::Index<VReg> for SetsOfReg {
 pub(super) struct Walker<'a> {
     pub(super) f: &'a Function,
     pub(super) sets: &'a AccumSetPool,
-    /// What the walk reads of the function besides the analyses.
-    pub(super) tables: Tables,
+    /// What the walk reads of the function besides the analyses (shared
+    /// with the walker of the fixpoint's second thread, [`Walker::lane`]).
+    pub(super) tables: std::sync::Arc<Tables>,
     /// CFG, dominators, uniformity, ptxas's blocks and loops, computed once.
     pub(super) an: &'a Analyses,
     pub(super) module: &'a ori_ir::ModuleInfo,
@@ -104,6 +105,9 @@ pub(super) struct Walker<'a> {
     copy_shapes: std::cell::RefCell<CopyShapes>,
     /// Room for the first solution, made beforehand (`super::prepare`).
     pub(super) spare_solution: std::cell::Cell<Option<super::solve::Solution>>,
+    /// Functions of at least this many instructions solve the fixpoint on
+    /// two threads (`super::trailing_rounds`).
+    pub(super) two_threads_from: usize,
 }
 
 /// `Walker::copy_shape`'s answers, by instruction: a table of one word per
@@ -1388,7 +1392,7 @@ impl Tables {
 /// What a walker owns, apart from what it borrows: to be freed where it
 /// suits the caller (`Walker::into_owned`).
 pub(super) struct Owned {
-    _tables: Tables,
+    _tables: std::sync::Arc<Tables>,
     _hoisted: SecondaryMap<Block, SmallVec<[WaitAt; 1]>>,
     _copy_shapes: CopyShapes,
     _spare_counts: RegCounts,
@@ -1398,7 +1402,12 @@ impl<'a> Walker<'a> {
     /// What the walker owns, its borrows of the function ended: the wgmma
     /// in layout order apart, the rest to be freed.
     pub(super) fn into_owned(mut self) -> (Vec<Inst>, Owned) {
-        let wgmmas = std::mem::take(&mut self.tables.wgmmas);
+        // The lanes of the fixpoint's second thread are gone by now, so the
+        // list is moved, not copied.
+        let wgmmas = match std::sync::Arc::get_mut(&mut self.tables) {
+            Some(t) => std::mem::take(&mut t.wgmmas),
+            None => self.tables.wgmmas.clone(),
+        };
         let owned = Owned {
             _tables: self.tables,
             _hoisted: self.hoisted,
@@ -1421,7 +1430,7 @@ impl<'a> Walker<'a> {
         Walker {
             f,
             sets,
-            tables,
+            tables: std::sync::Arc::new(tables),
             an,
             module,
             mode,
@@ -1432,6 +1441,29 @@ impl<'a> Walker<'a> {
                 found: Vec::new(),
             }),
             spare_solution: std::cell::Cell::new(None),
+            two_threads_from: usize::MAX,
+        }
+    }
+
+    /// A walker for another thread: the same function, tables, analyses
+    /// and hoisted waits, with caches of its own (the block walk's counts
+    /// and the copies' shapes, which a walker keeps in cells).
+    pub(super) fn lane(&self) -> Walker<'a> {
+        Walker {
+            f: self.f,
+            sets: self.sets,
+            tables: std::sync::Arc::clone(&self.tables),
+            an: self.an,
+            module: self.module,
+            mode: self.mode,
+            spare_counts: Default::default(),
+            hoisted: self.hoisted.clone(),
+            copy_shapes: std::cell::RefCell::new(CopyShapes {
+                at: ori_ir::sized_map(self.f.insts.len()),
+                found: Vec::new(),
+            }),
+            spare_solution: std::cell::Cell::new(None),
+            two_threads_from: self.two_threads_from,
         }
     }
 }
