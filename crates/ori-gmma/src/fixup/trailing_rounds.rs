@@ -37,7 +37,7 @@
 //! the repository's kernels both ways.
 
 use super::plan::Plan;
-use super::solve::{join_walked, NotConverged, Solution, MAX_ROUNDS};
+use super::solve::{FirstEntries, NotConverged, Solution, MAX_ROUNDS};
 use super::state::State;
 use super::walk::Walker;
 use crate::in_flight::PipeState;
@@ -59,12 +59,22 @@ enum Step {
 /// thread: a few microseconds, against about 2 µs a block walk).
 const BATCH: usize = 32;
 
+/// Batches the first pass may be ahead of the second thread: at most
+/// about 200 KB of states waiting. Unbounded, a function whose later rounds
+/// take much longer than its first pass (one large loop walked many times)
+/// would have every block's entry waiting in the channel at once, as much
+/// again as the solution's table of entries. When the first pass waits here, it waits for what it would
+/// wait for anyway, the second thread's results. (On the generated 1M
+/// matmul, where the two shares are close, 116 and 125 ms, the bound
+/// changes neither the time nor the peak.)
+const AHEAD: usize = 8;
+
 /// The parts of the solution the second thread makes: the converged
-/// entries, the first-pass entries of the blocks whose entry changed, and
+/// entries, which blocks' entries changed after the first pass, and
 /// the converged exit pipelines.
 struct Trailed {
     entry: SecondaryMap<Block, Option<State>>,
-    first_changed: SecondaryMap<Block, Option<Box<State>>>,
+    first: FirstEntries,
     outs: SecondaryMap<Block, Option<PipeState>>,
 }
 
@@ -102,11 +112,11 @@ impl Walker<'_> {
         let mut sol = self.room_for_solution();
         let parts = Trailed {
             entry: std::mem::take(&mut sol.entry),
-            first_changed: std::mem::take(&mut sol.first_changed),
+            first: std::mem::replace(&mut sol.first, FirstEntries::none()),
             outs: std::mem::take(&mut sol.outs),
         };
         let lane = self.lane();
-        let (tx, rx) = mpsc::channel::<Vec<Step>>();
+        let (tx, rx) = mpsc::sync_channel::<Vec<Step>>(AHEAD);
         let trailed = std::thread::scope(|scope| {
             let second = std::thread::Builder::new()
                 .name("ori-rounds".into())
@@ -120,7 +130,7 @@ impl Walker<'_> {
         })?;
         Some(trailed.map(|parts| {
             sol.entry = parts.entry;
-            sol.first_changed = parts.first_changed;
+            sol.first = parts.first;
             sol.outs = parts.outs;
             sol
         }))
@@ -134,7 +144,7 @@ impl Walker<'_> {
         start: Block,
         plan: &mut Plan,
         sol: &mut Solution,
-        tx: mpsc::Sender<Vec<Step>>,
+        tx: mpsc::SyncSender<Vec<Step>>,
     ) {
         let mut pending: FxHashMap<Block, State> = FxHashMap::default();
         pending.insert(start, State::at_function_entry());
@@ -179,7 +189,7 @@ impl Walker<'_> {
     fn trail(self, rx: mpsc::Receiver<Vec<Step>>, parts: Trailed) -> Result<Trailed, NotConverged> {
         let Trailed {
             mut entry,
-            mut first_changed,
+            mut first,
             mut outs,
         } = parts;
         let rpo = self.an.cfg.rpo();
@@ -213,7 +223,7 @@ impl Walker<'_> {
                             received += 1;
                         }
                         Step::BackEdge(s, st) => {
-                            dirty[s] |= join_walked(&mut entry, &mut first_changed, s, &st);
+                            dirty[s] |= first.join_walked(&mut entry, s, &st);
                         }
                     }
                 }
@@ -244,7 +254,7 @@ impl Walker<'_> {
                 for (&b, from) in sent.iter_mut() {
                     while from.last().is_some_and(|(r, _)| *r == round) {
                         if let Some((_, st)) = from.pop() {
-                            dirty[b] |= join_walked(&mut entry, &mut first_changed, b, &st);
+                            dirty[b] |= first.join_walked(&mut entry, b, &st);
                         }
                     }
                 }
@@ -259,7 +269,7 @@ impl Walker<'_> {
                     for &s in self.an.cfg.succs(b) {
                         let carried = self.carried(b, s, &out);
                         if (pos[s] as usize) < hi {
-                            dirty[s] |= join_walked(&mut entry, &mut first_changed, s, &carried);
+                            dirty[s] |= first.join_walked(&mut entry, s, &carried);
                         } else {
                             later
                                 .entry(s)
@@ -276,10 +286,6 @@ impl Walker<'_> {
             }
             run += 1;
         }
-        Ok(Trailed {
-            entry,
-            first_changed,
-            outs,
-        })
+        Ok(Trailed { entry, first, outs })
     }
 }
