@@ -150,6 +150,10 @@ pub(super) struct Plan {
     /// (R-first-visit in `Walker::read_rules`): then this walk's state is
     /// not the fixpoint's, whose walks see no decision.
     pub(super) state_from_plan: bool,
+    /// How many times a walk asked to decide something (recorded or not,
+    /// scratch plan or not): a walk that leaves it as it was decided
+    /// nothing, whatever plan it had (see [`Plan::asked`]).
+    asked: u32,
 }
 
 impl Plan {
@@ -183,6 +187,15 @@ impl Plan {
         )
     }
 
+    /// How many times a walk asked to decide (every call that may change
+    /// a decision counts, in a scratch plan too). A walk during which it
+    /// stays the same made only the plan's reads: which decisions stand at
+    /// its instructions ([`Plan::has_wait`], [`Plan::has_arrive`]) and
+    /// whether the pipeline is serialized ([`Plan::injecting`]).
+    pub(super) fn asked(&self) -> u32 {
+        self.asked
+    }
+
     /// The changes made so far: a mark to compare with [`Plan::unchanged_since`].
     pub(super) fn epoch(&self) -> u32 {
         self.epoch
@@ -202,6 +215,7 @@ impl Plan {
 
     /// Block `b`, whose first instruction is the `ret` `i`, is a bare exit.
     pub(super) fn bare_exit(&mut self, b: Block, i: Inst) {
+        self.asked += 1;
         if !self.bare_exits.contains(&b) {
             self.bare_exits.push(b);
             self.mark(i);
@@ -232,6 +246,7 @@ impl Plan {
     /// many visits reach it (a table, so that this stays O(1)). Never, in
     /// a scratch plan.
     pub(super) fn first(&mut self, kind: Seen, i: Inst) -> bool {
+        self.asked += 1;
         self.first_at(kind, i, 0)
     }
 
@@ -268,11 +283,13 @@ impl Plan {
 
     /// Record `kind` at `i` when the walk still injects and it is new.
     pub(super) fn record(&mut self, kind: Seen, i: Inst) -> bool {
+        self.asked += 1;
         self.injecting() && self.first(kind, i)
     }
 
     /// An arrive before `i`.
     pub(super) fn arrive(&mut self, i: Inst, rule: RuleId) {
+        self.asked += 1;
         if self.record(Seen::Arrive, i) {
             self.arrives.push((i, rule));
         }
@@ -283,6 +300,7 @@ impl Plan {
     /// open (the converged state brings them round a back edge) gets the
     /// commit it then needs: a wait covers committed groups only.
     pub(super) fn wait(&mut self, at: Inst, close: Close, line: Option<u32>, rule: RuleId) {
+        self.asked += 1;
         if self.injecting() && self.first_at(Seen::Wait, at, self.waits.len()) {
             self.waits.push(WaitAt {
                 at,
@@ -314,6 +332,7 @@ impl Plan {
     /// An access the ISA calls undefined at `i` (register `r`), with the
     /// close its ISA-strict wait needs (upgraded as for [`Plan::wait`]).
     pub(super) fn undefined_write(&mut self, i: Inst, r: VReg, close: Close) {
+        self.asked += 1;
         if self.injecting() && self.first_at(Seen::UbWrite, i, self.ub_writes.len()) {
             self.ub_writes.push((i, r, close));
         } else if close == Close::CommitBatch {
@@ -336,6 +355,7 @@ impl Plan {
         reg: Option<VReg>,
         wgmma: Option<Inst>,
     ) {
+        self.asked += 1;
         // R-walk-failure-first: ptxas finds divergence and extern calls in
         // its walk, and C7510/C7511/C7513-C7515 in the checks after it, so a
         // walk failure anywhere replaces a late-check failure the walk met
@@ -377,6 +397,7 @@ impl Plan {
     /// fresh set of 64 registers and add it into the main accumulator before
     /// the next wgmma: ptxas says C7511, not C7514).
     pub(super) fn fail_budget(&mut self, at: Inst) {
+        self.asked += 1;
         if self
             .failure
             .as_ref()

@@ -76,6 +76,7 @@ struct Trailed {
     entry: SecondaryMap<Block, Option<State>>,
     first: FirstEntries,
     outs: SecondaryMap<Block, Option<PipeState>>,
+    quiet: SecondaryMap<Block, bool>,
 }
 
 /// Positions in reverse postorder where a closed run starts, ascending,
@@ -114,6 +115,7 @@ impl Walker<'_> {
             entry: std::mem::take(&mut sol.entry),
             first: std::mem::replace(&mut sol.first, FirstEntries::none()),
             outs: std::mem::take(&mut sol.outs),
+            quiet: std::mem::take(&mut sol.quiet),
         };
         let lane = self.lane();
         let (tx, rx) = mpsc::sync_channel::<Vec<Step>>(AHEAD);
@@ -132,6 +134,7 @@ impl Walker<'_> {
             sol.entry = parts.entry;
             sol.first = parts.first;
             sol.outs = parts.outs;
+            sol.quiet = parts.quiet;
             sol
         }))
     }
@@ -191,6 +194,7 @@ impl Walker<'_> {
             mut entry,
             mut first,
             mut outs,
+            mut quiet,
         } = parts;
         let rpo = self.an.cfg.rpo();
         let mut pos: SecondaryMap<Block, u32> = sized_map(self.f.blocks.len());
@@ -265,7 +269,9 @@ impl Walker<'_> {
                     let Some(e) = entry[b].clone() else {
                         continue;
                     };
+                    let before = (scratch.asked(), scratch.failure().is_none());
                     let out = self.transfer_block(b, e, &mut scratch);
+                    quiet[b] = before.1 && scratch.asked() == before.0;
                     for &s in self.an.cfg.succs(b) {
                         let carried = self.carried(b, s, &out);
                         if (pos[s] as usize) < hi {
@@ -286,6 +292,11 @@ impl Walker<'_> {
             }
             run += 1;
         }
-        Ok(Trailed { entry, first, outs })
+        Ok(Trailed {
+            entry,
+            first,
+            outs,
+            quiet,
+        })
     }
 }
