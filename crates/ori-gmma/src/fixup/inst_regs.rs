@@ -21,7 +21,7 @@
 //! which nothing else reads.
 
 use cranelift_entity::SecondaryMap;
-use ori_ir::{sized_map, Function, Inst, Opcode, RegClass, Symbol, VReg};
+use ori_ir::{sized_map, Function, Inst, Opcode, Symbol, VReg};
 
 /// The registers of every instruction of a function.
 pub(super) struct InstRegs {
@@ -43,15 +43,15 @@ pub(super) struct InstRegs {
 }
 
 impl InstRegs {
-    /// The table of `f`; `in_a_set` says whether phase 85 put a register
-    /// in an accumulator set.
+    /// The table of `f`; `kinds` says whether phase 85 put a register in
+    /// an accumulator set and whether it is of the tensor class.
     ///
     /// One pass over the instructions reads all of it: on a kernel of a
     /// million instructions every pass over them waits on memory (152
     /// bytes an instruction), and the four passes this took (registers,
     /// wgmma operands, watched registers, the copies) were 115 ms of phase
     /// 87's 520 on the generated 1M matmul.
-    pub(super) fn compute(f: &Function, in_a_set: impl Fn(VReg) -> bool) -> InstRegs {
+    pub(super) fn compute(f: &Function, kinds: &super::walk::RegKinds) -> InstRegs {
         let n = f.insts.len();
         let mut span = sized_map(n);
         let mut opcode = sized_map(n);
@@ -67,7 +67,7 @@ impl InstRegs {
                 work.push(r);
             }
         };
-        let tensor = |r: VReg| f.vregs[r].class == RegClass::Tensor;
+        let tensor = |r: VReg| kinds.tensor(r);
         // The movs that write each register, for the closure below.
         let mut movs_writing: Vec<(VReg, Inst)> = Vec::new();
         let mov = Symbol::new("mov");
@@ -84,7 +84,7 @@ impl InstRegs {
             span[i] = (start as u32, nd as u32, nu as u32);
             let (defs, uses) = regs[start..].split_at(nd);
             for &r in defs.iter().chain(uses) {
-                if in_a_set(r) || tensor(r) {
+                if kinds.in_a_set_or_tensor(r) {
                     mark(&mut watched, r, &mut work);
                 }
             }

@@ -6,7 +6,9 @@
 //! 1. **Solve** (`solve`): the walk state (`state`, a product of
 //!    join-semilattices) iterated over the CFG to its fixpoint, with the
 //!    transfer function of `walk`; no decision is kept from a state that may
-//!    still move, and failing to converge is an internal error.
+//!    still move, and failing to converge is an internal error. On a large
+//!    function the rounds after the first run on a second thread, trailing
+//!    the first pass (`trailing_rounds`).
 //! 2. **Decide** (`solve`, R-first-visit): one visit over ptxas's
 //!    first-pass states (the fixpoint's first pass) and one over the
 //!    converged states (where it differs from the first) ask the rules

@@ -278,7 +278,7 @@ impl Walker<'_> {
             return None;
         }
         let (defs, uses) = (self.tables.regs.defs(i), self.tables.regs.uses(i));
-        let tensor = |r: &VReg| self.f.vregs[*r].class == ori_ir::RegClass::Tensor;
+        let tensor = |r: &VReg| self.tables.kinds.tensor(*r);
         match uses {
             [src] if tensor(src) && !defs.is_empty() && !defs.iter().any(tensor) => {
                 Some((defs.iter().copied().collect(), *src))

@@ -82,6 +82,52 @@ impl std::ops::Index<VReg> for SetsOfReg {
     }
 }
 
+/// Two facts about each register, one byte each: whether it is in an
+/// accumulator set and whether it is of the tensor class. The table of
+/// registers' data is 32 bytes a register (21 MB on the generated 1M
+/// matmul) and the sets' offsets another table, each read at random at
+/// every register operand; this one is 670 KB there (building the walk's
+/// register table, `InstRegs::compute`, went from 85 to 80 ms with it).
+pub(super) struct RegKinds(Vec<u8>);
+
+impl RegKinds {
+    const IN_A_SET: u8 = 1;
+    const TENSOR: u8 = 2;
+
+    fn new(f: &Function, sets: &SetsOfReg) -> RegKinds {
+        let kind = |(r, d): (VReg, &ori_ir::VRegData)| {
+            let tensor = if d.class == RegClass::Tensor {
+                RegKinds::TENSOR
+            } else {
+                0
+            };
+            let in_a_set = if sets[r].is_empty() {
+                0
+            } else {
+                RegKinds::IN_A_SET
+            };
+            tensor | in_a_set
+        };
+        RegKinds(f.vregs.iter().map(kind).collect())
+    }
+
+    fn get(&self, r: VReg) -> u8 {
+        self.0.get(r.index()).copied().unwrap_or(0)
+    }
+
+    /// Whether `r` is of the tensor class (a wgmma accumulator's).
+    #[inline]
+    pub(super) fn tensor(&self, r: VReg) -> bool {
+        self.get(r) & RegKinds::TENSOR != 0
+    }
+
+    /// Whether `r` is in an accumulator set or of the tensor class.
+    #[inline]
+    pub(super) fn in_a_set_or_tensor(&self, r: VReg) -> bool {
+        self.get(r) != 0
+    }
+}
+
 /// What the walk consults: the function, phase 85's sets, the tables made
 /// of them and the analyses.
 pub(super) struct Walker<'a> {
@@ -389,9 +435,7 @@ impl Walker<'_> {
     /// and a third commit after the fence's group, with a store and a
     /// write of another register between, get no arrive).
     fn touched_needs_arrive(&self, st: &State) -> bool {
-        st.touched
-            .iter()
-            .any(|r| self.f.vregs[*r].class == RegClass::Tensor)
+        st.touched.iter().any(|r| self.tables.kinds.tensor(*r))
     }
 
     /// **R-divergent-arrive** holds in kernels only: in a `.func` compiled
@@ -525,18 +569,14 @@ impl Walker<'_> {
         i: Inst,
         accs: &[VReg],
     ) {
-        let (f, d) = (self.f, &self.f.insts[i]);
+        let d = &self.f.insts[i];
         let mut regs: SmallVec<[VReg; 8]> = accs.iter().copied().collect();
         regs.extend(self.tables.regs.frags(i).iter().copied());
         // A write of any accumulator register after a wgmma of this arrive's
         // stage also needs a new arrive, whatever registers the next wgmma
         // uses (`heldout4_38`: an add into D between D's last wgmma and E's).
         let touched = regs.iter().any(|r| st.touched.contains(r))
-            || (st.wgmma_since_arrive
-                && st
-                    .touched
-                    .iter()
-                    .any(|r| f.vregs[*r].class == RegClass::Tensor));
+            || (st.wgmma_since_arrive && st.touched.iter().any(|r| self.tables.kinds.tensor(*r)));
         // What the ISA also orders and ptxas 13.0.88 does not: a plain read
         // of the registers since the last arrive, or an accumulator last used
         // by a wgmma of another shape ("except when these are accumulator
@@ -1187,7 +1227,7 @@ impl Walker<'_> {
             plan.fail(RuleId::RmwTwice, Some(i), Some(r), st.last_wgmma);
         }
         for r in in_place() {
-            if self.f.vregs[r].class == RegClass::Tensor && !st.rmw_regs.contains(&r) {
+            if self.tables.kinds.tensor(r) && !st.rmw_regs.contains(&r) {
                 st.rmw_regs.push(r);
             }
         }
@@ -1236,7 +1276,7 @@ impl Walker<'_> {
         else {
             return;
         };
-        let fragment = bx.block_fragments.contains(&r) && self.f.vregs[r].class != RegClass::Tensor;
+        let fragment = bx.block_fragments.contains(&r) && !self.tables.kinds.tensor(r);
         if fragment && self.an.loops.runtime[bx.b] {
             plan.fail(RuleId::LoopCarriedFragment, Some(i), Some(r), st.last_wgmma);
             return;
@@ -1273,8 +1313,8 @@ impl Walker<'_> {
         acc: &Access,
         sunk_kill: bool,
     ) {
-        let (f, d) = (self.f, &self.f.insts[i]);
-        let tensor = |r: &VReg| f.vregs[*r].class == RegClass::Tensor;
+        let d = &self.f.insts[i];
+        let tensor = |r: &VReg| self.tables.kinds.tensor(*r);
         // Only watched registers are asked about (`inst_regs`).
         let watched = |r: &VReg| self.tables.regs.watched(*r);
         st.read_touched
@@ -1322,6 +1362,9 @@ pub(super) struct Tables {
     pub(super) wgmmas: Vec<Inst>,
     /// For each register, the accumulator sets containing it.
     pub(super) reg_sets: SetsOfReg,
+    /// For each register, whether it is in a set and whether of the
+    /// tensor class.
+    pub(super) kinds: RegKinds,
     /// Each instruction's registers, and which ones a rule may ask about.
     pub(super) regs: InstRegs,
     /// Accumulator sets holding a register some wgmma reads as an A fragment.
@@ -1344,7 +1387,8 @@ impl Tables {
     /// The tables of `f`, with phase 85's `sets`, under `-maxrregcount`.
     pub(super) fn compute(f: &Function, sets: &AccumSetPool, maxrregcount: Option<u32>) -> Tables {
         let reg_sets = SetsOfReg::new(f, sets);
-        let regs = InstRegs::compute(f, |r| !reg_sets[r].is_empty());
+        let kinds = RegKinds::new(f, &reg_sets);
+        let regs = InstRegs::compute(f, &kinds);
         // One pass over the layout, from the tables just made (not the
         // instructions: see `InstRegs::compute`).
         let mut fragment_sets = FxHashSet::default();
@@ -1379,6 +1423,7 @@ impl Tables {
         Tables {
             wgmmas,
             reg_sets,
+            kinds,
             regs,
             fragment_sets,
             wait_above,
