@@ -161,12 +161,19 @@ fn prepare(
 }
 
 fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode) {
-    run_fixup_with(f, cx, mode, PREPARE_ON_TWO_THREADS_FROM)
+    run_fixup_with(f, cx, mode, PREPARE_ON_TWO_THREADS_FROM, None)
 }
 
-/// [`run_fixup`], preparing on two threads from `two_threads_from`
-/// instructions on.
-fn run_fixup_with(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode, two_threads_from: usize) {
+/// [`run_fixup`], on two threads from `two_threads_from` instructions on,
+/// the fixpoint's second thread keeping at most `most_held` states for
+/// later runs (`Walker::most_held`).
+fn run_fixup_with(
+    f: &mut Function,
+    cx: &mut PassContext<'_>,
+    mode: Mode,
+    two_threads_from: usize,
+    most_held: Option<usize>,
+) {
     let Some(facts) = f.gmma.clone() else { return };
     if !needs_fixup(f, cx.module) {
         return;
@@ -175,6 +182,7 @@ fn run_fixup_with(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode, two_th
     let mut walker = walk::Walker::new(f, &facts.sets, tables, &an, cx.module, mode);
     walker.spare_solution.set(room);
     walker.two_threads_from = two_threads_from;
+    walker.most_held = most_held;
     let not_converged = |e: solve::NotConverged, name: &str| {
         let msg = format!(
             "internal error: FixupGmmaSequence did not converge in {} rounds in function '{name}'",
@@ -285,6 +293,7 @@ mod tests {
         f: &Function,
         mode: Mode,
         two_threads_from: usize,
+        most_held: Option<usize>,
     ) -> (String, String) {
         let info = ModuleInfo::of(m);
         let mut f = f.clone();
@@ -293,15 +302,19 @@ mod tests {
             diags: Vec::new(),
         };
         crate::OriPropagateGmma.run(&mut f, &mut cx);
-        run_fixup_with(&mut f, &mut cx, mode, two_threads_from);
+        run_fixup_with(&mut f, &mut cx, mode, two_threads_from, most_held);
         (ori_ir::function_to_string(&f), format!("{:?}", cx.diags))
     }
 
     /// Phase 87 over `m`'s one large function.
-    fn fixup(m: &ori_ir::Module, two_threads_from: usize) -> (String, String) {
+    fn fixup(
+        m: &ori_ir::Module,
+        two_threads_from: usize,
+        most_held: Option<usize>,
+    ) -> (String, String) {
         let f = m.funcs.values().next().expect("one function");
         assert!(f.insts.len() >= PREPARE_ON_TWO_THREADS_FROM);
-        fixup_function(m, f, Mode::Ptxas, two_threads_from)
+        fixup_function(m, f, Mode::Ptxas, two_threads_from, most_held)
     }
 
     /// The `.ptx` files below `dir`, sorted.
@@ -349,8 +362,8 @@ mod tests {
                 continue;
             }
             for f in m.funcs.values() {
-                let one = fixup_function(&m, f, Mode::Ptxas, usize::MAX);
-                let two = fixup_function(&m, f, Mode::Ptxas, 0);
+                let one = fixup_function(&m, f, Mode::Ptxas, usize::MAX, None);
+                let two = fixup_function(&m, f, Mode::Ptxas, 0, None);
                 assert!(one.1 == two.1, "{name}: the diagnostics differ");
                 assert!(one.0 == two.0, "{name}: the IR differs");
                 compared += 1;
@@ -366,10 +379,16 @@ mod tests {
         assert!(diags.is_empty(), "{diags:?}");
         let (m, diags) = ori_ptx::lower::lower_module_owned("tiles.ptx", ast);
         assert!(diags.is_empty(), "{diags:?}");
-        let (one_ir, one_diags) = fixup(&m, usize::MAX);
-        let (two_ir, two_diags) = fixup(&m, 0);
+        let (one_ir, one_diags) = fixup(&m, usize::MAX, None);
+        let (two_ir, two_diags) = fixup(&m, 0, None);
         assert!(one_ir.contains("_warpgroup"), "phase 87 injected nothing");
         assert_eq!(one_diags, two_diags);
         assert!(one_ir == two_ir, "the IR differs");
+        // Each tile's loop sends its exit state on to the next tile's run:
+        // with no room for it, the fixpoint's second thread gives up at
+        // once and the sequential solver decides afresh.
+        let (held_ir, held_diags) = fixup(&m, 0, Some(0));
+        assert_eq!(one_diags, held_diags);
+        assert!(one_ir == held_ir, "the IR differs after the fallback");
     }
 }

@@ -69,6 +69,18 @@ const BATCH: usize = 32;
 /// changes neither the time nor the peak.)
 const AHEAD: usize = 8;
 
+/// Why the second thread stopped before the end.
+enum Stop {
+    NotConverged(NotConverged),
+    /// What runs sent on to runs not taken yet came to more states than
+    /// [`Walker::most_held`] allows: the sequential solver runs instead.
+    /// The replay keeps each such state apart until its run (joining them
+    /// early would change the order `solve` joins in), and a function
+    /// whose many runs all branch to one far block (a common exit) would
+    /// have them pile up there, up to one per walk.
+    HeldTooMuch,
+}
+
 /// The parts of the solution the second thread makes: the converged
 /// entries, which blocks' entries changed after the first pass, and
 /// the converged exit pipelines.
@@ -130,13 +142,21 @@ impl Walker<'_> {
                 Err(panic) => std::panic::resume_unwind(panic),
             })
         })?;
-        Some(trailed.map(|parts| {
-            sol.entry = parts.entry;
-            sol.first = parts.first;
-            sol.outs = parts.outs;
-            sol.quiet = parts.quiet;
-            sol
-        }))
+        match trailed {
+            Ok(parts) => {
+                sol.entry = parts.entry;
+                sol.first = parts.first;
+                sol.outs = parts.outs;
+                sol.quiet = parts.quiet;
+                Some(Ok(sol))
+            }
+            Err(Stop::NotConverged(e)) => Some(Err(e)),
+            Err(Stop::HeldTooMuch) => {
+                // The sequential solver starts over, deciding afresh.
+                *first_pass = Plan::default();
+                None
+            }
+        }
     }
 
     /// `solve`'s first round: every block in reverse postorder, from the
@@ -189,7 +209,7 @@ impl Walker<'_> {
 
     /// The second thread: the converged entries, from the first pass's
     /// steps on `rx` (see the module's doc).
-    fn trail(self, rx: mpsc::Receiver<Vec<Step>>, parts: Trailed) -> Result<Trailed, NotConverged> {
+    fn trail(self, rx: mpsc::Receiver<Vec<Step>>, parts: Trailed) -> Result<Trailed, Stop> {
         let Trailed {
             mut entry,
             mut first,
@@ -206,6 +226,7 @@ impl Walker<'_> {
         // What earlier runs' walks sent to blocks of runs not taken yet,
         // with the round of each walk, in the order made.
         let mut later: FxHashMap<Block, Vec<(usize, State)>> = FxHashMap::default();
+        let (mut held, most_held) = (0, self.most_held.unwrap_or(self.f.blocks.len()));
         let mut scratch = Plan::scratch();
         let mut received = 0;
         let mut all_in = false;
@@ -238,6 +259,7 @@ impl Walker<'_> {
             let mut last_sent = 1;
             for &b in &rpo[lo..hi] {
                 if let Some(mut from) = later.remove(&b) {
+                    held -= from.len();
                     // Runs were taken in order, each through all its
                     // rounds: a stable sort by round gives `solve`'s order.
                     from.sort_by_key(|(round, _)| *round);
@@ -253,7 +275,7 @@ impl Walker<'_> {
             loop {
                 round += 1;
                 if round > MAX_ROUNDS {
-                    return Err(NotConverged { rounds: MAX_ROUNDS });
+                    return Err(Stop::NotConverged(NotConverged { rounds: MAX_ROUNDS }));
                 }
                 for (&b, from) in sent.iter_mut() {
                     while from.last().is_some_and(|(r, _)| *r == round) {
@@ -281,6 +303,10 @@ impl Walker<'_> {
                                 .entry(s)
                                 .or_default()
                                 .push((round, carried.into_owned()));
+                            held += 1;
+                            if held > most_held {
+                                return Err(Stop::HeldTooMuch);
+                            }
                         }
                     }
                     outs[b] = Some(out.pipe);

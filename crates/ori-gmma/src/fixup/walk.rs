@@ -154,6 +154,11 @@ pub(super) struct Walker<'a> {
     /// Functions of at least this many instructions solve the fixpoint on
     /// two threads (`super::trailing_rounds`).
     pub(super) two_threads_from: usize,
+    /// The most states the fixpoint's second thread keeps for runs it has
+    /// not taken yet before it leaves the fixpoint to the sequential
+    /// solver (`None`: one per block, as much again as the solution's
+    /// table of entries).
+    pub(super) most_held: Option<usize>,
 }
 
 /// `Walker::copy_shape`'s answers, by instruction: a table of one word per
@@ -1487,6 +1492,7 @@ impl<'a> Walker<'a> {
             }),
             spare_solution: std::cell::Cell::new(None),
             two_threads_from: usize::MAX,
+            most_held: None,
         }
     }
 
@@ -1509,6 +1515,7 @@ impl<'a> Walker<'a> {
             }),
             spare_solution: std::cell::Cell::new(None),
             two_threads_from: self.two_threads_from,
+            most_held: self.most_held,
         }
     }
 }
