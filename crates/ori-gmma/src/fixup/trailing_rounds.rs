@@ -60,13 +60,14 @@ enum Step {
 const BATCH: usize = 32;
 
 /// Batches the first pass may be ahead of the second thread: at most
-/// about 200 KB of states waiting. Unbounded, a function whose later rounds
-/// take much longer than its first pass (one large loop walked many times)
-/// would have every block's entry waiting in the channel at once, as much
-/// again as the solution's table of entries. When the first pass waits here, it waits for what it would
-/// wait for anyway, the second thread's results. (On the generated 1M
-/// matmul, where the two shares are close, 116 and 125 ms, the bound
-/// changes neither the time nor the peak.)
+/// about 200 KB of states waiting. Unbounded, a function whose later
+/// rounds take much longer than its first pass (one large loop walked many
+/// times) would have every block's entry waiting in the channel at once,
+/// as much again as the solution's table of entries. When the first pass
+/// waits here, it waits for what it would wait for anyway, the second
+/// thread's results. (On the generated 1M matmul, where the two shares are
+/// close, 116 and 125 ms, the bound changes neither the time nor the
+/// peak.)
 const AHEAD: usize = 8;
 
 /// Why the second thread stopped before the end.
@@ -112,7 +113,9 @@ fn closed_runs(rpo: &[Block], pos: &SecondaryMap<Block, u32>, walker: &Walker<'_
 impl Walker<'_> {
     /// The fixpoint on two threads (see the module's doc), for a function
     /// of at least `two_threads_from` instructions; `None` where the
-    /// function is smaller or no thread starts (then `solve` runs).
+    /// function is smaller, no thread starts, or the second thread held
+    /// too much for later runs (then `solve` runs, with `first_pass` as it
+    /// came).
     pub(super) fn solve_on_two_threads(
         &self,
         first_pass: &mut Plan,
