@@ -114,8 +114,8 @@ impl Walker<'_> {
     /// The fixpoint on two threads (see the module's doc), for a function
     /// of at least `two_threads_from` instructions; `None` where the
     /// function is smaller, no thread starts, or the second thread held
-    /// too much for later runs (then `solve` runs, with `first_pass` as it
-    /// came).
+    /// too much for later runs (then `solve` runs; in the last case
+    /// `first_pass` is a fresh plan again).
     pub(super) fn solve_on_two_threads(
         &self,
         first_pass: &mut Plan,
