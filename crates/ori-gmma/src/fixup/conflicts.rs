@@ -9,6 +9,7 @@
 //! the instruction it points at ("writes %f1"), not which dynamic instance
 //! is in flight.
 
+use super::by_register::ByRegister;
 use ori_ir::{Function, Inst, Opcode, RegClass, VReg};
 use smallvec::SmallVec;
 
@@ -81,33 +82,21 @@ impl Writers {
     }
 }
 
-/// `writes` sorted by register, each register's in their order (a
-/// counting sort over the `regs` registers of the function).
+/// `writes` sorted by register, each register's in their order (counted
+/// into a [`ByRegister`] table over the `regs` registers of the function).
 fn sorted_by_register(writes: Vec<(VReg, Order, Inst)>, regs: usize) -> Vec<(VReg, Order, Inst)> {
     use cranelift_entity::EntityRef;
-    let mut at = vec![0u32; regs + 1];
-    for &(r, ..) in &writes {
-        match at.get_mut(r.index() + 1) {
-            Some(n) => *n += 1,
-            // A register the function does not declare (the verifier
-            // reports it): sorted the slow way.
-            None => {
-                let mut writes = writes;
-                writes.sort_by_key(|&(r, ..)| r);
-                return writes;
-            }
-        }
+    let Some(&placeholder) = writes.first() else {
+        return writes;
+    };
+    if writes.iter().any(|&(r, ..)| r.index() >= regs) {
+        // A register the function does not declare (the verifier reports
+        // it): sorted the slow way.
+        let mut writes = writes;
+        writes.sort_by_key(|&(r, ..)| r);
+        return writes;
     }
-    for k in 0..regs {
-        at[k + 1] += at[k];
-    }
-    let mut out = writes.clone();
-    for w in writes {
-        let k = &mut at[w.0.index()];
-        out[*k as usize] = w;
-        *k += 1;
-    }
-    out
+    ByRegister::new(regs, placeholder, || writes.iter().map(|&w| (w.0, w))).into_items()
 }
 
 /// The nearest instruction before wgmma `i` in its block that is not GMMA

@@ -21,7 +21,7 @@
 //! which nothing else reads.
 
 use cranelift_entity::packed_option::ReservedValue;
-use cranelift_entity::{EntityRef, SecondaryMap};
+use cranelift_entity::SecondaryMap;
 use ori_ir::{sized_map, Function, Inst, Opcode, Symbol, VReg};
 
 /// The registers of every instruction of a function.
@@ -120,36 +120,14 @@ impl InstRegs {
             wgmma_span,
             wgmma_regs,
         };
-        // The movs writing each register, by register: offsets, then the
-        // movs (placed by counting; sorting the 312,380 pairs of the
-        // generated 1M matmul and a binary search per watched register
-        // took 16 ms there).
-        // (A register past the function's table, which the verifier rules
-        // out, is in no list.)
-        let mut start = vec![0u32; f.vregs.len() + 1];
-        for &(r, _) in &movs_writing {
-            if let Some(c) = start.get_mut(r.index() + 1) {
-                *c += 1;
-            }
-        }
-        for k in 1..start.len() {
-            start[k] += start[k - 1];
-        }
-        let mut fill = start.clone();
-        let mut movs = vec![Inst::reserved_value(); start[f.vregs.len()] as usize];
-        for &(r, i) in &movs_writing {
-            if let Some(at) = fill.get_mut(r.index()) {
-                movs[*at as usize] = i;
-                *at += 1;
-            }
-        }
-        drop((movs_writing, fill));
+        let movs =
+            super::by_register::ByRegister::new(f.vregs.len(), Inst::reserved_value(), || {
+                movs_writing.iter().copied()
+            });
+        drop(movs_writing);
         // A mov writing a watched register: its sources are watched too.
         while let Some(r) = work.pop() {
-            let (Some(&lo), Some(&hi)) = (start.get(r.index()), start.get(r.index() + 1)) else {
-                continue;
-            };
-            for &i in &movs[lo as usize..hi as usize] {
+            for &i in &movs[r] {
                 for &u in t.uses(i) {
                     mark(&mut watched, u, &mut work);
                 }

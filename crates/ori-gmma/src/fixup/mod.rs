@@ -37,6 +37,7 @@
 mod analyses;
 mod apply;
 mod budget;
+mod by_register;
 mod conflicts;
 mod inst_regs;
 mod late;

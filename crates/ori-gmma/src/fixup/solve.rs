@@ -271,10 +271,9 @@ impl Walker<'_> {
                 } else {
                     &mut scratch
                 };
-                let before = (plan.asked(), plan.failure().is_none());
-                let out = self.transfer_block(b, entry, plan);
+                let (out, quiet) = self.walk_quietly(b, entry, plan);
                 if rounds > 1 {
-                    sol.quiet[b] = before.1 && plan.asked() == before.0;
+                    sol.quiet[b] = quiet;
                 }
                 let first = &mut sol.first;
                 for s in self.propagate(b, &out, &mut sol.entry, &walked, first) {
@@ -296,6 +295,15 @@ impl Walker<'_> {
             .take()
             .filter(|s| s.blocks == blocks)
             .unwrap_or_else(|| Solution::sized(blocks))
+    }
+
+    /// [`Walker::transfer_block`], and whether the walk asked `plan`
+    /// nothing ([`Plan::asked`]) with the pipeline unserialized (see
+    /// `Solution::quiet`).
+    pub(super) fn walk_quietly(&self, b: Block, entry: State, plan: &mut Plan) -> (State, bool) {
+        let (asked, unserialized) = (plan.asked(), plan.failure().is_none());
+        let out = self.transfer_block(b, entry, plan);
+        (out, unserialized && plan.asked() == asked)
     }
 
     /// The state out of block `b`, with what only matters inside a block

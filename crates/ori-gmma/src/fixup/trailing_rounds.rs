@@ -213,24 +213,21 @@ impl Walker<'_> {
     /// The second thread: the converged entries, from the first pass's
     /// steps on `rx` (see the module's doc).
     fn trail(self, rx: mpsc::Receiver<Vec<Step>>, parts: Trailed) -> Result<Trailed, Stop> {
-        let Trailed {
-            mut entry,
-            mut first,
-            mut outs,
-            mut quiet,
-        } = parts;
         let rpo = self.an.cfg.rpo();
         let mut pos: SecondaryMap<Block, u32> = sized_map(self.f.blocks.len());
         for (k, &b) in rpo.iter().enumerate() {
             pos[b] = k as u32;
         }
         let runs = closed_runs(rpo, &pos, &self);
-        let mut dirty: SecondaryMap<Block, bool> = sized_map(self.f.blocks.len());
-        // What earlier runs' walks sent to blocks of runs not taken yet,
-        // with the round of each walk, in the order made.
-        let mut later: FxHashMap<Block, Vec<(usize, State)>> = FxHashMap::default();
-        let (mut held, most_held) = (0, self.most_held.unwrap_or(self.f.blocks.len()));
-        let mut scratch = Plan::scratch();
+        let mut replay = Replay {
+            parts,
+            pos,
+            dirty: sized_map(self.f.blocks.len()),
+            later: FxHashMap::default(),
+            held: 0,
+            most_held: self.most_held.unwrap_or(self.f.blocks.len()),
+            scratch: Plan::scratch(),
+        };
         let mut received = 0;
         let mut all_in = false;
         let mut run = 0;
@@ -239,93 +236,125 @@ impl Walker<'_> {
             if received < hi && !all_in {
                 // The first pass has not walked the whole run yet; once it
                 // is done, every block it walked has come.
-                let Ok(batch) = rx.recv() else {
-                    all_in = true;
-                    continue;
-                };
-                for step in batch {
-                    match step {
-                        Step::Walked(b, e, out) => {
-                            entry[b] = Some(e);
-                            outs[b] = Some(out);
-                            received += 1;
-                        }
-                        Step::BackEdge(s, st) => {
-                            dirty[s] |= first.join_walked(&mut entry, s, &st);
-                        }
-                    }
+                match rx.recv() {
+                    Ok(batch) => received += replay.take(batch),
+                    Err(_) => all_in = true,
                 }
                 continue;
             }
-            // What came from earlier runs, by round; the last such round.
-            let mut sent: FxHashMap<Block, Vec<(usize, State)>> = FxHashMap::default();
-            let mut last_sent = 1;
-            for &b in &rpo[lo..hi] {
-                if let Some(mut from) = later.remove(&b) {
-                    held -= from.len();
-                    // Runs were taken in order, each through all its
-                    // rounds: a stable sort by round gives `solve`'s order.
-                    from.sort_by_key(|(round, _)| *round);
-                    last_sent = last_sent.max(from.last().map_or(1, |(r, _)| *r));
-                    from.reverse();
-                    sent.insert(b, from);
-                }
-            }
-            // `solve`'s later rounds, as they go over this run: in round
-            // `r`, what earlier runs' walks of round `r` sent, then the
-            // run's blocks whose entry grew, in reverse postorder.
-            let mut round = 1;
-            loop {
-                round += 1;
-                if round > MAX_ROUNDS {
-                    return Err(Stop::NotConverged(NotConverged { rounds: MAX_ROUNDS }));
-                }
-                for (&b, from) in sent.iter_mut() {
-                    while from.last().is_some_and(|(r, _)| *r == round) {
-                        if let Some((_, st)) = from.pop() {
-                            dirty[b] |= first.join_walked(&mut entry, b, &st);
-                        }
-                    }
-                }
-                for &b in &rpo[lo..hi] {
-                    if !std::mem::take(&mut dirty[b]) {
-                        continue;
-                    }
-                    let Some(e) = entry[b].clone() else {
-                        continue;
-                    };
-                    let before = (scratch.asked(), scratch.failure().is_none());
-                    let out = self.transfer_block(b, e, &mut scratch);
-                    quiet[b] = before.1 && scratch.asked() == before.0;
-                    for &s in self.an.cfg.succs(b) {
-                        let carried = self.carried(b, s, &out);
-                        if (pos[s] as usize) < hi {
-                            dirty[s] |= first.join_walked(&mut entry, s, &carried);
-                        } else {
-                            later
-                                .entry(s)
-                                .or_default()
-                                .push((round, carried.into_owned()));
-                            held += 1;
-                            if held > most_held {
-                                return Err(Stop::HeldTooMuch);
-                            }
-                        }
-                    }
-                    outs[b] = Some(out.pipe);
-                }
-                let grew = rpo[lo..hi].iter().any(|&b| dirty[b]);
-                if !grew && round >= last_sent {
-                    break;
-                }
-            }
+            replay.run(&self, &rpo[lo..hi], hi)?;
             run += 1;
         }
-        Ok(Trailed {
-            entry,
-            first,
-            outs,
-            quiet,
-        })
+        Ok(replay.parts)
+    }
+}
+
+/// The second thread's state as it replays the later rounds run by run.
+struct Replay {
+    /// The solution's parts it makes.
+    parts: Trailed,
+    /// Each block's place in reverse postorder.
+    pos: SecondaryMap<Block, u32>,
+    /// Blocks whose entry grew since their last walk.
+    dirty: SecondaryMap<Block, bool>,
+    /// What earlier runs' walks sent to blocks of runs not taken yet, with
+    /// the round of each walk, in the order made.
+    later: FxHashMap<Block, Vec<(usize, State)>>,
+    /// How many states `later` holds, and the most it may.
+    held: usize,
+    most_held: usize,
+    scratch: Plan,
+}
+
+impl Replay {
+    /// Take the first pass's `batch`; how many blocks it walked.
+    fn take(&mut self, batch: Vec<Step>) -> usize {
+        let p = &mut self.parts;
+        let mut walked = 0;
+        for step in batch {
+            match step {
+                Step::Walked(b, e, out) => {
+                    p.entry[b] = Some(e);
+                    p.outs[b] = Some(out);
+                    walked += 1;
+                }
+                Step::BackEdge(s, st) => {
+                    self.dirty[s] |= p.first.join_walked(&mut p.entry, s, &st);
+                }
+            }
+        }
+        walked
+    }
+
+    /// `solve`'s later rounds, as they go over the run `blocks` (which
+    /// ends at position `end`): in round `r`, what earlier runs' walks of
+    /// round `r` sent, then the run's blocks whose entry grew, in reverse
+    /// postorder; until nothing in the run grows and nothing more was sent.
+    fn run(&mut self, w: &Walker<'_>, blocks: &[Block], end: usize) -> Result<(), Stop> {
+        // What came from earlier runs, by round; the last such round.
+        let mut sent: FxHashMap<Block, Vec<(usize, State)>> = FxHashMap::default();
+        let mut last_sent = 1;
+        for &b in blocks {
+            if let Some(mut from) = self.later.remove(&b) {
+                self.held -= from.len();
+                // Runs were taken in order, each through all its rounds: a
+                // stable sort by round gives `solve`'s order.
+                from.sort_by_key(|(round, _)| *round);
+                last_sent = last_sent.max(from.last().map_or(1, |(r, _)| *r));
+                from.reverse();
+                sent.insert(b, from);
+            }
+        }
+        let mut round = 1;
+        loop {
+            round += 1;
+            if round > MAX_ROUNDS {
+                return Err(Stop::NotConverged(NotConverged { rounds: MAX_ROUNDS }));
+            }
+            let p = &mut self.parts;
+            for (&b, from) in sent.iter_mut() {
+                while from.last().is_some_and(|(r, _)| *r == round) {
+                    if let Some((_, st)) = from.pop() {
+                        self.dirty[b] |= p.first.join_walked(&mut p.entry, b, &st);
+                    }
+                }
+            }
+            for &b in blocks {
+                if std::mem::take(&mut self.dirty[b]) {
+                    self.walk(w, b, end, round)?;
+                }
+            }
+            let grew = blocks.iter().any(|&b| self.dirty[b]);
+            if !grew && round >= last_sent {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Walk `b` in `round` and send its exit state on: joined into the
+    /// entries of its run (which ends at position `end`), kept for later
+    /// runs.
+    fn walk(&mut self, w: &Walker<'_>, b: Block, end: usize, round: usize) -> Result<(), Stop> {
+        let p = &mut self.parts;
+        let Some(e) = p.entry[b].clone() else {
+            return Ok(());
+        };
+        let (out, quiet) = w.walk_quietly(b, e, &mut self.scratch);
+        p.quiet[b] = quiet;
+        for &s in w.an.cfg.succs(b) {
+            let carried = w.carried(b, s, &out);
+            if (self.pos[s] as usize) < end {
+                self.dirty[s] |= p.first.join_walked(&mut p.entry, s, &carried);
+                continue;
+            }
+            let from = self.later.entry(s).or_default();
+            from.push((round, carried.into_owned()));
+            self.held += 1;
+            if self.held > self.most_held {
+                return Err(Stop::HeldTooMuch);
+            }
+        }
+        p.outs[b] = Some(out.pipe);
+        Ok(())
     }
 }

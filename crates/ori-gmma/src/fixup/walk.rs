@@ -33,53 +33,14 @@ fn dummy_group_set() -> AccumSet {
     AccumSet::reserved_value()
 }
 
-/// For each register, the accumulator sets containing it, in one table
-/// (offsets by register, then the sets): a map of small vectors took 24
-/// bytes for every register of the function, 28 MB on the generated
-/// 1M-instruction matmul, most of them for registers in no set.
-pub(super) struct SetsOfReg {
-    /// `sets[start[r]..start[r + 1]]` are register `r`'s sets.
-    start: Vec<u32>,
-    sets: Vec<AccumSet>,
-}
+/// For each register, the accumulator sets containing it.
+pub(super) type SetsOfReg = super::by_register::ByRegister<AccumSet>;
 
-impl SetsOfReg {
-    fn new(f: &Function, pool: &AccumSetPool) -> SetsOfReg {
-        let n = f.vregs.len();
-        let mut start = vec![0u32; n + 1];
-        for (_, set) in pool.iter() {
-            for r in set {
-                if let Some(c) = start.get_mut(r.index() + 1) {
-                    *c += 1;
-                }
-            }
-        }
-        for k in 0..n {
-            start[k + 1] += start[k];
-        }
-        let mut fill = start.clone();
-        let mut sets = vec![AccumSet::reserved_value(); start[n] as usize];
-        for (k, set) in pool.iter() {
-            for r in set {
-                if let Some(at) = fill.get_mut(r.index()) {
-                    sets[*at as usize] = k;
-                    *at += 1;
-                }
-            }
-        }
-        SetsOfReg { start, sets }
-    }
-}
-
-impl std::ops::Index<VReg> for SetsOfReg {
-    type Output = [AccumSet];
-    fn index(&self, r: VReg) -> &[AccumSet] {
-        let k = r.index();
-        match (self.start.get(k), self.start.get(k + 1)) {
-            (Some(&lo), Some(&hi)) => &self.sets[lo as usize..hi as usize],
-            _ => &[],
-        }
-    }
+fn sets_of_reg(f: &Function, pool: &AccumSetPool) -> SetsOfReg {
+    SetsOfReg::new(f.vregs.len(), AccumSet::reserved_value(), || {
+        pool.iter()
+            .flat_map(|(k, set)| set.iter().map(move |&r| (r, k)))
+    })
 }
 
 /// Two facts about each register, one byte each: whether it is in an
@@ -1391,7 +1352,7 @@ pub(super) struct Tables {
 impl Tables {
     /// The tables of `f`, with phase 85's `sets`, under `-maxrregcount`.
     pub(super) fn compute(f: &Function, sets: &AccumSetPool, maxrregcount: Option<u32>) -> Tables {
-        let reg_sets = SetsOfReg::new(f, sets);
+        let reg_sets = sets_of_reg(f, sets);
         let kinds = RegKinds::new(f, &reg_sets);
         let regs = InstRegs::compute(f, &kinds);
         // One pass over the layout, from the tables just made (not the
