@@ -5,7 +5,7 @@
 //! together and meet at the cluster barrier (`barrier.cluster`).
 //!
 //! Each CTA keeps its own shared memory, mbarriers, sanitizer state and
-//! warpgroups. The running CTA's memory state sits in the [`Machine`]'s
+//! warpgroups. The running CTA's memory state sits in the `Machine`'s
 //! fields, as with one CTA; the cluster's other CTAs' state sits beside it
 //! in `Machine::peers` (by rank) and is swapped in when one of their
 //! warpgroups runs, as warpgroups are. A remote access goes to the peer by
