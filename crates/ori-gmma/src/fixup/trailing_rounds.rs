@@ -202,7 +202,8 @@ impl Walker<'_> {
             if blocks_in_batch == BATCH {
                 blocks_in_batch = 0;
                 if tx.send(std::mem::take(&mut batch)).is_err() {
-                    // The second thread panicked: its join says so.
+                    // The second thread stopped early (it gave the
+                    // fixpoint back, or panicked): its join says why.
                     return;
                 }
             }
