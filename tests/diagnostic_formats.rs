@@ -66,7 +66,7 @@ fn json_and_sarif_follow_their_schemas() {
         "results": [{"level": "info", "message": {"text": "x"}}]}]});
     assert!(!sarif.is_valid(&info));
     let d = ori::ir::Diagnostic::new(ori::ir::Severity::Info, Some(7517), "x");
-    let line = ori::ir::render::render_json(&d).replace("\"version\":1,", "");
+    let line = ori::report::render_json(&d, None).replace("\"version\":1,", "");
     assert!(!json.is_valid(&serde_json::from_str(&line).unwrap()));
     let mut compiled = Vec::new();
     let mut lines = 0;
@@ -76,8 +76,10 @@ fn json_and_sarif_follow_their_schemas() {
         if c.diags.is_empty() {
             continue;
         }
+        let source = ori::report::Source::new(name, src)
+            .with_origins(ori::ptx::source_map::build(name, src));
         for d in &c.diags {
-            let line = ori::ir::render::render_json(d);
+            let line = ori::report::render_json(d, Some(&source));
             let v: serde_json::Value = serde_json::from_str(&line).unwrap();
             if let Some(e) = json.iter_errors(&v).next() {
                 bad.push(format!("{name}: {e} in {line}"));

@@ -94,8 +94,8 @@ fn every_mutation_is_an_error_at_its_line() {
         ),
         (
             "duplicate reg",
-            "reg p7 pred class 1",
-            "reg p6 pred class 1",
+            "reg d1 f32 class 6",
+            "reg d0 f32 class 6",
             "declared twice",
         ),
         (

@@ -1,4 +1,7 @@
-//! `cargo xtask dist`: the `ori` binary as it is shipped, statically linked.
+//! `cargo xtask dist`: the `ori` binary as it is shipped, statically linked
+//! and built with the workspace's `dist` profile (fat LTO, one
+//! code-generation unit; the everyday `release` profile builds quickly
+//! instead).
 //!
 //! ori is timed against ptxas with process start included, and a kernel of
 //! a few hundred lines compiles in about a millisecond: the dynamic loader's
@@ -55,7 +58,7 @@ fn build(triple: &str, extra: &str, target_dir: &Path, quiet: bool) -> Result<Pa
     );
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--release", "-p", "ori-cli", "--target", triple])
+    cmd.args(["build", "--profile", "dist", "-p", "ori-cli", "--target", triple])
         .env(var, format!("{STATIC_FLAGS} {extra}").trim_end())
         .env("CARGO_TARGET_DIR", target_dir)
         .current_dir(root());
@@ -66,7 +69,7 @@ fn build(triple: &str, extra: &str, target_dir: &Path, quiet: bool) -> Result<Pa
     if !status.success() {
         return Err("building the static ori failed".into());
     }
-    Ok(target_dir.join(triple).join("release/ori"))
+    Ok(target_dir.join(triple).join("dist/ori"))
 }
 
 /// `llvm-profdata` of the toolchain that builds (rustup's `llvm-tools`).

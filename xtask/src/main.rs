@@ -10,6 +10,7 @@
 //!                                       tests/wgmma_table/verdicts.tsv
 //! cargo xtask bench [--sizes N,...]     time the front end and phases 85/87 on generated kernels
 //! cargo xtask dist [--pgo]              build the statically linked ori at target/dist/ori
+//! cargo xtask docs [--check]            write the generated documents (docs/, README figures)
 //! ```
 
 mod bench;
@@ -17,6 +18,7 @@ mod bench_host;
 mod bench_shapes;
 mod bench_vs_ptxas;
 mod dist;
+mod docs;
 mod gen_pipelines;
 mod oracle;
 mod process;
@@ -61,9 +63,8 @@ commands:
                                loader's); `bench --vs-ptxas` times it beside the default build;
                                --pgo: profile-guided, trained on tests/corpus, tests/generated
                                and the bench shapes (needs rustup's llvm-tools-preview)
-  rules [--check]              write the rule table of tests/corpus/README.md from phase 87's rules
-                               (ori_gmma::RuleId) and the cases each decides in every recorded
-                               corpus; --check only says whether it is up to date
+  docs [--check]               write docs/rules.md, docs/accuracy.md and README.md's figures from
+                               the corpora on disk; --check only says whether they are up to date
   bench [OPTIONS]              time parse, lowering, phase 85, phase 87 and the pipeline (release,
                                best of N) on generated kernels of 125k..1M instructions
                                (cargo xtask bench --help for the options)
@@ -98,8 +99,7 @@ fn main() -> ExitCode {
         ["oracle", "gen-pipelines", rest @ ..] => gen_pipelines::run(rest),
         ["bench", rest @ ..] => bench::run(rest),
         ["dist", rest @ ..] => dist::run(rest),
-        ["rules"] => rules(false),
-        ["rules", "--check"] => rules(true),
+        ["docs", rest @ ..] => docs::run(rest),
         ["help"] | ["--help"] | ["-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -116,31 +116,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// `cargo xtask rules`: regenerate (or check) the README's rule table.
-fn rules(check: bool) -> Result<ExitCode, String> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let tests = root.join("tests");
-    let readme_path = tests.join("corpus/README.md");
-    let readme = std::fs::read_to_string(&readme_path)
-        .map_err(|e| format!("{}: {e}", readme_path.display()))?;
-    let decided = ori::rule_table::decided_cases(&tests);
-    let table = ori::rule_table::render(&decided);
-    let updated = ori::rule_table::splice(&readme, &table);
-    for info in ori::gmma::RuleId::ALL.iter().map(|r| r.info()) {
-        let n = decided.get(info.name).map_or(0, Vec::len);
-        println!("{:<32} {:>5} cases", info.name, n);
-    }
-    if updated == readme {
-        println!("tests/corpus/README.md: rule table up to date");
-        return Ok(ExitCode::SUCCESS);
-    }
-    if check {
-        println!("tests/corpus/README.md: rule table is stale (run `cargo xtask rules`)");
-        return Ok(ExitCode::FAILURE);
-    }
-    std::fs::write(&readme_path, updated).map_err(|e| format!("{}: {e}", readme_path.display()))?;
-    println!("tests/corpus/README.md: rule table written");
-    Ok(ExitCode::SUCCESS)
 }

@@ -15,7 +15,8 @@ mod run_kernel;
 mod scan;
 
 use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
-use ori::ir::render::{ptxas_prints, render_json, render_ptxas};
+use ori::ir::render::{ptxas_prints, render_ptxas};
+use ori::report::render_json;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::process::ExitCode;
@@ -101,7 +102,8 @@ struct CompileArgs {
     /// Dump the IR after this pass (a name from `ori passes`, or `all`).
     #[arg(long = "print-after", value_name = "PASS")]
     print_after: Vec<String>,
-    /// Layout of diagnostics on stderr.
+    /// Layout of diagnostics: human and ptxas on stderr; json and sarif on
+    /// stdout (then the emitted output needs `-o FILE`).
     #[arg(long = "message-format", value_enum, default_value = "human")]
     message_format: MessageFormat,
     /// Color the human diagnostics.
@@ -114,7 +116,9 @@ struct CompileArgs {
     /// PTX ISA (writes to registers of a wgmma in flight), with an ori note each.
     #[arg(long = "isa-strict")]
     isa_strict: bool,
-    /// Register limit (ptxas `-maxrregcount`); accepted for compatibility, ori does no allocation.
+    /// Register limit (ptxas `-maxrregcount`): a wgmma whose accumulator,
+    /// fragment and descriptor registers cannot fit under it is ptxas's fatal
+    /// C7602. ori allocates no registers otherwise.
     #[arg(long = "maxrregcount", value_name = "N")]
     maxrregcount: Option<u32>,
     /// Write the emitted output here instead of stdout.
@@ -133,8 +137,9 @@ enum Cmd {
         #[arg(required = true)]
         paths: Vec<String>,
         /// Layout: human (one line per finding and a summary table), json
-        /// (one diagnostic per line) or sarif (one log); the last two write
-        /// the summary to stderr.
+        /// (one diagnostic per line) or sarif (one log) on stdout; the last
+        /// two write the summary to stderr. (ptxas's layout names no file:
+        /// refused.)
         #[arg(long = "message-format", value_enum, default_value = "human")]
         message_format: MessageFormat,
         /// Threads (default: one per core).
@@ -319,7 +324,7 @@ fn err_line(line: &str) {
 
 /// One of the CLI's own errors (not the compiler's), in the chosen layout:
 /// with `--message-format json` a JSON diagnostic like the compiler's, so
-/// that tools read every line of stderr the same way.
+/// that tools read every line of stdout the same way.
 fn cli_error(format: MessageFormat, message: &str) {
     if matches!(format, MessageFormat::Json | MessageFormat::Sarif) {
         let d = ori::ir::Diagnostic::new(ori::ir::Severity::Error, None, message.to_string());
@@ -330,7 +335,24 @@ fn cli_error(format: MessageFormat, message: &str) {
     }
 }
 
-/// Print a compilation's diagnostics on stderr in `format`.
+/// A line on standard output, for the machine-readable formats. Its lock is
+/// reentrant, so this works while [`Out`] holds it; a failed write (a closed
+/// pipe) shows again, as an exit status of 1, at the next [`Out::put`] or
+/// at the final flush.
+fn out_line(line: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{line}");
+    let _ = o.flush();
+}
+
+/// A PTX file's text indexed for diagnostics, with the user's source
+/// positions its `.loc` directives name.
+pub(crate) fn source_with_origins<'a>(path: &'a str, text: &'a str) -> ori::report::Source<'a> {
+    ori::report::Source::new(path, text).with_origins(ori::ptx::source_map::build(path, text))
+}
+
+/// Print a compilation's diagnostics in `format`: the human and ptxas
+/// layouts on stderr, JSON and SARIF on stdout.
 fn print_diagnostics(
     diags: &[ori::ir::Diagnostic],
     path: &str,
@@ -345,7 +367,7 @@ fn print_diagnostics(
             diags,
         };
         let log = ori::report::sarif_log(&[file], &ori::explain::explain);
-        err_line(&log.to_string());
+        out_line(&log.to_string());
         return;
     }
     let style = color.style();
@@ -353,12 +375,11 @@ fn print_diagnostics(
         if format == MessageFormat::Ptxas && !ptxas_prints(d) {
             continue;
         }
-        let line = match format {
-            MessageFormat::Ptxas => render_ptxas(d),
-            MessageFormat::Human => ori::report::render_human(d, source, style),
-            MessageFormat::Json | MessageFormat::Sarif => render_json(d),
-        };
-        err_line(&line);
+        match format {
+            MessageFormat::Ptxas => err_line(&render_ptxas(d)),
+            MessageFormat::Human => err_line(&ori::report::render_human(d, source, style)),
+            MessageFormat::Json | MessageFormat::Sarif => out_line(&render_json(d, source)),
+        }
     }
 }
 
@@ -546,6 +567,10 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
             return Ok(ExitCode::from(2));
         }
     }
+    if let Some(clash) = stdout_clash(message_format, emit, output.as_deref(), &print_before, &print_after) {
+        cli_error(message_format, clash);
+        return Ok(ExitCode::from(2));
+    }
     let first = stamp(&file);
     let src = match read_input(&file) {
         Ok(s) => s,
@@ -585,7 +610,7 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
     let source = src
         .as_deref()
         .filter(|_| !name.ends_with(".ori") && shown)
-        .map(|s| ori::report::Source::new(&file, s));
+        .map(|s| source_with_origins(&file, s));
     print_diagnostics(&c.diags, &file, source.as_ref(), message_format, color);
     if c.failed() {
         return Ok(ExitCode::from(1));
@@ -616,6 +641,27 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
         }
     };
     write_output(output.as_deref(), &text, message_format, out)
+}
+
+/// Why `compile`'s outputs would share standard output with JSON or SARIF
+/// diagnostics, which own it: the emitted text without `-o`, or IR dumps.
+fn stdout_clash(
+    format: MessageFormat,
+    emit: Emit,
+    output: Option<&str>,
+    print_before: &[String],
+    print_after: &[String],
+) -> Option<&'static str> {
+    if !matches!(format, MessageFormat::Json | MessageFormat::Sarif) {
+        return None;
+    }
+    if emit != Emit::None && output.is_none() {
+        return Some("--message-format json/sarif writes the diagnostics to standard output: give --emit a file with -o FILE");
+    }
+    if !print_before.is_empty() || !print_after.is_empty() {
+        return Some("--message-format json/sarif writes the diagnostics to standard output: --print-before/--print-after cannot share it (use --message-format human)");
+    }
+    None
 }
 
 /// Write the emitted `text` to `-o`'s file (whole or not at all) or to
@@ -670,6 +716,13 @@ fn run() -> Result<ExitCode, ExitCode> {
                 Ok(ExitCode::from(2))
             }
         },
+        Cmd::Scan {
+            message_format: MessageFormat::Ptxas,
+            ..
+        } => {
+            err_line("ori: scan: --message-format ptxas is not available: ptxas's lines do not name the file they are about (use human, json or sarif)");
+            Ok(ExitCode::from(2))
+        }
         Cmd::Scan {
             paths,
             message_format,

@@ -274,7 +274,7 @@ pub fn run(
                 .map(|s| {
                     s.text
                         .as_deref()
-                        .map(|t| ori::report::Source::new(s.path.to_str().unwrap_or(""), t))
+                        .map(|t| crate::source_with_origins(s.path.to_str().unwrap_or(""), t))
                 })
                 .collect();
             let kept: Vec<Vec<Diagnostic>> = scanned
@@ -297,10 +297,12 @@ pub fn run(
         }
         MessageFormat::Json => {
             for s in &scanned {
+                let path = s.path.display().to_string();
+                let src = s.text.as_deref().map(|t| crate::source_with_origins(&path, t));
                 for d in s.diags.iter().filter(|d| reported(d)) {
                     let mut d = d.clone();
-                    d.file = Some(s.path.display().to_string());
-                    out.put(&format!("{}\n", ori::ir::render::render_json(&d)))?;
+                    d.file = Some(path.clone());
+                    out.put(&format!("{}\n", ori::report::render_json(&d, src.as_ref())))?;
                 }
             }
             crate::err_line(table.trim_end());

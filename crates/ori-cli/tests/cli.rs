@@ -65,7 +65,7 @@ fn human_and_json_formats_name_the_culprit() {
             && !human.contains('\x1b'),
         "{human}"
     );
-    let (_, _, json) = ori(&[
+    let (_, json, err) = ori(&[
         "compile",
         &corpus("c7514_mov_read_d0_between_mma.ptx"),
         "--message-format",
@@ -75,6 +75,55 @@ fn human_and_json_formats_name_the_culprit() {
         json.starts_with("{\"version\":1,\"severity\":\"info\",\"code\":\"C7514\""),
         "{json}"
     );
+    assert_eq!(err, "", "JSON diagnostics go to stdout");
+    // Phase 87's diagnostic names the culprit's file, line and column.
+    let v: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    let culprit_line = v["culprit"]["line"].as_u64().unwrap();
+    assert!(v["file"].as_str().unwrap().ends_with("c7514_mov_read_d0_between_mma.ptx"));
+    assert_eq!(v["line"].as_u64(), Some(culprit_line));
+    assert!(v["column"].as_u64().is_some_and(|c| c >= 1), "{v}");
+}
+
+#[test]
+fn sarif_goes_to_stdout_and_clashes_with_emitted_text_are_refused() {
+    let k = corpus("c7514_mov_read_d0_between_mma.ptx");
+    let (rc, out, err) = ori(&["compile", &k, "--message-format", "sarif"]);
+    assert_eq!((rc, err.as_str()), (0, ""));
+    let log: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    // The emitted SASS would share stdout with the JSON: a usage error.
+    let (rc, out, _) = ori(&["compile", &k, "--message-format", "json", "--emit", "sass"]);
+    assert_eq!(rc, 2);
+    assert!(out.contains("-o FILE"), "{out}");
+    let (rc, _, _) = ori(&["compile", &k, "--message-format", "sarif", "--print-after", "all"]);
+    assert_eq!(rc, 2);
+}
+
+#[test]
+fn scan_refuses_the_ptxas_layout() {
+    let (rc, out, err) = ori(&["scan", &corpus(""), "--message-format", "ptxas"]);
+    assert_eq!((rc, out.as_str()), (2, ""));
+    assert!(err.contains("--message-format ptxas"), "{err}");
+}
+
+#[test]
+fn dumps_declare_only_the_registers_the_function_uses() {
+    let (rc, out, _) = ori(&[
+        "compile",
+        &corpus("c7517_read_acc_before_commit.ptx"),
+        "--print-after",
+        "all",
+    ]);
+    assert_eq!(rc, 0);
+    let dump = out.split("; IR after FixupGmmaSequence").nth(1).unwrap();
+    for line in dump.lines().filter(|l| l.trim_start().starts_with("reg ")) {
+        let name = line.split_whitespace().nth(1).unwrap();
+        let mentions = dump
+            .split(|c: char| !(c.is_alphanumeric() || "%_$.".contains(c)))
+            .filter(|t| *t == name)
+            .count();
+        assert!(mentions > 1, "{name} is declared but never used:\n{dump}");
+    }
 }
 
 #[test]
@@ -355,9 +404,9 @@ fn unknown_arch_value_is_ptxas_fatal_error() {
 
 #[test]
 fn cli_errors_follow_message_format_json() {
-    let (rc, _, err) = ori(&["compile", "/nonexistent/k.ptx", "--message-format", "json"]);
+    let (rc, out, _) = ori(&["compile", "/nonexistent/k.ptx", "--message-format", "json"]);
     assert_eq!(rc, 1);
-    let line = err.trim_end();
+    let line = out.trim_end();
     assert!(line.starts_with('{') && line.ends_with('}'), "{line}");
     assert!(
         line.contains("\"severity\":\"error\"") && line.contains("cannot read"),

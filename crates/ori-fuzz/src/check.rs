@@ -36,7 +36,8 @@ pub fn any_ptx(data: &[u8]) -> Result<(), String> {
             let _ = ori::ir::render::render_ptxas(d);
             let _ = ori::report::render_human(d, Some(&source), ori::report::Style::Plain);
             let _ = ori::report::render_human(d, None, ori::report::Style::Color);
-            let _ = ori::ir::render::render_json(d);
+            let _ = ori::report::render_json(d, Some(&source));
+            let _ = ori::report::render_json(d, None);
         }
         let file = ori::report::SarifFile {
             uri: "fuzz.ptx".into(),

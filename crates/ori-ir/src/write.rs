@@ -10,6 +10,7 @@
 
 use crate::function::{FuncKind, Function, Module};
 use crate::instructions::{AddrBase, Imm, InstData, Operand, Role};
+use cranelift_entity::EntityRef;
 use std::fmt::Write;
 
 /// Print an immediate as PTX writes it.
@@ -107,6 +108,29 @@ pub fn write_inst(out: &mut String, f: &Function, d: &InstData) {
     }
 }
 
+/// Which registers the function names: in an instruction (a use, a
+/// definition or a guard) or in an accumulator set. Only those are declared
+/// in the text: a PTX front end declares `%r<1000>` where a kernel uses a
+/// few dozen, and a dump of every declared name would bury the code.
+fn used_registers(f: &Function) -> Vec<bool> {
+    let mut used = vec![false; f.vregs.len()];
+    for &b in f.layout.blocks() {
+        for &i in f.layout.block_insts(b) {
+            let d = &f.insts[i];
+            d.for_each_use(|r| used[r.index()] = true);
+            d.for_each_def(|r| used[r.index()] = true);
+        }
+    }
+    if let Some(g) = &f.gmma {
+        for (_, set) in g.sets.iter() {
+            for r in set.iter() {
+                used[r.index()] = true;
+            }
+        }
+    }
+    used
+}
+
 /// Print a function.
 pub fn write_function(out: &mut String, f: &Function) {
     let kind = match f.kind {
@@ -136,8 +160,11 @@ pub fn write_function(out: &mut String, f: &Function) {
     for p in &f.params {
         let _ = writeln!(out, "  param {} {}", p.name, quote(&p.ty));
     }
-    for (_, r) in f.vregs.iter() {
-        let _ = writeln!(out, "  reg {} {} class {}", r.name, r.ty, r.class.number());
+    let used = used_registers(f);
+    for (v, r) in f.vregs.iter() {
+        if used[v.index()] {
+            let _ = writeln!(out, "  reg {} {} class {}", r.name, r.ty, r.class.number());
+        }
     }
     if let Some(g) = &f.gmma {
         let _ = writeln!(out, "  maxactive {}", g.max_active);

@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 mod case_shape;
+pub mod accuracy;
 mod compare;
 mod expectation;
 mod message;

@@ -7,6 +7,10 @@
 //! fix and the phase-87 rule that decided (`ori explain` tells more). Spans
 //! that lie far apart are shown as separate excerpts of the same file.
 //!
+//! Where the PTX names the user's source (`.loc`), the line of Python or C++
+//! that produced the culprit is shown under it, read from disk when the file
+//! is there, else named.
+//!
 //! Without a source (IR-text input, whose instructions have no spans) the
 //! culprit's IR text is printed instead, as a note.
 
@@ -139,6 +143,23 @@ fn level(s: Severity) -> Level<'static> {
     }
 }
 
+/// `file:line[:column]` of a source position.
+fn at(o: &ori_ir::Origin) -> String {
+    match o.column {
+        Some(c) => format!("{}:{}:{c}", o.file, o.line),
+        None => format!("{}:{}", o.file, o.line),
+    }
+}
+
+/// The user's source line a `.loc` names, read from disk where the file
+/// is there (the kernel author's own machine); trimmed at the end.
+fn user_line(o: &ori_ir::Origin) -> Option<String> {
+    let text = std::fs::read_to_string(&o.file).ok()?;
+    let line = text.lines().nth(o.line.checked_sub(1)? as usize)?;
+    let line = line.trim_end();
+    (!line.trim().is_empty()).then(|| line.to_string())
+}
+
 /// Render one diagnostic. `src` is the PTX file the diagnostic is about
 /// (`None` for IR-text input, or a diagnostic tied to no file).
 pub fn render_human(d: &Diagnostic, src: Option<&Source>, style: Style) -> String {
@@ -167,7 +188,34 @@ pub fn render_human(d: &Diagnostic, src: Option<&Source>, style: Style) -> Strin
             }
         }
     }
+    let origin = d
+        .culprit
+        .as_ref()
+        .zip(src)
+        .and_then(|(n, s)| s.origin_of(n));
+    let origin_text = origin.and_then(|o| user_line(o).map(|t| (o, t)));
+    if let Some((o, text)) = &origin_text {
+        let snippet = Snippet::source(text.as_str())
+            .line_start(o.line as usize)
+            .path(o.file.as_str())
+            .annotation(
+                AnnotationKind::Context
+                    .span(0..text.len())
+                    .label("the source line that produced it"),
+            );
+        group = group.element(snippet);
+    }
     let mut footers: Vec<String> = Vec::new();
+    if let Some(o) = origin {
+        if origin_text.is_none() {
+            footers.push(format!("from {}", at(o)));
+        }
+        let mut call = o.inlined_at.as_deref();
+        while let Some(c) = call {
+            footers.push(format!("inlined at {}", at(c)));
+            call = c.inlined_at.as_deref();
+        }
+    }
     if marks.is_empty() {
         // No source to point into: name the instructions as ori's IR has them.
         for (n, what) in d

@@ -2,8 +2,9 @@
 //!
 //! GitHub code scanning and other SARIF viewers show a result on the line
 //! it names; a serialized `wgmma` pipeline then appears on the PTX line of
-//! its culprit, with the wgmma in flight as a related location and the
-//! phase-87 rule in the result's properties. One run holds every file of an
+//! its culprit (or, where the PTX names it with `.loc`, on the user's Python
+//! or C++ line, the PTX line then related), with the wgmma in flight as a
+//! related location and the phase-87 rule in the result's properties. One run holds every file of an
 //! `ori scan` or `ori compile`; the driver lists each code and rule used,
 //! with `ori explain`'s text as its help.
 //!
@@ -135,16 +136,40 @@ fn result(file: &SarifFile, d: &Diagnostic, rule_index: Option<usize>) -> Value 
     if let Some(f) = &d.function {
         loc["logicalLocations"] = json!([{ "name": f, "kind": "function" }]);
     }
-    if !file.uri.is_empty() {
+    let mut related: Vec<Value> = d
+        .related
+        .iter()
+        .enumerate()
+        .map(|(k, n)| note_location(file, n, Some(k + 1)))
+        .collect();
+    let origin = d
+        .culprit
+        .as_ref()
+        .zip(file.source)
+        .and_then(|(n, s)| s.origin_of(n));
+    if let Some(o) = origin {
+        // The user's line is what a code-scanning view should open; the
+        // PTX statement follows it as a related location.
+        let mut user = json!({
+            "physicalLocation": {
+                "artifactLocation": { "uri": o.file.replace('\\', "/") },
+                "region": { "startLine": o.line },
+            },
+            "message": { "text": "the source line that produced the PTX statement" },
+        });
+        if let Some(c) = o.column {
+            user["physicalLocation"]["region"]["startColumn"] = json!(c);
+        }
+        if let Some(f) = &d.function {
+            user["logicalLocations"] = json!([{ "name": f, "kind": "function" }]);
+        }
+        loc["id"] = json!(related.len() + 1);
+        related.push(loc);
+        r["locations"] = json!([user]);
+    } else if !file.uri.is_empty() {
         r["locations"] = json!([loc]);
     }
-    if !d.related.is_empty() {
-        let related: Vec<Value> = d
-            .related
-            .iter()
-            .enumerate()
-            .map(|(k, n)| note_location(file, n, Some(k + 1)))
-            .collect();
+    if !related.is_empty() {
         r["relatedLocations"] = json!(related);
     }
     let mut props = Map::new();

@@ -9,6 +9,8 @@ pub struct Source<'a> {
     /// The whole text.
     pub text: &'a str,
     line_starts: Vec<u32>,
+    /// The user's source positions named by the text's `.loc` directives.
+    origins: ori_ir::SourceMap,
 }
 
 /// Push the start of every line after the first of `bytes` (one past each
@@ -35,7 +37,21 @@ impl<'a> Source<'a> {
             path,
             text,
             line_starts,
+            origins: ori_ir::SourceMap::default(),
         }
+    }
+
+    /// The same source, with the positions its `.loc` directives name
+    /// (`ori_ptx::source_map::build`).
+    pub fn with_origins(mut self, origins: ori_ir::SourceMap) -> Self {
+        self.origins = origins;
+        self
+    }
+
+    /// The user's source position of the statement a note points at, where
+    /// the PTX names one.
+    pub fn origin_of(&self, n: &ori_ir::Note) -> Option<&ori_ir::Origin> {
+        self.origins.origin_at(n.span?.0)
     }
 
     /// Number of lines.
