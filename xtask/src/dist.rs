@@ -58,10 +58,18 @@ fn build(triple: &str, extra: &str, target_dir: &Path, quiet: bool) -> Result<Pa
     );
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--profile", "dist", "-p", "ori-cli", "--target", triple])
-        .env(var, format!("{STATIC_FLAGS} {extra}").trim_end())
-        .env("CARGO_TARGET_DIR", target_dir)
-        .current_dir(root());
+    cmd.args([
+        "build",
+        "--profile",
+        "dist",
+        "-p",
+        "ori-cli",
+        "--target",
+        triple,
+    ])
+    .env(var, format!("{STATIC_FLAGS} {extra}").trim_end())
+    .env("CARGO_TARGET_DIR", target_dir)
+    .current_dir(root());
     if quiet {
         cmd.arg("--quiet");
     }

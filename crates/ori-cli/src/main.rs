@@ -567,7 +567,13 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
             return Ok(ExitCode::from(2));
         }
     }
-    if let Some(clash) = stdout_clash(message_format, emit, output.as_deref(), &print_before, &print_after) {
+    if let Some(clash) = stdout_clash(
+        message_format,
+        emit,
+        output.as_deref(),
+        &print_before,
+        &print_after,
+    ) {
         cli_error(message_format, clash);
         return Ok(ExitCode::from(2));
     }

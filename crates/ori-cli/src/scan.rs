@@ -298,7 +298,10 @@ pub fn run(
         MessageFormat::Json => {
             for s in &scanned {
                 let path = s.path.display().to_string();
-                let src = s.text.as_deref().map(|t| crate::source_with_origins(&path, t));
+                let src = s
+                    .text
+                    .as_deref()
+                    .map(|t| crate::source_with_origins(&path, t));
                 for d in s.diags.iter().filter(|d| reported(d)) {
                     let mut d = d.clone();
                     d.file = Some(path.clone());

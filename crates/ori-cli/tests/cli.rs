@@ -79,7 +79,10 @@ fn human_and_json_formats_name_the_culprit() {
     // Phase 87's diagnostic names the culprit's file, line and column.
     let v: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
     let culprit_line = v["culprit"]["line"].as_u64().unwrap();
-    assert!(v["file"].as_str().unwrap().ends_with("c7514_mov_read_d0_between_mma.ptx"));
+    assert!(v["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("c7514_mov_read_d0_between_mma.ptx"));
     assert_eq!(v["line"].as_u64(), Some(culprit_line));
     assert!(v["column"].as_u64().is_some_and(|c| c >= 1), "{v}");
 }
@@ -95,7 +98,14 @@ fn sarif_goes_to_stdout_and_clashes_with_emitted_text_are_refused() {
     let (rc, out, _) = ori(&["compile", &k, "--message-format", "json", "--emit", "sass"]);
     assert_eq!(rc, 2);
     assert!(out.contains("-o FILE"), "{out}");
-    let (rc, _, _) = ori(&["compile", &k, "--message-format", "sarif", "--print-after", "all"]);
+    let (rc, _, _) = ori(&[
+        "compile",
+        &k,
+        "--message-format",
+        "sarif",
+        "--print-after",
+        "all",
+    ]);
     assert_eq!(rc, 2);
 }
 

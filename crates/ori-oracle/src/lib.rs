@@ -16,8 +16,8 @@
 
 #![warn(missing_docs)]
 
-mod case_shape;
 pub mod accuracy;
+mod case_shape;
 mod compare;
 mod expectation;
 mod message;

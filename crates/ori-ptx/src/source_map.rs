@@ -105,9 +105,15 @@ mod tests {
         let map = build("k.ptx", PTX);
         let off = |needle: &str| PTX.find(needle).unwrap() as u32;
         let mov = map.origin_at(off("mov.b32")).unwrap();
-        assert_eq!((mov.file.as_str(), mov.line, mov.column), ("/home/u/k.py", 12, Some(5)));
+        assert_eq!(
+            (mov.file.as_str(), mov.line, mov.column),
+            ("/home/u/k.py", 12, Some(5))
+        );
         let add = map.origin_at(off("add.s32")).unwrap();
-        assert_eq!((add.file.as_str(), add.line, add.column), ("/home/u/lib.py", 40, None));
+        assert_eq!(
+            (add.file.as_str(), add.line, add.column),
+            ("/home/u/lib.py", 40, None)
+        );
         assert_eq!(add.outermost().line, 13);
         // Before the first .loc, and in a function without one: nothing.
         assert!(map.origin_at(off(".reg .b32")).is_none());

@@ -89,9 +89,7 @@ fn position(d: &Diagnostic, src: Option<&Source>) -> (Option<u32>, Option<u32>) 
     let Some(n) = d.culprit.as_ref().filter(|n| n.line > 0) else {
         return (None, None);
     };
-    let col = src
-        .zip(n.span)
-        .map(|(s, (lo, _))| s.column_of(lo) as u32);
+    let col = src.zip(n.span).map(|(s, (lo, _))| s.column_of(lo) as u32);
     (Some(n.line), col)
 }
 
@@ -140,7 +138,11 @@ pub fn render_json(d: &Diagnostic, src: Option<&Source>) -> String {
     s.push_str(",\"rule\":");
     json_opt_str(&mut s, d.rule);
     s.push_str(",\"source\":");
-    let culprit_origin = d.culprit.as_ref().zip(src).and_then(|(n, s)| s.origin_of(n));
+    let culprit_origin = d
+        .culprit
+        .as_ref()
+        .zip(src)
+        .and_then(|(n, s)| s.origin_of(n));
     json_origin(&mut s, culprit_origin);
     s.push('}');
     s
@@ -170,12 +172,16 @@ mod tests {
         let text = "\n\n  add.f32 %f5, %f1, %f2;\n";
         let lo = text.find("add").unwrap() as u32;
         let mut map = SourceMap::default();
-        map.push(0, text.len() as u32, Origin {
-            file: "k.py".into(),
-            line: 42,
-            column: Some(7),
-            inlined_at: None,
-        });
+        map.push(
+            0,
+            text.len() as u32,
+            Origin {
+                file: "k.py".into(),
+                line: 42,
+                column: Some(7),
+                inlined_at: None,
+            },
+        );
         let src = Source::new("k.ptx", text).with_origins(map);
         let mut d = Diagnostic::new(Severity::Info, Some(7517), "m");
         d.culprit = Some(Note {
@@ -185,9 +191,15 @@ mod tests {
             text: "reads".into(),
         });
         let j = render_json(&d, Some(&src));
-        assert!(j.contains("\"file\":\"k.ptx\",\"line\":3,\"column\":3"), "{j}");
-        assert!(j.ends_with(
-            "\"source\":{\"file\":\"k.py\",\"line\":42,\"column\":7,\"inlined_at\":null}}"
-        ), "{j}");
+        assert!(
+            j.contains("\"file\":\"k.ptx\",\"line\":3,\"column\":3"),
+            "{j}"
+        );
+        assert!(
+            j.ends_with(
+                "\"source\":{\"file\":\"k.py\",\"line\":42,\"column\":7,\"inlined_at\":null}}"
+            ),
+            "{j}"
+        );
     }
 }
