@@ -6,7 +6,8 @@
 //! ptxas will serialize, and the line that causes it, without compiling
 //! each by hand. Every `.ptx` under the given paths is analysed in parallel
 //! (rayon, one task per file), then reported in path order: one line per
-//! phase-87 message (code, rule, culprit line and statement, kernel, file),
+//! phase-87 message (code, rule, culprit line and statement, kernel, file,
+//! and the user's Python or C++ line where the PTX names it with `.loc`),
 //! then a summary table. `--message-format json|sarif` writes the findings
 //! for CI on stdout (the summary goes to stderr); a progress bar shows on a
 //! terminal.
@@ -39,6 +40,9 @@ struct Scanned {
     diags: Vec<Diagnostic>,
     /// Functions (kernels and device functions) of the compiled module.
     functions: usize,
+    /// The user's source lines the PTX names (`.loc`), where a finding
+    /// needs them.
+    origins: ori::ir::SourceMap,
 }
 
 impl Scanned {
@@ -101,14 +105,21 @@ fn scan_one(path: &Path) -> Scanned {
             text: None,
             diags: vec![Diagnostic::new(Severity::Error, None, e)],
             functions: 0,
+            origins: ori::ir::SourceMap::default(),
         },
         Ok(text) => {
             let c = ori::compile_ptx(&shown, &text, &ori::Options::default());
+            let origins = if c.diags.iter().any(reported) {
+                ori::ptx::source_map::build(&shown, &text)
+            } else {
+                ori::ir::SourceMap::default()
+            };
             Scanned {
                 path: path.to_path_buf(),
                 text: Some(text),
                 functions: c.module.as_ref().map_or(0, |m| m.funcs.len()),
                 diags: c.diags,
+                origins,
             }
         }
     }
@@ -165,6 +176,13 @@ fn human_line(s: &Scanned, d: &Diagnostic) -> String {
         .and_then(|t| statement(t, d.culprit.as_ref().and_then(|n| n.span)));
     if let Some(st) = stmt {
         let _ = write!(out, ": {st}");
+    }
+    let origin = d
+        .culprit
+        .as_ref()
+        .and_then(|n| s.origins.origin_at(n.span?.0));
+    if let Some(o) = origin {
+        let _ = write!(out, " (from {}:{})", o.file, o.line);
     }
     out
 }

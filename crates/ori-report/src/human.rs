@@ -195,12 +195,17 @@ pub fn render_human(d: &Diagnostic, src: Option<&Source>, style: Style) -> Strin
         .and_then(|(n, s)| s.origin_of(n));
     let origin_text = origin.and_then(|o| user_line(o).map(|t| (o, t)));
     if let Some((o, text)) = &origin_text {
+        // From the `.loc`'s column (a character count) to the line's end.
+        let from = o
+            .column
+            .and_then(|c| text.char_indices().nth(c.saturating_sub(1) as usize))
+            .map_or(0, |(k, _)| k);
         let snippet = Snippet::source(text.as_str())
             .line_start(o.line as usize)
             .path(o.file.as_str())
             .annotation(
                 AnnotationKind::Context
-                    .span(0..text.len())
+                    .span(from..text.len())
                     .label("the source line that produced it"),
             );
         group = group.element(snippet);
@@ -295,6 +300,37 @@ mod tests {
         d.help = Some("put wgmma.commit_group + wgmma.wait_group before it".into());
         d.rule = Some("R-wait-before-read");
         d
+    }
+
+    /// The user's line: read from disk and shown under the PTX where the
+    /// file is there, named where it is not, and every inlining call site.
+    #[test]
+    fn shows_the_users_source_line_the_loc_names() {
+        let dir = std::env::temp_dir().join(format!("ori-human-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let py = dir.join("k.py");
+        std::fs::write(&py, "import triton\n\n    acc += tl.dot(a, b)\n").unwrap();
+        let origin = |file: &str, line| ori_ir::Origin {
+            file: file.into(),
+            line,
+            column: Some(5),
+            inlined_at: None,
+        };
+        let mut map = ori_ir::SourceMap::default();
+        let mut o = origin(py.to_str().unwrap(), 3);
+        o.inlined_at = Some(Box::new(origin("/nowhere/caller.py", 40)));
+        map.push(0, K.len() as u32, o);
+        let src = Source::new("k.ptx", K).with_origins(map);
+        let out = render_human(&advisory(), Some(&src), Style::Plain);
+        assert!(out.contains("k.py:3:5"), "{out}");
+        assert!(out.contains("acc += tl.dot(a, b)"), "{out}");
+        assert!(out.contains("inlined at /nowhere/caller.py:40:5"), "{out}");
+        let mut map = ori_ir::SourceMap::default();
+        map.push(0, K.len() as u32, origin("/nowhere/k.py", 9));
+        let src = Source::new("k.ptx", K).with_origins(map);
+        let out = render_human(&advisory(), Some(&src), Style::Plain);
+        assert!(out.contains("from /nowhere/k.py:9:5"), "{out}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
