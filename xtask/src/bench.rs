@@ -74,6 +74,7 @@ usage: cargo xtask bench [--shapes K,...] [--sizes N,...] [--runs N] [--steps S,
                   --pgo: cargo xtask dist --pgo)
   --host          instead: a 1024x1024x1024 bf16 Triton matmul through the host backend
                   (`ori run`) against matrixmultiply's sgemm, GFLOP/s of both
+  --doc           with --vs-ptxas or --host: also write the summary into docs/performance.md
 
 Each step runs in a child process of its own (a fresh heap, and a kill at the limit).
 ";
@@ -96,6 +97,9 @@ struct Options {
     only: Option<String>,
     /// `--host`: the host backend against a CPU matmul instead.
     host: bool,
+    /// `--doc`: with `--vs-ptxas` or `--host`, also write the summary into
+    /// `docs/performance.md`.
+    doc: bool,
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {
@@ -123,6 +127,7 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
         pgo: false,
         only: None,
         host: false,
+        doc: false,
     };
     let mut it = args.iter();
     while let Some(&a) = it.next() {
@@ -154,6 +159,7 @@ fn parse_options(args: &[&str]) -> Result<Options, String> {
             "--vs-ptxas" => o.vs_ptxas = true,
             "--pgo" => o.pgo = true,
             "--host" => o.host = true,
+            "--doc" => o.doc = true,
             "--only" => o.only = Some(value()?.to_string()),
             "--limit" => {
                 let secs = value()?
@@ -210,10 +216,27 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
         });
     }
     if opts.host {
-        return crate::bench_host::run(opts.runs.min(3)).map(|()| ExitCode::SUCCESS);
+        let summary = crate::bench_host::run(opts.runs.min(3))?;
+        if opts.doc {
+            let cmd = format!("cargo xtask bench --host --runs {}", opts.runs.min(3));
+            crate::perf_doc::write_section("The host backend (ori run)", &cmd, &summary)?;
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     if opts.vs_ptxas {
-        return crate::bench_vs_ptxas::run(opts.runs, opts.only.as_deref(), opts.pgo);
+        let (code, summary) =
+            crate::bench_vs_ptxas::run(opts.runs, opts.only.as_deref(), opts.pgo)?;
+        if opts.doc {
+            let mut cmd = format!("cargo xtask bench --vs-ptxas --runs {}", opts.runs);
+            if opts.pgo {
+                cmd.push_str(" --pgo");
+            }
+            if let Some(only) = &opts.only {
+                cmd.push_str(&format!(" --only {only}"));
+            }
+            crate::perf_doc::write_section("ori against ptxas", &cmd, &summary)?;
+        }
+        return Ok(code);
     }
     if let Some(path) = &opts.emit {
         let g = generate_shape(opts.shapes[0], opts.sizes[0]);

@@ -41,8 +41,8 @@ fn cpu_seconds() -> f64 {
     (field(11).unwrap_or(0.0) + field(12).unwrap_or(0.0)) / 100.0
 }
 
-/// Run the bench; `runs` timed runs of each side.
-pub fn run(runs: usize) -> Result<(), String> {
+/// Run the bench; `runs` timed runs of each side. Returns the report.
+pub fn run(runs: usize) -> Result<String, String> {
     let root = crate::oracle::root();
     let src = std::fs::read_to_string(root.join(KERNEL)).map_err(|e| format!("{KERNEL}: {e}"))?;
     let c = ori::compile_ptx(KERNEL, &src, &ori::Options::default());
@@ -88,8 +88,7 @@ pub fn run(runs: usize) -> Result<(), String> {
         out = g.buffer(pc).ok_or("no C")?.to_vec();
     }
     check_products(&out, &cpu)?;
-    report(best_host, best_cpu, runs);
-    Ok(())
+    Ok(report(best_host, best_cpu, runs))
 }
 
 /// `runs` timed runs of sgemm on `a` x `b`: the product and the best time.
@@ -145,26 +144,33 @@ fn check_products(out: &[u8], cpu: &[f32]) -> Result<(), String> {
     Ok(())
 }
 
-/// The bench's table and ratio.
-fn report(best_host: Duration, best_cpu: Duration, runs: usize) {
+/// The bench's table and ratio, printed and returned (for
+/// `docs/performance.md`).
+fn report(best_host: Duration, best_cpu: Duration, runs: usize) -> String {
+    use std::fmt::Write;
     let flop = 2.0 * (N as f64).powi(3);
     let gf = |d: Duration| flop / d.as_secs_f64() / 1e9;
-    println!("| {N}x{N}x{N} bf16 matmul (Triton {KERNEL}) | time | GFLOP/s |");
-    println!("|---|---:|---:|");
+    let mut s = format!(
+        "| {N}x{N}x{N} bf16 matmul (Triton {KERNEL}) | time | GFLOP/s |\n|---|---:|---:|\n"
+    );
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!(
+    let _ = writeln!(
+        s,
         "| ori run (host backend, 64 CTAs, {cores} cores) | {:.3} s | {:.3} |",
         best_host.as_secs_f64(),
         gf(best_host)
     );
-    println!(
+    let _ = writeln!(
+        s,
         "| matrixmultiply::sgemm (f32, {cores} cores) | {:.4} s | {:.2} |",
         best_cpu.as_secs_f64(),
         gf(best_cpu)
     );
-    println!();
-    println!(
-        "host backend at {:.2}% of the CPU matmul (target 10%, best of {runs} runs each; products equal)",
+    let _ = writeln!(
+        s,
+        "\nThe host backend at {:.2}% of the CPU matmul (best of {runs} runs each; the products are equal).",
         100.0 * gf(best_host) / gf(best_cpu)
     );
+    print!("{s}");
+    s
 }

@@ -130,22 +130,25 @@ fn time_kernel(
 }
 
 /// Print the geometric mean of `ratio` over `rows` and the least one.
-fn summarize(rows: &[Timing], label: &str, ratio: fn(&Timing) -> f64) {
+fn summarize(rows: &[Timing], label: &str, ratio: fn(&Timing) -> f64) -> String {
     let geo = (rows.iter().map(|t| ratio(t).ln()).sum::<f64>() / rows.len() as f64).exp();
     let Some(worst) = rows.iter().min_by(|a, b| ratio(a).total_cmp(&ratio(b))) else {
-        return;
+        return String::new();
     };
-    println!(
-        "\n{} kernels: {label} is {geo:.1}x faster than ptxas (geometric mean of the ratios); the least, {:.1}x, on {}",
+    let line = format!(
+        "{} kernels: {label} is {geo:.1}x faster than ptxas (geometric mean of the ratios); the least, {:.1}x, on `{}`",
         rows.len(),
         ratio(worst),
         worst.name
     );
+    println!("\n{line}");
+    line
 }
 
 /// Time every kernel (those whose path contains `filter`, when given),
-/// `runs` times each, and print the table.
-pub fn run(runs: usize, filter: Option<&str>, pgo: bool) -> Result<ExitCode, String> {
+/// `runs` times each, and print the table; also returns the summary, for
+/// `docs/performance.md`.
+pub fn run(runs: usize, filter: Option<&str>, pgo: bool) -> Result<(ExitCode, String), String> {
     let ptxas = tool("ptxas");
     let version = tool_version(&ptxas)
         .ok_or_else(|| format!("no ptxas at {} (cargo xtask oracle setup)", ptxas.display()))?;
@@ -217,15 +220,18 @@ pub fn run(runs: usize, filter: Option<&str>, pgo: bool) -> Result<ExitCode, Str
     } else {
         "static ori (cargo xtask dist)"
     };
-    summarize(&rows, "ori (cargo build --release)", Timing::ratio);
-    summarize(&rows, static_label, Timing::ratio_static);
+    let summary = format!(
+        "Against ptxas {version}, process start included, best of {runs} runs each:\n\n- {}\n- {}\n",
+        summarize(&rows, "ori (cargo build --release)", Timing::ratio),
+        summarize(&rows, static_label, Timing::ratio_static)
+    );
     if !failed.is_empty() {
         println!(
             "{} kernels did not run: {}",
             failed.len(),
             failed.join(", ")
         );
-        return Ok(ExitCode::FAILURE);
+        return Ok((ExitCode::FAILURE, summary));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok((ExitCode::SUCCESS, summary))
 }

@@ -21,6 +21,7 @@ mod dist;
 mod docs;
 mod gen_pipelines;
 mod oracle;
+mod perf_doc;
 mod process;
 mod progress;
 mod roundtrip;
