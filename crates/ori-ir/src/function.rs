@@ -177,7 +177,7 @@ pub struct Serialization {
 
 /// One decision a pass made, with the rule that made it (phase 87's
 /// `R-...` names): what `--print-after` shows under the function and what
-/// `cargo xtask rules` counts over the corpora.
+/// `cargo xtask docs` counts over the corpora (docs/rules.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RuleUse {
     /// The rule's name (`R-wait-before-read`).
