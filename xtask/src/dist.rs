@@ -4,11 +4,10 @@
 //! instead).
 //!
 //! ori is timed against ptxas with process start included, and a kernel of
-//! a few hundred lines compiles in about a millisecond: the dynamic loader's
-//! share is a third of that (mapping libc, libm and libgcc_s, their page
-//! faults and relocations; measured: `ori --version` 1.00 ms dynamic, 0.64
-//! ms static, `/bin/true` 0.59 ms). A statically linked binary starts
-//! without it. The default `cargo build --release` cannot link statically:
+//! a few hundred lines compiles in about a millisecond: the dynamic loader
+//! (mapping libc, libm and libgcc_s, their page faults and relocations) is
+//! a large share of that. A statically linked binary starts without it.
+//! The default `cargo build --release` cannot link statically:
 //! `-C target-feature=+crt-static` on the host target also reaches the
 //! proc-macro crates (clap's derive), which cannot be built so. Naming the
 //! target explicitly makes cargo build proc-macros and build scripts for
@@ -16,10 +15,9 @@
 //! (`CARGO_TARGET_<TRIPLE>_RUSTFLAGS`); the binary is copied to
 //! `target/dist/ori`. The binary is also position-dependent
 //! (`-C relocation-model=static`): a static PIE relocates itself at start
-//! (`_dl_relocate_static_pie`, 15 of a small kernel's 168 page faults), a
-//! fixed-address one does not (measured on a 29 KB Triton kernel: 158
-//! page faults instead of 167, 1.87 ms instead of 2.03). Supported on
-//! Linux with glibc or musl; elsewhere the command says so.
+//! (`_dl_relocate_static_pie`, page faults of its own), a fixed-address
+//! one does not. Supported on Linux with glibc or musl; elsewhere the
+//! command says so.
 //!
 //! `cargo xtask dist --pgo` builds it profile-guided, as rustc and clang
 //! are shipped: an instrumented build compiles a training set, and the

@@ -16,9 +16,8 @@ pub struct Source<'a> {
 /// Push the start of every line after the first of `bytes` (one past each
 /// newline) onto `out`. With SSE2 on x86_64 (every x86_64 processor has
 /// it): memchr's generic entry point asks the processor for AVX2 on its
-/// first call, and each `cpuid` of that traps to the hypervisor in a VM
-/// (3.6 us in the one of the benchmarks), which a small kernel's
-/// diagnostics felt.
+/// first call, and each `cpuid` of that traps to the hypervisor in a
+/// virtual machine, a cost a small kernel's diagnostics would feel.
 fn push_line_starts(out: &mut Vec<u32>, bytes: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     if let Some(sse2) = memchr::arch::x86_64::sse2::memchr::One::new(b'\n') {
