@@ -10,6 +10,7 @@
 //!                                       tests/wgmma_table/verdicts.tsv
 //! cargo xtask bench [--sizes N,...]     time the front end and phases 85/87 on generated kernels
 //! cargo xtask dist [--pgo]              build the statically linked ori at target/dist/ori
+//! cargo xtask wheel                     build the pip wheel (ori, ori-ptxas, python/ori) into target/wheels
 //! ```
 
 mod bench;
@@ -23,6 +24,7 @@ mod process;
 mod progress;
 mod roundtrip;
 mod wgmma_table;
+mod wheel;
 
 use std::process::ExitCode;
 
@@ -61,6 +63,9 @@ commands:
                                loader's); `bench --vs-ptxas` times it beside the default build;
                                --pgo: profile-guided, trained on tests/corpus, tests/generated
                                and the bench shapes (needs rustup's llvm-tools-preview)
+  wheel [--profile NAME]       build ori and ori-ptxas (dist profile, statically linked) and pack
+                               them with the Python package python/ori into a py3-none wheel in
+                               target/wheels (pip install target/wheels/ori-*.whl)
   rules [--check]              write the rule table of tests/corpus/README.md from phase 87's rules
                                (ori_gmma::RuleId) and the cases each decides in every recorded
                                corpus; --check only says whether it is up to date
@@ -98,6 +103,7 @@ fn main() -> ExitCode {
         ["oracle", "gen-pipelines", rest @ ..] => gen_pipelines::run(rest),
         ["bench", rest @ ..] => bench::run(rest),
         ["dist", rest @ ..] => dist::run(rest),
+        ["wheel", rest @ ..] => wheel::run(rest),
         ["rules"] => rules(false),
         ["rules", "--check"] => rules(true),
         ["help"] | ["--help"] | ["-h"] => {

@@ -1,0 +1,137 @@
+//! Which ptxas the wrapper runs: the one its caller would have run.
+//!
+//! A drop-in must not change the user's compiler. Triton runs the ptxas it
+//! bundles (`triton/backends/nvidia/bin/ptxas`, and `ptxas-blackwell` in
+//! later releases) unless `TRITON_PTXAS_PATH` (`TRITON_PTXAS_BLACKWELL_PATH`)
+//! names another; when that variable names the wrapper, the ptxas Triton
+//! would have run is its bundled one, whatever `PATH` holds. The wrapper
+//! finds that Triton in the process that runs it: a Python process that
+//! imported Triton has mapped `triton/_C/libtriton.so`, and the package
+//! folder is two levels above it. In order, the wrapper runs:
+//!
+//! 1. `ORI_PTXAS`, when set;
+//! 2. when its parent process loaded Triton: that Triton's bundled ptxas
+//!    (`ptxas-blackwell` where `TRITON_PTXAS_BLACKWELL_PATH` names the
+//!    wrapper and `TRITON_PTXAS_PATH` does not, or both do and the target
+//!    is sm_100 or later);
+//! 3. the first `ptxas` on `PATH` that is not the wrapper itself.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The environment variable naming the real ptxas.
+pub const ORI_PTXAS: &str = "ORI_PTXAS";
+
+/// The Triton package folder of process `pid`, from the shared objects it
+/// mapped (Linux `/proc`).
+fn triton_of(pid: u32) -> Option<PathBuf> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    maps.lines()
+        .filter_map(|l| l.find('/').map(|at| &l[at..]))
+        .find(|p| p.ends_with("/triton/_C/libtriton.so"))
+        .and_then(|p| Path::new(p).parent()?.parent().map(Path::to_path_buf))
+}
+
+/// The parent of process `pid` (`/proc/PID/stat`'s fourth field; the
+/// command name, the second, is parenthesized and may hold spaces).
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The Triton that runs this process: the nearest of a few ancestors
+/// (Triton's Python process, or a shell script between it and us).
+#[cfg(target_os = "linux")]
+fn calling_triton() -> Option<PathBuf> {
+    let mut pid = std::os::unix::process::parent_id();
+    for _ in 0..4 {
+        if let Some(t) = triton_of(pid) {
+            return Some(t);
+        }
+        pid = parent_of(pid).filter(|&p| p > 1)?;
+    }
+    None
+}
+
+/// Without `/proc` the calling Triton is unknown: `ORI_PTXAS` or `PATH`.
+#[cfg(not(target_os = "linux"))]
+fn calling_triton() -> Option<PathBuf> {
+    None
+}
+
+/// Whether environment variable `var` names this program (`argv0` is the
+/// path the caller ran, which Triton takes from that variable).
+fn names_me(var: &str, argv0: &Path) -> bool {
+    let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) else {
+        return false;
+    };
+    let v = PathBuf::from(v);
+    v == argv0 || (v.canonicalize().ok()).is_some_and(|c| argv0.canonicalize().ok() == Some(c))
+}
+
+/// The compute capability of `--gpu-name=sm_100a` (100).
+fn capability(arch: Option<&str>) -> Option<u32> {
+    let digits: String = arch?
+        .strip_prefix("sm_")?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// The bundled ptxas of the Triton at `triton` for this call.
+fn bundled(triton: &Path, argv0: &Path, arch: Option<&str>) -> Option<PathBuf> {
+    let bin = triton.join("backends/nvidia/bin");
+    let blackwell = bin.join("ptxas-blackwell");
+    let via_bw = names_me("TRITON_PTXAS_BLACKWELL_PATH", argv0);
+    let via_plain = names_me("TRITON_PTXAS_PATH", argv0);
+    let late_arch = capability(arch).is_some_and(|c| c >= 100);
+    let use_bw = blackwell.is_file() && via_bw && (!via_plain || late_arch);
+    let chosen = if use_bw { blackwell } else { bin.join("ptxas") };
+    chosen.is_file().then_some(chosen)
+}
+
+/// The first `ptxas` on `PATH` that is not this executable.
+fn on_path() -> Option<PathBuf> {
+    let me = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok());
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join("ptxas"))
+        .filter(|p| p.is_file())
+        .find(|p| p.canonicalize().ok() != me)
+}
+
+/// The real ptxas for a call with `argv0` and target `arch`, and how it was
+/// found (for the error when it cannot run).
+pub fn real_ptxas(argv0: &OsString, arch: Option<&str>) -> Option<(PathBuf, &'static str)> {
+    if let Some(p) = std::env::var_os(ORI_PTXAS).filter(|p| !p.is_empty()) {
+        return Some((PathBuf::from(p), ORI_PTXAS));
+    }
+    let argv0 = Path::new(argv0);
+    if let Some(p) = calling_triton().and_then(|t| bundled(&t, argv0, arch)) {
+        return Some((p, "the calling Triton's bundled ptxas"));
+    }
+    on_path().map(|p| (p, "PATH"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_capability() {
+        assert_eq!(capability(Some("sm_90a")), Some(90));
+        assert_eq!(capability(Some("sm_100a")), Some(100));
+        assert_eq!(capability(Some("compute_90")), None);
+        assert_eq!(capability(None), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn reads_its_own_parent() {
+        let me = std::process::id();
+        assert_eq!(parent_of(me), Some(std::os::unix::process::parent_id()));
+    }
+}
