@@ -39,10 +39,13 @@ def python_files():
 
 
 def metadata(version):
+    with open(os.path.join(HERE, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
     return (f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\nSummary: {SUMMARY}\n"
             "License: Apache-2.0\nRequires-Python: >=3.8\n"
             "Classifier: Programming Language :: Rust\n"
-            "Classifier: Environment :: GPU :: NVIDIA CUDA\n")
+            "Classifier: Environment :: GPU :: NVIDIA CUDA\n"
+            f"Description-Content-Type: text/markdown\n\n{readme}")
 
 
 def wheel_file(tag):
@@ -73,7 +76,7 @@ def pack(version, plat, bins, out_dir):
     for path in bins:
         with open(path, "rb") as f:
             entries.append((f"{data_dir}/scripts/{os.path.basename(path)}", f.read(), True))
-    entries.append((f"{info_dir}/METADATA", metadata(version).encode(), False))
+    entries.append((f"{info_dir}/METADATA", metadata(version).encode("utf-8"), False))
     entries.append((f"{info_dir}/WHEEL", "".join(wheel_file(t) for t in tags[:1]).encode()
                     + "".join(f"Tag: {t}\n" for t in tags[1:]).encode(), False))
     record = "".join(record_line(n, d) for n, d, _ in entries) + f"{info_dir}/RECORD,,\n"

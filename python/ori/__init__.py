@@ -185,11 +185,19 @@ def _run(path: str, args: list[str], shown: Optional[str]) -> list[dict]:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """`python -m ori ARGS`: the `ori` program with these arguments;
-    `python -m ori ptxas-path` prints the `ori-ptxas` path."""
+    `python -m ori ptxas-path` prints the `ori-ptxas` path, and
+    `python -m ori triton-env` the shell line that makes the installed
+    Triton run it (`eval "$(python -m ori triton-env)"`)."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         if argv == ["ptxas-path"]:
             print(ptxas_path())
+            return 0
+        if argv == ["triton-env"]:
+            from .triton import ptxas_env
+
+            for var, value in ptxas_env().items():
+                print(f"export {var}={value}")
             return 0
         exe = ori_path()
     except OriError as e:

@@ -141,6 +141,24 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
+def ptxas_env(capability: int = 90) -> dict:
+    """The environment that makes the installed Triton run `ori-ptxas` for
+    targets of this compute capability: `TRITON_PTXAS_PATH`, or
+    `TRITON_PTXAS_BLACKWELL_PATH` in the Triton releases that compile sm_90
+    with their `ptxas-blackwell`. Asks Triton which ptxas it would run."""
+    from triton.backends.nvidia import compiler
+
+    var = "TRITON_PTXAS_PATH"
+    try:
+        tool = compiler.get_ptxas(capability)
+    except TypeError:  # releases whose get_ptxas() takes no target
+        tool = compiler.get_ptxas()
+    if os.path.basename(tool.path).startswith("ptxas-blackwell") or \
+            os.environ.get("TRITON_PTXAS_BLACKWELL_PATH") == tool.path:
+        var = "TRITON_PTXAS_BLACKWELL_PATH"
+    return {var: ori.ptxas_path()}
+
+
 _installed: Optional[_Hook] = None
 
 

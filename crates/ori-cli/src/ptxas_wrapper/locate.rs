@@ -67,7 +67,7 @@ fn names_me(var: &str, argv0: &Path) -> bool {
         return false;
     };
     let v = PathBuf::from(v);
-    v == argv0 || (v.canonicalize().ok()).is_some_and(|c| argv0.canonicalize().ok() == Some(c))
+    v == argv0 || v.canonicalize().ok().is_some_and(|c| argv0.canonicalize().ok() == Some(c))
 }
 
 /// The compute capability of `--gpu-name=sm_100a` (100).
