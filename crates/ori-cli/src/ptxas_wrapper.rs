@@ -193,7 +193,12 @@ fn report(text: &str, a: &PtxasArgs) {
     let explained = explain(input, &c75, a, &styles);
     let _ = std::io::stderr().write_all(explained[0].as_bytes());
     if discarded {
-        sink::write_where_seen(&explained[1]);
+        let n = c75.len();
+        let s = if n == 1 { "y" } else { "ies" };
+        let head = format!(
+            "ori-ptxas: ptxas gave {n} C75xx advisor{s}, which its caller discards; ori explains:\n"
+        );
+        sink::write_where_seen(&format!("{head}{}", explained[1]));
     }
     if let Some(log) = log {
         let _ = std::fs::OpenOptions::new()

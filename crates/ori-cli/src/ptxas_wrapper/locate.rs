@@ -67,7 +67,10 @@ fn names_me(var: &str, argv0: &Path) -> bool {
         return false;
     };
     let v = PathBuf::from(v);
-    v == argv0 || v.canonicalize().ok().is_some_and(|c| argv0.canonicalize().ok() == Some(c))
+    v == argv0
+        || v.canonicalize()
+            .ok()
+            .is_some_and(|c| argv0.canonicalize().ok() == Some(c))
 }
 
 /// The compute capability of `--gpu-name=sm_100a` (100).
@@ -82,12 +85,24 @@ fn capability(arch: Option<&str>) -> Option<u32> {
 
 /// The bundled ptxas of the Triton at `triton` for this call.
 fn bundled(triton: &Path, argv0: &Path, arch: Option<&str>) -> Option<PathBuf> {
-    let bin = triton.join("backends/nvidia/bin");
-    let blackwell = bin.join("ptxas-blackwell");
-    let via_bw = names_me("TRITON_PTXAS_BLACKWELL_PATH", argv0);
+    let via_blackwell = names_me("TRITON_PTXAS_BLACKWELL_PATH", argv0);
     let via_plain = names_me("TRITON_PTXAS_PATH", argv0);
+    choose(
+        &triton.join("backends/nvidia/bin"),
+        via_blackwell,
+        via_plain,
+        arch,
+    )
+}
+
+/// Triton's bundled ptxas in `bin` for a call through the variables that
+/// name the wrapper: `ptxas-blackwell` for a call through
+/// `TRITON_PTXAS_BLACKWELL_PATH` alone, or through both for sm_100 and
+/// later; `ptxas` otherwise.
+fn choose(bin: &Path, via_blackwell: bool, via_plain: bool, arch: Option<&str>) -> Option<PathBuf> {
+    let blackwell = bin.join("ptxas-blackwell");
     let late_arch = capability(arch).is_some_and(|c| c >= 100);
-    let use_bw = blackwell.is_file() && via_bw && (!via_plain || late_arch);
+    let use_bw = blackwell.is_file() && via_blackwell && (!via_plain || late_arch);
     let chosen = if use_bw { blackwell } else { bin.join("ptxas") };
     chosen.is_file().then_some(chosen)
 }
@@ -126,6 +141,25 @@ mod tests {
         assert_eq!(capability(Some("sm_100a")), Some(100));
         assert_eq!(capability(Some("compute_90")), None);
         assert_eq!(capability(None), None);
+    }
+
+    #[test]
+    fn chooses_what_triton_would_run() {
+        let bin = std::env::temp_dir().join(format!("ori-locate-test-{}", std::process::id()));
+        std::fs::create_dir_all(&bin).unwrap();
+        let plain = bin.join("ptxas");
+        let bw = bin.join("ptxas-blackwell");
+        std::fs::write(&plain, "").unwrap();
+        let sm90 = Some("sm_90a");
+        // A release without ptxas-blackwell: always ptxas.
+        assert_eq!(choose(&bin, true, false, sm90), Some(plain.clone()));
+        std::fs::write(&bw, "").unwrap();
+        assert_eq!(choose(&bin, true, false, sm90), Some(bw.clone()));
+        assert_eq!(choose(&bin, false, true, sm90), Some(plain.clone()));
+        assert_eq!(choose(&bin, true, true, sm90), Some(plain.clone()));
+        assert_eq!(choose(&bin, true, true, Some("sm_100a")), Some(bw.clone()));
+        std::fs::remove_dir_all(&bin).unwrap();
+        assert_eq!(choose(&bin, false, true, sm90), None);
     }
 
     #[cfg(target_os = "linux")]
