@@ -10,10 +10,10 @@
 //! folder is two levels above it. In order, the wrapper runs:
 //!
 //! 1. `ORI_PTXAS`, when set;
-//! 2. when its parent process loaded Triton: that Triton's bundled ptxas
-//!    (`ptxas-blackwell` where `TRITON_PTXAS_BLACKWELL_PATH` names the
-//!    wrapper and `TRITON_PTXAS_PATH` does not, or both do and the target
-//!    is sm_100 or later);
+//! 2. when its parent process loaded Triton: that Triton's bundled ptxas,
+//!    `ptxas` or `ptxas-blackwell` as that Triton release picks one for the
+//!    target (`--gpu-name`; for `--version`, by the variable that names the
+//!    wrapper);
 //! 3. the first `ptxas` on `PATH` that is not the wrapper itself.
 
 use std::ffi::OsString;
@@ -83,27 +83,59 @@ fn capability(arch: Option<&str>) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// The bundled ptxas of the Triton at `triton` for this call.
-fn bundled(triton: &Path, argv0: &Path, arch: Option<&str>) -> Option<PathBuf> {
-    let via_blackwell = names_me("TRITON_PTXAS_BLACKWELL_PATH", argv0);
-    let via_plain = names_me("TRITON_PTXAS_PATH", argv0);
-    choose(
-        &triton.join("backends/nvidia/bin"),
-        via_blackwell,
-        via_plain,
-        arch,
-    )
+/// The release of the Triton at `triton` (`__version__ = '3.9.0'` in its
+/// `__init__.py`), as (major, minor).
+fn triton_release(triton: &Path) -> Option<(u32, u32)> {
+    let init = std::fs::read_to_string(triton.join("__init__.py")).ok()?;
+    let line = init.lines().find(|l| l.starts_with("__version__"))?;
+    let v = line.split(['\'', '"']).nth(1)?;
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+    Some((parts.next()??, parts.next()??))
 }
 
-/// Triton's bundled ptxas in `bin` for a call through the variables that
-/// name the wrapper: `ptxas-blackwell` for a call through
-/// `TRITON_PTXAS_BLACKWELL_PATH` alone, or through both for sm_100 and
-/// later; `ptxas` otherwise.
-fn choose(bin: &Path, via_blackwell: bool, via_plain: bool, arch: Option<&str>) -> Option<PathBuf> {
+/// The first compute capability that Triton `release` compiles with its
+/// `ptxas-blackwell` (`backends/nvidia/compiler.py`, `get_ptxas`): sm_100
+/// from 3.6 on, sm_90 from 3.9 on.
+fn blackwell_from(release: Option<(u32, u32)>) -> u32 {
+    if release.is_some_and(|r| r >= (3, 9)) {
+        90
+    } else {
+        100
+    }
+}
+
+/// The bundled ptxas of the Triton at `triton` for this call.
+fn bundled(triton: &Path, argv0: &Path, arch: Option<&str>) -> Option<PathBuf> {
+    let via = Via {
+        blackwell: names_me("TRITON_PTXAS_BLACKWELL_PATH", argv0),
+        plain: names_me("TRITON_PTXAS_PATH", argv0),
+    };
+    let from = blackwell_from(triton_release(triton));
+    choose(&triton.join("backends/nvidia/bin"), from, via, arch)
+}
+
+/// Which of Triton's variables name the wrapper.
+#[derive(Clone, Copy)]
+struct Via {
+    blackwell: bool,
+    plain: bool,
+}
+
+/// Triton's bundled ptxas in `bin`: `ptxas-blackwell` for targets from
+/// capability `from` on, as Triton picks it; for a call that names no
+/// target (`--version`), the one whose variable names the wrapper, and
+/// where both do, the one Triton runs for sm_90.
+fn choose(bin: &Path, from: u32, via: Via, arch: Option<&str>) -> Option<PathBuf> {
     let blackwell = bin.join("ptxas-blackwell");
-    let late_arch = capability(arch).is_some_and(|c| c >= 100);
-    let use_bw = blackwell.is_file() && via_blackwell && (!via_plain || late_arch);
-    let chosen = if use_bw { blackwell } else { bin.join("ptxas") };
+    let use_bw = match capability(arch) {
+        Some(c) => c >= from,
+        None => via.blackwell && (!via.plain || from <= 90),
+    };
+    let chosen = if use_bw && blackwell.is_file() {
+        blackwell
+    } else {
+        bin.join("ptxas")
+    };
     chosen.is_file().then_some(chosen)
 }
 
@@ -145,21 +177,43 @@ mod tests {
 
     #[test]
     fn chooses_what_triton_would_run() {
-        let bin = std::env::temp_dir().join(format!("ori-locate-test-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("ori-locate-test-{}", std::process::id()));
+        let bin = dir.join("backends/nvidia/bin");
         std::fs::create_dir_all(&bin).unwrap();
         let plain = bin.join("ptxas");
         let bw = bin.join("ptxas-blackwell");
         std::fs::write(&plain, "").unwrap();
-        let sm90 = Some("sm_90a");
-        // A release without ptxas-blackwell: always ptxas.
-        assert_eq!(choose(&bin, true, false, sm90), Some(plain.clone()));
+        let both = Via {
+            blackwell: true,
+            plain: true,
+        };
+        let only_bw = Via {
+            blackwell: true,
+            plain: false,
+        };
+        let (sm90, sm100) = (Some("sm_90a"), Some("sm_100a"));
+        // Triton 3.5 bundles no ptxas-blackwell.
+        std::fs::write(
+            dir.join("__init__.py"),
+            "import os\n__version__ = '3.5.0'\n",
+        )
+        .unwrap();
+        assert_eq!(triton_release(&dir), Some((3, 5)));
+        assert_eq!(choose(&bin, 100, only_bw, sm100), Some(plain.clone()));
         std::fs::write(&bw, "").unwrap();
-        assert_eq!(choose(&bin, true, false, sm90), Some(bw.clone()));
-        assert_eq!(choose(&bin, false, true, sm90), Some(plain.clone()));
-        assert_eq!(choose(&bin, true, true, sm90), Some(plain.clone()));
-        assert_eq!(choose(&bin, true, true, Some("sm_100a")), Some(bw.clone()));
-        std::fs::remove_dir_all(&bin).unwrap();
-        assert_eq!(choose(&bin, false, true, sm90), None);
+        // 3.6 to 3.8: ptxas-blackwell from sm_100 on; 3.9: from sm_90 on.
+        assert_eq!(blackwell_from(Some((3, 8))), 100);
+        assert_eq!(blackwell_from(Some((3, 9))), 90);
+        assert_eq!(blackwell_from(None), 100);
+        assert_eq!(choose(&bin, 100, both, sm90), Some(plain.clone()));
+        assert_eq!(choose(&bin, 100, both, sm100), Some(bw.clone()));
+        assert_eq!(choose(&bin, 90, both, sm90), Some(bw.clone()));
+        // `--version`: the variable that names the wrapper decides.
+        assert_eq!(choose(&bin, 100, only_bw, None), Some(bw.clone()));
+        assert_eq!(choose(&bin, 100, both, None), Some(plain.clone()));
+        assert_eq!(choose(&bin, 90, both, None), Some(bw.clone()));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(choose(&bin, 100, both, sm90), None);
     }
 
     #[cfg(target_os = "linux")]
