@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 /// The host's target triple (`rustc -vV`).
-fn host_triple() -> Result<String, String> {
+pub(crate) fn host_triple() -> Result<String, String> {
     let out = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
         .arg("-vV")
         .output()
@@ -45,7 +45,7 @@ fn host_triple() -> Result<String, String> {
 
 /// The `RUSTFLAGS` of every static build: statically linked, at a fixed
 /// address.
-const STATIC_FLAGS: &str = "-C target-feature=+crt-static -C relocation-model=static";
+pub(crate) const STATIC_FLAGS: &str = "-C target-feature=+crt-static -C relocation-model=static";
 
 /// Build `ori-cli` statically for `triple` with `extra` flags into
 /// `target_dir`; the binary's path.

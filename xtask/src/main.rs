@@ -11,6 +11,7 @@
 //! cargo xtask bench [--sizes N,...]     time the front end and phases 85/87 on generated kernels
 //! cargo xtask dist [--pgo]              build the statically linked ori at target/dist/ori
 //! cargo xtask docs [--check]            write the generated documents (docs/, README figures)
+//! cargo xtask wheel                     build the pip wheel (ori, ori-ptxas, python/ori) into target/wheels
 //! ```
 
 mod bench;
@@ -26,6 +27,7 @@ mod process;
 mod progress;
 mod roundtrip;
 mod wgmma_table;
+mod wheel;
 
 use std::process::ExitCode;
 
@@ -66,6 +68,9 @@ commands:
                                and the bench shapes (needs rustup's llvm-tools-preview)
   docs [--check]               write docs/rules.md, docs/accuracy.md and README.md's figures from
                                the corpora on disk; --check only says whether they are up to date
+  wheel [--profile NAME]       build ori and ori-ptxas (dist profile, statically linked) and pack
+                               them with the Python package python/ori into a py3-none wheel in
+                               target/wheels (pip install target/wheels/ori-*.whl)
   bench [OPTIONS]              time parse, lowering, phase 85, phase 87 and the pipeline (release,
                                best of N) on generated kernels of 125k..1M instructions
                                (cargo xtask bench --help for the options)
@@ -101,6 +106,7 @@ fn main() -> ExitCode {
         ["bench", rest @ ..] => bench::run(rest),
         ["dist", rest @ ..] => dist::run(rest),
         ["docs", rest @ ..] => docs::run(rest),
+        ["wheel", rest @ ..] => wheel::run(rest),
         ["help"] | ["--help"] | ["-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -2,43 +2,34 @@
 //! ptxas that explains its phase-87 messages.
 //!
 //! Kernel authors meet ptxas's C75xx lines inside a Triton or CMake build,
-//! not by running ori. This wrapper runs the real ptxas (`ORI_PTXAS`, else
-//! the first `ptxas` on `PATH` that is not this program) with the same
+//! not by running ori. This wrapper runs the ptxas its caller would have
+//! run (`locate`: `ORI_PTXAS`, else the calling Triton's bundled ptxas,
+//! else the first `ptxas` on `PATH` that is not this program) with the same
 //! arguments, passes its standard output, standard error and exit status
-//! through unchanged, and, where ptxas printed a C75xx line, adds ori's
-//! explanation of it on stderr: the culprit's PTX line with its source, the
-//! rule that decided, the fix. Triton keeps ptxas's stderr to itself when
-//! the compile succeeds, so `ORI_PTXAS_LOG=FILE` also appends the
-//! explanations to FILE. ori never changes what ptxas produces; an input ori
-//! cannot read only loses the explanation.
+//! through unchanged (`--version` answers as that ptxas), and, where ptxas
+//! printed a C75xx line, adds ori's explanation of it on stderr: the
+//! culprit's PTX line with its source, the rule that decided, the fix.
+//! Where stderr is a log its reader throws away (Triton's), the explanation
+//! also goes where the user sees it, and names a lasting copy of the PTX
+//! (`sink`); `ORI_PTXAS_LOG=FILE` also appends it to FILE. ori never
+//! changes what ptxas produces; an input ori cannot read only loses the
+//! explanation.
+
+mod locate;
+mod sink;
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
-/// The environment variable naming the real ptxas.
-pub const ORI_PTXAS: &str = "ORI_PTXAS";
+use locate::ORI_PTXAS;
+
 /// The environment variable naming a file the explanations are appended to.
 pub const ORI_PTXAS_LOG: &str = "ORI_PTXAS_LOG";
 /// Set by the wrapper for the ptxas it runs: finding it set means the ptxas
 /// found was the wrapper again (installed as `ptxas` on `PATH`).
 const ORI_PTXAS_ACTIVE: &str = "ORI_PTXAS_ACTIVE";
-
-/// The real ptxas: `ORI_PTXAS`, else the first `ptxas` on `PATH` that is
-/// not this executable (the wrapper may be installed under that name).
-fn real_ptxas() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os(ORI_PTXAS).filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let me = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.canonicalize().ok());
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join("ptxas"))
-        .filter(|p| p.is_file())
-        .find(|p| p.canonicalize().ok() != me)
-}
 
 /// What ori needs of a ptxas command line: the PTX inputs and the options
 /// that change phase 87's decisions.
@@ -105,19 +96,22 @@ fn c75_code(line: &str) -> Option<u32> {
 }
 
 /// ori's explanation of the C75xx lines ptxas printed for `input`, once
-/// per style asked for (stderr's, and plain for `ORI_PTXAS_LOG`), from one
-/// compilation.
+/// per style asked for (stderr's, then plain ones), from one compilation.
+/// The diagnostics name a lasting copy of a temporary input (`sink`).
 fn explain(
     input: &Path,
     lines: &[&str],
     a: &PtxasArgs,
     styles: &[ori::report::Style],
 ) -> Vec<String> {
-    let shown = input.display().to_string();
-    let src = match crate::read_input(&shown) {
+    let src = match crate::read_input(&input.display().to_string()) {
         Ok(s) => s,
         Err(e) => return vec![format!("ori: no explanation: {e}\n"); styles.len()],
     };
+    let shown = sink::lasting_copy(input, &src)
+        .unwrap_or_else(|| input.to_path_buf())
+        .display()
+        .to_string();
     let opts = ori::Options {
         arch: a.arch.clone(),
         compile_only: a.compile_only,
@@ -151,33 +145,20 @@ fn explain(
     out
 }
 
-/// Run the wrapper with ptxas's arguments; returns ptxas's exit status.
-pub fn run(args: &[OsString]) -> ExitCode {
-    if std::env::var_os(ORI_PTXAS_ACTIVE).is_some() {
-        eprintln!(
-            "ori ptxas: the ptxas found runs ori ptxas again; set {ORI_PTXAS} to the real ptxas"
-        );
-        return ExitCode::from(127);
-    }
-    let Some(ptxas) = real_ptxas() else {
-        eprintln!("ori ptxas: no ptxas to run: set {ORI_PTXAS} to its path or put it on PATH");
-        return ExitCode::from(127);
-    };
-    let child = Command::new(&ptxas)
+/// Run `ptxas` with `args`, passing its stdout through and its stderr
+/// through as it comes; its exit status and the stderr it wrote.
+fn run_ptxas(ptxas: &Path, how: &str, args: &[OsString]) -> Result<(ExitCode, Vec<u8>), ExitCode> {
+    let child = Command::new(ptxas)
         .args(args)
         .env(ORI_PTXAS_ACTIVE, "1")
         .stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
         .stderr(Stdio::piped())
         .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("ori ptxas: cannot run '{}': {e}", ptxas.display());
-            return ExitCode::from(127);
-        }
-    };
-    // Pass ptxas's stderr through as it comes, keeping its lines.
+    let mut child = child.map_err(|e| {
+        eprintln!("ori ptxas: cannot run '{}' ({how}): {e}", ptxas.display());
+        ExitCode::from(127)
+    })?;
     let mut captured = Vec::new();
     if let Some(mut err) = child.stderr.take() {
         let mut buf = [0u8; 8192];
@@ -190,37 +171,64 @@ pub fn run(args: &[OsString]) -> ExitCode {
             captured.extend_from_slice(&buf[..n]);
         }
     }
-    let status = match child.wait() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("ori ptxas: waiting for ptxas: {e}");
-            return ExitCode::from(127);
-        }
-    };
-    let text = String::from_utf8_lossy(&captured);
+    let status = child.wait().map_err(|e| {
+        eprintln!("ori ptxas: waiting for ptxas: {e}");
+        ExitCode::from(127)
+    })?;
+    let code = status.code().map_or(1, |c| c.clamp(0, 255) as u8);
+    Ok((ExitCode::from(code), captured))
+}
+
+/// Explain the C75xx lines of ptxas's stderr `text`: on stderr, and where
+/// the user sees it when stderr is discarded, and in `ORI_PTXAS_LOG`.
+fn report(text: &str, a: &PtxasArgs) {
     let c75: Vec<&str> = text.lines().filter(|l| c75_code(l).is_some()).collect();
-    if !c75.is_empty() {
-        let a = parse_args(args);
-        if let [input] = a.inputs.as_slice() {
-            let log = std::env::var_os(ORI_PTXAS_LOG).filter(|l| !l.is_empty());
-            let mut styles = vec![crate::ColorChoice::Auto.style()];
-            if log.is_some() {
-                styles.push(ori::report::Style::Plain);
-            }
-            let explained = explain(input, &c75, &a, &styles);
-            let _ = std::io::stderr().write_all(explained[0].as_bytes());
-            if let (Some(log), Some(plain)) = (log, explained.get(1)) {
-                let _ = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(log)
-                    .and_then(|mut f| f.write_all(plain.as_bytes()));
-            }
-        }
+    let [input] = a.inputs.as_slice() else { return };
+    if c75.is_empty() {
+        return;
     }
-    match status.code() {
-        Some(c) => ExitCode::from(c.clamp(0, 255) as u8),
-        None => ExitCode::from(1),
+    let log = std::env::var_os(ORI_PTXAS_LOG).filter(|l| !l.is_empty());
+    let discarded = sink::stderr_is_discarded();
+    let styles = [crate::ColorChoice::Auto.style(), ori::report::Style::Plain];
+    let explained = explain(input, &c75, a, &styles);
+    let _ = std::io::stderr().write_all(explained[0].as_bytes());
+    if discarded {
+        let n = c75.len();
+        let s = if n == 1 { "y" } else { "ies" };
+        let head = format!(
+            "ori-ptxas: ptxas gave {n} C75xx advisor{s}, which its caller discards; ori explains:\n"
+        );
+        sink::write_where_seen(&format!("{head}{}", explained[1]));
+    }
+    if let Some(log) = log {
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .and_then(|mut f| f.write_all(explained[1].as_bytes()));
+    }
+}
+
+/// Run the wrapper with ptxas's arguments; returns ptxas's exit status.
+pub fn run(args: &[OsString]) -> ExitCode {
+    if std::env::var_os(ORI_PTXAS_ACTIVE).is_some() {
+        eprintln!(
+            "ori ptxas: the ptxas found runs ori ptxas again; set {ORI_PTXAS} to the real ptxas"
+        );
+        return ExitCode::from(127);
+    }
+    let a = parse_args(args);
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    let Some((ptxas, how)) = locate::real_ptxas(&argv0, a.arch.as_deref()) else {
+        eprintln!("ori ptxas: no ptxas to run: set {ORI_PTXAS} to its path or put it on PATH");
+        return ExitCode::from(127);
+    };
+    match run_ptxas(&ptxas, how, args) {
+        Ok((code, captured)) => {
+            report(&String::from_utf8_lossy(&captured), &a);
+            code
+        }
+        Err(code) => code,
     }
 }
 

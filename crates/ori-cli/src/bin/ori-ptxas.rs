@@ -1,7 +1,10 @@
 //! `ori-ptxas`: `ori ptxas` as a program of its own, for build systems that
 //! take a path to a ptxas (`TRITON_PTXAS_PATH=.../ori-ptxas`). It runs the
-//! `ori` binary beside it as `ori ptxas ARGS...`, so the two stay one
-//! program with one set of behaviours.
+//! `ori` binary beside it under its own name, so the two stay one program
+//! with one set of behaviours: `ori` started as `ori-ptxas` is the wrapper.
+//! On Unix it replaces itself with `ori` (one process, as the caller's
+//! ptxas would be: signals, the parent process and the exit status are
+//! the caller's own); elsewhere it waits for it.
 
 use std::process::{Command, ExitCode};
 
@@ -16,15 +19,37 @@ fn main() -> ExitCode {
         eprintln!("ori-ptxas: no `ori` binary beside this one");
         return ExitCode::from(127);
     };
-    match Command::new(&ori)
-        .arg("ptxas")
-        .args(std::env::args_os().skip(1))
-        .status()
+    let mut args = std::env::args_os();
+    let argv0 = args.next().unwrap_or_else(|| "ori-ptxas".into());
+    // `ori` started under a ptxas name is the wrapper; under another name
+    // it is told so (`ori ptxas ARGS`).
+    let stem = std::path::Path::new(&argv0).file_stem();
+    let ptxas_name = stem.is_some_and(|s| s == "ori-ptxas" || s == "ptxas");
+    let mut cmd = Command::new(&ori);
+    if !(cfg!(unix) && ptxas_name) {
+        cmd.arg("ptxas");
+    }
+    cmd.args(args);
+    #[cfg(unix)]
     {
-        Ok(s) => ExitCode::from(s.code().map_or(1, |c| c.clamp(0, 255) as u8)),
-        Err(e) => {
-            eprintln!("ori-ptxas: cannot run '{}': {e}", ori.display());
-            ExitCode::from(127)
+        use std::os::unix::process::CommandExt;
+        // The caller's spelling of this program's path, which the wrapper
+        // compares with `TRITON_PTXAS_PATH`.
+        if ptxas_name {
+            cmd.arg0(&argv0);
+        }
+        let e = cmd.exec();
+        eprintln!("ori-ptxas: cannot run '{}': {e}", ori.display());
+        ExitCode::from(127)
+    }
+    #[cfg(not(unix))]
+    {
+        match cmd.status() {
+            Ok(s) => ExitCode::from(s.code().map_or(1, |c| c.clamp(0, 255) as u8)),
+            Err(e) => {
+                eprintln!("ori-ptxas: cannot run '{}': {e}", ori.display());
+                ExitCode::from(127)
+            }
         }
     }
 }
