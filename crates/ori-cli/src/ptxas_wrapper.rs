@@ -110,6 +110,23 @@ fn says(line: &str, d: &ori::ir::Diagnostic) -> bool {
     })
 }
 
+/// The diagnostic of `diags` not yet `used` that explains ptxas's `line`:
+/// the one that gives it word for word, else (a ptxas release that words
+/// the message otherwise) the first with its code and its function.
+fn matching(line: &str, diags: &[ori::ir::Diagnostic], used: &[bool]) -> Option<usize> {
+    let code = c75_code(line)?;
+    let free = |k: &usize| !used[*k] && diags[*k].code == Some(code);
+    (0..diags.len())
+        .filter(free)
+        .find(|&k| says(line, &diags[k]))
+        .or_else(|| {
+            (0..diags.len()).filter(free).find(|&k| {
+                let f = diags[k].function.as_deref().unwrap_or_default();
+                !f.is_empty() && line.contains(&format!("'{f}'"))
+            })
+        })
+}
+
 /// The PTX ISA Triton's LLVM emits at most: Triton asks it for
 /// `+ptx{min(90, version)}` (`backends/nvidia/compiler.py`) and writes the
 /// `.version` line from the ptxas it bundles, so a Triton kernel above
@@ -162,10 +179,14 @@ fn explain(
     let c = ori::compile_ptx(&shown, &src, &opts);
     let source = ori::report::Source::new(&shown, &src);
     let mut out = vec![String::new(); styles.len()];
+    let mut used = vec![false; c.diags.len()];
     for line in lines {
+        let found = matching(line, &c.diags, &used);
+        if let Some(k) = found {
+            used[k] = true;
+        }
         let code = c75_code(line);
-        let found = c.diags.iter().find(|d| d.code == code && says(line, d));
-        match found {
+        match found.map(|k| &c.diags[k]) {
             Some(d) => {
                 for (o, &style) in out.iter_mut().zip(styles) {
                     o.push_str(&ori::report::render_human(d, Some(&source), style));
@@ -327,6 +348,22 @@ mod tests {
         assert!(says(line, &d));
         assert!(says(&format!("{line} in line 780"), &d));
         assert!(!says(&format!("{line}x"), &d));
+    }
+
+    #[test]
+    fn matches_by_code_and_function_when_worded_otherwise() {
+        let mut d = ori::ir::Diagnostic::new(
+            ori::ir::Severity::Info,
+            Some(7517),
+            "warpgroup.wait is injected in around line 484 by compiler to allow use of registers defined by GMMA in function 'matmul'",
+        );
+        d.function = Some("matmul".into());
+        let diags = [d];
+        let later = "ptxas-blackwell info    : (C7517) wgmma.wait_group is injected in around line 484 by compiler to allow use of registers defined by GMMA in function 'matmul'";
+        assert_eq!(matching(later, &diags, &[false]), Some(0));
+        assert_eq!(matching(later, &diags, &[true]), None);
+        let other = later.replace("'matmul'", "'other'");
+        assert_eq!(matching(&other, &diags, &[false]), None);
     }
 
     #[test]
