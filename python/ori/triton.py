@@ -164,8 +164,11 @@ def render(report: dict) -> str:
     more = len(diags) - 1
     tail = f"{more} more; " if more else ""
     if report.get("note"):
+        # `ori compile` reads the file as ptxas 13.0.88 would: not above 9.0.
         lines.append(f"  = note: {report['note']}")
-    lines.append(f"  = {tail}details: python -m ori compile {report['ptx']}")
+        lines.append(f"  = {tail}PTX: {report['ptx']}")
+    else:
+        lines.append(f"  = {tail}details: python -m ori compile {report['ptx']}")
     return "\n".join(lines)
 
 

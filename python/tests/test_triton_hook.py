@@ -97,6 +97,17 @@ class Hook(FreshCache):
         kernels.compile_config("injected")  # a cache hit: the listener is called again
         self.assertEqual(len(h.reports), 1)
 
+    def test_ori_failing_never_fails_the_compile(self):
+        out = io.StringIO()
+        h = hook.install(strict=True, stream=out)
+        os.environ["ORI_BIN_DIR"] = os.path.join(self.dir, "nowhere")
+        try:
+            kernels.compile_config("injected")
+        finally:
+            del os.environ["ORI_BIN_DIR"]
+        self.assertEqual(h.reports, [])
+        self.assertIn("ori: kernel `matmul` not checked: cannot find the `ori` program", out.getvalue())
+
     def test_strict_mode_raises(self):
         hook.install(strict=True, stream=io.StringIO())
         with self.assertRaises(hook.OriTritonError) as cm:
