@@ -2,6 +2,7 @@
 sm_90a on the CPU (`GPUTarget("cuda", 90, 32)`): each verdict is checked
 against the ptxas Triton bundles, run on the same PTX."""
 
+import hashlib
 import inspect
 import io
 import os
@@ -157,7 +158,8 @@ class ThroughTheWrapper(FreshCache):
                 f"sys.path.insert(0, {HERE!r}); import kernels; "
                 "tool = c.get_ptxas(90) if c.get_ptxas.__code__.co_argcount else c.get_ptxas(); "
                 "print(subprocess.check_output([tool.path, '--version'], text=True)); "
-                "kernels.compile_config('serialized')")
+                "import hashlib; k = kernels.compile_config('serialized'); "
+                "print('cubin', hashlib.sha256(k.asm['cubin']).hexdigest())")
         p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                            start_new_session=True)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -170,6 +172,10 @@ class ThroughTheWrapper(FreshCache):
         named = re.findall(re.escape(cache) + r"/\S+?\.ptx", log)
         self.assertTrue(named, log)
         self.assertTrue(all(os.path.isfile(n) for n in named))
+        # The same cubin as Triton's own ptxas makes (compiled here, without the wrapper).
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(self.dir, "direct-cache")
+        direct = hashlib.sha256(kernels.compile_config("serialized").asm["cubin"]).hexdigest()
+        self.assertIn(f"cubin {direct}", p.stdout)
 
 
 if __name__ == "__main__":
