@@ -165,8 +165,12 @@ class ThroughTheWrapper(FreshCache):
         self.assertEqual(p.returncode, 0, p.stderr)
         real = subprocess.check_output([bundled_ptxas(), "--version"], text=True)
         self.assertIn(real, p.stdout)
-        log = open(os.path.join(os.environ["ORI_CACHE_DIR"], "ptxas.log")).read()
+        log_path = os.path.join(os.environ["ORI_CACHE_DIR"], "ptxas.log")
+        log = open(log_path).read()
         self.assertIn("C7511", log)
+        # Without a terminal, Triton's own standard output shows it too.
+        self.assertIn(f"(kept in {log_path})", p.stdout)
+        self.assertIn("info[C7511]", p.stdout)
         # The PTX it names is Triton's cached copy, which stays.
         cache = os.environ["TRITON_CACHE_DIR"]
         named = re.findall(re.escape(cache) + r"/\S+?\.ptx", log)

@@ -256,9 +256,9 @@ fn report(text: &str, a: &PtxasArgs) {
         let n = c75.len();
         let s = if n == 1 { "y" } else { "ies" };
         let head = format!(
-            "ori-ptxas: ptxas gave {n} C75xx advisor{s}, which its caller discards; ori explains:\n"
+            "ori-ptxas: ptxas gave {n} C75xx advisor{s}, which its caller discards; ori explains:"
         );
-        sink::write_where_seen(&format!("{head}{}", explained[1]));
+        sink::write_where_seen(&head, &explained[1], a.by_triton);
     }
     if let Some(log) = log {
         let _ = std::fs::OpenOptions::new()
