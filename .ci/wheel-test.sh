@@ -9,11 +9,11 @@
 #
 #   .ci/wheel-test.sh            build the wheel (dist profile), then test it
 #   ORI_WHEEL=PATH .ci/wheel-test.sh   test an existing wheel
-#   ORI_CI_TRITON=3.6.0          the Triton to test with (default 3.5.0)
+#   ORI_CI_TRITON=3.6.0          the Triton to test with (default 3.6.0)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
-triton_version=${ORI_CI_TRITON:-3.5.0}
+triton_version=${ORI_CI_TRITON:-3.6.0}
 
 wheel=${ORI_WHEEL:-}
 if [ -z "$wheel" ]; then

@@ -13,6 +13,17 @@ import sys
 _OFF = ("", "0", "off", "false", "no")
 
 
+def _install():
+    """Install the hook; a failure of ori's is reported, never raised into
+    the program's `import triton`."""
+    try:
+        from ori.triton import install_from_env
+
+        install_from_env()
+    except Exception as e:  # noqa: BLE001 - the user's import must not fail
+        print(f"ori: ORI_TRITON is set but the Triton hook could not be installed: {e}", file=sys.stderr)
+
+
 class _AfterTriton:
     """A meta-path finder that lets `triton` load as usual, then installs
     the listener."""
@@ -42,9 +53,7 @@ class _Loader:
         module.__spec__.loader = self.inner
         module.__loader__ = self.inner
         self.inner.exec_module(module)
-        from ori.triton import install_from_env
-
-        install_from_env()
+        _install()
 
     def __getattr__(self, attr):
         return getattr(self.inner, attr)
@@ -52,8 +61,6 @@ class _Loader:
 
 if os.environ.get("ORI_TRITON", "").strip().lower() not in _OFF:
     if "triton" in sys.modules:
-        from ori.triton import install_from_env
-
-        install_from_env()
+        _install()
     elif not any(isinstance(f, _AfterTriton) for f in sys.meta_path):
         sys.meta_path.insert(0, _AfterTriton())

@@ -147,10 +147,15 @@ def check(path_or_text: Union[str, "os.PathLike[str]"], **options: Any) -> list[
     if _is_path(path_or_text):
         path = os.fspath(path_or_text)
         return _run(path, args, shown=None)
+    return _check_text(str(path_or_text), args, "<string>")
+
+
+def _check_text(text: str, args: list[str], shown: str) -> list[dict]:
+    """`check` of PTX text, its diagnostics naming the file `shown`."""
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
-        f.write(str(path_or_text))
+        f.write(text)
     try:
-        return _run(f.name, args, shown="<string>")
+        return _run(f.name, args, shown=shown)
     finally:
         os.unlink(f.name)
 

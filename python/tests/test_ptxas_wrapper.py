@@ -99,14 +99,16 @@ class Wrapper(unittest.TestCase):
     def run_with_discarded_stderr(self, **kw):
         """Run as Triton does: stderr into a temporary .log file."""
         with tempfile.NamedTemporaryFile(suffix=".log", mode="r") as log:
-            p = subprocess.run(self.args(), env=self.env, stderr=open(log.name, "w"),
-                               stdout=subprocess.DEVNULL, **kw)
+            with open(log.name, "w") as err:
+                p = subprocess.run(self.args(), env=self.env, stderr=err, stdout=subprocess.PIPE, text=True, **kw)
             return p, log.read()
 
     def test_discarded_stderr_without_terminal_goes_to_the_cache_log(self):
         p, stderr = self.run_with_discarded_stderr(start_new_session=True)
         self.assertEqual(p.returncode, 0)
         self.assertIn("C7511", stderr)
+        # Standard output stays ptxas's own for a caller that is not Triton.
+        self.assertEqual(p.stdout, "ptxas stdout line\n")
         os.unlink(self.input)
         log = open(os.path.join(self.cache, "ptxas.log")).read()
         self.assertIn("C7511", log)

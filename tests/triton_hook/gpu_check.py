@@ -5,7 +5,9 @@ or, in the Triton releases that compile sm_90 with `ptxas-blackwell`,
 `TRITON_PTXAS_BLACKWELL_PATH`), each with an empty Triton cache, without
 a terminal (as in a job) and, where `script` exists, with one. Prints what
 the user sees, and what ori-ptxas wrote to its log when there was no
-terminal."""
+terminal; each run prints the kernels' error against torch.matmul and
+their cubins' digests, which must agree between the hook's runs (Triton's
+own ptxas) and the wrapper's."""
 
 import os
 import shutil

@@ -1,6 +1,7 @@
 """Run the two kernels of python/tests/kernels.py on the GPU and compare
 them with torch.matmul; what Triton and ori print goes to the terminal."""
 
+import hashlib
 import os
 import sys
 
@@ -19,7 +20,9 @@ ref = (a.float() @ b.float())
 for name, (consts, opts) in kernels.CONFIGS.items():
     c = torch.empty(M, N, device="cuda", dtype=torch.float16)
     grid = (triton.cdiv(M, consts["BLOCK_M"]), triton.cdiv(N, consts["BLOCK_N"]))
-    kernels.matmul[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), **consts, **opts)
+    k = kernels.matmul[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), **consts, **opts)
     torch.cuda.synchronize()
     err = ((c.float() - ref).abs().max() / ref.abs().max()).item()
-    print(f"run_kernels: {name}: max relative error {err:.2e} on {torch.cuda.get_device_name()}", flush=True)
+    cubin = hashlib.sha256(k.asm["cubin"]).hexdigest()[:16]
+    print(f"run_kernels: {name}: max relative error {err:.2e} on {torch.cuda.get_device_name()}, cubin sha256 {cubin}",
+          flush=True)

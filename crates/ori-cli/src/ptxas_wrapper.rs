@@ -39,6 +39,8 @@ struct PtxasArgs {
     arch: Option<String>,
     maxrregcount: Option<u32>,
     compile_only: bool,
+    /// The caller is Triton (the PTX is Triton's).
+    by_triton: bool,
 }
 
 /// ptxas options that take a value as the next argument.
@@ -95,6 +97,57 @@ fn c75_code(line: &str) -> Option<u32> {
     line.get(at + 2..at + 6)?.parse().ok()
 }
 
+/// Whether ptxas's `line` gives diagnostic `d`: its code and text, which
+/// later ptxas releases follow with the line (`... 'matmul' in line 780`).
+fn says(line: &str, d: &ori::ir::Diagnostic) -> bool {
+    let head = format!("(C{}) ", d.code.unwrap_or(0));
+    line.find(&head).is_some_and(|at| {
+        let rest = &line[at + head.len()..];
+        rest == d.message
+            || rest
+                .strip_prefix(d.message.as_str())
+                .is_some_and(|r| r.starts_with(" in line "))
+    })
+}
+
+/// The diagnostic of `diags` not yet `used` that explains ptxas's `line`:
+/// the one that gives it word for word, else (a ptxas release that words
+/// the message otherwise) the first with its code and its function.
+fn matching(line: &str, diags: &[ori::ir::Diagnostic], used: &[bool]) -> Option<usize> {
+    let code = c75_code(line)?;
+    let free = |k: &usize| !used[*k] && diags[*k].code == Some(code);
+    (0..diags.len())
+        .filter(free)
+        .find(|&k| says(line, &diags[k]))
+        .or_else(|| {
+            (0..diags.len()).filter(free).find(|&k| {
+                let f = diags[k].function.as_deref().unwrap_or_default();
+                !f.is_empty() && line.contains(&format!("'{f}'"))
+            })
+        })
+}
+
+/// The PTX ISA Triton's LLVM emits at most: Triton asks it for
+/// `+ptx{min(90, version)}` (`backends/nvidia/compiler.py`) and writes the
+/// `.version` line from the ptxas it bundles, so a Triton kernel above
+/// `.version 9.0` is ISA 9.0 code under a later label.
+const TRITON_LLVM_ISA: (u32, u32) = (9, 0);
+
+/// `src` with a `.version` above Triton's LLVM ISA lowered to it (ori reads
+/// what ptxas 13.0.88 reads, up to 9.0); `None` when it is not above.
+fn triton_isa(src: &str) -> Option<String> {
+    let at = src.find("\n.version ")? + 1;
+    let end = src[at..].find('\n').map_or(src.len(), |e| at + e);
+    let v = src[at + ".version ".len()..end].trim();
+    let (major, minor) = v.split_once('.')?;
+    let version = (major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?);
+    if version <= TRITON_LLVM_ISA {
+        return None;
+    }
+    let (a, b) = TRITON_LLVM_ISA;
+    Some(format!("{}.version {a}.{b}{}", &src[..at], &src[end..]))
+}
+
 /// ori's explanation of the C75xx lines ptxas printed for `input`, once
 /// per style asked for (stderr's, then plain ones), from one compilation.
 /// The diagnostics name a lasting copy of a temporary input (`sink`).
@@ -112,6 +165,11 @@ fn explain(
         .unwrap_or_else(|| input.to_path_buf())
         .display()
         .to_string();
+    // Read Triton's PTX at the ISA its LLVM emitted (`triton_isa`).
+    let src = match a.by_triton.then(|| triton_isa(&src)).flatten() {
+        Some(lowered) => lowered,
+        None => src,
+    };
     let opts = ori::Options {
         arch: a.arch.clone(),
         compile_only: a.compile_only,
@@ -121,12 +179,14 @@ fn explain(
     let c = ori::compile_ptx(&shown, &src, &opts);
     let source = ori::report::Source::new(&shown, &src);
     let mut out = vec![String::new(); styles.len()];
+    let mut used = vec![false; c.diags.len()];
     for line in lines {
+        let found = matching(line, &c.diags, &used);
+        if let Some(k) = found {
+            used[k] = true;
+        }
         let code = c75_code(line);
-        let found = c.diags.iter().find(|d| {
-            d.code == code && line.ends_with(&format!("(C{}) {}", d.code.unwrap_or(0), d.message))
-        });
-        match found {
+        match found.map(|k| &c.diags[k]) {
             Some(d) => {
                 for (o, &style) in out.iter_mut().zip(styles) {
                     o.push_str(&ori::report::render_human(d, Some(&source), style));
@@ -196,9 +256,9 @@ fn report(text: &str, a: &PtxasArgs) {
         let n = c75.len();
         let s = if n == 1 { "y" } else { "ies" };
         let head = format!(
-            "ori-ptxas: ptxas gave {n} C75xx advisor{s}, which its caller discards; ori explains:\n"
+            "ori-ptxas: ptxas gave {n} C75xx advisor{s}, which its caller discards; ori explains:"
         );
-        sink::write_where_seen(&format!("{head}{}", explained[1]));
+        sink::write_where_seen(&head, &explained[1], a.by_triton);
     }
     if let Some(log) = log {
         let _ = std::fs::OpenOptions::new()
@@ -219,10 +279,12 @@ pub fn run(args: &[OsString]) -> ExitCode {
     }
     let a = parse_args(args);
     let argv0 = std::env::args_os().next().unwrap_or_default();
+    let mut a = a;
     let Some((ptxas, how)) = locate::real_ptxas(&argv0, a.arch.as_deref()) else {
         eprintln!("ori ptxas: no ptxas to run: set {ORI_PTXAS} to its path or put it on PATH");
         return ExitCode::from(127);
     };
+    a.by_triton = how == locate::TRITON;
     match run_ptxas(&ptxas, how, args) {
         Ok((code, captured)) => {
             report(&String::from_utf8_lossy(&captured), &a);
@@ -264,6 +326,44 @@ mod tests {
         // `-o x.ptx` names an output, not an input.
         let a = parse_args(&os(&["k.ptx", "-o", "out.ptx"]));
         assert_eq!(a.inputs, vec![PathBuf::from("k.ptx")]);
+    }
+
+    #[test]
+    fn reads_tritons_ptx_at_its_llvm_isa() {
+        let src = "//\n// Generated by LLVM NVPTX Back-End\n//\n\n.version 9.4\n.target sm_90a\n";
+        let lowered = triton_isa(src).unwrap();
+        assert_eq!(lowered, src.replace(".version 9.4", ".version 9.0"));
+        assert_eq!(triton_isa(&lowered), None);
+        assert_eq!(triton_isa("\n.version 8.7\n.target sm_90a\n"), None);
+    }
+
+    #[test]
+    fn matches_later_ptxas_lines() {
+        let d = ori::ir::Diagnostic::new(
+            ori::ir::Severity::Info,
+            Some(7511),
+            "serialized in the function 'matmul'",
+        );
+        let line = "ptxas info    : (C7511) serialized in the function 'matmul'";
+        assert!(says(line, &d));
+        assert!(says(&format!("{line} in line 780"), &d));
+        assert!(!says(&format!("{line}x"), &d));
+    }
+
+    #[test]
+    fn matches_by_code_and_function_when_worded_otherwise() {
+        let mut d = ori::ir::Diagnostic::new(
+            ori::ir::Severity::Info,
+            Some(7517),
+            "warpgroup.wait is injected in around line 484 by compiler to allow use of registers defined by GMMA in function 'matmul'",
+        );
+        d.function = Some("matmul".into());
+        let diags = [d];
+        let later = "ptxas-blackwell info    : (C7517) wgmma.wait_group is injected in around line 484 by compiler to allow use of registers defined by GMMA in function 'matmul'";
+        assert_eq!(matching(later, &diags, &[false]), Some(0));
+        assert_eq!(matching(later, &diags, &[true]), None);
+        let other = later.replace("'matmul'", "'other'");
+        assert_eq!(matching(&other, &diags, &[false]), None);
     }
 
     #[test]

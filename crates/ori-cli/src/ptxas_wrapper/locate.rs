@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 
 /// The environment variable naming the real ptxas.
 pub const ORI_PTXAS: &str = "ORI_PTXAS";
+/// How the wrapper found the ptxas of a Triton that called it.
+pub const TRITON: &str = "the calling Triton's bundled ptxas";
 
 /// The Triton package folder of process `pid`, from the shared objects it
 /// mapped (Linux `/proc`).
@@ -158,7 +160,7 @@ pub fn real_ptxas(argv0: &OsString, arch: Option<&str>) -> Option<(PathBuf, &'st
     }
     let argv0 = Path::new(argv0);
     if let Some(p) = calling_triton().and_then(|t| bundled(&t, argv0, arch)) {
-        return Some((p, "the calling Triton's bundled ptxas"));
+        return Some((p, TRITON));
     }
     on_path().map(|p| (p, "PATH"))
 }

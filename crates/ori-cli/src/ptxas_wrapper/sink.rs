@@ -9,7 +9,9 @@
 //!   log the caller throws away: the explanation still goes there (Triton
 //!   prints that log on failure and with `TRITON_DUMP_PTXAS_LOG=1`), and
 //!   also to the terminal (`/dev/tty`) when the process has one, else to
-//!   one log file of ori's cache folder (`ptxas.log`);
+//!   one log file of ori's cache folder (`ptxas.log`) and, when the caller
+//!   is Triton, which passes ptxas's standard output through to its own,
+//!   to standard output with the log file's name;
 //! - an input in the temporary folder is copied, once per content, to a
 //!   lasting place first: beside the kernel in Triton's cache when the
 //!   same PTX is there (Triton stores each stage before it runs the next),
@@ -119,22 +121,29 @@ pub fn lasting_copy(input: &Path, src: &str) -> Option<PathBuf> {
 }
 
 /// Where the explanation goes besides stderr when stderr is discarded:
-/// the terminal, else ori's `ptxas.log`; appended, never truncated.
-pub fn write_where_seen(text: &str) {
+/// the terminal; else ori's `ptxas.log` (appended, never truncated) and,
+/// for a Triton caller, standard output too, which Triton leaves to its
+/// own (a job's log, a notebook's cell), naming the log file.
+pub fn write_where_seen(head: &str, body: &str, by_triton: bool) {
     use std::io::Write;
     let tty = std::fs::OpenOptions::new().write(true).open("/dev/tty");
     if let Ok(mut t) = tty {
-        if t.write_all(text.as_bytes()).is_ok() {
+        if t.write_all(format!("{head}\n{body}").as_bytes()).is_ok() {
             return;
         }
     }
     let Some(dir) = cache_dir() else { return };
+    let log = dir.join("ptxas.log");
     let _ = std::fs::create_dir_all(&dir);
     let _ = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(dir.join("ptxas.log"))
-        .and_then(|mut f| f.write_all(text.as_bytes()));
+        .open(&log)
+        .and_then(|mut f| f.write_all(format!("{head}\n{body}").as_bytes()));
+    if by_triton {
+        let text = format!("{head} (kept in {})\n{body}", log.display());
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    }
 }
 
 #[cfg(test)]
