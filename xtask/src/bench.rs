@@ -779,8 +779,7 @@ fn child(
                 budget,
                 || (),
                 |()| {
-                    // The front end the CLI runs: pipelined, parsing and
-                    // lowering on two threads (`ori_ptx::pipelined`).
+                    // The front end and passes the CLI runs.
                     let m = ori::ptx_to_ir(FILE, &g.ptx).map_err(|d| format!("{d:?}"));
                     m.map(passes)
                 },

@@ -10,12 +10,11 @@
 pub mod declarations;
 mod generic;
 mod handlers;
-mod prefault;
 mod streamed;
 mod wgmma;
 
 pub use handlers::{handler_table, Handler, HandlerTable};
-pub use streamed::lower_streamed;
+pub use streamed::{parse_and_lower, Streamed};
 
 use crate::ast;
 use crate::diag::{Diag, Severity, Span};
@@ -23,24 +22,6 @@ use fxhash::FxHashSet;
 use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, VReg};
 use ori_ir::{NameMap, NameSet};
 use smallvec::SmallVec;
-
-/// How many of a body's top-level statements are lowered between two calls
-/// of the reclaim hook ([`set_reclaim_hook`]).
-const RECLAIM_EVERY: usize = 1 << 16;
-
-/// The embedder's hook that returns freed memory to the system.
-static RECLAIM_HOOK: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
-
-/// Set, once per process, a function the lowering calls after each
-/// 65,536 statements of a large body, once their syntax trees are freed:
-/// the `ori` command passes glibc's `malloc_trim`, which returns the freed
-/// pages to the system, so that the tree still to lower and the IR already
-/// made are not on top of the whole tree (on a kernel of a million
-/// instructions the tree is 270 MB). Without a hook, nothing is called.
-/// Returns `false` if a hook was already set.
-pub fn set_reclaim_hook(hook: fn()) -> bool {
-    RECLAIM_HOOK.set(hook).is_ok()
-}
 
 /// State shared by the handlers while one function is lowered.
 pub struct LowerCx<'a> {
@@ -840,15 +821,7 @@ fn lower_function(
         cx.func.layout.reserve_insts(body.len());
         declare_regs(&mut cx, &body);
         collect_labels_and_locals(&mut cx, &body);
-        // In chunks, the embedder's reclaim hook between them: each
-        // chunk's operands are freed as it is lowered.
-        let hook = RECLAIM_HOOK.get().filter(|_| body.len() > RECLAIM_EVERY);
-        for chunk in body.chunks_mut(RECLAIM_EVERY) {
-            lower_stmts(&mut cx, chunk, table);
-            if let Some(reclaim) = hook {
-                reclaim();
-            }
-        }
+        lower_stmts(&mut cx, &mut body, table);
         drop(body);
         for (n, span) in std::mem::take(&mut cx.undefined) {
             cx.error(span, format!("Unknown symbol '{n}'"));
