@@ -327,19 +327,22 @@ fn parallel_map<T: Send, R: Send>(
 }
 
 /// Compile each of `inputs` (a file name and its text) as
-/// [`compile_source`] does: the files are independent, so with
-/// [`Options::threads`] above 1 they are compiled on a pool of threads
-/// (each file's functions one after the other on its thread). The
-/// compilations come in the inputs' order, the same whatever the number of
-/// threads; `done(k)` is called as input `k` is compiled (for progress).
-pub fn compile_many<N, S>(
+/// [`compile_source`] does, and hand each compilation to `each` with its
+/// input's index, on the thread that made it (so that what a caller keeps
+/// of it, not the whole module, waits for the rest). The files are
+/// independent: with [`Options::threads`] above 1 they are compiled on a
+/// pool of threads (each file's functions one after the other on its
+/// thread). The results come in the inputs' order, the same whatever the
+/// number of threads.
+pub fn compile_many<N, S, R>(
     inputs: &[(N, S)],
     opts: &Options,
-    done: impl Fn(usize) + Sync + Send,
-) -> Vec<Compilation>
+    each: impl Fn(usize, Compilation) -> R + Sync + Send,
+) -> Vec<R>
 where
     N: AsRef<str> + Sync,
     S: AsRef<str> + Sync,
+    R: Send,
 {
     let one = Options {
         threads: 1,
@@ -347,9 +350,7 @@ where
     };
     let items: Vec<(usize, &(N, S))> = inputs.iter().enumerate().collect();
     parallel_map(opts.threads, items, |(k, (name, src))| {
-        let c = compile_source(name.as_ref(), src.as_ref(), &one);
-        done(k);
-        c
+        each(k, compile_source(name.as_ref(), src.as_ref(), &one))
     })
 }
 

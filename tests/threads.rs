@@ -77,22 +77,17 @@ fn many_files_on_threads_compile_as_on_one_thread() {
         .collect();
     assert!(inputs.len() > 500, "only {} files", inputs.len());
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let count = |_| {
+    let each = |_, c: ori::Compilation| {
         done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        render(&c)
     };
     let opts = ori::Options::default();
-    let one: Vec<String> = ori::compile_many(&inputs, &opts, count)
-        .iter()
-        .map(render)
-        .collect();
+    let one: Vec<String> = ori::compile_many(&inputs, &opts, each);
     let three_opts = ori::Options {
         threads: 3,
         ..ori::Options::default()
     };
-    let three: Vec<String> = ori::compile_many(&inputs, &three_opts, count)
-        .iter()
-        .map(render)
-        .collect();
+    let three: Vec<String> = ori::compile_many(&inputs, &three_opts, each);
     assert_eq!(done.into_inner(), 2 * inputs.len());
     for ((name, _), (a, b)) in inputs.iter().zip(one.iter().zip(&three)) {
         assert!(a == b, "{name}: 3 threads differ");

@@ -111,7 +111,10 @@ fn scan_all(files: &[PathBuf], threads: usize, bar: &ProgressBar) -> Vec<Scanned
             threads,
             ..ori::Options::default()
         };
-        ori::compile_many(&inputs, &opts, |_| bar.inc(1))
+        ori::compile_many(&inputs, &opts, |_, c| {
+            bar.inc(1);
+            (c.module.map_or(0, |m| m.funcs.len()), c.diags)
+        })
     };
     let mut compiled = compiled.into_iter();
     files
@@ -128,12 +131,12 @@ fn scan_all(files: &[PathBuf], threads: usize, bar: &ProgressBar) -> Vec<Scanned
                 }
             }
             Ok(text) => {
-                let c = compiled.next().unwrap_or_default();
+                let (functions, diags) = compiled.next().unwrap_or_default();
                 Scanned {
                     path: path.to_path_buf(),
                     text: Some(text),
-                    functions: c.module.as_ref().map_or(0, |m| m.funcs.len()),
-                    diags: c.diags,
+                    functions,
+                    diags,
                 }
             }
         })

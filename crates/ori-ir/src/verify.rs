@@ -188,78 +188,81 @@ fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut i
                 d.mnemonic()
             ));
         }
-        Opcode::WgmmaMmaAsync => {
-            let form = match WgmmaForm::decode(&d.mods[1..]) {
-                Ok(form) => form,
-                Err(e) => return err(format!("wgmma.mma_async: {e}")),
-            };
-            let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
-            let want = form.operand_count(a_regs);
-            if d.slots.len() != want {
-                return err(format!(
-                    "wgmma.mma_async takes {want} operands here, found {}",
-                    d.slots.len()
-                ));
-            }
-            match &d.slots[0] {
-                s if s.role != Role::DefUse => {
-                    err("wgmma accumulator operand must be 'inout'".into())
-                }
-                s => match &s.op {
-                    Operand::Vector(v) if v.len() == form.accumulator_regs() => {
-                        for o in v {
-                            match o {
-                                Operand::Reg(r) if f.vregs[*r].class == RegClass::Tensor => {}
-                                Operand::Reg(r) => err(format!(
-                                    "wgmma accumulator '{}' is not in register class 6",
-                                    f.vregs[*r].name
-                                )),
-                                _ => err("wgmma accumulator vector holds a non-register".into()),
-                            }
-                        }
-                    }
-                    Operand::Vector(v) => err(format!(
-                        "wgmma accumulator vector has {} registers, the shape needs {}",
-                        v.len(),
-                        form.accumulator_regs()
-                    )),
-                    _ => err("wgmma accumulator must be a register vector".into()),
-                },
-            }
-            if let Some(Operand::Vector(v)) = d.slots.get(1).map(|s| &s.op) {
-                if v.len() != form.a_fragment_regs() {
-                    err(format!(
-                        "wgmma A fragment has {} registers, needs {}",
-                        v.len(),
-                        form.a_fragment_regs()
-                    ));
-                }
-            }
-            let named = d.wgmma_operands();
-            if let Some(w) = named.filter(|w| w.form.sparse) {
-                let meta_ok = match w.sparse_metadata.unwrap_or(&Operand::Sink) {
-                    Operand::Reg(_) => true,
-                    Operand::Vector(v) => {
-                        !v.is_empty()
-                            && v.iter()
-                                .all(|o| matches!(o, Operand::Reg(_) | Operand::Special(_)))
-                    }
-                    _ => false,
-                };
-                if !meta_ok {
-                    err("wgmma sparsity metadata must be a register".into());
-                }
-                if !matches!(w.sparse_selector, Some(Operand::Imm(_))) {
-                    err("wgmma sparsity selector must be an immediate".into());
-                }
-            }
-            for s in d.slots.iter().skip(1) {
-                if s.role != Role::Use {
-                    err("wgmma inputs must be read-only operands".into());
-                }
-            }
-        }
+        Opcode::WgmmaMmaAsync => verify_wgmma(f, d, err),
         _ => {}
+    }
+}
+
+/// The operands of a `wgmma.mma_async`: as many as its form takes, the
+/// accumulators a vector of tensor-class registers read and written, the
+/// A fragment of the form's size, the sparsity operands, the inputs read.
+fn verify_wgmma(f: &Function, d: &crate::instructions::InstData, err: &mut impl FnMut(String)) {
+    let form = match WgmmaForm::decode(&d.mods[1..]) {
+        Ok(form) => form,
+        Err(e) => return err(format!("wgmma.mma_async: {e}")),
+    };
+    let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
+    let want = form.operand_count(a_regs);
+    if d.slots.len() != want {
+        return err(format!(
+            "wgmma.mma_async takes {want} operands here, found {}",
+            d.slots.len()
+        ));
+    }
+    match &d.slots[0] {
+        s if s.role != Role::DefUse => err("wgmma accumulator operand must be 'inout'".into()),
+        s => match &s.op {
+            Operand::Vector(v) if v.len() == form.accumulator_regs() => {
+                for o in v {
+                    match o {
+                        Operand::Reg(r) if f.vregs[*r].class == RegClass::Tensor => {}
+                        Operand::Reg(r) => err(format!(
+                            "wgmma accumulator '{}' is not in register class 6",
+                            f.vregs[*r].name
+                        )),
+                        _ => err("wgmma accumulator vector holds a non-register".into()),
+                    }
+                }
+            }
+            Operand::Vector(v) => err(format!(
+                "wgmma accumulator vector has {} registers, the shape needs {}",
+                v.len(),
+                form.accumulator_regs()
+            )),
+            _ => err("wgmma accumulator must be a register vector".into()),
+        },
+    }
+    if let Some(Operand::Vector(v)) = d.slots.get(1).map(|s| &s.op) {
+        if v.len() != form.a_fragment_regs() {
+            err(format!(
+                "wgmma A fragment has {} registers, needs {}",
+                v.len(),
+                form.a_fragment_regs()
+            ));
+        }
+    }
+    let named = d.wgmma_operands();
+    if let Some(w) = named.filter(|w| w.form.sparse) {
+        let meta_ok = match w.sparse_metadata.unwrap_or(&Operand::Sink) {
+            Operand::Reg(_) => true,
+            Operand::Vector(v) => {
+                !v.is_empty()
+                    && v.iter()
+                        .all(|o| matches!(o, Operand::Reg(_) | Operand::Special(_)))
+            }
+            _ => false,
+        };
+        if !meta_ok {
+            err("wgmma sparsity metadata must be a register".into());
+        }
+        if !matches!(w.sparse_selector, Some(Operand::Imm(_))) {
+            err("wgmma sparsity selector must be an immediate".into());
+        }
+    }
+    for s in d.slots.iter().skip(1) {
+        if s.role != Role::Use {
+            err("wgmma inputs must be read-only operands".into());
+        }
     }
 }
 
