@@ -567,27 +567,6 @@ fn run() -> Result<ExitCode, ExitCode> {
 mod tests {
     use super::*;
 
-    /// A large input reads the same in halves as in one go: every byte in
-    /// place, an odd length, a multibyte character across the middle.
-    #[test]
-    fn large_inputs_read_in_halves_as_in_one_go() {
-        let n = READ_IN_HALVES_FROM as usize + 7;
-        let mut text: Vec<u8> = (0..n).map(|k| b'a' + (k % 26) as u8).collect();
-        text[n / 2 - 1..n / 2 + 1].copy_from_slice("é".as_bytes());
-        let path = std::env::temp_dir().join(format!("ori-halves-{}.ptx", std::process::id()));
-        std::fs::write(&path, &text).unwrap();
-        let f = std::fs::File::open(&path).unwrap();
-        let halves = read_in_halves(&f, n as u64);
-        let whole = read_input(path.to_str().unwrap());
-        std::fs::remove_file(&path).unwrap();
-        if cfg!(unix) {
-            assert!(halves.as_deref() == Some(&text[..]));
-        }
-        assert!(whole.unwrap().as_bytes() == &text[..]);
-        // A length that is no longer the file's is read in one go.
-        assert!(read_in_halves(&f, n as u64 - 1).is_none());
-    }
-
     /// `compile`'s arguments alone parse as the whole command line does,
     /// and whatever the full command must answer (help, errors) is left to
     /// it.

@@ -95,7 +95,7 @@ pub fn iterate_in_order<'f, A: Analysis>(
         entry[start] = Some(analysis.start_state());
         dirty[start] = true;
     }
-    let mut pending = usize::from(cfg.rpo().first().is_some());
+    let mut pending = usize::from(!cfg.rpo().is_empty());
     while pending > 0 {
         for &b in order {
             if !std::mem::take(&mut dirty[b]) {

@@ -113,9 +113,9 @@ impl<'a> Lowering<'a> {
     fn take(&mut self, file: &'a str, prefix: &'a OnceCell<Prefix>, e: BodyEvent) {
         *self = match (std::mem::replace(self, Lowering::Failed), e) {
             (Lowering::Waiting, BodyEvent::Start(start)) => Prefix::new(file, *start)
-                .and_then(|(p, out)| {
+                .map(|(p, out)| {
                     let p = prefix.get_or_init(|| p);
-                    Some(Lowering::Body(Streaming::new(file, p, out)))
+                    Lowering::Body(Streaming::new(file, p, out))
                 })
                 .unwrap_or(Lowering::Failed),
             (Lowering::Body(mut s), BodyEvent::Stmts(batch)) => {
