@@ -189,28 +189,10 @@ impl LowerCx<'_> {
                 ast::Imm::F32(v) => ori_ir::Imm::F32(v),
                 ast::Imm::F64(v) => ori_ir::Imm::F64(v),
             }),
-            K::Vector(v) => {
-                let mut out = Vec::with_capacity(v.len());
-                for o in v {
-                    out.push(self.operand(o)?);
-                }
-                Operand::Vector(out.into_boxed_slice())
-            }
-            K::CallArgs(v) => {
-                let mut out = Vec::with_capacity(v.len());
-                for o in v {
-                    out.push(self.operand(o)?);
-                }
-                Operand::Args(out.into_boxed_slice())
-            }
-            K::AddressList(v) => {
-                // `[a, b]` (e.g. tensor coordinates): keep as a vector of operands.
-                let mut out = Vec::with_capacity(v.len());
-                for o in v {
-                    out.push(self.operand(o)?);
-                }
-                Operand::Vector(out.into_boxed_slice())
-            }
+            K::Vector(v) => Operand::Vector(self.operands(v)?),
+            K::CallArgs(v) => Operand::Args(self.operands(v)?),
+            // `[a, b]` (e.g. tensor coordinates): kept as a vector of operands.
+            K::AddressList(v) => Operand::Vector(self.operands(v)?),
             K::Address { base, offset } => {
                 let base = match base {
                     None => ori_ir::AddrBase::None,
@@ -251,6 +233,11 @@ impl LowerCx<'_> {
             }
             K::Sink => Operand::Sink,
         })
+    }
+
+    /// [`LowerCx::operand`] of each of `v`; `None` if one is unknown.
+    fn operands(&mut self, v: &[ast::Operand]) -> Option<Box<[Operand]>> {
+        v.iter().map(|o| self.operand(o)).collect()
     }
 
     fn is_symbol(&self, n: &str) -> bool {
