@@ -321,7 +321,9 @@ impl Walker<'_> {
                 Some(_) if walked[s] => first.join_walked(entry, s, &carried),
                 Some(e) => e.join(&carried),
                 slot @ None => {
-                    *slot = Some(carried.into_owned());
+                    let mut e = carried.into_owned();
+                    e.canonicalize();
+                    *slot = Some(e);
                     true
                 }
             };
