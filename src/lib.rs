@@ -85,6 +85,11 @@ pub struct Options {
     pub isa_strict: bool,
     /// ptxas `-maxrregcount`: wgmma whose registers cannot fit get C7602.
     pub maxrregcount: Option<u32>,
+    /// Threads for independent work: a module's functions
+    /// ([`run_passes`]), or the files of [`compile_many`]. 0 or 1 (the
+    /// default): everything runs on the calling thread. More: a pool of
+    /// that many threads. The output is the same whatever the number.
+    pub threads: usize,
 }
 
 /// The result of a compilation.
@@ -133,25 +138,6 @@ fn aborted() -> Diagnostic {
     Diagnostic::new(Severity::Fatal, None, "Ptx assembly aborted due to errors")
 }
 
-/// Inputs from this size on go through the pipelined front end
-/// ([`ori_ptx::pipelined`]: a helper thread lowers while the caller
-/// parses). Measured on the 2-core VM of the benchmarks, best of 3 per
-/// kernel: 16-32 KiB kernels gained 3% a run, 32-64 KiB 9%, larger ones
-/// 18%; a thread costs about 0.1 ms to start, which smaller inputs would
-/// not win back.
-pub const PIPELINE_MIN_BYTES: usize = 16 * 1024;
-
-/// The pipelined front end, where it is worth a thread and gives the
-/// sequential one's result. The environment variable
-/// `ORI_SEQUENTIAL_FRONT_END` (any value) turns it off, for comparisons
-/// and as a way out should it ever misbehave.
-fn front_end_pipelined(file: &str, src: &str) -> Option<ori_ptx::pipelined::Pipelined> {
-    if src.len() < PIPELINE_MIN_BYTES || std::env::var_os("ORI_SEQUENTIAL_FRONT_END").is_some() {
-        return None;
-    }
-    ori_ptx::pipelined::parse_and_lower(file, src)
-}
-
 /// Parse and lower PTX to IR, without running passes.
 pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
     ptx_to_ir_for(file, src, None)
@@ -160,18 +146,20 @@ pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
 /// Parse and lower PTX to IR for the architecture `arch` (ptxas `-arch`):
 /// a `.target` that `arch` cannot run is refused as ptxas refuses it.
 ///
-/// An input of [`PIPELINE_MIN_BYTES`] or more is parsed and lowered on two
-/// threads at once where the machine has two processors for it; the
-/// result (module and diagnostics) is the same either way.
+/// The first function body is lowered as it is parsed, so that its whole
+/// syntax tree never exists at once ([`ori_ptx::lower::parse_and_lower`]);
+/// where that cannot vouch for the whole-tree front end's result, the
+/// module is parsed and lowered as a whole instead. The result (module and
+/// diagnostics) is the same either way.
 pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module, Vec<Diagnostic>> {
     // An unknown `-arch` value: ptxas stops before reading the input.
     if let Some(d) = arch.and_then(|a| ori_ptx::check_arch_value(file, a)) {
         return Err(vec![from_ptx_diag(&d)]);
     }
-    let (m, diags, ldiags, arch_diag) = match front_end_pipelined(file, src) {
-        Some(p) => {
-            let arch_diag = arch.and_then(|a| ori_ptx::check_arch(file, &p.ast, a));
-            (p.module, Vec::new(), p.diags, arch_diag)
+    let (m, diags, ldiags, arch_diag) = match ori_ptx::lower::parse_and_lower(file, src) {
+        Some(s) => {
+            let arch_diag = arch.and_then(|a| ori_ptx::check_arch(file, &s.ast, a));
+            (s.module, Vec::new(), s.diags, arch_diag)
         }
         None => {
             let (ast, diags) = ori_ptx::parse_with_diags(file, src);
@@ -246,12 +234,13 @@ pub fn pipeline(opts: &Options) -> ori_ir::PassManager {
     pm
 }
 
-/// Run the pipeline over a module.
+/// Run the pipeline over a module: its functions one after the other, or
+/// with [`Options::threads`] above 1, on a pool of threads; the same
+/// module, diagnostics and dumps either way.
 pub fn run_passes(mut m: Module, opts: &Options) -> Compilation {
-    let pm = pipeline(opts);
     let mut c = Compilation::default();
-    let mut dumps = Vec::new();
-    match pm.run(&mut m, &mut c.diags, &mut |s| dumps.push(s)) {
+    let (ran, dumps) = run_functions(&mut m, opts, &mut c.diags);
+    match ran {
         Ok(()) => {
             // Per kernel, callees first, kernels last to first; one C7510 per kernel.
             c.diags = ori_gmma::report_order::order_like_ptxas(
@@ -283,6 +272,86 @@ pub fn run_passes(mut m: Module, opts: &Options) -> Compilation {
     }
     c.dumps = dumps;
     c
+}
+
+/// The pipeline over every function of `m` with a body, its diagnostics
+/// appended to `diags`, and its dumps. Functions are independent (each
+/// reads only the module's facts, `ModuleInfo`): with `opts.threads`
+/// above 1 they run on a pool of threads, and their diagnostics and dumps
+/// are put back in function order; where a function fails verification,
+/// the functions after it give none, as in a run on one thread, which
+/// stops there.
+fn run_functions(
+    m: &mut Module,
+    opts: &Options,
+    diags: &mut Vec<Diagnostic>,
+) -> (Result<(), ori_ir::PipelineError>, Vec<String>) {
+    let pm = pipeline(opts);
+    let mut dumps = Vec::new();
+    if opts.threads <= 1 {
+        let ran = pm.run(m, diags, &mut |s| dumps.push(s));
+        return (ran, dumps);
+    }
+    let info = pm.module_info(m);
+    let funcs: Vec<&mut ori_ir::Function> = m.funcs.values_mut().filter(|f| f.has_body).collect();
+    let runs = parallel_map(opts.threads, funcs, |f| {
+        let (mut d, mut dumped) = (Vec::new(), Vec::new());
+        let ran = pipeline(opts).run_function(f, &info, &mut d, &mut |s| dumped.push(s));
+        (ran, d, dumped)
+    });
+    for (ran, mut d, mut dumped) in runs {
+        diags.append(&mut d);
+        dumps.append(&mut dumped);
+        if ran.is_err() {
+            return (ran, dumps);
+        }
+    }
+    (Ok(()), dumps)
+}
+
+/// `f` over `items` on a pool of `threads` threads (on the calling thread
+/// where `threads` is at most 1 or no pool can be made), the results in
+/// the items' order.
+fn parallel_map<T: Send, R: Send>(
+    threads: usize,
+    items: Vec<T>,
+    f: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
+    use rayon::prelude::*;
+    if threads > 1 {
+        if let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+            return pool.install(|| items.into_par_iter().map(f).collect());
+        }
+    }
+    items.into_iter().map(f).collect()
+}
+
+/// Compile each of `inputs` (a file name and its text) as
+/// [`compile_source`] does, and hand each compilation to `each` with its
+/// input's index, on the thread that made it (so that what a caller keeps
+/// of it, not the whole module, waits for the rest). The files are
+/// independent: with [`Options::threads`] above 1 they are compiled on a
+/// pool of threads (each file's functions one after the other on its
+/// thread). The results come in the inputs' order, the same whatever the
+/// number of threads.
+pub fn compile_many<N, S, R>(
+    inputs: &[(N, S)],
+    opts: &Options,
+    each: impl Fn(usize, Compilation) -> R + Sync + Send,
+) -> Vec<R>
+where
+    N: AsRef<str> + Sync,
+    S: AsRef<str> + Sync,
+    R: Send,
+{
+    let one = Options {
+        threads: 1,
+        ..opts.clone()
+    };
+    let items: Vec<(usize, &(N, S))> = inputs.iter().enumerate().collect();
+    parallel_map(opts.threads, items, |(k, (name, src))| {
+        each(k, compile_source(name.as_ref(), src.as_ref(), &one))
+    })
 }
 
 /// Compile PTX source.

@@ -745,51 +745,8 @@ fn child(
             );
             (t, n)
         }
-        2 => {
-            let m = lowered(&g)?;
-            let info = ModuleInfo::of(&m);
-            let (t, n, after) = best(
-                runs,
-                budget,
-                || m.clone(),
-                |mut m| {
-                    for f in bodies(&mut m) {
-                        run_pass(&OriPropagateGmma, f, &info);
-                    }
-                    m
-                },
-            );
-            let (mut insts, mut blocks, mut visits) = (0, 0, 0);
-            for f in after.funcs.values().filter(|f| f.has_body) {
-                let cfg = ControlFlowGraph::compute(f);
-                insts += f.inst_count();
-                blocks += cfg.rpo().len();
-                visits += InFlight::compute(f, &cfg).visits;
-            }
-            lines.push(format!("facts {insts} {blocks} {visits}"));
-            (t, n)
-        }
-        3 => {
-            let mut m = lowered(&g)?;
-            let info = ModuleInfo::of(&m);
-            for f in bodies(&mut m) {
-                run_pass(&OriPropagateGmma, f, &info);
-            }
-            let (t, n, (after, diags)) = best(
-                runs,
-                budget,
-                || m.clone(),
-                |mut m| {
-                    let mut d = Vec::new();
-                    for f in bodies(&mut m) {
-                        d.extend(run_pass(&FixupGmmaSequence, f, &info));
-                    }
-                    (m, d)
-                },
-            );
-            lines.push(outcome_line(&after, &diags));
-            (t, n)
-        }
+        2 => time_phase85(&g, runs, budget, &mut lines)?,
+        3 => time_phase87(&g, runs, budget, &mut lines)?,
         4 => {
             let m = lowered(&g)?;
             let (t, n, (after, diags)) = best(runs, budget, || m.clone(), passes);
@@ -802,8 +759,7 @@ fn child(
                 budget,
                 || (),
                 |()| {
-                    // The front end the CLI runs: pipelined, parsing and
-                    // lowering on two threads (`ori_ptx::pipelined`).
+                    // The front end and passes the CLI runs.
                     let m = ori::ptx_to_ir(FILE, &g.ptx).map_err(|d| format!("{d:?}"));
                     m.map(passes)
                 },
@@ -815,6 +771,66 @@ fn child(
     lines.push(format!("time {} {done}", t.as_nanos()));
     println!("{}", lines.join("\n"));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Phase 85 alone, timed (`lines` gets the `facts` line: instructions,
+/// reachable blocks, block visits).
+fn time_phase85(
+    g: &Generated,
+    runs: usize,
+    budget: Duration,
+    lines: &mut Vec<String>,
+) -> Result<(Duration, usize), String> {
+    let m = lowered(g)?;
+    let info = ModuleInfo::of(&m);
+    let (t, n, after) = best(
+        runs,
+        budget,
+        || m.clone(),
+        |mut m| {
+            for f in bodies(&mut m) {
+                run_pass(&OriPropagateGmma, f, &info);
+            }
+            m
+        },
+    );
+    let (mut insts, mut blocks, mut visits) = (0, 0, 0);
+    for f in after.funcs.values().filter(|f| f.has_body) {
+        let cfg = ControlFlowGraph::compute(f);
+        insts += f.inst_count();
+        blocks += cfg.rpo().len();
+        visits += InFlight::compute(f, &cfg).visits;
+    }
+    lines.push(format!("facts {insts} {blocks} {visits}"));
+    Ok((t, n))
+}
+
+/// Phase 87 alone, timed after phase 85 (`lines` gets the `outcome` line).
+fn time_phase87(
+    g: &Generated,
+    runs: usize,
+    budget: Duration,
+    lines: &mut Vec<String>,
+) -> Result<(Duration, usize), String> {
+    let mut m = lowered(g)?;
+    let info = ModuleInfo::of(&m);
+    for f in bodies(&mut m) {
+        run_pass(&OriPropagateGmma, f, &info);
+    }
+    let (t, n, (after, diags)) = best(
+        runs,
+        budget,
+        || m.clone(),
+        |mut m| {
+            let mut d = Vec::new();
+            for f in bodies(&mut m) {
+                d.extend(run_pass(&FixupGmmaSequence, f, &info));
+            }
+            (m, d)
+        },
+    );
+    lines.push(outcome_line(&after, &diags));
+    Ok((t, n))
 }
 
 /// One step at one size, as the parent saw it.

@@ -4,11 +4,6 @@
 //! and phases 85/87, prints diagnostics to stderr in ptxas's, a human or a
 //! JSON layout, and emits IR, SASS-like text or PTX. `ori passes` lists the
 //! pipeline. Exit status: 0 compiled, 1 input error, 2 usage error.
-//!
-//! On Linux the process starts at [`entry`], C's `main`, not through Rust's
-//! runtime set-up (`#![no_main]`): see there why and what it does instead.
-
-#![cfg_attr(all(target_os = "linux", not(test)), no_main)]
 
 mod ptxas_wrapper;
 mod run_kernel;
@@ -142,8 +137,9 @@ enum Cmd {
         /// refused.)
         #[arg(long = "message-format", value_enum, default_value = "human")]
         message_format: MessageFormat,
-        /// Threads (default: one per core).
-        #[arg(short = 'j', long)]
+        /// Threads (default: one per core); the report is the same
+        /// whatever the number.
+        #[arg(short = 'j', long, visible_alias = "threads")]
         jobs: Option<usize>,
         /// Exit with status 1 when a file has errors (error), also when a
         /// kernel is serialized (serialized), or on any finding (any).
@@ -203,44 +199,6 @@ fn parse_compile_alone(args: &[OsString]) -> Option<CompileArgs> {
     CompileArgs::from_arg_matches(&m).ok()
 }
 
-/// Files at least this large are read by two threads, half each.
-const READ_IN_HALVES_FROM: u64 = 4 << 20;
-
-/// The `len` bytes of `f`, read by two threads, half each, where `len` is
-/// at least [`READ_IN_HALVES_FROM`] and at most [`MAX_INPUT_BYTES`]: reading
-/// is mostly the kernel faulting in the fresh pages it copies to (30 ms of
-/// the generated 1M matmul's 48 MB, read once to compile and once to show
-/// diagnostics), and two threads fault in parallel. `None` (read it in one
-/// go instead) where the file is no longer `len` bytes long or a thread
-/// cannot start.
-#[cfg(unix)]
-fn read_in_halves(f: &std::fs::File, len: u64) -> Option<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
-    if !(READ_IN_HALVES_FROM..=MAX_INPUT_BYTES).contains(&len) {
-        return None;
-    }
-    let n = usize::try_from(len).ok()?;
-    // Zeroed by the system (a fresh mapping), not by a pass over it.
-    let mut bytes = vec![0u8; n];
-    let (front, back) = bytes.split_at_mut(n / 2);
-    let read = std::thread::scope(|s| {
-        let second = std::thread::Builder::new()
-            .name("ori-read".into())
-            .spawn_scoped(s, || f.read_exact_at(back, (n / 2) as u64))
-            .ok()?;
-        let first = f.read_exact_at(front, 0);
-        Some(first.is_ok() && second.join().ok()?.is_ok())
-    })?;
-    // A file that grew since its length was taken is read in one go.
-    let mut past_end = [0u8; 1];
-    (read && f.read_at(&mut past_end, len).ok()? == 0).then_some(bytes)
-}
-
-#[cfg(not(unix))]
-fn read_in_halves(_: &std::fs::File, _: u64) -> Option<Vec<u8>> {
-    None
-}
-
 /// Read an input file: a regular file of at most [`MAX_INPUT_BYTES`].
 fn read_input(file: &str) -> Result<String, String> {
     let meta = std::fs::metadata(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
@@ -250,9 +208,6 @@ fn read_input(file: &str) -> Result<String, String> {
     let bytes = std::fs::File::open(file)
         .and_then(|f| {
             let len = f.metadata().map_or(0, |m| m.len().min(MAX_INPUT_BYTES + 1));
-            if let Some(bytes) = read_in_halves(&f, len) {
-                return Ok(bytes);
-            }
             // Read in one go where the size is known (a regular file), not
             // in reads doubling from 32 bytes.
             let mut bytes = Vec::new();
@@ -404,89 +359,11 @@ fn ptxas_args() -> Option<Vec<OsString>> {
     (args.next()? == "ptxas").then(|| args.collect())
 }
 
-/// The input size from which `ori compile` returns the syntax tree's memory
-/// to the system before the passes (about 80,000 instructions of PTX).
-const TRIM_AFTER_INPUT_BYTES: usize = 4 << 20;
+/// The input size from which `ori compile` drops its input during the
+/// passes (about 80,000 instructions of PTX).
+const DROP_INPUT_FROM_BYTES: usize = 4 << 20;
 
-/// Give the memory the front end freed (the syntax tree, about a third of
-/// the peak on a kernel of a million instructions) back to the system, so
-/// that the passes' tables do not come on top of it: glibc keeps freed
-/// small blocks in its heap, and `malloc_trim` returns their pages.
-fn return_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        extern "C" {
-            fn malloc_trim(pad: usize) -> i32;
-        }
-        // SAFETY: glibc's malloc_trim takes no pointer and may be called at
-        // any time; it only returns free pages of the heap to the system.
-        unsafe {
-            malloc_trim(0);
-        }
-    }
-}
-
-/// The process entry on Linux: C's `main`, called by glibc's start-up code.
-///
-/// Rust's runtime set-up before `fn main` is mostly the stack-overflow
-/// handler, whose guard-page lookup opens and parses `/proc/self/maps`:
-/// 65 microseconds of a 2 ms `ori compile` on the 2-core VM of the
-/// benchmarks (a quarter of ori's own start-up). What else it does is done
-/// here by hand, as Rust does it: SIGPIPE is ignored (a closed pipe is a
-/// write error, reported, not a silent death), and standard descriptors
-/// the parent left closed are opened on `/dev/null` (so that a file ori
-/// opens never becomes its standard output). A stack overflow, which ori's
-/// depth limits rule out, would end the process with SIGSEGV instead of
-/// Rust's message. Arguments come from glibc as usual (`std::env::args`
-/// reads them from the `.init_array` hook, not from `main`).
-#[cfg(all(target_os = "linux", not(test)))]
-#[no_mangle]
-pub extern "C" fn main(
-    _argc: std::ffi::c_int,
-    _argv: *const *const std::ffi::c_char,
-) -> std::ffi::c_int {
-    // SAFETY: `signal`, `poll` and `open` take plain values and a local
-    // array; nothing else runs yet.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-        let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
-            fd,
-            events: 0,
-            revents: 0,
-        });
-        if libc::poll(fds.as_mut_ptr(), 3, 0) >= 0 {
-            for p in fds.iter().filter(|p| p.revents & libc::POLLNVAL != 0) {
-                let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-                if fd >= 0 && fd != p.fd {
-                    libc::dup2(fd, p.fd);
-                    libc::close(fd);
-                }
-            }
-        }
-    }
-    let code = entry();
-    // The status `code` stands for (`ExitCode` shows it only to
-    // comparisons on stable Rust), after the flush of standard output that
-    // Rust's runtime would do on the way out.
-    let _ = std::io::stdout().flush();
-    (0..=u8::MAX)
-        .find(|&k| ExitCode::from(k) == code)
-        .map_or(1, std::ffi::c_int::from)
-}
-
-#[cfg(any(not(target_os = "linux"), test))]
 fn main() -> ExitCode {
-    entry()
-}
-
-/// What `ori` does, from either entry.
-fn entry() -> ExitCode {
-    ori::ptx::lower::set_reclaim_hook(return_freed_memory);
-    // `ori compile`: the front end's helper thread starts while the
-    // arguments are parsed and the input is read.
-    if std::env::args_os().nth(1).is_some_and(|a| a == "compile") {
-        ori::ptx::pipelined::warm_up();
-    }
     if let Some(args) = ptxas_args() {
         return ptxas_wrapper::run(&args);
     }
@@ -495,10 +372,10 @@ fn entry() -> ExitCode {
     }
 }
 
-/// `ori compile`'s [`ori::compile_source`], with the syntax tree's memory given back to the
-/// system between the front end and the passes on a large input, and the
-/// input itself too: on a kernel of a million instructions its 48 MB are a
-/// tenth of the peak, which comes in phase 87, where nothing reads it.
+/// `ori compile`'s [`ori::compile_source`], with a large input dropped
+/// between the front end and the passes: on a kernel of a million
+/// instructions its 48 MB are a tenth of the peak, which comes in phase 87,
+/// where nothing reads it.
 /// Returns the input where it was kept (`None`: read it again with
 /// [`read_again`] to show diagnostics on it or to write the fix-it).
 fn compile_source(
@@ -506,15 +383,12 @@ fn compile_source(
     src: String,
     opts: &ori::Options,
 ) -> (ori::Compilation, Option<String>) {
-    if name.ends_with(".ori") || src.len() < TRIM_AFTER_INPUT_BYTES {
-        // A small input's tree is a few pages: not worth the call (and the
-        // page faults of reusing them).
+    if name.ends_with(".ori") || src.len() < DROP_INPUT_FROM_BYTES {
         return (ori::compile_source(name, &src, opts), Some(src));
     }
     match ori::ptx_to_ir_for(name, &src, opts.arch.as_deref()) {
         Ok(m) => {
             drop(src);
-            return_freed_memory();
             (ori::run_passes(m, opts), None)
         }
         Err(diags) => {
@@ -596,6 +470,7 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
         compile_only,
         isa_strict,
         maxrregcount,
+        ..ori::Options::default()
     };
     // Never freed: the process ends right after, and the OS takes the
     // memory back at once, where dropping the IR would visit every
@@ -750,27 +625,6 @@ fn run() -> Result<ExitCode, ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A large input reads the same in halves as in one go: every byte in
-    /// place, an odd length, a multibyte character across the middle.
-    #[test]
-    fn large_inputs_read_in_halves_as_in_one_go() {
-        let n = READ_IN_HALVES_FROM as usize + 7;
-        let mut text: Vec<u8> = (0..n).map(|k| b'a' + (k % 26) as u8).collect();
-        text[n / 2 - 1..n / 2 + 1].copy_from_slice("é".as_bytes());
-        let path = std::env::temp_dir().join(format!("ori-halves-{}.ptx", std::process::id()));
-        std::fs::write(&path, &text).unwrap();
-        let f = std::fs::File::open(&path).unwrap();
-        let halves = read_in_halves(&f, n as u64);
-        let whole = read_input(path.to_str().unwrap());
-        std::fs::remove_file(&path).unwrap();
-        if cfg!(unix) {
-            assert!(halves.as_deref() == Some(&text[..]));
-        }
-        assert!(whole.unwrap().as_bytes() == &text[..]);
-        // A length that is no longer the file's is read in one go.
-        assert!(read_in_halves(&f, n as u64 - 1).is_none());
-    }
 
     /// `compile`'s arguments alone parse as the whole command line does,
     /// and whatever the full command must answer (help, errors) is left to

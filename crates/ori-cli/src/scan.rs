@@ -4,8 +4,10 @@
 //! A Triton cache (`~/.triton/cache`) or a CUTLASS build tree holds hundreds
 //! of `.ptx` files; a kernel author wants the few whose `wgmma` pipeline
 //! ptxas will serialize, and the line that causes it, without compiling
-//! each by hand. Every `.ptx` under the given paths is analysed in parallel
-//! (rayon, one task per file), then reported in path order: one line per
+//! each by hand. Every `.ptx` under the given paths is read, then analysed
+//! on a pool of threads (`ori::compile_many`, one task per file; the report
+//! is the same whatever the number of threads), then reported in path
+//! order: one line per
 //! phase-87 message (code, rule, culprit line and statement, kernel, file,
 //! and the user's Python or C++ line where the PTX names it with `.loc`),
 //! then a summary table. `--message-format json|sarif` writes the findings
@@ -15,10 +17,9 @@
 use crate::MessageFormat;
 use indicatif::{ProgressBar, ProgressStyle};
 use ori::ir::{Diagnostic, Severity};
-use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What makes `ori scan` exit with status 1 (for CI gates).
 #[derive(Copy, Clone, PartialEq, Eq, clap::ValueEnum)]
@@ -97,32 +98,61 @@ fn collect(paths: &[String]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn scan_one(path: &Path) -> Scanned {
-    let shown = path.display().to_string();
-    match crate::read_input(&shown) {
-        Err(e) => Scanned {
-            path: path.to_path_buf(),
-            text: None,
-            diags: vec![Diagnostic::new(Severity::Error, None, e)],
-            functions: 0,
-            origins: ori::ir::SourceMap::default(),
-        },
-        Ok(text) => {
-            let c = ori::compile_ptx(&shown, &text, &ori::Options::default());
-            let origins = if c.diags.iter().any(reported) {
-                ori::ptx::source_map::build(&shown, &text)
-            } else {
-                ori::ir::SourceMap::default()
-            };
-            Scanned {
-                path: path.to_path_buf(),
-                text: Some(text),
-                functions: c.module.as_ref().map_or(0, |m| m.funcs.len()),
-                diags: c.diags,
-                origins,
+/// Read every file of `files`, then compile those read on `threads`
+/// threads; in `files`' order.
+fn scan_all(files: &[PathBuf], threads: usize, bar: &ProgressBar) -> Vec<Scanned> {
+    let read: Vec<Result<String, String>> = files
+        .iter()
+        .map(|p| crate::read_input(&p.display().to_string()))
+        .collect();
+    let compiled = {
+        let inputs: Vec<(String, &str)> = files
+            .iter()
+            .zip(&read)
+            .filter_map(|(p, r)| Some((p.display().to_string(), r.as_deref().ok()?)))
+            .collect();
+        let opts = ori::Options {
+            threads,
+            ..ori::Options::default()
+        };
+        ori::compile_many(&inputs, &opts, |_, c| {
+            bar.inc(1);
+            (c.module.map_or(0, |m| m.funcs.len()), c.diags)
+        })
+    };
+    let mut compiled = compiled.into_iter();
+    files
+        .iter()
+        .zip(read)
+        .map(|(path, r)| match r {
+            Err(e) => {
+                bar.inc(1);
+                Scanned {
+                    path: path.to_path_buf(),
+                    text: None,
+                    diags: vec![Diagnostic::new(Severity::Error, None, e)],
+                    functions: 0,
+                    origins: ori::ir::SourceMap::default(),
+                }
             }
-        }
-    }
+            Ok(text) => {
+                let (functions, diags) = compiled.next().unwrap_or_default();
+                // The user's lines, where a finding will name one.
+                let origins = if diags.iter().any(reported) {
+                    ori::ptx::source_map::build(&path.display().to_string(), &text)
+                } else {
+                    ori::ir::SourceMap::default()
+                };
+                Scanned {
+                    path: path.to_path_buf(),
+                    text: Some(text),
+                    functions,
+                    diags,
+                    origins,
+                }
+            }
+        })
+        .collect()
 }
 
 /// The statement a note points at, on one line, shortened.
@@ -265,26 +295,26 @@ pub fn run(
         ProgressStyle::with_template("{bar:40} {pos}/{len} kernels {elapsed} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = jobs {
-        builder = builder.num_threads(n.max(1));
-    }
-    let scan = |files: &[PathBuf]| -> Vec<Scanned> {
-        files
-            .par_iter()
-            .map(|p| {
-                let s = scan_one(p);
-                bar.inc(1);
-                s
-            })
-            .collect()
-    };
-    let scanned = match builder.build() {
-        Ok(pool) => pool.install(|| scan(&files)),
-        Err(_) => scan(&files),
-    };
+    let threads =
+        jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let scanned = scan_all(&files, threads.max(1), &bar);
     bar.finish_and_clear();
-    let table = summary(&scanned);
+    report(&scanned, format, out)?;
+    let fail = scanned.iter().any(|s| match fail_on {
+        FailOn::Error => s.failed(),
+        FailOn::Serialized => s.failed() || s.serialized(),
+        FailOn::Any => s.failed() || s.serialized() || s.advisories(),
+    });
+    Ok(std::process::ExitCode::from(u8::from(fail)))
+}
+
+/// Write the findings of `scanned` and the summary table in `format`.
+fn report(
+    scanned: &[Scanned],
+    format: MessageFormat,
+    out: &mut crate::Out,
+) -> Result<(), std::process::ExitCode> {
+    let table = summary(scanned);
     match format {
         MessageFormat::Sarif => {
             let sources: Vec<Option<ori::report::Source>> = scanned
@@ -314,7 +344,7 @@ pub fn run(
             crate::err_line(table.trim_end());
         }
         MessageFormat::Json => {
-            for s in &scanned {
+            for s in scanned {
                 let path = s.path.display().to_string();
                 let src = s
                     .text
@@ -329,7 +359,7 @@ pub fn run(
             crate::err_line(table.trim_end());
         }
         MessageFormat::Human | MessageFormat::Ptxas => {
-            for s in &scanned {
+            for s in scanned {
                 for d in s.diags.iter().filter(|d| reported(d)) {
                     out.put(&format!("{}\n", human_line(s, d)))?;
                 }
@@ -337,10 +367,5 @@ pub fn run(
             out.put(&format!("\n{table}"))?;
         }
     }
-    let fail = scanned.iter().any(|s| match fail_on {
-        FailOn::Error => s.failed(),
-        FailOn::Serialized => s.failed() || s.serialized(),
-        FailOn::Any => s.failed() || s.serialized() || s.advisories(),
-    });
-    Ok(std::process::ExitCode::from(u8::from(fail)))
+    Ok(())
 }

@@ -456,8 +456,8 @@ fn a_large_input_is_read_again_for_its_diagnostics_and_fixit() {
 
 #[test]
 fn a_reader_gone_is_a_write_error_not_a_signal() {
-    // SIGPIPE is ignored, as Rust's runtime does (ori starts without it on
-    // Linux): writing to a pipe nobody reads is an error ori reports. The
+    // SIGPIPE is ignored (Rust's runtime does so before `main`): writing
+    // to a pipe nobody reads is an error ori reports. The
     // dumps (72 KB) are more than a pipe holds, so ori is still writing
     // when the reader is gone, whenever it goes.
     let kernel = format!(
@@ -479,10 +479,10 @@ fn a_reader_gone_is_a_write_error_not_a_signal() {
 
 #[test]
 fn closed_standard_descriptors_are_no_error() {
-    // A parent may start ori with its standard descriptors closed (ori
-    // opens /dev/null on them, as Rust's runtime does; Rust's standard
-    // output would take a closed one for a sink anyway): the run succeeds
-    // and the input is left as it was.
+    // A parent may start ori with its standard descriptors closed (Rust's
+    // runtime opens /dev/null on them before `main`, so a file ori opens
+    // never becomes its standard output): the run succeeds and the input
+    // is left as it was.
     let example = format!("{}/../../examples/gemm.ptx", env!("CARGO_MANIFEST_DIR"));
     let before = std::fs::read(&example).unwrap();
     let out = Command::new("sh")

@@ -146,3 +146,23 @@ fn sarif_and_fail_on() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_report_is_the_same_on_one_thread_and_on_three() {
+    let dir = real().join("triton39");
+    for format in ["human", "json", "sarif"] {
+        let run = |threads: &str| {
+            scan(&[
+                dir.to_str().unwrap(),
+                "--message-format",
+                format,
+                "--threads",
+                threads,
+            ])
+        };
+        let (one, three) = (run("1"), run("3"));
+        assert_eq!(one.0, three.0, "{format}: exit status");
+        assert!(one.1 == three.1, "{format}: standard output differs");
+        assert!(one.2 == three.2, "{format}: standard error differs");
+    }
+}

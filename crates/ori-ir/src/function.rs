@@ -334,8 +334,8 @@ impl Function {
     /// every block once. Branch targets follow their blocks; the layout
     /// (which block comes after which, and the instructions of each) stays
     /// as it was. A front end that creates blocks in another order than the
-    /// one it promises (the pipelined lowering makes a label's block when it
-    /// meets the label, the sequential one before the body) calls this once
+    /// one it promises (the streamed lowering makes a label's block when it
+    /// meets the label, the whole-tree one before the body) calls this once
     /// at the end.
     pub fn renumber_blocks(&mut self, order: &[Block]) {
         let all = self.insts.keys();

@@ -156,13 +156,9 @@ impl PassManager {
                 .any(|p| p.name().eq_ignore_ascii_case(name))
     }
 
-    /// Run the pipeline over every function with a body. Dumps go to `dump`.
-    pub fn run(
-        &self,
-        m: &mut Module,
-        diags: &mut Vec<Diagnostic>,
-        dump: &mut dyn FnMut(String),
-    ) -> Result<(), PipelineError> {
+    /// The module facts every function's passes read, with this pipeline's
+    /// options.
+    pub fn module_info(&self, m: &Module) -> ModuleInfo {
         let mut info = ModuleInfo::of(m);
         info.compile_only = self.compile_only;
         info.maxrregcount = self.maxrregcount;
@@ -170,41 +166,67 @@ impl PassManager {
             info.has_wgmma = info.has_wgmma && a == "sm_90a";
             info.arch = a.clone();
         }
+        info
+    }
+
+    /// Run the pipeline over every function with a body. Dumps go to `dump`.
+    pub fn run(
+        &self,
+        m: &mut Module,
+        diags: &mut Vec<Diagnostic>,
+        dump: &mut dyn FnMut(String),
+    ) -> Result<(), PipelineError> {
+        let info = self.module_info(m);
         for f in m.funcs.values_mut().filter(|f| f.has_body) {
-            for p in &self.passes {
-                if DumpOptions::wants(&self.dumps.before, p.name()) {
-                    dump(format!(
-                        "; IR before {} (phase {})\n{}",
-                        p.name(),
-                        p.phase(),
-                        function_to_string(f)
-                    ));
+            self.run_function(f, &info, diags, dump)?;
+        }
+        Ok(())
+    }
+
+    /// Run the pipeline over `f`, a function with a body of the module
+    /// `info` describes ([`PassManager::module_info`]). A function's passes
+    /// read nothing of the others but `info`, so functions may run in any
+    /// order, or at once.
+    pub fn run_function(
+        &self,
+        f: &mut Function,
+        info: &ModuleInfo,
+        diags: &mut Vec<Diagnostic>,
+        dump: &mut dyn FnMut(String),
+    ) -> Result<(), PipelineError> {
+        for p in &self.passes {
+            if DumpOptions::wants(&self.dumps.before, p.name()) {
+                dump(format!(
+                    "; IR before {} (phase {})\n{}",
+                    p.name(),
+                    p.phase(),
+                    function_to_string(f)
+                ));
+            }
+            let decided = f.decisions.len();
+            let mut cx = PassContext {
+                module: info,
+                diags: Vec::new(),
+            };
+            p.run(f, &mut cx);
+            diags.append(&mut cx.diags);
+            if self.verify {
+                let errs = verify_function(f);
+                if !errs.is_empty() {
+                    return Err(PipelineError {
+                        pass: p.name(),
+                        report: format_errors(f, &errs),
+                    });
                 }
-                let decided = f.decisions.len();
-                let mut cx = PassContext {
-                    module: &info,
-                    diags: Vec::new(),
-                };
-                p.run(f, &mut cx);
-                diags.append(&mut cx.diags);
-                if self.verify {
-                    let errs = verify_function(f);
-                    if !errs.is_empty() {
-                        return Err(PipelineError {
-                            pass: p.name(),
-                            report: format_errors(f, &errs),
-                        });
-                    }
-                }
-                if DumpOptions::wants(&self.dumps.after, p.name()) {
-                    dump(format!(
-                        "; IR after {} (phase {})\n{}{}",
-                        p.name(),
-                        p.phase(),
-                        function_to_string(f),
-                        decisions_to_string(&f.decisions[decided..]),
-                    ));
-                }
+            }
+            if DumpOptions::wants(&self.dumps.after, p.name()) {
+                dump(format!(
+                    "; IR after {} (phase {})\n{}{}",
+                    p.name(),
+                    p.phase(),
+                    function_to_string(f),
+                    decisions_to_string(&f.decisions[decided..]),
+                ));
             }
         }
         Ok(())

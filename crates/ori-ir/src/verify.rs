@@ -55,54 +55,15 @@ fn regs_ok(f: &Function, op: &Operand) -> bool {
     ok
 }
 
-/// Functions of at least this many instructions are verified on two
-/// threads, half the blocks each (a thread costs tens of microseconds to
-/// start; on a million instructions the verifier took 29 ms a pass).
-const TWO_THREADS_FROM: usize = 1 << 16;
-
 /// Verify `f`; an empty vector means it is well formed. The errors come in
-/// layout order, however many threads verified.
+/// layout order.
 pub fn verify_function(f: &Function) -> Vec<VerifierError> {
-    verify_with(f, TWO_THREADS_FROM)
-}
-
-/// [`verify_function`], on two threads from `two_threads_from` instructions.
-fn verify_with(f: &Function, two_threads_from: usize) -> Vec<VerifierError> {
-    let blocks = f.layout.blocks();
-    let twice = laid_out_twice(f);
-    if f.insts.len() >= two_threads_from {
-        // The first block of the second half: about half the instructions
-        // come before it.
-        let mut count = 0;
-        let half = blocks
-            .iter()
-            .position(|b| {
-                count += f.layout.block_insts(*b).len();
-                2 * count > f.insts.len()
-            })
-            .map_or(blocks.len(), |k| k + 1);
-        let both = std::thread::scope(|s| {
-            let second = std::thread::Builder::new()
-                .name("ori-verify".into())
-                .spawn_scoped(s, || verify_blocks(f, half..blocks.len(), &twice))
-                .ok()?;
-            let mut errs = verify_blocks(f, 0..half, &twice);
-            match second.join() {
-                Ok(more) => errs.extend(more),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-            Some(errs)
-        });
-        if let Some(errs) = both {
-            return errs;
-        }
-    }
-    verify_blocks(f, 0..blocks.len(), &twice)
+    verify_blocks(f, 0..f.layout.blocks().len(), &laid_out_twice(f))
 }
 
 /// Where an instruction is laid out again after its first place: (block's
 /// index in the layout, index in the block), in layout order. Read from
-/// the layout alone, before the instructions are verified in parts.
+/// the layout alone, before the instructions are verified.
 fn laid_out_twice(f: &Function) -> Vec<(usize, usize)> {
     let mut seen: cranelift_entity::SecondaryMap<Inst, bool> = crate::sized_map(f.insts.len());
     let mut twice = Vec::new();
@@ -227,78 +188,81 @@ fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut i
                 d.mnemonic()
             ));
         }
-        Opcode::WgmmaMmaAsync => {
-            let form = match WgmmaForm::decode(&d.mods[1..]) {
-                Ok(form) => form,
-                Err(e) => return err(format!("wgmma.mma_async: {e}")),
-            };
-            let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
-            let want = form.operand_count(a_regs);
-            if d.slots.len() != want {
-                return err(format!(
-                    "wgmma.mma_async takes {want} operands here, found {}",
-                    d.slots.len()
-                ));
-            }
-            match &d.slots[0] {
-                s if s.role != Role::DefUse => {
-                    err("wgmma accumulator operand must be 'inout'".into())
-                }
-                s => match &s.op {
-                    Operand::Vector(v) if v.len() == form.accumulator_regs() => {
-                        for o in v {
-                            match o {
-                                Operand::Reg(r) if f.vregs[*r].class == RegClass::Tensor => {}
-                                Operand::Reg(r) => err(format!(
-                                    "wgmma accumulator '{}' is not in register class 6",
-                                    f.vregs[*r].name
-                                )),
-                                _ => err("wgmma accumulator vector holds a non-register".into()),
-                            }
-                        }
-                    }
-                    Operand::Vector(v) => err(format!(
-                        "wgmma accumulator vector has {} registers, the shape needs {}",
-                        v.len(),
-                        form.accumulator_regs()
-                    )),
-                    _ => err("wgmma accumulator must be a register vector".into()),
-                },
-            }
-            if let Some(Operand::Vector(v)) = d.slots.get(1).map(|s| &s.op) {
-                if v.len() != form.a_fragment_regs() {
-                    err(format!(
-                        "wgmma A fragment has {} registers, needs {}",
-                        v.len(),
-                        form.a_fragment_regs()
-                    ));
-                }
-            }
-            let named = d.wgmma_operands();
-            if let Some(w) = named.filter(|w| w.form.sparse) {
-                let meta_ok = match w.sparse_metadata.unwrap_or(&Operand::Sink) {
-                    Operand::Reg(_) => true,
-                    Operand::Vector(v) => {
-                        !v.is_empty()
-                            && v.iter()
-                                .all(|o| matches!(o, Operand::Reg(_) | Operand::Special(_)))
-                    }
-                    _ => false,
-                };
-                if !meta_ok {
-                    err("wgmma sparsity metadata must be a register".into());
-                }
-                if !matches!(w.sparse_selector, Some(Operand::Imm(_))) {
-                    err("wgmma sparsity selector must be an immediate".into());
-                }
-            }
-            for s in d.slots.iter().skip(1) {
-                if s.role != Role::Use {
-                    err("wgmma inputs must be read-only operands".into());
-                }
-            }
-        }
+        Opcode::WgmmaMmaAsync => verify_wgmma(f, d, err),
         _ => {}
+    }
+}
+
+/// The operands of a `wgmma.mma_async`: as many as its form takes, the
+/// accumulators a vector of tensor-class registers read and written, the
+/// A fragment of the form's size, the sparsity operands, the inputs read.
+fn verify_wgmma(f: &Function, d: &crate::instructions::InstData, err: &mut impl FnMut(String)) {
+    let form = match WgmmaForm::decode(&d.mods[1..]) {
+        Ok(form) => form,
+        Err(e) => return err(format!("wgmma.mma_async: {e}")),
+    };
+    let a_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
+    let want = form.operand_count(a_regs);
+    if d.slots.len() != want {
+        return err(format!(
+            "wgmma.mma_async takes {want} operands here, found {}",
+            d.slots.len()
+        ));
+    }
+    match &d.slots[0] {
+        s if s.role != Role::DefUse => err("wgmma accumulator operand must be 'inout'".into()),
+        s => match &s.op {
+            Operand::Vector(v) if v.len() == form.accumulator_regs() => {
+                for o in v {
+                    match o {
+                        Operand::Reg(r) if f.vregs[*r].class == RegClass::Tensor => {}
+                        Operand::Reg(r) => err(format!(
+                            "wgmma accumulator '{}' is not in register class 6",
+                            f.vregs[*r].name
+                        )),
+                        _ => err("wgmma accumulator vector holds a non-register".into()),
+                    }
+                }
+            }
+            Operand::Vector(v) => err(format!(
+                "wgmma accumulator vector has {} registers, the shape needs {}",
+                v.len(),
+                form.accumulator_regs()
+            )),
+            _ => err("wgmma accumulator must be a register vector".into()),
+        },
+    }
+    if let Some(Operand::Vector(v)) = d.slots.get(1).map(|s| &s.op) {
+        if v.len() != form.a_fragment_regs() {
+            err(format!(
+                "wgmma A fragment has {} registers, needs {}",
+                v.len(),
+                form.a_fragment_regs()
+            ));
+        }
+    }
+    let named = d.wgmma_operands();
+    if let Some(w) = named.filter(|w| w.form.sparse) {
+        let meta_ok = match w.sparse_metadata.unwrap_or(&Operand::Sink) {
+            Operand::Reg(_) => true,
+            Operand::Vector(v) => {
+                !v.is_empty()
+                    && v.iter()
+                        .all(|o| matches!(o, Operand::Reg(_) | Operand::Special(_)))
+            }
+            _ => false,
+        };
+        if !meta_ok {
+            err("wgmma sparsity metadata must be a register".into());
+        }
+        if !matches!(w.sparse_selector, Some(Operand::Imm(_))) {
+            err("wgmma sparsity selector must be an immediate".into());
+        }
+    }
+    for s in d.slots.iter().skip(1) {
+        if s.role != Role::Use {
+            err("wgmma inputs must be read-only operands".into());
+        }
     }
 }
 
@@ -322,11 +286,11 @@ mod tests {
     use crate::builder::ModuleBuilder;
     use crate::FuncKind;
 
-    /// Two threads report what one does, in the same order: a function of
-    /// 1000 blocks of 70 instructions, with errors in both halves and an
-    /// instruction laid out a second time across them.
+    /// Every error of a large function: a function of 1000 blocks of 70
+    /// instructions, with errors far apart and an instruction laid out a
+    /// second time far from its first place.
     #[test]
-    fn two_threads_report_what_one_does() {
+    fn every_error_of_a_large_function_is_found() {
         let mb = ModuleBuilder::new("sm_90a");
         let mut fb = mb.function("k", FuncKind::Entry);
         let r = fb.reg("r", "b32");
@@ -344,8 +308,7 @@ mod tests {
             };
         }
         let mut f = fb.finish();
-        assert!(f.insts.len() >= TWO_THREADS_FROM);
-        // A return mid-block in each half, and the first instruction laid
+        // A return mid-block in two blocks, and the first instruction laid
         // out again at the end of the last block but one.
         for b in [blocks[10], blocks[900]] {
             let i = f.layout.block_insts(b)[3];
@@ -353,9 +316,7 @@ mod tests {
         }
         let first = first.expect("an instruction");
         f.layout.append_inst(first, blocks[998]);
-        let one = verify_with(&f, usize::MAX);
-        assert_eq!(one.len(), 5, "{one:#?}");
-        assert_eq!(verify_with(&f, 0), one);
-        assert_eq!(verify_function(&f), one);
+        let errs = verify_function(&f);
+        assert_eq!(errs.len(), 5, "{errs:#?}");
     }
 }

@@ -19,7 +19,6 @@ pub mod ast;
 pub mod diag;
 pub mod lexer;
 pub mod parser;
-pub mod pipelined;
 pub mod source_map;
 pub mod target;
 mod token_window;

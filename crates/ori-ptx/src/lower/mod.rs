@@ -10,12 +10,11 @@
 pub mod declarations;
 mod generic;
 mod handlers;
-mod prefault;
 mod streamed;
 mod wgmma;
 
 pub use handlers::{handler_table, Handler, HandlerTable};
-pub use streamed::lower_streamed;
+pub use streamed::{parse_and_lower, Streamed};
 
 use crate::ast;
 use crate::diag::{Diag, Severity, Span};
@@ -23,24 +22,6 @@ use fxhash::FxHashSet;
 use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, VReg};
 use ori_ir::{NameMap, NameSet};
 use smallvec::SmallVec;
-
-/// How many of a body's top-level statements are lowered between two calls
-/// of the reclaim hook ([`set_reclaim_hook`]).
-const RECLAIM_EVERY: usize = 1 << 16;
-
-/// The embedder's hook that returns freed memory to the system.
-static RECLAIM_HOOK: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
-
-/// Set, once per process, a function the lowering calls after each
-/// 65,536 statements of a large body, once their syntax trees are freed:
-/// the `ori` command passes glibc's `malloc_trim`, which returns the freed
-/// pages to the system, so that the tree still to lower and the IR already
-/// made are not on top of the whole tree (on a kernel of a million
-/// instructions the tree is 270 MB). Without a hook, nothing is called.
-/// Returns `false` if a hook was already set.
-pub fn set_reclaim_hook(hook: fn()) -> bool {
-    RECLAIM_HOOK.set(hook).is_ok()
-}
 
 /// State shared by the handlers while one function is lowered.
 pub struct LowerCx<'a> {
@@ -208,28 +189,10 @@ impl LowerCx<'_> {
                 ast::Imm::F32(v) => ori_ir::Imm::F32(v),
                 ast::Imm::F64(v) => ori_ir::Imm::F64(v),
             }),
-            K::Vector(v) => {
-                let mut out = Vec::with_capacity(v.len());
-                for o in v {
-                    out.push(self.operand(o)?);
-                }
-                Operand::Vector(out.into_boxed_slice())
-            }
-            K::CallArgs(v) => {
-                let mut out = Vec::with_capacity(v.len());
-                for o in v {
-                    out.push(self.operand(o)?);
-                }
-                Operand::Args(out.into_boxed_slice())
-            }
-            K::AddressList(v) => {
-                // `[a, b]` (e.g. tensor coordinates): keep as a vector of operands.
-                let mut out = Vec::with_capacity(v.len());
-                for o in v {
-                    out.push(self.operand(o)?);
-                }
-                Operand::Vector(out.into_boxed_slice())
-            }
+            K::Vector(v) => Operand::Vector(self.operands(v)?),
+            K::CallArgs(v) => Operand::Args(self.operands(v)?),
+            // `[a, b]` (e.g. tensor coordinates): kept as a vector of operands.
+            K::AddressList(v) => Operand::Vector(self.operands(v)?),
             K::Address { base, offset } => {
                 let base = match base {
                     None => ori_ir::AddrBase::None,
@@ -270,6 +233,11 @@ impl LowerCx<'_> {
             }
             K::Sink => Operand::Sink,
         })
+    }
+
+    /// [`LowerCx::operand`] of each of `v`; `None` if one is unknown.
+    fn operands(&mut self, v: &[ast::Operand]) -> Option<Box<[Operand]>> {
+        v.iter().map(|o| self.operand(o)).collect()
     }
 
     fn is_symbol(&self, n: &str) -> bool {
@@ -840,15 +808,7 @@ fn lower_function(
         cx.func.layout.reserve_insts(body.len());
         declare_regs(&mut cx, &body);
         collect_labels_and_locals(&mut cx, &body);
-        // In chunks, the embedder's reclaim hook between them: each
-        // chunk's operands are freed as it is lowered.
-        let hook = RECLAIM_HOOK.get().filter(|_| body.len() > RECLAIM_EVERY);
-        for chunk in body.chunks_mut(RECLAIM_EVERY) {
-            lower_stmts(&mut cx, chunk, table);
-            if let Some(reclaim) = hook {
-                reclaim();
-            }
-        }
+        lower_stmts(&mut cx, &mut body, table);
         drop(body);
         for (n, span) in std::mem::take(&mut cx.undefined) {
             cx.error(span, format!("Unknown symbol '{n}'"));

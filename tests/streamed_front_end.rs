@@ -1,17 +1,17 @@
-//! The pipelined front end (`ori_ptx::pipelined`: parsing on one thread,
-//! lowering on another as statements come) against the sequential one
+//! The streamed front end (`ori_ptx::lower::parse_and_lower`: the first
+//! body lowered batch by batch as it is parsed) against the whole-tree one
 //! (`parse_with_diags`, then `lower_module_owned`), one trial per `.ptx`
 //! of every corpus (`tests/triton*`, `tests/real`, `tests/corpus`,
 //! `tests/bad_input`, `tests/generated`), whatever its size.
 //!
-//! Where the pipelined front end answers, its module must print exactly
-//! as the sequential one's (instructions, registers, block names and
-//! numbers) and its module-level diagnostics must be the sequential
+//! Where the streamed front end answers, its module must print exactly
+//! as the whole-tree one's (instructions, registers, block names and
+//! numbers) and its module-level diagnostics must be the whole-tree
 //! front end's, which must have no other. Where it declines (`None`: a
 //! diagnostic, a body not written the way compilers write one), the
-//! caller runs the sequential front end, so nothing is lost; but on what
+//! caller runs the whole-tree front end, so nothing is lost; but on what
 //! compilers emit (`tests/triton*`, `tests/real`) it must not decline,
-//! or the speed it is there for is lost without anyone seeing.
+//! or the memory it saves is lost without anyone seeing.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
@@ -38,9 +38,9 @@ fn kernels(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) {
     }
 }
 
-fn check(name: &str, path: &Path, must_pipeline: bool) -> Result<(), Failed> {
+fn check(name: &str, path: &Path, must_stream: bool) -> Result<(), Failed> {
     let src = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    check_text(name, &path.to_string_lossy(), &src, must_pipeline)
+    check_text(name, &path.to_string_lossy(), &src, must_stream)
 }
 
 /// A kernel of `tiles` pipelined tiles (a loop of one wgmma under
@@ -79,24 +79,24 @@ fn tiled_kernel(tiles: usize) -> String {
     s
 }
 
-fn check_text(name: &str, file: &str, src: &str, must_pipeline: bool) -> Result<(), Failed> {
+fn check_text(name: &str, file: &str, src: &str, must_stream: bool) -> Result<(), Failed> {
     let (ast, parse_diags) = ori::ptx::parse_with_diags(file, src);
     let (sequential, lower_diags) = ori::ptx::lower::lower_module_owned(file, ast);
-    let Some(p) = ori::ptx::pipelined::parse_and_lower(file, src) else {
-        if must_pipeline {
+    let Some(p) = ori::ptx::lower::parse_and_lower(file, src) else {
+        if must_stream {
             return Err(format!(
-                "{name}: a compiler's kernel, and the pipelined front end declined it"
+                "{name}: a compiler's kernel, and the streamed front end declined it"
             )
             .into());
         }
         return Ok(());
     };
     if !parse_diags.is_empty() {
-        return Err(format!("{name}: pipelined, though parsing reports {parse_diags:?}").into());
+        return Err(format!("{name}: streamed, though parsing reports {parse_diags:?}").into());
     }
     if lower_diags != p.diags {
         return Err(format!(
-            "{name}: diagnostics differ\nsequential: {lower_diags:?}\npipelined:  {:?}",
+            "{name}: diagnostics differ\nwhole tree: {lower_diags:?}\nstreamed:   {:?}",
             p.diags
         )
         .into());
@@ -113,7 +113,7 @@ fn check_text(name: &str, file: &str, src: &str, must_pipeline: bool) -> Result<
             .unwrap_or(0);
         let line = |s: &str| s.lines().nth(at).unwrap_or("").to_string();
         return Err(format!(
-            "{name}: the modules differ from line {}\nsequential: {}\npipelined:  {}",
+            "{name}: the modules differ from line {}\nwhole tree: {}\nstreamed:   {}",
             at + 1,
             line(&want),
             line(&got)
@@ -145,12 +145,11 @@ fn main() {
             Trial::test(name.clone(), move || check(&name, &path, compiled))
         })
         .collect();
-    // Past 4 MiB the lowering has its instruction table's pages faulted in
-    // ahead of it on a thread of its own (`lower/prefault.rs`).
-    trials.push(Trial::test("large/prefaulted_tiles", || {
+    // A body of many batches, larger than any corpus kernel.
+    trials.push(Trial::test("large/tiles", || {
         let src = tiled_kernel(7000);
         assert!(src.len() > 4 << 20, "{} bytes", src.len());
-        check_text("large/prefaulted_tiles", "tiles.ptx", &src, true)
+        check_text("large/tiles", "tiles.ptx", &src, true)
     }));
     libtest_mimic::run(&args, trials).exit();
 }
