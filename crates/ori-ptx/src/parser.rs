@@ -40,6 +40,9 @@ use crate::token_window::TokWindow;
 use smallvec::SmallVec;
 use std::cell::RefCell;
 
+/// The value of the predefined constant `WARP_SZ` (PTX ISA 10.1).
+const WARP_SZ: i128 = 32;
+
 /// Maximum nesting of `{ }` scopes / initializer lists.
 pub const MAX_DEPTH: usize = 128;
 
@@ -188,6 +191,61 @@ pub const OPCODES: &[&str] = &[
 ];
 
 type PResult<T> = Result<T, ()>;
+
+/// Directives that end an instruction where a modifier would go: a
+/// statement missing its `;` before `.reg` or `.loc` is ptxas's syntax
+/// error at the directive, not a modifier (the state spaces `.global`,
+/// `.shared`, ... are modifiers too, and are not listed).
+fn is_directive_word(dotted: &str) -> bool {
+    matches!(
+        dotted,
+        ".reg"
+            | ".loc"
+            | ".file"
+            | ".pragma"
+            | ".section"
+            | ".entry"
+            | ".func"
+            | ".visible"
+            | ".extern"
+            | ".weak"
+            | ".common"
+            | ".version"
+            | ".target"
+            | ".address_size"
+            | ".maxnreg"
+            | ".maxntid"
+            | ".reqntid"
+            | ".minnctapersm"
+            | ".maxnctapersm"
+            | ".callprototype"
+            | ".calltargets"
+            | ".branchtargets"
+            | ".align"
+            | ".alias"
+            | ".sreg"
+    )
+}
+
+/// A vector component (PTX ISA 5.4.2): `.x .y .z .w`, or `.r .g .b .a`.
+fn is_component(dotted: &str) -> bool {
+    matches!(
+        dotted,
+        ".x" | ".y" | ".z" | ".w" | ".r" | ".g" | ".b" | ".a"
+    )
+}
+
+/// A component in its `.x .y .z .w` spelling (`.r .g .b .a` name the same
+/// four); any other modifier as written.
+fn component(dotted: &str) -> std::borrow::Cow<'_, str> {
+    match dotted {
+        ".r" => ".x".into(),
+        ".g" => ".y".into(),
+        ".b" => ".z".into(),
+        ".a" => ".w".into(),
+        d => d.into(),
+    }
+}
 
 /// Parse a module, returning it together with every diagnostic found.
 /// The module is best-effort when diagnostics contain errors.
@@ -1449,7 +1507,10 @@ impl<'a> Parser<'a> {
         let opcode = opcode_sym;
         let first_mod = self.pos;
         let (lo, mut hi) = (self.span().lo, self.span().lo);
-        while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
+        // Blanks and comments may stand between modifiers (ptxas takes
+        // `add /* c */ .u32`, `ld .global.u32`; TileLang writes
+        // `.bulk_group .L2::cache_hint`); a directive ends the statement.
+        while self.tok().kind == TokKind::Dotted && !is_directive_word(self.text()) {
             hi = self.span().hi;
             self.bump();
         }
@@ -1556,15 +1617,17 @@ impl<'a> Parser<'a> {
             | TokKind::F32(_)
             | TokKind::F64(_)
             | TokKind::DecFloat(_) => OperandKind::Imm(self.const_expr()?),
+            TokKind::Ident if self.is_warp_sz() => OperandKind::Imm(self.const_expr()?),
             TokKind::Ident => {
                 let mut name = Name::from(self.text_of(&t));
                 self.bump();
                 if name == "_" {
                     OperandKind::Sink
                 } else if name.starts_with('%') {
-                    // Special-register components: %tid.x, %ctaid.y, ...
-                    while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
-                        name.push_str(self.text());
+                    // Special-register and vector components: %tid.x,
+                    // %ctaid.y, %v.w (ptxas also takes `%tid .x`).
+                    while self.tok().kind == TokKind::Dotted && !is_directive_word(self.text()) {
+                        name.push_str(&component(self.text()));
                         self.bump();
                     }
                     self.reg_or_pair(name)?
@@ -1574,6 +1637,11 @@ impl<'a> Parser<'a> {
                     self.expect_punct(')')?;
                     OperandKind::Symbol(compact_str::format_compact!("generic({inner})"))
                 } else if self.is_reg_name(&name) {
+                    // A vector register's component: `mx.x`, `mx.r`.
+                    while self.tok().kind == TokKind::Dotted && is_component(self.text()) {
+                        name.push_str(&component(self.text()));
+                        self.bump();
+                    }
                     self.reg_or_pair(name)?
                 } else if (self.is_punct('+') || self.is_punct('-'))
                     && matches!(self.nth(1).kind, TokKind::Int { .. } | TokKind::Punct('-'))
@@ -1679,10 +1747,10 @@ impl<'a> Parser<'a> {
             CVal::Imm(f) => return Ok(f),
         };
         while (self.is_punct('+') || self.is_punct('-'))
-            && matches!(
+            && (matches!(
                 self.nth(1).kind,
                 TokKind::Int { .. } | TokKind::Punct('-' | '~')
-            )
+            ) || self.text_of(&self.nth(1)) == "WARP_SZ")
         {
             let neg = self.is_punct('-');
             self.bump();
@@ -1699,6 +1767,14 @@ impl<'a> Parser<'a> {
             acc = acc.clamp(-(1i128 << 64), 1i128 << 64);
         }
         Ok(fold_int(acc, unsigned))
+    }
+
+    /// The token is `WARP_SZ`, the ISA's predefined constant (ptxas
+    /// 13.0.88 takes it wherever an integer constant goes: `mov.u64`,
+    /// `add.u32 d, a, WARP_SZ+1`, `[%rd1+WARP_SZ]`; as a destination it
+    /// is "Result register required", in `mov.f32` "Arguments mismatch").
+    fn is_warp_sz(&self) -> bool {
+        self.tok().kind == TokKind::Ident && self.text() == "WARP_SZ"
     }
 
     fn unary_const(&mut self) -> PResult<CVal> {
@@ -1723,6 +1799,7 @@ impl<'a> Parser<'a> {
             TokKind::F32(b) => CVal::Imm(Imm::F32(b)),
             TokKind::F64(b) => CVal::Imm(Imm::F64(b)),
             TokKind::DecFloat(f) => CVal::Imm(Imm::F64(f.to_bits())),
+            TokKind::Ident if self.is_warp_sz() => CVal::Int(WARP_SZ, false),
             _ => return self.syntax_error(),
         };
         self.bump();

@@ -12,6 +12,7 @@ mod generic;
 mod handlers;
 mod prefault;
 mod streamed;
+mod table_forms;
 mod wgmma;
 
 pub use handlers::{handler_table, Handler, HandlerTable};
@@ -20,7 +21,7 @@ pub use streamed::lower_streamed;
 use crate::ast;
 use crate::diag::{Diag, Severity, Span};
 use fxhash::FxHashSet;
-use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, VReg};
+use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, VReg};
 use ori_ir::{NameMap, NameSet};
 use smallvec::SmallVec;
 
@@ -105,6 +106,12 @@ pub struct LowerCx<'a> {
     /// arithmetic one (`generic::first_non_arithmetic`): a kernel repeats
     /// a few dozen lists over thousands of instructions.
     pub(super) mod_checks: fxhash::FxHashMap<ori_ir::ModList, Option<ori_ir::Symbol>>,
+    /// Per (mnemonic, modifier list), the form the instruction table gives
+    /// it (`table_forms`), or the message saying why none does.
+    pub(super) forms: fxhash::FxHashMap<
+        (ori_ir::Symbol, ori_ir::ModList),
+        Result<Option<crate::isa::FormId>, String>,
+    >,
 }
 
 /// `.reg` ranges up to this size are declared at once; larger ones (ptxas
@@ -436,20 +443,6 @@ impl LowerCx<'_> {
     }
 }
 
-/// Make a slot list where the first operand is defined and the rest used.
-pub(crate) fn dest_first(ops: impl IntoIterator<Item = Operand>) -> ori_ir::Slots {
-    ops.into_iter()
-        .enumerate()
-        .map(|(k, o)| {
-            if k == 0 && !matches!(o, Operand::Addr { .. }) {
-                Slot::def(o)
-            } else {
-                Slot::use_(o)
-            }
-        })
-        .collect()
-}
-
 fn param(p: &ast::Param) -> Param {
     let mut ty = format!(".{}", p.ty);
     if let Some(s) = &p.ptr_space {
@@ -577,7 +570,10 @@ fn module_scope(file: &str, m: &ast::Module) -> ModuleScope {
 /// scopes nested in it: `lower_stmts` declares them on entry).
 fn declare_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
     for s in stmts {
-        let ast::Stmt::Reg { ty, names, .. } = s else {
+        let ast::Stmt::Reg {
+            ty, names, vector, ..
+        } = s
+        else {
             continue;
         };
         let class = RegClass::of_ptx_type(ty).unwrap_or(RegClass::R32);
@@ -600,7 +596,19 @@ fn declare_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
                 }
                 None => declare_scoped(cx, &n.name, ty, class),
             }
+            if vector.is_some() && n.range.is_none() {
+                declare_components(cx, &n.name, ty, class);
+            }
         }
+    }
+}
+
+/// The components of a vector register `.reg .v2 .f32 mx;`, each a
+/// register of its own: `mx.x` .. `mx.w` (ptxas 13.0.88 takes all four
+/// on a `.v2` as well; `.r .g .b .a` are spelt `.x .y .z .w` by the parser).
+fn declare_components(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClass) {
+    for c in ["x", "y", "z", "w"] {
+        declare_scoped(cx, &format!("{name}.{c}"), ty, class);
     }
 }
 
@@ -912,6 +920,7 @@ fn function_cx<'a>(
         scoped: FxHashSet::default(),
         resolved: SmallVec::new(),
         mod_checks: Default::default(),
+        forms: Default::default(),
         handlers: Default::default(),
     };
     // `.reg` parameters are registers inside the body.

@@ -1,0 +1,108 @@
+//! The instruction table (`crate::isa`) applied to one instruction: its
+//! form, its modifiers and operands checked against it, and which of its
+//! operands it writes.
+//!
+//! Every instruction without a handler of its own goes through here, so
+//! the registers an instruction defines come from the table, never from a
+//! guess by position (a TMA reduce-store, `cp.reduce.async.bulk.tensor`,
+//! writes memory through its tensor map and reads every register it
+//! names). A modifier or operand list the table does not take is an error
+//! at the instruction in ptxas's wording.
+
+use super::LowerCx;
+use crate::ast;
+use crate::isa::{Form, Table};
+
+/// The form of `i`, from the per-function cache: `Some(None)` for an
+/// opcode of the table's default form, `None` after reporting that no form
+/// takes its modifiers.
+pub(super) fn form_of(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Option<&'static Form>> {
+    match verdict(cx, i) {
+        Ok(f) => Some(f),
+        Err(message) => {
+            cx.error(i.span, message);
+            None
+        }
+    }
+}
+
+/// The form of `i` without reporting anything: `None` for the default
+/// form and for modifiers no form takes (which [`form_of`] reports).
+pub(super) fn form_quiet(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<&'static Form> {
+    verdict(cx, i).ok().flatten()
+}
+
+fn verdict(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Result<Option<&'static Form>, String> {
+    let table = Table::get();
+    cx.forms
+        .entry((i.opcode, i.modifiers))
+        .or_insert_with(|| {
+            let mods: Vec<&str> = i.modifiers.iter().map(|m| m.as_str()).collect();
+            table
+                .classify(i.opcode.as_str(), &mods)
+                .map_err(|(family, why)| why.message(&family))
+        })
+        .clone()
+        .map(|k| k.map(|k| &table.forms[k]))
+}
+
+/// Check `i`'s operands against its form: their count and kinds. Reports
+/// ptxas's `Arguments mismatch for instruction 'FAMILY'` and returns false
+/// when they do not fit.
+pub(super) fn operands_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
+    if form.check_operands(&i.modifiers, &i.operands) {
+        return true;
+    }
+    cx.error(
+        i.span,
+        format!("Arguments mismatch for instruction '{}'", form.family),
+    );
+    false
+}
+
+/// Whether operand `k` of `i` is written: by its form, or, for the
+/// default form (`add d, a, b`), the first operand unless it is an address.
+pub(super) fn writes(form: Option<&Form>, k: usize, op: &ast::OperandKind) -> bool {
+    match form {
+        Some(f) => f.writes_operand(k, op),
+        None => k == 0 && !matches!(op, ast::OperandKind::Address { .. }),
+    }
+}
+
+/// Whether `i` writes a register at all.
+pub(super) fn defines_result(form: Option<&Form>, i: &ast::Instruction) -> bool {
+    i.operands.first().is_some_and(|o| writes(form, 0, &o.kind))
+}
+
+/// ptxas's check that a written operand is a register (or a vector of
+/// registers, a predicate pair, the sink): a symbol or an address-list
+/// there is `Arguments mismatch`, never a write the IR cannot hold.
+pub(super) fn results_are_registers(
+    cx: &mut LowerCx<'_>,
+    i: &ast::Instruction,
+    form: Option<&Form>,
+) -> bool {
+    use ast::OperandKind as K;
+    fn writable(o: &K) -> bool {
+        match o {
+            K::Reg(_) | K::PredPair(_) | K::Sink => true,
+            K::Vector(v) => v.iter().all(|x| writable(&x.kind)),
+            _ => false,
+        }
+    }
+    // An immediate or a negation there is ptxas's "Result register
+    // required" (`generic::result_register_given`), reported before.
+    let reported = |o: &K| matches!(o, K::Imm(_) | K::NegPred(_));
+    let bad = i
+        .operands
+        .iter()
+        .enumerate()
+        .any(|(k, o)| writes(form, k, &o.kind) && !writable(&o.kind) && !reported(&o.kind));
+    if bad {
+        cx.error(
+            i.span,
+            format!("Arguments mismatch for instruction '{}'", i.opcode),
+        );
+    }
+    !bad
+}
