@@ -17,6 +17,7 @@ mod bench_host;
 mod bench_shapes;
 mod bench_vs_ptxas;
 mod dist;
+mod fuzz_grammar;
 mod gen_pipelines;
 mod oracle;
 mod process;
@@ -56,6 +57,11 @@ commands:
                                write N generated wgmma pipelines (seeds SEED.., default 1000 and
                                300) to tests/generated/pipelines for `oracle record --corpus
                                tests/generated`
+  fuzz-grammar [--count N] [--seed S]
+                               the differential grammar fuzzer: N statements (default 2000) made
+                               from the instruction table (crates/ori-ptx/src/isa), valid and near
+                               misses, judged by ptxas and ori; accept/reject must agree
+                               (disagreements: target/fuzz-grammar/disagreements.txt)
   dist [--pgo]                 build the shipped ori: release, statically linked (Linux), at
                                target/dist/ori (a third of a small kernel's time is the dynamic
                                loader's); `bench --vs-ptxas` times it beside the default build;
@@ -98,6 +104,7 @@ fn main() -> ExitCode {
         ["oracle", "gen-pipelines", rest @ ..] => gen_pipelines::run(rest),
         ["bench", rest @ ..] => bench::run(rest),
         ["dist", rest @ ..] => dist::run(rest),
+        ["fuzz-grammar", rest @ ..] => fuzz_grammar::run(rest),
         ["rules"] => rules(false),
         ["rules", "--check"] => rules(true),
         ["help"] | ["--help"] | ["-h"] => {

@@ -323,6 +323,7 @@ fn parse_inner<'a>(
         opcodes: NameMap::default(),
         sink,
         streamed: false,
+        locs: Default::default(),
     };
     let m = p.module();
     let lex_errors = p.win.get_mut().take_lex_errors();
@@ -426,6 +427,9 @@ struct Parser<'a> {
     sink: Option<Box<dyn FnMut(BodyEvent) + 'a>>,
     /// A body was handed to `sink` already (only the first is).
     streamed: bool,
+    /// The source locations `.loc` directives named so far (an
+    /// `inlined_at` must name one of them).
+    locs: ori_ir::NameSet<(u32, u32, u32)>,
 }
 
 fn is_known_target(t: &str) -> bool {
@@ -1310,6 +1314,8 @@ impl<'a> Parser<'a> {
                 out.push(s);
             }
             ".pragma" => {
+                // `.pragma "a", "b";` (a list of strings, PTX ISA 11.3);
+                // the statement keeps the first.
                 self.bump();
                 let t = self.tok();
                 let text = match t.kind {
@@ -1317,6 +1323,12 @@ impl<'a> Parser<'a> {
                     _ => return self.syntax_error(),
                 };
                 self.bump();
+                while self.eat_punct(',') {
+                    match self.tok().kind {
+                        TokKind::Str => self.bump(),
+                        _ => return self.syntax_error(),
+                    }
+                }
                 self.expect_punct(';')?;
                 out.push(Stmt::Pragma {
                     text,
@@ -1433,30 +1445,33 @@ impl<'a> Parser<'a> {
         let file = self.expect_u32()?;
         let line = self.expect_u32()?;
         let col = self.expect_u32()?;
+        self.locs.insert((file, line, col));
+        // ptxas 13.0.88 takes the location alone or with both
+        // `function_name SYM[+N]` and `inlined_at F L C`, in that order;
+        // either alone is a syntax error at the token after it.
         let mut function_name = None;
         let mut inlined_at = None;
-        while self.eat_punct(',') {
-            let (kw, _) = self.expect_ident()?;
-            match kw.as_str() {
-                "function_name" => {
-                    let (sym, _) = self.expect_ident()?;
-                    if self.eat_punct('+') {
-                        self.expect_uint()?;
-                    }
-                    function_name = Some(sym);
+        if self.eat_punct(',') {
+            function_name = Some(self.loc_keyword_then("function_name", |p| {
+                let (sym, _) = p.expect_ident()?;
+                if p.eat_punct('+') {
+                    p.expect_uint()?;
                 }
-                "inlined_at" => {
-                    let f = self.expect_u32()?;
-                    let l = self.expect_u32()?;
-                    let c = self.expect_u32()?;
-                    inlined_at = Some((f, l, c));
-                }
-                _ => {
-                    self.pos = self.pos.saturating_sub(1);
-                    self.cur = self.win.get_mut().get(self.pos);
-                    return self.syntax_error();
-                }
+                Ok(sym)
+            })?);
+            self.expect_punct(',')?;
+            let at_span = self.span();
+            let at = self.loc_keyword_then("inlined_at", |p| {
+                Ok((p.expect_u32()?, p.expect_u32()?, p.expect_u32()?))
+            })?;
+            if !self.locs.contains(&at) {
+                let (f, l, c) = at;
+                self.error(
+                    at_span,
+                    format!("Source location {f} {l} {c} used in inlined_at directive must be used in a preceding .loc directive"),
+                );
             }
+            inlined_at = Some(at);
         }
         Ok(Stmt::Loc {
             file,
@@ -1466,6 +1481,20 @@ impl<'a> Parser<'a> {
             inlined_at,
             span: start.to(self.prev_span()),
         })
+    }
+
+    /// The identifier `kw` (a syntax error at any other token), then what
+    /// `then` parses.
+    fn loc_keyword_then<T>(
+        &mut self,
+        kw: &str,
+        then: impl FnOnce(&mut Self) -> PResult<T>,
+    ) -> PResult<T> {
+        if self.tok().kind != TokKind::Ident || self.text() != kw {
+            return self.syntax_error();
+        }
+        self.bump();
+        then(self)
     }
 
     // ---------------------------------------------------------- instructions

@@ -33,6 +33,9 @@ pub struct Effects {
     pub order: bool,
     /// The PTX ISA version the form needs (`(0, 0)`: any).
     pub ptx: (u32, u32),
+    /// How ptxas names the feature that needs it, after the family
+    /// (`with destination state space as .shared::cta`).
+    pub feature: Option<String>,
 }
 
 /// One modifier slot: a set of words, one of which is given (or none, for
@@ -105,6 +108,9 @@ pub struct OperandSpec {
     pub kind: OperandKind,
     /// When it is there.
     pub presence: Presence,
+    /// The type the grammar fuzzer writes there (`b32`, `pred`, `imm`,
+    /// ...); `sink` also means only `_` may stand there.
+    pub ty: Option<&'static str>,
 }
 
 /// One form of an instruction.
@@ -232,7 +238,10 @@ impl Form {
             Presence::With(m) => mods.iter().any(|x| x == *m),
             _ => true,
         });
-        ops.iter().zip(specs).all(|(op, s)| fits(s.kind, &op.kind))
+        ops.iter().zip(specs).all(|(op, s)| {
+            fits(s.kind, &op.kind)
+                && (s.ty != Some("sink") || matches!(op.kind, ast::OperandKind::Sink))
+        })
     }
 
     /// Whether operand `k` of an instruction of this form is written.
@@ -366,6 +375,10 @@ fn parse_operands(text: &'static str) -> Result<(Vec<OperandSpec>, bool), String
         } else {
             (w, Presence::Always)
         };
+        let (w, ty) = match w.split_once(':') {
+            Some((k, t)) => (k, Some(t)),
+            None => (w, None),
+        };
         let kind = match w {
             "d" => OperandKind::Result,
             "dv" => OperandKind::VectorResult,
@@ -375,7 +388,7 @@ fn parse_operands(text: &'static str) -> Result<(Vec<OperandSpec>, bool), String
             "t" => OperandKind::Tensor,
             _ => return Err(format!("unknown operand kind `{w}`")),
         };
-        out.push(OperandSpec { kind, presence });
+        out.push(OperandSpec { kind, presence, ty });
     }
     Ok((out, more))
 }
@@ -401,6 +414,8 @@ fn parse_effects(text: &str) -> Result<Effects, String> {
             Some(("writes", l)) => e.writes = parse_spaces(l)?,
             Some(("proxy", "async")) => e.async_proxy = true,
             Some(("ptx", v)) => {
+                let (v, feature) = v.split_once('/').unwrap_or((v, ""));
+                e.feature = Some(feature.replace('_', " ")).filter(|f| !f.is_empty());
                 let (a, b) = v.split_once('.').ok_or("ptx=M.m")?;
                 e.ptx = (
                     a.parse().map_err(|_| "ptx major")?,

@@ -19,8 +19,10 @@
 //! on a reduce-store is "State space incorrect").
 
 mod forms;
+mod specials;
 
 pub use forms::{Effects, Form, OperandKind, OperandSpec, Presence, SlotSpec, Space};
+pub use specials::is_special_register;
 
 use std::sync::OnceLock;
 

@@ -189,7 +189,7 @@ pub(super) fn result_register_given(
 pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
     let form = table_forms::form_of(cx, i)?;
     if let Some(f) = form.filter(|f| !f.open) {
-        if !table_forms::operands_fit(cx, i, f) {
+        if !table_forms::version_fits(cx, i, f) || !table_forms::operands_fit(cx, i, f) {
             return None;
         }
     }

@@ -320,7 +320,7 @@ impl LowerCx<'_> {
     /// symbol or a label.
     pub fn knows_name(&mut self, n: &str) -> bool {
         self.lookup_reg(n).is_some()
-            || ori_ir::parse::is_special_register(n)
+            || crate::isa::is_special_register(n)
             || self.is_symbol(n)
             || self.resolve_label(n).is_some()
     }
@@ -333,7 +333,7 @@ impl LowerCx<'_> {
         if let Some(r) = self.lookup_reg(n) {
             return Some(Operand::Reg(r));
         }
-        if ori_ir::parse::is_special_register(n) {
+        if crate::isa::is_special_register(n) {
             return Some(Operand::Special(n.into()));
         }
         if self.is_symbol(n) {

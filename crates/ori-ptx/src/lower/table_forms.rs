@@ -46,6 +46,27 @@ fn verdict(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Result<Option<&'static
         .map(|k| k.map(|k| &table.forms[k]))
 }
 
+/// Check the module's PTX ISA version against the form's: ptxas's
+/// `Feature '...' requires PTX ISA .version M.m or later`.
+pub(super) fn version_fits(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
+    let need = form.effects.ptx;
+    if cx.version >= need {
+        return true;
+    }
+    let feature = match &form.effects.feature {
+        Some(f) => format!("{} {f}", form.family),
+        None => form.family.to_string(),
+    };
+    cx.error(
+        i.span,
+        format!(
+            "Feature '{feature}' requires PTX ISA .version {}.{} or later",
+            need.0, need.1
+        ),
+    );
+    false
+}
+
 /// Check `i`'s operands against its form: their count and kinds. Reports
 /// ptxas's `Arguments mismatch for instruction 'FAMILY'` and returns false
 /// when they do not fit.
@@ -91,13 +112,17 @@ pub(super) fn results_are_registers(
         }
     }
     // An immediate or a negation there is ptxas's "Result register
-    // required" (`generic::result_register_given`), reported before.
-    let reported = |o: &K| matches!(o, K::Imm(_) | K::NegPred(_));
-    let bad = i
-        .operands
-        .iter()
-        .enumerate()
-        .any(|(k, o)| writes(form, k, &o.kind) && !writable(&o.kind) && !reported(&o.kind));
+    // required" (`generic::result_register_given`), reported before; a
+    // name that names nothing is its "Unknown symbol", reported after.
+    let mut bad = false;
+    for (k, o) in i.operands.iter().enumerate() {
+        let reported = match &o.kind {
+            K::Imm(_) | K::NegPred(_) => true,
+            K::Symbol(n) => !cx.knows_name(n),
+            _ => false,
+        };
+        bad |= writes(form, k, &o.kind) && !writable(&o.kind) && !reported;
+    }
     if bad {
         cx.error(
             i.span,
