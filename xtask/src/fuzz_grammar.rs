@@ -103,8 +103,8 @@ fn dims(mods: &[&str]) -> usize {
 fn operand(rng: &mut Rng, kind: OperandKind, ty: Option<&str>, mods: &[&str]) -> String {
     let k = rng.below(8);
     match (kind, ty) {
-        (OperandKind::Memory, _) if rng.chance(20) => "[bar]".into(),
-        (OperandKind::Memory, _) => format!("[%rd{k}]"),
+        (OperandKind::MemoryOrRegister, _) if rng.chance(30) => format!("%rd{k}"),
+        (OperandKind::Memory | OperandKind::MemoryOrRegister, _) => format!("[%rd{k}]"),
         (OperandKind::Tensor, _) => {
             let c: Vec<String> = (0..dims(mods)).map(|i| format!("%r{i}")).collect();
             format!("[%rd{k}, {{{}}}]", c.join(", "))
@@ -118,6 +118,12 @@ fn operand(rng: &mut Rng, kind: OperandKind, ty: Option<&str>, mods: &[&str]) ->
         (_, Some("imm128")) => "128".into(),
         (_, Some("cpsize")) => rng.pick(&["4", "8", "16"]).to_string(),
         (_, Some("cpsize16")) => "16".into(),
+        (_, Some("size16")) if rng.chance(50) => format!("{}", 16 * rng.below(8)),
+        (_, Some("parity")) if rng.chance(50) => format!("{}", rng.below(2)),
+        (_, Some("barid")) if rng.chance(50) => format!("{}", rng.below(16)),
+        (_, Some("nthreads")) if rng.chance(50) => format!("{}", 32 * (1 + rng.below(8))),
+        (_, Some("srcsize")) if rng.chance(50) => format!("{}", rng.below(17)),
+        (_, Some("count")) if rng.chance(50) => format!("{}", 1 + rng.below(8)),
         (_, Some("bty")) if mods.contains(&"b64") => format!("%rd{k}"),
         (_, Some("im2col")) => {
             let c: Vec<String> = (0..dims(mods) - 2).map(|i| format!("%h{i}")).collect();
@@ -138,6 +144,14 @@ fn operands(rng: &mut Rng, form: &Form, mods: &[&str]) -> Vec<String> {
             Presence::With(m) => mods.contains(m),
         };
         if present {
+            // The mbarrier in shared memory by name, now and then (a
+            // symbol in another space is ptxas's "State space mismatch",
+            // which ori does not model: only where the space is shared).
+            let by_name = form.opcode == "mbarrier" && o.kind == OperandKind::Memory;
+            if by_name && rng.chance(30) {
+                out.push("[bar]".into());
+                continue;
+            }
             out.push(operand(rng, o.kind, o.ty, mods));
         }
     }
@@ -182,7 +196,7 @@ fn render(rng: &mut Rng, mnemonic: &[&str], ops: &[String], odd_spacing: bool) -
     for (k, w) in mnemonic.iter().enumerate() {
         if k > 0 {
             if odd_spacing && rng.chance(30) {
-                s.push_str(rng.pick(&[" ", "\t", " /* m */ "]));
+                s.push_str(*rng.pick(&[" ", "\t", " /* m */ "]));
             }
             s.push('.');
         }
@@ -207,10 +221,10 @@ fn mutate(
     let spaces: Vec<usize> = (0..mods.len())
         .filter(|&k| ori_ptx::isa::is_space_word(mods[k]))
         .collect();
-    match rng.below(7) {
+    match rng.below(8) {
         0 if !mods.is_empty() => {
             let k = rng.below(mods.len());
-            mods[k] = rng.pick(FOREIGN);
+            mods[k] = *rng.pick(FOREIGN);
             "wrong modifier"
         }
         1 if !mods.is_empty() => {
@@ -243,9 +257,21 @@ fn mutate(
             };
             "operand kind"
         }
+        7 if ops.iter().any(|o| o.starts_with("%r")) => {
+            let regs: Vec<usize> = (0..ops.len())
+                .filter(|&k| ops[k].starts_with("%r"))
+                .collect();
+            let k = *rng.pick(&regs);
+            ops[k] = if ops[k].starts_with("%rd") {
+                ops[k].replacen("%rd", "%r", 1)
+            } else {
+                ops[k].replacen("%r", "%rd", 1)
+            };
+            "operand size"
+        }
         _ => {
             let _ = form;
-            mods.insert(0, rng.pick(FOREIGN));
+            mods.insert(0, *rng.pick(FOREIGN));
             "wrong modifier"
         }
     }

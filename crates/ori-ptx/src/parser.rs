@@ -222,7 +222,6 @@ fn is_directive_word(dotted: &str) -> bool {
             | ".calltargets"
             | ".branchtargets"
             | ".align"
-            | ".alias"
             | ".sreg"
     )
 }
@@ -1539,10 +1538,15 @@ impl<'a> Parser<'a> {
         // Blanks and comments may stand between modifiers (ptxas takes
         // `add /* c */ .u32`, `ld .global.u32`; TileLang writes
         // `.bulk_group .L2::cache_hint`); a directive ends the statement.
+        let mut joined = None;
         while self.tok().kind == TokKind::Dotted && !is_directive_word(self.text()) {
+            if self.tok().ws_before && joined.is_none() {
+                joined = Some(self.pos - first_mod);
+            }
             hi = self.span().hi;
             self.bump();
         }
+        let joined = joined.unwrap_or(self.pos - first_mod).min(255) as u8;
         // The same text is the same tokens, so the same list.
         let run = self.src.get(lo as usize..hi as usize).unwrap_or("");
         let modifiers = match self.mod_lists.get(run) {
@@ -1582,6 +1586,7 @@ impl<'a> Parser<'a> {
             pred,
             opcode,
             modifiers,
+            joined,
             operands,
             span: start.to(self.prev_span()),
         })
@@ -1650,7 +1655,10 @@ impl<'a> Parser<'a> {
             TokKind::Ident => {
                 let mut name = Name::from(self.text_of(&t));
                 self.bump();
-                if name == "_" {
+                if name == "_" && self.is_punct('|') {
+                    // `_|p`: the predicate of a pair alone (`elect.sync _|p`).
+                    self.reg_or_pair(name)?
+                } else if name == "_" {
                     OperandKind::Sink
                 } else if name.starts_with('%') {
                     // Special-register and vector components: %tid.x,

@@ -76,6 +76,9 @@ pub enum OperandKind {
     Read,
     /// A memory address `[a]` (its base register is read).
     Memory,
+    /// A memory address, or a register holding one (ptxas takes both
+    /// where a TMA copy names shared memory or its mbarrier).
+    MemoryOrRegister,
     /// A tensor `[map, {coords}]` (every register in it is read).
     Tensor,
 }
@@ -234,13 +237,34 @@ impl Form {
         if n < need || (!self.more && n > need + opt) {
             return false;
         }
-        let specs = self.operands.iter().filter(|o| match &o.presence {
-            Presence::With(m) => mods.iter().any(|x| x == *m),
-            _ => true,
-        });
-        ops.iter().zip(specs).all(|(op, s)| {
+        ops.iter().zip(self.present(mods, n)).all(|(op, s)| {
             fits(s.kind, &op.kind)
-                && (s.ty != Some("sink") || matches!(op.kind, ast::OperandKind::Sink))
+                && match s.ty {
+                    Some("sink") => matches!(op.kind, ast::OperandKind::Sink),
+                    Some("pair") => matches!(op.kind, ast::OperandKind::PredPair(_)),
+                    _ => true,
+                }
+        })
+    }
+
+    /// The operand specs present with modifiers `mods` and `n` operands,
+    /// in order: the optional ones, first to last, as far as `n` leaves
+    /// room (`cp.async [d], [s], 16, policy` has no src-size).
+    pub fn present<'a>(
+        &'a self,
+        mods: &'a [ori_ir::Symbol],
+        n: usize,
+    ) -> impl Iterator<Item = &'a OperandSpec> {
+        let (need, _) = self.counts(mods);
+        let mut room = n.saturating_sub(need);
+        self.operands.iter().filter(move |o| match &o.presence {
+            Presence::With(m) => mods.iter().any(|x| x == *m),
+            Presence::Optional if room > 0 => {
+                room -= 1;
+                true
+            }
+            Presence::Optional => false,
+            Presence::Always => true,
         })
     }
 
@@ -265,6 +289,7 @@ fn fits(want: OperandKind, op: &ast::OperandKind) -> bool {
         },
         OperandKind::Read => !matches!(op, K::Address { .. } | K::AddressList(_) | K::Sink),
         OperandKind::Memory => matches!(op, K::Address { .. }),
+        OperandKind::MemoryOrRegister => matches!(op, K::Address { .. } | K::Reg(_)),
         OperandKind::Tensor => matches!(op, K::AddressList(_)),
     }
 }
@@ -385,6 +410,7 @@ fn parse_operands(text: &'static str) -> Result<(Vec<OperandSpec>, bool), String
             "ds" => OperandKind::ResultOrSink,
             "r" => OperandKind::Read,
             "m" => OperandKind::Memory,
+            "mr" => OperandKind::MemoryOrRegister,
             "t" => OperandKind::Tensor,
             _ => return Err(format!("unknown operand kind `{w}`")),
         };

@@ -21,7 +21,9 @@
 mod forms;
 mod specials;
 
-pub use forms::{Effects, Form, OperandKind, OperandSpec, Presence, SlotSpec, Space};
+pub use forms::{
+    is_space_word, Effects, Form, OperandKind, OperandSpec, Presence, SlotSpec, Space,
+};
 pub use specials::is_special_register;
 
 use std::sync::OnceLock;
@@ -81,18 +83,20 @@ impl Table {
     }
 
     /// The forms of the longest family that `opcode` and the first of
-    /// `mods` spell, with how many modifiers the family's name takes.
+    /// `mods` spell (of the first `joined`, those written with no blank
+    /// before them), with how many modifiers the family's name takes.
     /// `None`: the opcode has no family in the table (an opcode of the
     /// default form, or no instruction at all).
     pub fn family_of<S: AsRef<str>>(
         &self,
         opcode: &str,
         mods: &[S],
+        joined: usize,
     ) -> Option<(&'static str, usize, Vec<FormId>)> {
         let table = Table::get();
         let mut best: Option<(&'static str, usize)> = None;
         for f in &table.forms {
-            if f.opcode != opcode || f.prefix.len() > mods.len() {
+            if f.opcode != opcode || f.prefix.len() > mods.len().min(joined) {
                 continue;
             }
             let spelled = f.prefix.iter().zip(mods).all(|(p, m)| *p == m.as_ref());
@@ -112,18 +116,29 @@ impl Table {
         Some((family, n, ids))
     }
 
-    /// The form `opcode` with `mods` takes, or why none fits. `Ok(None)`:
+    /// The form `opcode` with `mods` takes (the first `joined` of them
+    /// written with no blank before them), or why none fits. `Ok(None)`:
     /// an opcode the table gives no family (the default form: a register
     /// result first, then values read).
     pub fn classify<S: AsRef<str>>(
         &self,
         opcode: &str,
         mods: &[S],
+        joined: usize,
     ) -> Result<Option<FormId>, (String, Mismatch)> {
-        let Some((family, n, ids)) = self.family_of(opcode, mods) else {
+        let Some((family, n, ids)) = self.family_of(opcode, mods, joined) else {
             return Ok(None);
         };
-        let rest: Vec<&str> = mods[n..].iter().map(|m| m.as_ref()).collect();
+        // `.sync` may be repeated (ptxas 13.0.88 takes `bar.warp.sync.sync`,
+        // `redux.sync.or.b32.sync`); any other modifier given twice is an
+        // error.
+        let mut rest: Vec<&str> = Vec::new();
+        for m in &mods[n..] {
+            let m = m.as_ref();
+            if m != "sync" || !rest.contains(&m) {
+                rest.push(m);
+            }
+        }
         let Some(&first) = ids.first() else {
             let m = mods.first().map_or("", |m| m.as_ref());
             return Err((family.to_string(), Mismatch::UnknownModifier(m.to_string())));

@@ -6,7 +6,7 @@ fn classify(mnemonic: &str) -> Result<Option<FormId>, (String, Mismatch)> {
     let mut words = mnemonic.split('.');
     let op = words.next().unwrap_or("");
     let mods: Vec<&str> = words.collect();
-    Table::get().classify(op, &mods)
+    Table::get().classify(op, &mods, mods.len())
 }
 
 #[test]
@@ -41,6 +41,20 @@ fn mismatches_are_named() {
     assert_eq!(e.1, Mismatch::UnknownModifier("frob".into()));
     let e = classify("shfl.sync.sideways.b32").unwrap_err();
     assert_eq!(e.1, Mismatch::UnknownModifier("sideways".into()));
+    // A family is spelt by words with no blank between them (ptxas:
+    // `cp .reduce.async.bulk` is `cp` with unknown modifiers).
+    let mods = [
+        "reduce",
+        "async",
+        "bulk",
+        "global",
+        "shared::cta",
+        "bulk_group",
+        "add",
+        "f32",
+    ];
+    let e = Table::get().classify("cp", &mods, 0).unwrap_err();
+    assert_eq!(e.1, Mismatch::UnknownModifier("reduce".into()));
     // Not in the table: the default form.
     assert_eq!(classify("add.u32"), Ok(None));
 }

@@ -109,7 +109,7 @@ pub struct LowerCx<'a> {
     /// Per (mnemonic, modifier list), the form the instruction table gives
     /// it (`table_forms`), or the message saying why none does.
     pub(super) forms: fxhash::FxHashMap<
-        (ori_ir::Symbol, ori_ir::ModList),
+        (ori_ir::Symbol, ori_ir::ModList, u8),
         Result<Option<crate::isa::FormId>, String>,
     >,
 }
@@ -260,6 +260,14 @@ impl LowerCx<'_> {
                 Some(r) => Operand::NotReg(r),
                 None => {
                     self.error(op.span, format!("Unknown symbol '{n}'"));
+                    return None;
+                }
+            },
+            K::PredPair(pair) if pair.0 == "_" => match self.lookup_reg(&pair.1) {
+                // `_|p` writes the predicate only.
+                Some(r) => Operand::Reg(r),
+                None => {
+                    self.error(op.span, format!("Unknown symbol '{}'", pair.1));
                     return None;
                 }
             },

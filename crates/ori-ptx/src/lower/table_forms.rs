@@ -35,11 +35,11 @@ pub(super) fn form_quiet(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<&
 fn verdict(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Result<Option<&'static Form>, String> {
     let table = Table::get();
     cx.forms
-        .entry((i.opcode, i.modifiers))
+        .entry((i.opcode, i.modifiers, i.joined))
         .or_insert_with(|| {
             let mods: Vec<&str> = i.modifiers.iter().map(|m| m.as_str()).collect();
             table
-                .classify(i.opcode.as_str(), &mods)
+                .classify(i.opcode.as_str(), &mods, usize::from(i.joined))
                 .map_err(|(family, why)| why.message(&family))
         })
         .clone()
@@ -71,7 +71,7 @@ pub(super) fn version_fits(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Fo
 /// ptxas's `Arguments mismatch for instruction 'FAMILY'` and returns false
 /// when they do not fit.
 pub(super) fn operands_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
-    if form.check_operands(&i.modifiers, &i.operands) {
+    if form.check_operands(&i.modifiers, &i.operands) && types_fit(cx, i, form) {
         return true;
     }
     cx.error(
@@ -79,6 +79,62 @@ pub(super) fn operands_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Fo
         format!("Arguments mismatch for instruction '{}'", form.family),
     );
     false
+}
+
+/// Whether each register operand has the size its spec's type asks for
+/// (ptxas 13.0.88: a `.b64` register where `shfl` reads a `.b32` is
+/// `Arguments mismatch`), and each immediate a value it takes (a bulk
+/// copy's size a multiple of 16, a phase parity 0 or 1).
+fn types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
+    use ori_ir::RegClass as C;
+    let b64 = i.modifiers.iter().any(|m| m == "b64");
+    for (op, spec) in i
+        .operands
+        .iter()
+        .zip(form.present(&i.modifiers, i.operands.len()))
+    {
+        let want = match spec.ty {
+            Some("b16") => Some(C::R16),
+            Some(
+                "b32" | "size16" | "parity" | "cpsize" | "cpsize16" | "barid" | "nthreads"
+                | "srcsize" | "count",
+            ) => Some(C::R32),
+            Some("b64") => Some(C::R64),
+            Some("pred") => Some(C::Pred),
+            Some("bty") => Some(if b64 { C::R64 } else { C::R32 }),
+            _ => None,
+        };
+        let ok = match &op.kind {
+            ast::OperandKind::Reg(n) => match (want, cx.reg_class(n)) {
+                (Some(w), Some(c)) => c == w,
+                _ => true,
+            },
+            ast::OperandKind::Imm(v) => imm_fits(spec.ty, v),
+            _ => true,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether an immediate may stand where type `ty` is read.
+fn imm_fits(ty: Option<&str>, v: &ast::Imm) -> bool {
+    let int = match *v {
+        ast::Imm::Int(x) => Some(x),
+        ast::Imm::UInt(x) => i64::try_from(x).ok(),
+        _ => None,
+    };
+    match ty {
+        Some("size16") => int.is_some_and(|x| x % 16 == 0),
+        Some("parity") => matches!(int, Some(0 | 1)),
+        Some("barid") => int.is_some_and(|x| (0..16).contains(&x)),
+        Some("nthreads") => int.is_some_and(|x| x % 32 == 0),
+        Some("srcsize") => int.is_some_and(|x| (0..=16).contains(&x)),
+        Some("count") => int.is_some_and(|x| x > 0),
+        _ => true,
+    }
 }
 
 /// Whether operand `k` of `i` is written: by its form, or, for the
