@@ -46,6 +46,9 @@ pub struct SlotSpec {
     pub choices: Vec<&'static str>,
     /// The slot may be left empty.
     pub optional: bool,
+    /// ptxas's message when the slot is left empty (`{}` stands for the
+    /// family), from its set's `! MESSAGE`.
+    pub missing: Option<&'static str>,
 }
 
 impl SlotSpec {
@@ -161,6 +164,28 @@ impl Form {
             });
         }
         Ok(())
+    }
+
+    /// The slot messages of the required slots `mods` leave empty, when
+    /// they fit the form otherwise.
+    pub fn missing_messages(&self, mods: &[&str]) -> Option<Vec<&'static str>> {
+        if self.open {
+            return None;
+        }
+        let mut all_optional = self.clone();
+        for s in &mut all_optional.slots {
+            s.optional = true;
+        }
+        let mut used = vec![false; self.slots.len()];
+        if !all_optional.assign(mods, &mut used, None) {
+            return None;
+        }
+        let empty = self
+            .slots
+            .iter()
+            .zip(&used)
+            .filter(|(s, u)| !s.optional && !**u);
+        Some(empty.filter_map(|(s, _)| s.missing).collect())
     }
 
     /// Backtracking assignment of `mods` to free slots; `last_space`: the
@@ -296,7 +321,7 @@ fn fits(want: OperandKind, op: &ast::OperandKind) -> bool {
 
 /// Read the table: `set` lines and form lines.
 pub fn parse_table(text: &'static str) -> Result<Vec<Form>, String> {
-    let mut sets: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    let mut sets: Vec<(&'static str, Vec<&'static str>, Option<&'static str>)> = Vec::new();
     let mut forms = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -308,8 +333,12 @@ pub fn parse_table(text: &'static str) -> Result<Vec<Form>, String> {
             let (name, words) = def
                 .split_once('=')
                 .ok_or_else(|| at("set without =".into()))?;
+            let (words, missing) = match words.split_once('!') {
+                Some((w, m)) => (w, Some(m.trim())),
+                None => (words, None),
+            };
             let words = words.split('|').map(str::trim).collect();
-            sets.push((name.trim(), words));
+            sets.push((name.trim(), words, missing));
             continue;
         }
         forms.push(parse_form(line, &sets).map_err(at)?);
@@ -317,7 +346,8 @@ pub fn parse_table(text: &'static str) -> Result<Vec<Form>, String> {
     Ok(forms)
 }
 
-type Sets = [(&'static str, Vec<&'static str>)];
+/// The named sets: name, words, and the message for a slot left empty.
+type Sets = [(&'static str, Vec<&'static str>, Option<&'static str>)];
 
 fn parse_form(line: &'static str, sets: &Sets) -> Result<Form, String> {
     // `:` also appears in `shared::cta`: sections are split on " :".
@@ -372,17 +402,23 @@ fn parse_slot(w: &'static str, sets: &Sets) -> Result<SlotSpec, String> {
         None => (false, w),
     };
     let mut choices = Vec::new();
+    let mut missing = None;
     for alt in body.split('|') {
         match alt.strip_prefix('$') {
             Some(name) => {
-                let set = sets.iter().find(|(n, _)| *n == name);
-                let (_, words) = set.ok_or_else(|| format!("unknown set ${name}"))?;
+                let set = sets.iter().find(|(n, ..)| *n == name);
+                let (_, words, m) = set.ok_or_else(|| format!("unknown set ${name}"))?;
                 choices.extend(words.iter().copied());
+                missing = missing.or(*m);
             }
             None => choices.push(alt),
         }
     }
-    Ok(SlotSpec { choices, optional })
+    Ok(SlotSpec {
+        choices,
+        optional,
+        missing,
+    })
 }
 
 fn parse_operands(text: &'static str) -> Result<(Vec<OperandSpec>, bool), String> {

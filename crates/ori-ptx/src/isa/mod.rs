@@ -49,13 +49,37 @@ pub enum Mismatch {
     Combination,
     /// A modifier is given twice, or two fill the same slot.
     Duplicate(String),
+    /// The opcode has families, but its first modifiers spell none of
+    /// them (`cp.frob`, `mbarrier .init` with a blank in the name).
+    NoFamily(String),
+    /// Required slots left empty, with ptxas's message for each
+    /// (`Reduction operation is required for instruction '{}'`).
+    Missing(Vec<&'static str>),
 }
 
 impl Mismatch {
-    /// The message, in ptxas's wording, for an instruction of `family`.
+    /// The messages, in ptxas's wording, for an instruction of `family`.
+    pub fn messages(&self, family: &str) -> Vec<String> {
+        match self {
+            Mismatch::NoFamily(m) => vec![
+                format!("Unknown modifier '.{m}'"),
+                format!("Not a name of any known instruction: '{family}'"),
+            ],
+            Mismatch::Missing(m) => m
+                .iter()
+                .flat_map(|t| t.split(" || "))
+                .map(|t| t.replace("{}", family))
+                .collect(),
+            other => vec![other.message(family)],
+        }
+    }
+
+    /// The first message, in ptxas's wording, for an instruction of `family`.
     pub fn message(&self, family: &str) -> String {
         match self {
-            Mismatch::UnknownModifier(m) => format!("Unknown modifier '.{m}'"),
+            Mismatch::UnknownModifier(m) | Mismatch::NoFamily(m) => {
+                format!("Unknown modifier '.{m}'")
+            }
             Mismatch::StateSpace => format!("State space incorrect for instruction '{family}'"),
             Mismatch::Combination => {
                 format!("Unexpected instruction types specified for '{family}'")
@@ -63,6 +87,7 @@ impl Mismatch {
             Mismatch::Duplicate(m) => {
                 format!("Duplicate modifier '.{m}' for instruction '{family}'")
             }
+            Mismatch::Missing(m) => m.first().map_or(String::new(), |t| t.replace("{}", family)),
         }
     }
 }
@@ -141,7 +166,7 @@ impl Table {
         }
         let Some(&first) = ids.first() else {
             let m = mods.first().map_or("", |m| m.as_ref());
-            return Err((family.to_string(), Mismatch::UnknownModifier(m.to_string())));
+            return Err((family.to_string(), Mismatch::NoFamily(m.to_string())));
         };
         let mut space = false;
         for &k in &ids {
@@ -156,7 +181,20 @@ impl Table {
         // filled twice).
         let known = |m: &str| ids.iter().any(|&k| self.forms[k].knows(m));
         if let Some(m) = rest.iter().find(|m| !known(m)) {
-            return Err((fam, Mismatch::UnknownModifier(m.to_string())));
+            // An unknown type is ptxas's "Unexpected instruction types".
+            let why = if is_type_word(m) {
+                Mismatch::Combination
+            } else {
+                Mismatch::UnknownModifier(m.to_string())
+            };
+            return Err((fam, why));
+        }
+        let missing = ids
+            .iter()
+            .filter_map(|&k| self.forms[k].missing_messages(&rest))
+            .find(|m| !m.is_empty());
+        if let Some(m) = missing {
+            return Err((fam, Mismatch::Missing(m)));
         }
         let mut seen = Vec::new();
         for m in &rest {
@@ -174,6 +212,12 @@ impl Table {
             },
         ))
     }
+}
+
+/// A type modifier: `b32`, `u16`, `f16x2`, `bf16`, `e4m3`, `tf32`, ...
+fn is_type_word(m: &str) -> bool {
+    let digits = m.find(|c: char| c.is_ascii_digit()).unwrap_or(m.len());
+    matches!(&m[..digits], "b" | "s" | "u" | "f" | "bf" | "e" | "tf") && digits < m.len()
 }
 
 /// The table's own spelling of an opcode (a `'static` string).

@@ -38,7 +38,7 @@ fn mismatches_are_named() {
     let e = classify("cp.reduce.async.bulk.tensor.2d.shared::cta.global.add.tile.bulk_group");
     assert_eq!(e.unwrap_err().1, Mismatch::StateSpace);
     let e = classify("cp.frob.u32").unwrap_err();
-    assert_eq!(e.1, Mismatch::UnknownModifier("frob".into()));
+    assert_eq!(e.1, Mismatch::NoFamily("frob".into()));
     let e = classify("shfl.sync.sideways.b32").unwrap_err();
     assert_eq!(e.1, Mismatch::UnknownModifier("sideways".into()));
     // A family is spelt by words with no blank between them (ptxas:
@@ -54,7 +54,7 @@ fn mismatches_are_named() {
         "f32",
     ];
     let e = Table::get().classify("cp", &mods, 0).unwrap_err();
-    assert_eq!(e.1, Mismatch::UnknownModifier("reduce".into()));
+    assert_eq!(e.1, Mismatch::NoFamily("reduce".into()));
     // Not in the table: the default form.
     assert_eq!(classify("add.u32"), Ok(None));
 }

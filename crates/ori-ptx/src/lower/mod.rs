@@ -110,7 +110,7 @@ pub struct LowerCx<'a> {
     /// it (`table_forms`), or the message saying why none does.
     pub(super) forms: fxhash::FxHashMap<
         (ori_ir::Symbol, ori_ir::ModList, u8),
-        Result<Option<crate::isa::FormId>, String>,
+        Result<Option<crate::isa::FormId>, Vec<String>>,
     >,
 }
 

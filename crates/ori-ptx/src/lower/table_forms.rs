@@ -19,8 +19,10 @@ use crate::isa::{Form, Table};
 pub(super) fn form_of(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<Option<&'static Form>> {
     match verdict(cx, i) {
         Ok(f) => Some(f),
-        Err(message) => {
-            cx.error(i.span, message);
+        Err(messages) => {
+            for m in messages {
+                cx.error(i.span, m);
+            }
             None
         }
     }
@@ -32,7 +34,10 @@ pub(super) fn form_quiet(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<&
     verdict(cx, i).ok().flatten()
 }
 
-fn verdict(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Result<Option<&'static Form>, String> {
+fn verdict(
+    cx: &mut LowerCx<'_>,
+    i: &ast::Instruction,
+) -> Result<Option<&'static Form>, Vec<String>> {
     let table = Table::get();
     cx.forms
         .entry((i.opcode, i.modifiers, i.joined))
@@ -40,7 +45,7 @@ fn verdict(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Result<Option<&'static
             let mods: Vec<&str> = i.modifiers.iter().map(|m| m.as_str()).collect();
             table
                 .classify(i.opcode.as_str(), &mods, usize::from(i.joined))
-                .map_err(|(family, why)| why.message(&family))
+                .map_err(|(family, why)| why.messages(&family))
         })
         .clone()
         .map(|k| k.map(|k| &table.forms[k]))
@@ -88,28 +93,34 @@ pub(super) fn operands_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Fo
 fn types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
     use ori_ir::RegClass as C;
     let b64 = i.modifiers.iter().any(|m| m == "b64");
-    for (op, spec) in i
-        .operands
-        .iter()
-        .zip(form.present(&i.modifiers, i.operands.len()))
-    {
+    // `cp.async`'s src-size may not exceed its cp-size.
+    let mut cp_size = 16;
+    let specs = form.present(&i.modifiers, i.operands.len());
+    for (op, spec) in i.operands.iter().zip(specs) {
         let want = match spec.ty {
             Some("b16") => Some(C::R16),
-            Some(
-                "b32" | "size16" | "parity" | "cpsize" | "cpsize16" | "barid" | "nthreads"
-                | "srcsize" | "count",
-            ) => Some(C::R32),
+            Some("b32" | "size16" | "parity" | "barid" | "nthreads" | "srcsize" | "count") => {
+                Some(C::R32)
+            }
             Some("b64") => Some(C::R64),
             Some("pred") => Some(C::Pred),
             Some("bty") => Some(if b64 { C::R64 } else { C::R32 }),
             _ => None,
         };
         let ok = match &op.kind {
+            // The cp-size of `cp.async` is an immediate only.
+            _ if matches!(spec.ty, Some("cpsize" | "cpsize16")) => match &op.kind {
+                ast::OperandKind::Imm(v) => {
+                    cp_size = imm_int(v).unwrap_or(0);
+                    imm_fits(spec.ty, v, cp_size)
+                }
+                _ => false,
+            },
             ast::OperandKind::Reg(n) => match (want, cx.reg_class(n)) {
                 (Some(w), Some(c)) => c == w,
                 _ => true,
             },
-            ast::OperandKind::Imm(v) => imm_fits(spec.ty, v),
+            ast::OperandKind::Imm(v) => imm_fits(spec.ty, v, cp_size),
             _ => true,
         };
         if !ok {
@@ -119,19 +130,26 @@ fn types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
     true
 }
 
-/// Whether an immediate may stand where type `ty` is read.
-fn imm_fits(ty: Option<&str>, v: &ast::Imm) -> bool {
-    let int = match *v {
+/// An integer immediate's value.
+fn imm_int(v: &ast::Imm) -> Option<i64> {
+    match *v {
         ast::Imm::Int(x) => Some(x),
         ast::Imm::UInt(x) => i64::try_from(x).ok(),
         _ => None,
-    };
+    }
+}
+
+/// Whether an immediate may stand where type `ty` is read.
+fn imm_fits(ty: Option<&str>, v: &ast::Imm, cp_size: i64) -> bool {
+    let int = imm_int(v);
     match ty {
         Some("size16") => int.is_some_and(|x| x % 16 == 0),
         Some("parity") => matches!(int, Some(0 | 1)),
         Some("barid") => int.is_some_and(|x| (0..16).contains(&x)),
         Some("nthreads") => int.is_some_and(|x| x % 32 == 0),
-        Some("srcsize") => int.is_some_and(|x| (0..=16).contains(&x)),
+        Some("srcsize") => int.is_some_and(|x| (0..=cp_size).contains(&x)),
+        Some("cpsize") => matches!(int, Some(4 | 8 | 16)),
+        Some("cpsize16") => int == Some(16),
         Some("count") => int.is_some_and(|x| x > 0),
         _ => true,
     }
