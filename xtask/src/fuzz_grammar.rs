@@ -121,7 +121,9 @@ fn operand(rng: &mut Rng, kind: OperandKind, ty: Option<&str>, mods: &[&str]) ->
         (_, Some("size16")) if rng.chance(50) => format!("{}", 16 * rng.below(8)),
         (_, Some("parity")) if rng.chance(50) => format!("{}", rng.below(2)),
         (_, Some("barid")) if rng.chance(50) => format!("{}", rng.below(16)),
-        (_, Some("nthreads")) if rng.chance(50) => format!("{}", 32 * (1 + rng.below(8))),
+        (_, Some("nthreads" | "nthreads1")) if rng.chance(50) => {
+            format!("{}", 32 * (1 + rng.below(8)))
+        }
         (_, Some("srcsize")) if rng.chance(50) => format!("{}", rng.below(17)),
         (_, Some("count")) if rng.chance(50) => format!("{}", 1 + rng.below(8)),
         (_, Some("bty")) if mods.contains(&"b64") => format!("%rd{k}"),

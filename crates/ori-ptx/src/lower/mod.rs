@@ -108,10 +108,7 @@ pub struct LowerCx<'a> {
     pub(super) mod_checks: fxhash::FxHashMap<ori_ir::ModList, Option<ori_ir::Symbol>>,
     /// Per (mnemonic, modifier list), the form the instruction table gives
     /// it (`table_forms`), or the message saying why none does.
-    pub(super) forms: fxhash::FxHashMap<
-        (ori_ir::Symbol, ori_ir::ModList, u8),
-        Result<Option<crate::isa::FormId>, Vec<String>>,
-    >,
+    pub(super) forms: fxhash::FxHashMap<table_forms::FormKey, table_forms::Verdict>,
 }
 
 /// `.reg` ranges up to this size are declared at once; larger ones (ptxas

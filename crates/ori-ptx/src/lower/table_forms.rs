@@ -13,6 +13,14 @@ use super::LowerCx;
 use crate::ast;
 use crate::isa::{Form, Table};
 
+/// An instruction's mnemonic, modifiers, and how many of them are written
+/// with the mnemonic as one word (`ast::Instruction::joined`).
+pub(super) type FormKey = (ori_ir::Symbol, ori_ir::ModList, u8);
+
+/// The form an instruction takes (`None`: the default form), or ptxas's
+/// messages for why it takes none.
+pub(super) type Verdict = Result<Option<crate::isa::FormId>, Vec<String>>;
+
 /// The form of `i`, from the per-function cache: `Some(None)` for an
 /// opcode of the table's default form, `None` after reporting that no form
 /// takes its modifiers.
@@ -99,9 +107,10 @@ fn types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
     for (op, spec) in i.operands.iter().zip(specs) {
         let want = match spec.ty {
             Some("b16") => Some(C::R16),
-            Some("b32" | "size16" | "parity" | "barid" | "nthreads" | "srcsize" | "count") => {
-                Some(C::R32)
-            }
+            Some(
+                "b32" | "size16" | "parity" | "barid" | "nthreads" | "nthreads1" | "srcsize"
+                | "count",
+            ) => Some(C::R32),
             Some("b64") => Some(C::R64),
             Some("pred") => Some(C::Pred),
             Some("bty") => Some(if b64 { C::R64 } else { C::R32 }),
@@ -147,6 +156,7 @@ fn imm_fits(ty: Option<&str>, v: &ast::Imm, cp_size: i64) -> bool {
         Some("parity") => matches!(int, Some(0 | 1)),
         Some("barid") => int.is_some_and(|x| (0..16).contains(&x)),
         Some("nthreads") => int.is_some_and(|x| x % 32 == 0),
+        Some("nthreads1") => int.is_some_and(|x| x % 32 == 0 && x != 0),
         Some("srcsize") => int.is_some_and(|x| (0..=cp_size).contains(&x)),
         Some("cpsize") => matches!(int, Some(4 | 8 | 16)),
         Some("cpsize16") => int == Some(16),
