@@ -151,6 +151,9 @@ GRAMMAR_OK = [
      "  mov.u32 %r3, %reserved_smem_offset_cap;\n  mov.u32 %r3, %reserved_smem_offset_end;\n"
      "  mov.u64 %rd2, %current_graph_exec;\n  mov.u64 %rd3, %pm0_64;\n  mov.u32 %r2, %aggr_smem_size;\n"
      "  mov.pred %p1, %is_explicit_cluster;"),
+    ("vector_register_ranges", "vector register ranges `%v<2>`, `q<2>` by component",
+     ".reg .v4 .b32 %v<2>;\n  .reg .v2 .b32 q<2>;\n  mov.b32 %v1.x, 1;\n  mov.b32 q0.y, %v1.x;\n"
+     "  add.u32 %r1, q0.y, %v1.x;"),
     ("nested_scopes", "registers and labels in nested scopes shadowing outer ones",
      "mov.u32 %r1, 1;\n  { .reg .b32 a; mov.u32 a, 2; { .reg .b32 a; mov.u32 a, 3; L: add.u32 %r1, %r1, a; } "
      "add.u32 %r1, %r1, a; }"),
@@ -197,6 +200,8 @@ GRAMMAR_BAD = [
      "add\n  .loc 1 1 1\n  .u32 %r1, %r2, %r3;"),
     ("warp_sz_destination", "WARP_SZ written to",
      "mov.u32 WARP_SZ, %r1;"),
+    ("warp_sz_declared", "WARP_SZ declared as a register (a syntax error: it is the ISA's constant)",
+     ".reg .b32 WARP_SZ;"),
     ("component_of_scalar", "a component of a scalar register",
      "mov.u32 %r1, %r2.x;"),
     ("unknown_special_register", "a special register the ISA does not have",

@@ -1398,6 +1398,10 @@ impl<'a> Parser<'a> {
         };
         let mut names = Vec::new();
         loop {
+            // `WARP_SZ` is the ISA's constant, no name to declare.
+            if self.is_warp_sz() {
+                return self.syntax_error();
+            }
             let (name, name_span) = self.expect_ident()?;
             let mut range = None;
             if self.eat_punct('<') {

@@ -601,8 +601,14 @@ fn declare_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
                 }
                 None => declare_scoped(cx, &n.name, ty, class),
             }
-            if vector.is_some() && n.range.is_none() {
-                declare_components(cx, &n.name, ty, class);
+            match (vector, n.range) {
+                (Some(_), None) => declare_components(cx, &n.name, ty, class),
+                (Some(_), Some(k)) if k <= EAGER_RANGE => {
+                    for i in 0..k {
+                        declare_components(cx, &format!("{}{i}", n.name), ty, class);
+                    }
+                }
+                _ => {}
             }
         }
     }
