@@ -36,9 +36,6 @@ const HEAD: &str = ".version 8.5
 
 const TAIL: &str = "ret;\n}\n";
 
-/// Lines of [`HEAD`] before the first statement.
-const HEAD_LINES: usize = 10;
-
 /// Statements per ptxas run.
 const BATCH: usize = 150;
 
@@ -53,13 +50,13 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
-    fn chance(&mut self, percent: u64) -> bool {
+    pub fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
     }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+    pub fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
         &v[self.below(v.len())]
     }
 }
@@ -67,10 +64,13 @@ impl Rng {
 /// One generated statement: its text and what was done to it.
 #[derive(Clone, Debug)]
 pub struct Statement {
-    /// The statement, `;` included, on one line.
+    /// The statement, `;` included, on one line; or a whole function.
     pub text: String,
     /// `valid`, or the mutation made.
     pub how: &'static str,
+    /// `text` is a function of its own (`crate::fuzz_functions`), not a
+    /// statement of the shared kernel.
+    pub function: bool,
 }
 
 /// The forms the generator draws from: those whose modifiers the table
@@ -297,18 +297,43 @@ pub fn statement(rng: &mut Rng, forms: &[&'static Form]) -> Statement {
     Statement {
         text: render(rng, &mnemonic, &ops, odd),
         how,
+        function: false,
     }
 }
 
-/// The kernel holding `stmts`, one a line.
-fn kernel(stmts: &[&Statement]) -> String {
-    let mut s = String::from(HEAD);
-    for st in stmts {
-        s.push_str(&st.text);
+/// A valid statement of a table form (for the functions).
+pub fn valid_statement(rng: &mut Rng, forms: &[&'static Form]) -> String {
+    let form = *rng.pick(forms);
+    let mods = choose_modifiers(rng, form);
+    let ops = operands(rng, form, &mods);
+    let mut mnemonic: Vec<&str> = vec![form.opcode];
+    mnemonic.extend(form.prefix.iter().copied());
+    mnemonic.extend(mods.iter().copied());
+    render(rng, &mnemonic, &ops, false)
+}
+
+/// The module holding `units` (statements of one kernel, or functions),
+/// with the first and last line of each.
+fn source(units: &[&Statement]) -> (String, Vec<(usize, usize)>) {
+    let functions = units.first().is_some_and(|u| u.function);
+    let mut s = String::from(if functions {
+        crate::fuzz_functions::MODULE_HEAD
+    } else {
+        HEAD
+    });
+    let mut line = s.lines().count() + 1;
+    let mut spans = Vec::new();
+    for u in units {
+        let n = u.text.lines().count().max(1);
+        spans.push((line, line + n - 1));
+        line += n;
+        s.push_str(&u.text);
         s.push('\n');
     }
-    s.push_str(TAIL);
-    s
+    if !functions {
+        s.push_str(TAIL);
+    }
+    (s, spans)
 }
 
 /// ptxas's verdict on each of `stmts`: `Some(accepted)`, or `None` for
@@ -318,7 +343,8 @@ fn ptxas_verdicts(
     stmts: &[&Statement],
 ) -> Result<Vec<Option<bool>>, String> {
     let path = dir.join("batch.ptx");
-    std::fs::write(&path, kernel(stmts)).map_err(|e| e.to_string())?;
+    let (text, spans) = source(stmts);
+    std::fs::write(&path, text).map_err(|e| e.to_string())?;
     let out = Command::new(oracle::tool("ptxas"))
         .args(["-arch=sm_90a", "-O0", "-o", "/dev/null"])
         .arg(&path)
@@ -340,7 +366,7 @@ fn ptxas_verdicts(
         if !(line.contains("error") || line.contains("fatal")) {
             continue;
         }
-        let Some(k) = n.checked_sub(HEAD_LINES + 1).filter(|&k| k < stmts.len()) else {
+        let Some(k) = spans.iter().position(|&(a, b)| (a..=b).contains(&n)) else {
             return Err(format!("ptxas error outside the statements: {line}"));
         };
         verdict[k] = Some(false);
@@ -359,7 +385,7 @@ fn ptxas_verdicts(
 /// ori's verdict on one statement alone: accepted, and whether it ended in
 /// an internal error or a panic.
 fn ori_verdict(st: &Statement) -> (bool, bool) {
-    let src = kernel(&[st]);
+    let (src, _) = source(&[st]);
     let opts = ori::Options {
         arch: Some("sm_90a".into()),
         ..Default::default()
@@ -396,7 +422,7 @@ impl Tally {
         if ori.1 {
             self.internal += 1;
             self.disagreements
-                .push(format!("internal error\t{}", st.text));
+                .push(format!("internal error\t{}", st.text.replace('\n', " ⏎ ")));
         }
         if ptxas == ori.0 {
             self.agree += 1;
@@ -408,7 +434,7 @@ impl Tally {
                 v(ptxas),
                 v(ori.0),
                 st.how,
-                st.text
+                st.text.replace('\n', " ⏎ ")
             ));
         }
     }
@@ -446,9 +472,11 @@ fn judge(stmts: &[Statement], dir: &std::path::Path, t: &mut Tally) -> Result<()
     Ok(())
 }
 
-/// `cargo xtask fuzz-grammar [--count N] [--seed S]`.
+/// `cargo xtask fuzz-grammar [--count N] [--functions M] [--seed S]`: N
+/// statements and M small functions (default N / 10).
 pub fn run(args: &[&str]) -> Result<ExitCode, String> {
     let mut count = 2000usize;
+    let mut functions = None;
     let mut seed = 1u64;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -456,16 +484,21 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
         match *a {
             "--count" => count = v.parse().map_err(|_| "--count N")?,
             "--seed" => seed = v.parse().map_err(|_| "--seed S")?,
+            "--functions" => functions = Some(v.parse().map_err(|_| "--functions N")?),
             _ => return Err(format!("unknown option {a}")),
         }
     }
     let forms = closed_forms();
     let mut rng = Rng(seed);
     let stmts: Vec<Statement> = (0..count).map(|_| statement(&mut rng, &forms)).collect();
+    let funcs: Vec<Statement> = (0..functions.unwrap_or(count / 10))
+        .map(|k| crate::fuzz_functions::function(&mut rng, &forms, k))
+        .collect();
     let dir = oracle::root().join("target").join("fuzz-grammar");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let mut t = Tally::default();
     judge(&stmts, &dir, &mut t)?;
+    judge(&funcs, &dir, &mut t)?;
     report(&t, &dir, seed)?;
     let ok = t.internal == 0 && t.agree == t.judged;
     Ok(if ok {
@@ -478,11 +511,11 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
 fn report(t: &Tally, dir: &std::path::Path, seed: u64) -> Result<(), String> {
     let pct = 100.0 * t.agree as f64 / t.judged.max(1) as f64;
     println!(
-        "fuzz-grammar seed {seed}: {} statements, ptxas and ori agree on {} ({pct:.2}%), {} internal errors",
+        "fuzz-grammar seed {seed}: {} inputs, ptxas and ori agree on {} ({pct:.2}%), {} internal errors",
         t.judged, t.agree, t.internal
     );
     for (how, (n, a)) in &t.by_how {
-        println!("  {how:<22} {a:>6} / {n:<6}");
+        println!("  {how:<38} {a:>6} / {n:<6}");
     }
     let path = dir.join("disagreements.txt");
     std::fs::write(&path, t.disagreements.join("\n") + "\n").map_err(|e| e.to_string())?;
