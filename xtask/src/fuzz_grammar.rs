@@ -198,7 +198,9 @@ fn render(rng: &mut Rng, mnemonic: &[&str], ops: &[String], odd_spacing: bool) -
     for (k, w) in mnemonic.iter().enumerate() {
         if k > 0 {
             if odd_spacing && rng.chance(30) {
-                s.push_str(*rng.pick(&[" ", "\t", " /* m */ "]));
+                let blanks: [&str; 3] = [" ", "\t", " /* m */ "];
+                let blank = *rng.pick::<&str>(&blanks);
+                s.push_str(blank);
             }
             s.push('.');
         }
@@ -466,7 +468,7 @@ fn judge(stmts: &[Statement], dir: &std::path::Path, t: &mut Tally) -> Result<()
                 None => again.push(*st),
             }
         }
-        again.extend(queue.drain(..));
+        again.append(&mut queue);
         queue = again;
     }
     Ok(())
@@ -529,16 +531,21 @@ fn report(t: &Tally, dir: &std::path::Path, seed: u64) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    /// Without ptxas: every generated statement, valid or not, gets a
-    /// verdict from ori with no internal error and no panic.
+    /// Without ptxas: every generated statement and function, valid or
+    /// not, gets a verdict from ori with no internal error and no panic.
     #[test]
     fn ori_judges_every_generated_statement() {
         let forms = closed_forms();
         let mut rng = Rng(7);
-        for _ in 0..3000 {
+        for k in 0..3000 {
             let st = statement(&mut rng, &forms);
             let (_, internal) = ori_verdict(&st);
             assert!(!internal, "internal error on {}", st.text);
+            if k % 6 == 0 {
+                let f = crate::fuzz_functions::function(&mut rng, &forms, k);
+                let (_, internal) = ori_verdict(&f);
+                assert!(!internal, "internal error on {}", f.text);
+            }
         }
     }
 
