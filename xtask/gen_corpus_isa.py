@@ -209,6 +209,48 @@ GRAMMAR_BAD = [
 ]
 
 
+# A wgmma pipeline, then its accumulators stored through shared memory by a
+# TMA reduce-store (the epilogue TileLang and CUTLASS write): phase 85's IR
+# check once aborted on it, as the reduce-store was lowered writing its
+# tensor operand.
+TMA_REDUCE_AFTER_WGMMA = """// Front-end probe (ptxas accepts): a wgmma pipeline, then a TMA reduce-store (cp.reduce.async.bulk.tensor) of its result.
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry k(.param .u64 p_tmap, .param .u64 p_da, .param .u64 p_db)
+{
+  .reg .f32 d<4>;
+  .reg .b32 r<8>;
+  .reg .b64 a, b, tmap;
+  .shared .align 128 .b8 smem[1024];
+  ld.param.u64 tmap, [p_tmap];
+  ld.param.u64 a, [p_da];
+  ld.param.u64 b, [p_db];
+  mov.b32 d0, 0f00000000;
+  mov.b32 d1, 0f00000000;
+  mov.b32 d2, 0f00000000;
+  mov.b32 d3, 0f00000000;
+  wgmma.fence.sync.aligned;
+  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d0, d1, d2, d3}, a, b, 1, 1, 1, 0, 0;
+  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 0;
+  mov.u32 r1, smem;
+  st.shared.f32 [r1], d0;
+  st.shared.f32 [r1+4], d1;
+  st.shared.f32 [r1+8], d2;
+  st.shared.f32 [r1+12], d3;
+  fence.proxy.async.shared::cta;
+  mov.u32 r2, %ctaid.x;
+  mov.u32 r3, 0;
+  cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [tmap, {r2, r3}], [r1];
+  cp.async.bulk.commit_group;
+  cp.async.bulk.wait_group.read 0;
+  ret;
+}
+"""
+
+
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)
@@ -221,6 +263,7 @@ def main():
     for name, comment, body in GRAMMAR_OK:
         text = f"// Front-end probe (ptxas accepts): {comment}.\n" + GRAMMAR_HEAD + "  " + body + "\n" + GRAMMAR_TAIL
         write(os.path.join(CORPUS, f"clean_grammar_{name}.ptx"), text)
+    write(os.path.join(CORPUS, "clean_grammar_tma_reduce_store_after_wgmma.ptx"), TMA_REDUCE_AFTER_WGMMA)
     for name, comment, body in GRAMMAR_BAD:
         text = f"// Front-end probe (ptxas rejects): {comment}.\n" + GRAMMAR_HEAD + "  " + body + "\n" + GRAMMAR_TAIL
         write(os.path.join(BAD, f"grammar_{name}.ptx"), text)
