@@ -154,6 +154,9 @@ GRAMMAR_OK = [
     ("vector_register_ranges", "vector register ranges `%v<2>`, `q<2>` by component",
      ".reg .v4 .b32 %v<2>;\n  .reg .v2 .b32 q<2>;\n  mov.b32 %v1.x, 1;\n  mov.b32 q0.y, %v1.x;\n"
      "  add.u32 %r1, q0.y, %v1.x;"),
+    ("mov_sizes", "mov of registers and special registers in the sizes ptxas takes",
+     ".reg .b16 %h<2>;\n  mov.u16 %h1, %tid.x;\n  mov.u64 %rd2, %gridid;\n  mov.u32 %r2, %gridid;\n"
+     "  mov.b32 %f1, %r2;\n  mov.f32 %r3, %f1;\n  mov.u64 %rd3, %clock64;\n  mov.u32 %r1, %laneid;"),
     ("nested_scopes", "registers and labels in nested scopes shadowing outer ones",
      "mov.u32 %r1, 1;\n  { .reg .b32 a; mov.u32 a, 2; { .reg .b32 a; mov.u32 a, 3; L: add.u32 %r1, %r1, a; } "
      "add.u32 %r1, %r1, a; }"),
@@ -202,6 +205,12 @@ GRAMMAR_BAD = [
      "mov.u32 WARP_SZ, %r1;"),
     ("warp_sz_declared", "WARP_SZ declared as a register (a syntax error: it is the ISA's constant)",
      ".reg .b32 WARP_SZ;"),
+    ("mov_special_wrong_size", "a 64-bit special register moved as .u32",
+     "mov.u32 %r1, %clock64;"),
+    ("mov_special_float", "a special register moved as .f32",
+     "mov.f32 %f1, %laneid;"),
+    ("mov_register_wrong_size", "a .b64 register moved as .u32",
+     "mov.u32 %r1, %rd1;"),
     ("component_of_scalar", "a component of a scalar register",
      "mov.u32 %r1, %r2.x;"),
     ("unknown_special_register", "a special register the ISA does not have",

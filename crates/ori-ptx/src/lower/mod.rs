@@ -10,6 +10,7 @@
 pub mod declarations;
 mod generic;
 mod handlers;
+mod mov_types;
 mod prefault;
 mod streamed;
 mod table_forms;
