@@ -19,11 +19,13 @@
 //! on a reduce-store is "State space incorrect").
 
 mod forms;
+mod opcodes;
 mod specials;
 
 pub use forms::{
     is_space_word, Effects, Form, OperandKind, OperandSpec, Presence, SlotSpec, Space,
 };
+pub use opcodes::OPCODES;
 pub use specials::is_special_register;
 
 use std::sync::OnceLock;
