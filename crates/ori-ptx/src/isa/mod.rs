@@ -156,13 +156,14 @@ impl Table {
         let Some((family, n, ids)) = self.family_of(opcode, mods, joined) else {
             return Ok(None);
         };
-        // `.sync` may be repeated (ptxas 13.0.88 takes `bar.warp.sync.sync`,
-        // `redux.sync.or.b32.sync`); any other modifier given twice is an
+        // `.sync` and `.uni` may be repeated (ptxas 13.0.88 takes
+        // `bar.warp.sync.sync`, `redux.sync.or.b32.sync`,
+        // `vote.sync.uni.pred.uni`); any other modifier given twice is an
         // error.
         let mut rest: Vec<&str> = Vec::new();
         for m in &mods[n..] {
             let m = m.as_ref();
-            if m != "sync" || !rest.contains(&m) {
+            if !matches!(m, "sync" | "uni") || !rest.contains(&m) {
                 rest.push(m);
             }
         }
