@@ -1365,6 +1365,39 @@ impl<'a> Parser<'a> {
 
     // ---------------------------------------------------------- instructions
 
+    /// The modifiers after an opcode, interned, with how many of them
+    /// come before the first blank or comment (`Instruction::joined`).
+    fn modifiers(&mut self) -> (ModList, u8) {
+        let first_mod = self.pos;
+        let (lo, mut hi) = (self.span().lo, self.span().lo);
+        // Blanks and comments may stand between modifiers (ptxas takes
+        // `add /* c */ .u32`, `ld .global.u32`; TileLang writes
+        // `.bulk_group .L2::cache_hint`); a directive ends the statement.
+        let mut joined = None;
+        while self.tok().kind == TokKind::Dotted && !is_directive_word(self.text()) {
+            if self.tok().ws_before && joined.is_none() {
+                joined = Some(self.pos - first_mod);
+            }
+            hi = self.span().hi;
+            self.bump();
+        }
+        let joined = joined.unwrap_or(self.pos - first_mod).min(255) as u8;
+        // The same text is the same tokens, so the same list.
+        let run = self.src.get(lo as usize..hi as usize).unwrap_or("");
+        let modifiers = match self.mod_lists.get(run) {
+            Some(&list) => list,
+            None => {
+                let syms: SmallVec<[Symbol; 8]> = (first_mod..self.pos)
+                    .map(|k| Symbol::new(self.text_of(&self.tok_at(k)).get(1..).unwrap_or("")))
+                    .collect();
+                let list = ModList::new(&syms);
+                self.mod_lists.insert(run, list);
+                list
+            }
+        };
+        (modifiers, joined)
+    }
+
     fn instruction(&mut self) -> PResult<Instruction> {
         let start = self.span();
         let mut pred = None;
@@ -1400,33 +1433,7 @@ impl<'a> Parser<'a> {
             );
         }
         let opcode = opcode_sym;
-        let first_mod = self.pos;
-        let (lo, mut hi) = (self.span().lo, self.span().lo);
-        // Blanks and comments may stand between modifiers (ptxas takes
-        // `add /* c */ .u32`, `ld .global.u32`; TileLang writes
-        // `.bulk_group .L2::cache_hint`); a directive ends the statement.
-        let mut joined = None;
-        while self.tok().kind == TokKind::Dotted && !is_directive_word(self.text()) {
-            if self.tok().ws_before && joined.is_none() {
-                joined = Some(self.pos - first_mod);
-            }
-            hi = self.span().hi;
-            self.bump();
-        }
-        let joined = joined.unwrap_or(self.pos - first_mod).min(255) as u8;
-        // The same text is the same tokens, so the same list.
-        let run = self.src.get(lo as usize..hi as usize).unwrap_or("");
-        let modifiers = match self.mod_lists.get(run) {
-            Some(&list) => list,
-            None => {
-                let syms: SmallVec<[Symbol; 8]> = (first_mod..self.pos)
-                    .map(|k| Symbol::new(self.text_of(&self.tok_at(k)).get(1..).unwrap_or("")))
-                    .collect();
-                let list = ModList::new(&syms);
-                self.mod_lists.insert(run, list);
-                list
-            }
-        };
+        let (modifiers, joined) = self.modifiers();
         // Three inline (`ast::Operands`), more in a heap block.
         let mut operands = crate::ast::Operands::new();
         if !self.is_punct(';') {
@@ -1519,51 +1526,56 @@ impl<'a> Parser<'a> {
             | TokKind::F64(_)
             | TokKind::DecFloat(_) => OperandKind::Imm(self.const_expr()?),
             TokKind::Ident if self.is_warp_sz() => OperandKind::Imm(self.const_expr()?),
-            TokKind::Ident => {
-                let mut name = Name::from(self.text_of(&t));
-                self.bump();
-                if name == "_" && self.is_punct('|') {
-                    // `_|p`: the predicate of a pair alone (`elect.sync _|p`).
-                    self.reg_or_pair(name)?
-                } else if name == "_" {
-                    OperandKind::Sink
-                } else if name.starts_with('%') {
-                    // Special-register and vector components: %tid.x,
-                    // %ctaid.y, %v.w (ptxas also takes `%tid .x`).
-                    while self.tok().kind == TokKind::Dotted && !is_directive_word(self.text()) {
-                        name.push_str(&component(self.text()));
-                        self.bump();
-                    }
-                    self.reg_or_pair(name)?
-                } else if name == "generic" && self.is_punct('(') {
-                    self.bump();
-                    let (inner, _) = self.expect_ident()?;
-                    self.expect_punct(')')?;
-                    OperandKind::Symbol(compact_str::format_compact!("generic({inner})"))
-                } else if self.is_reg_name(&name) {
-                    // A vector register's component: `mx.x`, `mx.r`.
-                    while self.tok().kind == TokKind::Dotted && is_component(self.text()) {
-                        name.push_str(&component(self.text()));
-                        self.bump();
-                    }
-                    self.reg_or_pair(name)?
-                } else if (self.is_punct('+') || self.is_punct('-'))
-                    && matches!(self.nth(1).kind, TokKind::Int { .. } | TokKind::Punct('-'))
-                {
-                    let neg = self.is_punct('-');
-                    self.bump();
-                    let off = self.int_term()?;
-                    OperandKind::SymOffset(name, if neg { off.wrapping_neg() } else { off })
-                } else {
-                    OperandKind::Symbol(name)
-                }
-            }
+            TokKind::Ident => self.name_operand(t)?,
             _ => return self.syntax_error(),
         };
         Ok(Operand {
             kind,
             span: start.to(self.prev_span()),
         })
+    }
+
+    /// An operand starting with a name at token `t`: the sink, a register
+    /// (with its components), `generic(sym)`, `sym+N`, or a symbol.
+    fn name_operand(&mut self, t: Token) -> PResult<OperandKind> {
+        let mut name = Name::from(self.text_of(&t));
+        self.bump();
+        let kind = if name == "_" && self.is_punct('|') {
+            // `_|p`: the predicate of a pair alone (`elect.sync _|p`).
+            self.reg_or_pair(name)?
+        } else if name == "_" {
+            OperandKind::Sink
+        } else if name.starts_with('%') {
+            // Special-register and vector components: %tid.x,
+            // %ctaid.y, %v.w (ptxas also takes `%tid .x`).
+            while self.tok().kind == TokKind::Dotted && !is_directive_word(self.text()) {
+                name.push_str(&component(self.text()));
+                self.bump();
+            }
+            self.reg_or_pair(name)?
+        } else if name == "generic" && self.is_punct('(') {
+            self.bump();
+            let (inner, _) = self.expect_ident()?;
+            self.expect_punct(')')?;
+            OperandKind::Symbol(compact_str::format_compact!("generic({inner})"))
+        } else if self.is_reg_name(&name) {
+            // A vector register's component: `mx.x`, `mx.r`.
+            while self.tok().kind == TokKind::Dotted && is_component(self.text()) {
+                name.push_str(&component(self.text()));
+                self.bump();
+            }
+            self.reg_or_pair(name)?
+        } else if (self.is_punct('+') || self.is_punct('-'))
+            && matches!(self.nth(1).kind, TokKind::Int { .. } | TokKind::Punct('-'))
+        {
+            let neg = self.is_punct('-');
+            self.bump();
+            let off = self.int_term()?;
+            OperandKind::SymOffset(name, if neg { off.wrapping_neg() } else { off })
+        } else {
+            OperandKind::Symbol(name)
+        };
+        Ok(kind)
     }
 
     fn reg_or_pair(&mut self, name: Name) -> PResult<OperandKind> {
