@@ -162,7 +162,7 @@ GRAMMAR_OK = [
      "add.u32 %r1, %r1, a; }"),
     ("pragma_and_loc", ".pragma in a body and .loc with function_name and inlined_at",
      ".pragma \"nounroll\";\n  .loc 1 2 3\n  mov.u32 %r1, 1;\n"
-     "  .loc 1 4 5, inlined_at 1 2 3\n  add.u32 %r1, %r1, 1;"),
+     "  .loc 1 4 5, function_name $L__info_string0, inlined_at 1 2 3\n  add.u32 %r1, %r1, 1;"),
     ("shfl_pred_pair", "shfl.sync with its predicate result d|p",
      "mov.u32 %r2, 0;\n  shfl.sync.idx.b32 %r1|%p1, %r2, 0, 31, -1;"),
     ("mbarrier_forms", "mbarrier arrive with a sink, try_wait.parity",
@@ -271,6 +271,9 @@ def main():
         write(os.path.join(CORPUS, f"{code}_shfl_{name}.ptx"), text)
     for name, comment, body in GRAMMAR_OK:
         text = f"// Front-end probe (ptxas accepts): {comment}.\n" + GRAMMAR_HEAD + "  " + body + "\n" + GRAMMAR_TAIL
+        if "function_name" in body:
+            # The label function_name names, in the debug strings.
+            text += ".section .debug_str\n{\n$L__info_string0:\n.b8 107, 0\n}\n"
         write(os.path.join(CORPUS, f"clean_grammar_{name}.ptx"), text)
     write(os.path.join(CORPUS, "clean_grammar_tma_reduce_store_after_wgmma.ptx"), TMA_REDUCE_AFTER_WGMMA)
     for name, comment, body in GRAMMAR_BAD:
