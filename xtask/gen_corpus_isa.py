@@ -166,7 +166,7 @@ GRAMMAR_OK = [
     ("shfl_pred_pair", "shfl.sync with its predicate result d|p",
      "mov.u32 %r2, 0;\n  shfl.sync.idx.b32 %r1|%p1, %r2, 0, 31, -1;"),
     ("mbarrier_forms", "mbarrier arrive with a sink, try_wait.parity",
-     ".shared .align 8 .b64 bar;\n  mov.u32 %r2, 0;\n  mbarrier.init.shared::cta.b64 [bar], 1;\n"
+     "mov.u32 %r2, 0;\n  mbarrier.init.shared::cta.b64 [bar], 1;\n"
      "  mbarrier.arrive.shared::cta.b64 _, [bar];\n  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], %r2;\n"
      "  selp.u32 %r1, 1, 0, %p1;"),
 ]
@@ -227,12 +227,13 @@ TMA_REDUCE_AFTER_WGMMA = """// Front-end probe (ptxas accepts): a wgmma pipeline
 .target sm_90a
 .address_size 64
 
+.shared .align 128 .b8 smem[1024];
+
 .visible .entry k(.param .u64 p_tmap, .param .u64 p_da, .param .u64 p_db)
 {
   .reg .f32 d<4>;
   .reg .b32 r<8>;
   .reg .b64 a, b, tmap;
-  .shared .align 128 .b8 smem[1024];
   ld.param.u64 tmap, [p_tmap];
   ld.param.u64 a, [p_da];
   ld.param.u64 b, [p_db];
@@ -271,6 +272,9 @@ def main():
         write(os.path.join(CORPUS, f"{code}_shfl_{name}.ptx"), text)
     for name, comment, body in GRAMMAR_OK:
         text = f"// Front-end probe (ptxas accepts): {comment}.\n" + GRAMMAR_HEAD + "  " + body + "\n" + GRAMMAR_TAIL
+        if "[bar]" in body:
+            # The mbarrier at module scope, where compilers put it.
+            text = text.replace(".visible .entry", ".shared .align 8 .b64 bar;\n\n.visible .entry", 1)
         if "function_name" in body:
             # The label function_name names, in the debug strings.
             text += ".section .debug_str\n{\n$L__info_string0:\n.b8 107, 0\n}\n"

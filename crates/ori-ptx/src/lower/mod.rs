@@ -107,6 +107,9 @@ pub struct LowerCx<'a> {
     /// arithmetic one (`generic::first_non_arithmetic`): a kernel repeats
     /// a few dozen lists over thousands of instructions.
     pub(super) mod_checks: fxhash::FxHashMap<ori_ir::ModList, Option<ori_ir::Symbol>>,
+    /// The components of the function-scope vector registers, by their
+    /// PTX name (`mx.x`; the IR calls it `mx$x`).
+    components: NameMap<ast::Name, VReg>,
     /// Per (mnemonic, modifier list), the form the instruction table gives
     /// it (`table_forms`), or the message saying why none does.
     pub(super) forms: fxhash::FxHashMap<table_forms::FormKey, table_forms::Verdict>,
@@ -296,6 +299,9 @@ impl LowerCx<'_> {
     /// `.reg` range.
     pub(super) fn lookup_reg(&mut self, n: &str) -> Option<VReg> {
         if let Some(r) = self.scopes.iter().rev().find_map(|m| m.get(n).copied()) {
+            return Some(r);
+        }
+        if let Some(&r) = self.components.get(n) {
             return Some(r);
         }
         let found = self.func.reg(n);
@@ -620,7 +626,25 @@ fn declare_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
 /// on a `.v2` as well; `.r .g .b .a` are spelt `.x .y .z .w` by the parser).
 fn declare_components(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClass) {
     for c in ["x", "y", "z", "w"] {
-        declare_scoped(cx, &format!("{name}.{c}"), ty, class);
+        // The IR names a component `mx$x`, a name PTX can write back
+        // (`ptx_text`); the PTX name `mx.x` finds it.
+        let mut ir_name = format!("{name}${c}");
+        let mut k = 0;
+        while cx.func.reg(&ir_name).is_some() {
+            k += 1;
+            ir_name = format!("{name}${c}_{k}");
+        }
+        let r = cx.func.declare_reg(&ir_name, ty, class);
+        let ptx_name = ast::Name::from(format!("{name}.{c}"));
+        match cx.scopes.last_mut() {
+            Some(scope) => {
+                scope.insert(ptx_name, r);
+                cx.scoped.insert(r);
+            }
+            None => {
+                cx.components.insert(ptx_name, r);
+            }
+        }
     }
 }
 
@@ -933,6 +957,7 @@ fn function_cx<'a>(
         resolved: SmallVec::new(),
         mod_checks: Default::default(),
         forms: Default::default(),
+        components: Default::default(),
         handlers: Default::default(),
     };
     // `.reg` parameters are registers inside the body.
