@@ -219,9 +219,8 @@ GRAMMAR_BAD = [
 
 
 # A wgmma pipeline, then its accumulators stored through shared memory by a
-# TMA reduce-store (the epilogue TileLang and CUTLASS write): phase 85's IR
-# check once aborted on it, as the reduce-store was lowered writing its
-# tensor operand.
+# TMA reduce-store (the epilogue TileLang and CUTLASS write): the
+# reduce-store reads its operands and writes no register.
 TMA_REDUCE_AFTER_WGMMA = """// Front-end probe (ptxas accepts): a wgmma pipeline, then a TMA reduce-store (cp.reduce.async.bulk.tensor) of its result.
 .version 8.0
 .target sm_90a
