@@ -20,6 +20,8 @@ mod bench_shapes;
 mod bench_vs_ptxas;
 mod dist;
 mod docs;
+mod fuzz_functions;
+mod fuzz_grammar;
 mod gen_pipelines;
 mod oracle;
 mod perf_doc;
@@ -61,6 +63,13 @@ commands:
                                write N generated wgmma pipelines (seeds SEED.., default 1000 and
                                300) to tests/generated/pipelines for `oracle record --corpus
                                tests/generated`
+  fuzz-grammar [--count N] [--functions M] [--seed S]
+                               the differential grammar fuzzer: N statements (default 2000) made
+                               from the instruction table (crates/ori-ptx/src/isa) and M small
+                               functions (default N/10: scopes, labels, .loc, .pragma, vector
+                               registers, WARP_SZ, comments), valid and near misses, judged by
+                               ptxas and ori; accept/reject must agree
+                               (disagreements: target/fuzz-grammar/disagreements.txt)
   dist [--pgo]                 build the shipped ori: release, statically linked (Linux), at
                                target/dist/ori (a third of a small kernel's time is the dynamic
                                loader's); `bench --vs-ptxas` times it beside the default build;
@@ -107,6 +116,7 @@ fn main() -> ExitCode {
         ["dist", rest @ ..] => dist::run(rest),
         ["docs", rest @ ..] => docs::run(rest),
         ["wheel", rest @ ..] => wheel::run(rest),
+        ["fuzz-grammar", rest @ ..] => fuzz_grammar::run(rest),
         ["help"] | ["--help"] | ["-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -19,6 +19,16 @@
 //! registers that may be divergent somewhere (union at joins; an unguarded
 //! definition replaces the register's state, a guarded one may keep the old
 //! value) gives each guard its divergence at its instruction.
+//!
+//! **R-shfl-idx-broadcast**: a `shfl.sync.idx` whose lane operand is
+//! uniform and whose `c` operand is the constant 31 (clamp 31, no segment
+//! mask: every thread reads the same lane of the whole warp) yields a
+//! uniform value, whatever its source and member mask; CUTLASS's
+//! `canonical_warp_idx_sync` (`shfl.sync.idx.b32 r, warp, 0, 31, -1`) is
+//! the common case. ptxas 13.0.88 folds a `c` register that a `mov` of 31
+//! sets, and no other `c` (63, `0x201f`, `0x1c1f`, a parameter: all
+//! divergent), nor another mode (`up`, `down`, `bfly`), nor a lane from
+//! `%tid` (the probes `tests/corpus/*shfl_*`).
 
 use cranelift_entity::SecondaryMap;
 use ori_ir::{Block, ControlFlowGraph, Function, Inst, InstData, Opcode, Operand, VReg};
@@ -114,9 +124,62 @@ fn thread_dependent_names() -> &'static [ori_ir::Symbol; 7] {
     })
 }
 
-fn inst_sources_divergent(d: &InstData, div: &impl Fn(VReg) -> bool) -> bool {
+/// Registers whose every definition is an unguarded `mov` of the
+/// constant 31 (the `c` operand R-shfl-idx-broadcast folds).
+pub type Clamp31 = SecondaryMap<VReg, bool>;
+
+/// The registers of `f` that hold the constant 31 wherever they are read.
+fn clamp31_registers(f: &Function) -> Clamp31 {
+    let mut holds: Clamp31 = ori_ir::sized_map(f.vregs.len());
+    let mut other: SecondaryMap<VReg, bool> = ori_ir::sized_map(f.vregs.len());
+    for i in f.layout.all_insts() {
+        let d = &f.insts[i];
+        let is_31 = d.name.as_str() == "mov"
+            && d.guard.is_none()
+            && d.slots.len() == 2
+            && matches!(d.slots[1].op, Operand::Imm(v) if v.as_i64() == Some(31));
+        d.for_each_def(|r| {
+            if is_31 {
+                holds[r] = true;
+            } else {
+                other[r] = true;
+            }
+        });
+    }
+    for (r, o) in other.iter() {
+        if *o {
+            holds[r] = false;
+        }
+    }
+    holds
+}
+
+/// R-shfl-idx-broadcast: `shfl.sync.idx d, a, b, 31, mask` with `b`
+/// uniform reads one lane for the whole warp.
+fn is_uniform_broadcast(d: &InstData, div: &impl Fn(VReg) -> bool, c31: &Clamp31) -> bool {
+    if !d.has_mod("idx") || d.slots.len() != 5 {
+        return false;
+    }
+    let lane_uniform = match &d.slots[2].op {
+        Operand::Imm(_) => true,
+        Operand::Reg(r) => !div(*r),
+        Operand::Special(n) => !special_is_divergent(n),
+        _ => false,
+    };
+    let clamp_31 = match &d.slots[3].op {
+        Operand::Imm(v) => v.as_i64() == Some(31),
+        Operand::Reg(r) => c31.get(*r).copied().unwrap_or(false),
+        _ => false,
+    };
+    lane_uniform && clamp_31 && d.guard.is_none_or(|g| !div(g.reg))
+}
+
+fn inst_sources_divergent(d: &InstData, div: &impl Fn(VReg) -> bool, c31: &Clamp31) -> bool {
     let names = thread_dependent_names();
     if let Some(k) = names.iter().position(|n| *n == d.name) {
+        if k == 3 && is_uniform_broadcast(d, div, c31) {
+            return false;
+        }
         // Results that depend on the thread (or on other threads' values).
         return k >= 2 || d.has_mod("ballot");
     }
@@ -244,13 +307,14 @@ impl Uniformity {
         };
         // Registers: flow-insensitive fixpoint (a register defined divergently anywhere is divergent).
         let insts: Vec<_> = f.layout.all_insts().collect();
+        let c31 = clamp31_registers(f);
         let mut changed = true;
         while changed {
             changed = false;
             for &i in &insts {
                 let d = &f.insts[i];
                 let div = |r: VReg| u.divergent_reg[r];
-                if d.opcode == Opcode::WgmmaMmaAsync || !inst_sources_divergent(d, &div) {
+                if d.opcode == Opcode::WgmmaMmaAsync || !inst_sources_divergent(d, &div, &c31) {
                     continue;
                 }
                 for r in d.defs() {
@@ -261,7 +325,7 @@ impl Uniformity {
                 }
             }
         }
-        u.guards_at_use(f, cfg);
+        u.guards_at_use(f, cfg, &c31);
         // Blocks: control dependence on divergent branches.
         let ipdom = post_dominators(f, cfg);
         u.ipdom = ipdom.clone();
@@ -316,7 +380,7 @@ impl Uniformity {
     /// **R-uniform-at-use**: each guard's divergence at its instruction,
     /// from a forward dataflow over the registers the per-name pass found
     /// divergent (the others are uniform everywhere).
-    fn guards_at_use(&mut self, f: &Function, cfg: &ControlFlowGraph) {
+    fn guards_at_use(&mut self, f: &Function, cfg: &ControlFlowGraph, c31: &Clamp31) {
         let mut slot: SecondaryMap<VReg, u32> = SecondaryMap::with_default(u32::MAX);
         let mut n = 0u32;
         for (r, &div) in self.divergent_reg.iter() {
@@ -361,7 +425,7 @@ impl Uniformity {
             for (k, &b) in blocks.iter().enumerate() {
                 cur.copy_from_slice(entry.of(k));
                 for &i in &movers[k] {
-                    transfer(&f.insts[i], &slot, &mut cur);
+                    transfer(&f.insts[i], &slot, c31, &mut cur);
                 }
                 for &s in cfg.succs(b) {
                     if index[s] != u32::MAX {
@@ -379,7 +443,7 @@ impl Uniformity {
                     self.divergent_guard[i] = bit(&cur, &slot, g.reg);
                 }
                 if movers.next_if_eq(&&i).is_some() {
-                    transfer(d, &slot, &mut cur);
+                    transfer(d, &slot, c31, &mut cur);
                 }
             }
         }
@@ -397,7 +461,7 @@ fn bit(set: &[u64], slot: &SecondaryMap<VReg, u32>, r: VReg) -> bool {
 /// unguarded definition replaces the old state, a guarded one may keep the
 /// old value. A wgmma's accumulators keep their state (as in the per-name
 /// pass, wgmma makes nothing divergent).
-fn transfer(d: &InstData, slot: &SecondaryMap<VReg, u32>, set: &mut [u64]) {
+fn transfer(d: &InstData, slot: &SecondaryMap<VReg, u32>, c31: &Clamp31, set: &mut [u64]) {
     if d.opcode == Opcode::WgmmaMmaAsync {
         return;
     }
@@ -410,7 +474,7 @@ fn transfer(d: &InstData, slot: &SecondaryMap<VReg, u32>, set: &mut [u64]) {
     {
         return;
     }
-    let div = inst_sources_divergent(d, &|r| bit(set, slot, r));
+    let div = inst_sources_divergent(d, &|r| bit(set, slot, r), c31);
     for r in defs {
         let k = slot[r];
         if k == u32::MAX {

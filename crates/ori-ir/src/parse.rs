@@ -52,7 +52,9 @@ impl Cx {
     }
 }
 
-/// Special registers recognised as operands (`%tid.x` and friends).
+/// Special registers recognised as operands (`%tid.x` and friends) in IR
+/// text: a superset of the PTX front end's list (`ori_ptx::isa`), which is
+/// exact.
 pub fn is_special_register(name: &str) -> bool {
     let base = name.split('.').next().unwrap_or(name);
     matches!(
@@ -89,6 +91,11 @@ pub fn is_special_register(name: &str) -> bool {
             | "%pm0"
             | "%globaltimer_lo"
             | "%globaltimer_hi"
+            | "%clock_hi"
+            | "%current_graph_exec"
+            | "%reserved_smem_offset_begin"
+            | "%reserved_smem_offset_end"
+            | "%reserved_smem_offset_cap"
     ) || name.starts_with("%envreg")
         || name.starts_with("%pm")
 }

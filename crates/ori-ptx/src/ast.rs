@@ -249,6 +249,10 @@ pub struct Instruction {
     /// the whole list interned (4 bytes; the IR instruction takes the same
     /// [`ModList`]).
     pub modifiers: ModList,
+    /// How many of the modifiers follow the opcode with no blank or
+    /// comment before them (`cp.reduce.async.bulk.tensor` is one token for
+    /// ptxas: a family is spelt by contiguous words only).
+    pub joined: u8,
     /// The comma-separated operands in source order (destinations first, as
     /// PTX writes them); empty for e.g. `ret;`. Up to three inline
     /// ([`Operands`]).

@@ -17,6 +17,7 @@
 
 pub mod ast;
 pub mod diag;
+pub mod isa;
 pub mod lexer;
 pub mod parser;
 pub mod source_map;

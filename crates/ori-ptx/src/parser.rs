@@ -40,154 +40,74 @@ use crate::token_window::TokWindow;
 use smallvec::SmallVec;
 use std::cell::RefCell;
 
+/// The value of the predefined constant `WARP_SZ` (PTX ISA 10.1).
+const WARP_SZ: i128 = 32;
+
 /// Maximum nesting of `{ }` scopes / initializer lists.
 pub const MAX_DEPTH: usize = 128;
 
 /// The newest `.version` ptxas 13.0.88 accepts.
 pub const MAX_VERSION: (u32, u32) = (9, 0);
 
-/// Base opcodes accepted, sorted (looked up by binary search; a test keeps
-/// the order) (a superset of what ptxas 13.0.88 knows; ptxas keys
-/// some entries by opcode + modifier, e.g. `wgmma.mma_async`, `cp.async`).
-pub const OPCODES: &[&str] = &[
-    "abs",
-    "activemask",
-    "add",
-    "addc",
-    "alloca",
-    "and",
-    "applypriority",
-    "atom",
-    "bar",
-    "barrier",
-    "bfe",
-    "bfi",
-    "bfind",
-    "bmsk",
-    "bra",
-    "brev",
-    "brkpt",
-    "brx",
-    "call",
-    "clusterlaunchcontrol",
-    "clz",
-    "cnot",
-    "copysign",
-    "cos",
-    "cp",
-    "createpolicy",
-    "cvt",
-    "cvta",
-    "discard",
-    "div",
-    "dp2a",
-    "dp4a",
-    "elect",
-    "ex2",
-    "exit",
-    "fence",
-    "fma",
-    "fns",
-    "getctarank",
-    "griddepcontrol",
-    "isspacep",
-    "istypep",
-    "ld",
-    "ldmatrix",
-    "ldu",
-    "lg2",
-    "lop3",
-    "mad",
-    "mad24",
-    "madc",
-    "mapa",
-    "match",
-    "max",
-    "mbarrier",
-    "membar",
-    "min",
-    "mma",
-    "mov",
-    "movmatrix",
-    "mul",
-    "mul24",
-    "multimem",
-    "nanosleep",
-    "neg",
-    "not",
-    "or",
-    "pmevent",
-    "popc",
-    "prefetch",
-    "prefetchu",
-    "prmt",
-    "rcp",
-    "red",
-    "redux",
-    "rem",
-    "ret",
-    "rsqrt",
-    "sad",
-    "selp",
-    "set",
-    "setmaxnreg",
-    "setp",
-    "shf",
-    "shfl",
-    "shl",
-    "shr",
-    "sin",
-    "slct",
-    "sqrt",
-    "st",
-    "stackrestore",
-    "stacksave",
-    "stmatrix",
-    "sub",
-    "subc",
-    "suld",
-    "suq",
-    "sured",
-    "sust",
-    "szext",
-    "tanh",
-    "tcgen05",
-    "tensormap",
-    "testp",
-    "tex",
-    "tld4",
-    "trap",
-    "txq",
-    "vabsdiff",
-    "vabsdiff2",
-    "vabsdiff4",
-    "vadd",
-    "vadd2",
-    "vadd4",
-    "vavrg2",
-    "vavrg4",
-    "vmad",
-    "vmax",
-    "vmax2",
-    "vmax4",
-    "vmin",
-    "vmin2",
-    "vmin4",
-    "vote",
-    "vset",
-    "vset2",
-    "vset4",
-    "vshl",
-    "vshr",
-    "vsub",
-    "vsub2",
-    "vsub4",
-    "wgmma",
-    "wmma",
-    "xor",
-];
+/// The base opcodes the front end knows: the instruction table's list
+/// (`crate::isa::OPCODES`).
+pub use crate::isa::OPCODES;
 
 type PResult<T> = Result<T, ()>;
+
+/// Directives that end an instruction where a modifier would go: a
+/// statement missing its `;` before `.reg` or `.loc` is ptxas's syntax
+/// error at the directive, not a modifier (the state spaces `.global`,
+/// `.shared`, ... are modifiers too, and are not listed).
+fn is_directive_word(dotted: &str) -> bool {
+    matches!(
+        dotted,
+        ".reg"
+            | ".loc"
+            | ".file"
+            | ".pragma"
+            | ".section"
+            | ".entry"
+            | ".func"
+            | ".visible"
+            | ".extern"
+            | ".weak"
+            | ".common"
+            | ".version"
+            | ".target"
+            | ".address_size"
+            | ".maxnreg"
+            | ".maxntid"
+            | ".reqntid"
+            | ".minnctapersm"
+            | ".maxnctapersm"
+            | ".callprototype"
+            | ".calltargets"
+            | ".branchtargets"
+            | ".align"
+            | ".sreg"
+    )
+}
+
+/// A vector component (PTX ISA 5.4.2): `.x .y .z .w`, or `.r .g .b .a`.
+fn is_component(dotted: &str) -> bool {
+    matches!(
+        dotted,
+        ".x" | ".y" | ".z" | ".w" | ".r" | ".g" | ".b" | ".a"
+    )
+}
+
+/// A component in its `.x .y .z .w` spelling (`.r .g .b .a` name the same
+/// four); any other modifier as written.
+fn component(dotted: &str) -> std::borrow::Cow<'_, str> {
+    match dotted {
+        ".r" => ".x".into(),
+        ".g" => ".y".into(),
+        ".b" => ".z".into(),
+        ".a" => ".w".into(),
+        d => d.into(),
+    }
+}
 
 /// Parse a module, returning it together with every diagnostic found.
 /// The module is best-effort when diagnostics contain errors.
@@ -265,6 +185,7 @@ fn parse_inner<'a>(
         opcodes: NameMap::default(),
         sink,
         streamed: false,
+        locs: Default::default(),
     };
     let m = p.module();
     let lex_errors = p.win.get_mut().take_lex_errors();
@@ -368,6 +289,9 @@ struct Parser<'a> {
     sink: Option<Box<dyn FnMut(BodyEvent) + 'a>>,
     /// A body was handed to `sink` already (only the first is).
     streamed: bool,
+    /// The source locations `.loc` directives named so far (an
+    /// `inlined_at` must name one of them).
+    locs: ori_ir::NameSet<(u32, u32, u32)>,
 }
 
 fn is_known_target(t: &str) -> bool {
@@ -1252,6 +1176,8 @@ impl<'a> Parser<'a> {
                 out.push(s);
             }
             ".pragma" => {
+                // `.pragma "a", "b";` (a list of strings, PTX ISA 11.3);
+                // the statement keeps the first.
                 self.bump();
                 let t = self.tok();
                 let text = match t.kind {
@@ -1259,6 +1185,12 @@ impl<'a> Parser<'a> {
                     _ => return self.syntax_error(),
                 };
                 self.bump();
+                while self.eat_punct(',') {
+                    match self.tok().kind {
+                        TokKind::Str => self.bump(),
+                        _ => return self.syntax_error(),
+                    }
+                }
                 self.expect_punct(';')?;
                 out.push(Stmt::Pragma {
                     text,
@@ -1329,6 +1261,10 @@ impl<'a> Parser<'a> {
         };
         let mut names = Vec::new();
         loop {
+            // `WARP_SZ` is the ISA's constant, no name to declare.
+            if self.is_warp_sz() {
+                return self.syntax_error();
+            }
             let (name, name_span) = self.expect_ident()?;
             let mut range = None;
             if self.eat_punct('<') {
@@ -1375,30 +1311,33 @@ impl<'a> Parser<'a> {
         let file = self.expect_u32()?;
         let line = self.expect_u32()?;
         let col = self.expect_u32()?;
+        self.locs.insert((file, line, col));
+        // ptxas 13.0.88 takes the location alone or with both
+        // `function_name SYM[+N]` and `inlined_at F L C`, in that order;
+        // either alone is a syntax error at the token after it.
         let mut function_name = None;
         let mut inlined_at = None;
-        while self.eat_punct(',') {
-            let (kw, _) = self.expect_ident()?;
-            match kw.as_str() {
-                "function_name" => {
-                    let (sym, _) = self.expect_ident()?;
-                    if self.eat_punct('+') {
-                        self.expect_uint()?;
-                    }
-                    function_name = Some(sym);
+        if self.eat_punct(',') {
+            function_name = Some(self.loc_keyword_then("function_name", |p| {
+                let (sym, _) = p.expect_ident()?;
+                if p.eat_punct('+') {
+                    p.expect_uint()?;
                 }
-                "inlined_at" => {
-                    let f = self.expect_u32()?;
-                    let l = self.expect_u32()?;
-                    let c = self.expect_u32()?;
-                    inlined_at = Some((f, l, c));
-                }
-                _ => {
-                    self.pos = self.pos.saturating_sub(1);
-                    self.cur = self.win.get_mut().get(self.pos);
-                    return self.syntax_error();
-                }
+                Ok(sym)
+            })?);
+            self.expect_punct(',')?;
+            let at_span = self.span();
+            let at = self.loc_keyword_then("inlined_at", |p| {
+                Ok((p.expect_u32()?, p.expect_u32()?, p.expect_u32()?))
+            })?;
+            if !self.locs.contains(&at) {
+                let (f, l, c) = at;
+                self.error(
+                    at_span,
+                    format!("Source location {f} {l} {c} used in inlined_at directive must be used in a preceding .loc directive"),
+                );
             }
+            inlined_at = Some(at);
         }
         Ok(Stmt::Loc {
             file,
@@ -1410,7 +1349,54 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// The identifier `kw` (a syntax error at any other token), then what
+    /// `then` parses.
+    fn loc_keyword_then<T>(
+        &mut self,
+        kw: &str,
+        then: impl FnOnce(&mut Self) -> PResult<T>,
+    ) -> PResult<T> {
+        if self.tok().kind != TokKind::Ident || self.text() != kw {
+            return self.syntax_error();
+        }
+        self.bump();
+        then(self)
+    }
+
     // ---------------------------------------------------------- instructions
+
+    /// The modifiers after an opcode, interned, with how many of them
+    /// come before the first blank or comment (`Instruction::joined`).
+    fn modifiers(&mut self) -> (ModList, u8) {
+        let first_mod = self.pos;
+        let (lo, mut hi) = (self.span().lo, self.span().lo);
+        // Blanks and comments may stand between modifiers (ptxas takes
+        // `add /* c */ .u32`, `ld .global.u32`; TileLang writes
+        // `.bulk_group .L2::cache_hint`); a directive ends the statement.
+        let mut joined = None;
+        while self.tok().kind == TokKind::Dotted && !is_directive_word(self.text()) {
+            if self.tok().ws_before && joined.is_none() {
+                joined = Some(self.pos - first_mod);
+            }
+            hi = self.span().hi;
+            self.bump();
+        }
+        let joined = joined.unwrap_or(self.pos - first_mod).min(255) as u8;
+        // The same text is the same tokens, so the same list.
+        let run = self.src.get(lo as usize..hi as usize).unwrap_or("");
+        let modifiers = match self.mod_lists.get(run) {
+            Some(&list) => list,
+            None => {
+                let syms: SmallVec<[Symbol; 8]> = (first_mod..self.pos)
+                    .map(|k| Symbol::new(self.text_of(&self.tok_at(k)).get(1..).unwrap_or("")))
+                    .collect();
+                let list = ModList::new(&syms);
+                self.mod_lists.insert(run, list);
+                list
+            }
+        };
+        (modifiers, joined)
+    }
 
     fn instruction(&mut self) -> PResult<Instruction> {
         let start = self.span();
@@ -1447,25 +1433,7 @@ impl<'a> Parser<'a> {
             );
         }
         let opcode = opcode_sym;
-        let first_mod = self.pos;
-        let (lo, mut hi) = (self.span().lo, self.span().lo);
-        while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
-            hi = self.span().hi;
-            self.bump();
-        }
-        // The same text is the same tokens, so the same list.
-        let run = self.src.get(lo as usize..hi as usize).unwrap_or("");
-        let modifiers = match self.mod_lists.get(run) {
-            Some(&list) => list,
-            None => {
-                let syms: SmallVec<[Symbol; 8]> = (first_mod..self.pos)
-                    .map(|k| Symbol::new(self.text_of(&self.tok_at(k)).get(1..).unwrap_or("")))
-                    .collect();
-                let list = ModList::new(&syms);
-                self.mod_lists.insert(run, list);
-                list
-            }
-        };
+        let (modifiers, joined) = self.modifiers();
         // Three inline (`ast::Operands`), more in a heap block.
         let mut operands = crate::ast::Operands::new();
         if !self.is_punct(';') {
@@ -1492,6 +1460,7 @@ impl<'a> Parser<'a> {
             pred,
             opcode,
             modifiers,
+            joined,
             operands,
             span: start.to(self.prev_span()),
         })
@@ -1556,42 +1525,57 @@ impl<'a> Parser<'a> {
             | TokKind::F32(_)
             | TokKind::F64(_)
             | TokKind::DecFloat(_) => OperandKind::Imm(self.const_expr()?),
-            TokKind::Ident => {
-                let mut name = Name::from(self.text_of(&t));
-                self.bump();
-                if name == "_" {
-                    OperandKind::Sink
-                } else if name.starts_with('%') {
-                    // Special-register components: %tid.x, %ctaid.y, ...
-                    while self.tok().kind == TokKind::Dotted && !self.tok().ws_before {
-                        name.push_str(self.text());
-                        self.bump();
-                    }
-                    self.reg_or_pair(name)?
-                } else if name == "generic" && self.is_punct('(') {
-                    self.bump();
-                    let (inner, _) = self.expect_ident()?;
-                    self.expect_punct(')')?;
-                    OperandKind::Symbol(compact_str::format_compact!("generic({inner})"))
-                } else if self.is_reg_name(&name) {
-                    self.reg_or_pair(name)?
-                } else if (self.is_punct('+') || self.is_punct('-'))
-                    && matches!(self.nth(1).kind, TokKind::Int { .. } | TokKind::Punct('-'))
-                {
-                    let neg = self.is_punct('-');
-                    self.bump();
-                    let off = self.int_term()?;
-                    OperandKind::SymOffset(name, if neg { off.wrapping_neg() } else { off })
-                } else {
-                    OperandKind::Symbol(name)
-                }
-            }
+            TokKind::Ident if self.is_warp_sz() => OperandKind::Imm(self.const_expr()?),
+            TokKind::Ident => self.name_operand(t)?,
             _ => return self.syntax_error(),
         };
         Ok(Operand {
             kind,
             span: start.to(self.prev_span()),
         })
+    }
+
+    /// An operand starting with a name at token `t`: the sink, a register
+    /// (with its components), `generic(sym)`, `sym+N`, or a symbol.
+    fn name_operand(&mut self, t: Token) -> PResult<OperandKind> {
+        let mut name = Name::from(self.text_of(&t));
+        self.bump();
+        let kind = if name == "_" && self.is_punct('|') {
+            // `_|p`: the predicate of a pair alone (`elect.sync _|p`).
+            self.reg_or_pair(name)?
+        } else if name == "_" {
+            OperandKind::Sink
+        } else if name.starts_with('%') {
+            // Special-register and vector components: %tid.x,
+            // %ctaid.y, %v.w (ptxas also takes `%tid .x`).
+            while self.tok().kind == TokKind::Dotted && !is_directive_word(self.text()) {
+                name.push_str(&component(self.text()));
+                self.bump();
+            }
+            self.reg_or_pair(name)?
+        } else if name == "generic" && self.is_punct('(') {
+            self.bump();
+            let (inner, _) = self.expect_ident()?;
+            self.expect_punct(')')?;
+            OperandKind::Symbol(compact_str::format_compact!("generic({inner})"))
+        } else if self.is_reg_name(&name) {
+            // A vector register's component: `mx.x`, `mx.r`.
+            while self.tok().kind == TokKind::Dotted && is_component(self.text()) {
+                name.push_str(&component(self.text()));
+                self.bump();
+            }
+            self.reg_or_pair(name)?
+        } else if (self.is_punct('+') || self.is_punct('-'))
+            && matches!(self.nth(1).kind, TokKind::Int { .. } | TokKind::Punct('-'))
+        {
+            let neg = self.is_punct('-');
+            self.bump();
+            let off = self.int_term()?;
+            OperandKind::SymOffset(name, if neg { off.wrapping_neg() } else { off })
+        } else {
+            OperandKind::Symbol(name)
+        };
+        Ok(kind)
     }
 
     fn reg_or_pair(&mut self, name: Name) -> PResult<OperandKind> {
@@ -1679,10 +1663,10 @@ impl<'a> Parser<'a> {
             CVal::Imm(f) => return Ok(f),
         };
         while (self.is_punct('+') || self.is_punct('-'))
-            && matches!(
+            && (matches!(
                 self.nth(1).kind,
                 TokKind::Int { .. } | TokKind::Punct('-' | '~')
-            )
+            ) || self.text_of(&self.nth(1)) == "WARP_SZ")
         {
             let neg = self.is_punct('-');
             self.bump();
@@ -1699,6 +1683,14 @@ impl<'a> Parser<'a> {
             acc = acc.clamp(-(1i128 << 64), 1i128 << 64);
         }
         Ok(fold_int(acc, unsigned))
+    }
+
+    /// The token is `WARP_SZ`, the ISA's predefined constant (ptxas
+    /// 13.0.88 takes it wherever an integer constant goes: `mov.u64`,
+    /// `add.u32 d, a, WARP_SZ+1`, `[%rd1+WARP_SZ]`; as a destination it
+    /// is "Result register required", in `mov.f32` "Arguments mismatch").
+    fn is_warp_sz(&self) -> bool {
+        self.tok().kind == TokKind::Ident && self.text() == "WARP_SZ"
     }
 
     fn unary_const(&mut self) -> PResult<CVal> {
@@ -1723,6 +1715,7 @@ impl<'a> Parser<'a> {
             TokKind::F32(b) => CVal::Imm(Imm::F32(b)),
             TokKind::F64(b) => CVal::Imm(Imm::F64(b)),
             TokKind::DecFloat(f) => CVal::Imm(Imm::F64(f.to_bits())),
+            TokKind::Ident if self.is_warp_sz() => CVal::Int(WARP_SZ, false),
             _ => return self.syntax_error(),
         };
         self.bump();

@@ -1,37 +1,16 @@
 //! Handlers for ordinary PTX instructions: exact def/use sets.
 //!
 //! Phase 87 decides conflicts from which registers an instruction reads and
-//! writes, so these handlers get that right: the destination comes first;
-//! `st`, `red`, `bar`, `prefetch` and friends define nothing; `setp` may
-//! define `p|q`; vector loads define every register of the vector; `call`
-//! defines its return parameters and uses its arguments.
+//! writes, so these handlers get that right. Which operands an instruction
+//! writes is the instruction table's (`crate::isa`, through `table_forms`):
+//! a result comes first; `st`, `red`, `bar`, `prefetch`, the TMA and bulk
+//! copies and friends define nothing; `setp` may define `p|q`; vector loads
+//! define every register of the vector; `call` defines its return
+//! parameters and uses its arguments.
 
-use super::{dest_first, LowerCx};
+use super::{table_forms, LowerCx};
 use crate::ast;
 use ori_ir::{InstData, Operand, Slot, Symbol};
-
-/// Base mnemonics (or `base.first_modifier`) that define no register.
-fn defines_nothing(i: &ast::Instruction) -> bool {
-    let first = i.modifiers.first().map_or("", |m| m.as_str());
-    match i.opcode.as_str() {
-        "st" | "red" | "bar" | "barrier" | "membar" | "fence" | "prefetch" | "prefetchu"
-        | "trap" | "brkpt" | "pmevent" | "nanosleep" | "griddepcontrol" | "stmatrix" | "sust"
-        | "sured" | "discard" | "applypriority" | "setmaxnreg" | "stackrestore" | "tensormap" => {
-            true
-        }
-        "cp" => !matches!(first, "reduce"),
-        "mbarrier" => {
-            matches!(first, "init" | "inval" | "expect_tx" | "complete_tx")
-                || (first == "arrive"
-                    && matches!(
-                        i.operands.first().map(|o| &o.kind),
-                        Some(ast::OperandKind::Sink)
-                    ))
-        }
-        "multimem" => first != "ld_reduce",
-        _ => false,
-    }
-}
 
 /// The operands lowered, inline (an instruction's are rarely more than four).
 type Operands = smallvec::SmallVec<[Operand; 4]>;
@@ -194,7 +173,9 @@ pub(super) fn result_register_given(
     i: &ast::Instruction,
     not_a_register: impl Fn(&ast::OperandKind) -> bool,
 ) -> bool {
-    let bad = !defines_nothing(i) && i.operands.first().is_some_and(|o| not_a_register(&o.kind));
+    let form = table_forms::form_quiet(cx, i);
+    let bad = table_forms::defines_result(form, i)
+        && i.operands.first().is_some_and(|o| not_a_register(&o.kind));
     if bad {
         cx.error(
             i.span,
@@ -206,6 +187,12 @@ pub(super) fn result_register_given(
 
 /// Any instruction without a handler of its own.
 pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
+    let form = table_forms::form_of(cx, i)?;
+    if let Some(f) = form.filter(|f| !f.open) {
+        if !table_forms::version_fits(cx, i, f) || !table_forms::operands_fit(cx, i, f) {
+            return None;
+        }
+    }
     if (i.opcode == "ld" || i.opcode == "st") && !i.modifiers.iter().all(|m| memory_modifier(m)) {
         for m in i.modifiers.iter().filter(|m| !memory_modifier(m)) {
             cx.error(i.span, format!("Unknown modifier '.{m}'"));
@@ -236,6 +223,9 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
         );
         return None;
     }
+    if i.opcode == "mov" && !super::mov_types::mov_types_fit(cx, i) {
+        return None;
+    }
     if (arity.is_some() || i.opcode == "st") && has_unknown_operand(cx, i) {
         // ptxas 13.0.88 types the operands before it resolves them: an
         // unknown name is an operand of no type, so the instruction's
@@ -252,12 +242,22 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
     if !result_register_given(cx, i, |k| matches!(k, ast::OperandKind::Imm(_))) {
         return None;
     }
+    if !table_forms::results_are_registers(cx, i, form) {
+        return None;
+    }
     let ops = lower_operands(cx, i)?;
-    let slots: ori_ir::Slots = if defines_nothing(i) {
-        ops.into_iter().map(Slot::use_).collect()
-    } else {
-        dest_first(ops)
-    };
+    let slots: ori_ir::Slots = ops
+        .into_iter()
+        .zip(&i.operands)
+        .enumerate()
+        .map(|(k, (op, src))| {
+            if table_forms::writes(form, k, &src.kind) {
+                Slot::def(op)
+            } else {
+                Slot::use_(op)
+            }
+        })
+        .collect();
     Some(InstData::interned(
         i.opcode,
         i.modifiers,

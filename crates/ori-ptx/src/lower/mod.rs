@@ -10,7 +10,9 @@
 pub mod declarations;
 mod generic;
 mod handlers;
+mod mov_types;
 mod streamed;
+mod table_forms;
 mod wgmma;
 
 pub use handlers::{handler_table, Handler, HandlerTable};
@@ -19,7 +21,7 @@ pub use streamed::{parse_and_lower, Streamed};
 use crate::ast;
 use crate::diag::{Diag, Severity, Span};
 use fxhash::FxHashSet;
-use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, Slot, VReg};
+use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, VReg};
 use ori_ir::{NameMap, NameSet};
 use smallvec::SmallVec;
 
@@ -86,6 +88,12 @@ pub struct LowerCx<'a> {
     /// arithmetic one (`generic::first_non_arithmetic`): a kernel repeats
     /// a few dozen lists over thousands of instructions.
     pub(super) mod_checks: fxhash::FxHashMap<ori_ir::ModList, Option<ori_ir::Symbol>>,
+    /// The components of the function-scope vector registers, by their
+    /// PTX name (`mx.x`; the IR calls it `mx$x`).
+    components: NameMap<ast::Name, VReg>,
+    /// Per (mnemonic, modifier list), the form the instruction table gives
+    /// it (`table_forms`), or the message saying why none does.
+    pub(super) forms: fxhash::FxHashMap<table_forms::FormKey, table_forms::Verdict>,
 }
 
 /// `.reg` ranges up to this size are declared at once; larger ones (ptxas
@@ -219,6 +227,14 @@ impl LowerCx<'_> {
                     return None;
                 }
             },
+            K::PredPair(pair) if pair.0 == "_" => match self.lookup_reg(&pair.1) {
+                // `_|p` writes the predicate only.
+                Some(r) => Operand::Reg(r),
+                None => {
+                    self.error(op.span, format!("Unknown symbol '{}'", pair.1));
+                    return None;
+                }
+            },
             K::PredPair(pair) => {
                 let (a, b) = &**pair;
                 let (ra, rb) = (self.lookup_reg(a), self.lookup_reg(b));
@@ -253,6 +269,9 @@ impl LowerCx<'_> {
         if let Some(r) = self.scopes.iter().rev().find_map(|m| m.get(n).copied()) {
             return Some(r);
         }
+        if let Some(&r) = self.components.get(n) {
+            return Some(r);
+        }
         let found = self.func.reg(n);
         if let Some(r) = found.filter(|r| self.scoped.is_empty() || !self.scoped.contains(r)) {
             return Some(r);
@@ -281,7 +300,7 @@ impl LowerCx<'_> {
     /// symbol or a label.
     pub fn knows_name(&mut self, n: &str) -> bool {
         self.lookup_reg(n).is_some()
-            || ori_ir::parse::is_special_register(n)
+            || crate::isa::is_special_register(n)
             || self.is_symbol(n)
             || self.resolve_label(n).is_some()
     }
@@ -294,7 +313,7 @@ impl LowerCx<'_> {
         if let Some(r) = self.lookup_reg(n) {
             return Some(Operand::Reg(r));
         }
-        if ori_ir::parse::is_special_register(n) {
+        if crate::isa::is_special_register(n) {
             return Some(Operand::Special(n.into()));
         }
         if self.is_symbol(n) {
@@ -402,20 +421,6 @@ impl LowerCx<'_> {
             self.need_block = true;
         }
     }
-}
-
-/// Make a slot list where the first operand is defined and the rest used.
-pub(crate) fn dest_first(ops: impl IntoIterator<Item = Operand>) -> ori_ir::Slots {
-    ops.into_iter()
-        .enumerate()
-        .map(|(k, o)| {
-            if k == 0 && !matches!(o, Operand::Addr { .. }) {
-                Slot::def(o)
-            } else {
-                Slot::use_(o)
-            }
-        })
-        .collect()
 }
 
 fn param(p: &ast::Param) -> Param {
@@ -545,7 +550,10 @@ fn module_scope(file: &str, m: &ast::Module) -> ModuleScope {
 /// scopes nested in it: `lower_stmts` declares them on entry).
 fn declare_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
     for s in stmts {
-        let ast::Stmt::Reg { ty, names, .. } = s else {
+        let ast::Stmt::Reg {
+            ty, names, vector, ..
+        } = s
+        else {
             continue;
         };
         let class = RegClass::of_ptx_type(ty).unwrap_or(RegClass::R32);
@@ -567,6 +575,42 @@ fn declare_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
                     }
                 }
                 None => declare_scoped(cx, &n.name, ty, class),
+            }
+            match (vector, n.range) {
+                (Some(_), None) => declare_components(cx, &n.name, ty, class),
+                (Some(_), Some(k)) if k <= EAGER_RANGE => {
+                    for i in 0..k {
+                        declare_components(cx, &format!("{}{i}", n.name), ty, class);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The components of a vector register `.reg .v2 .f32 mx;`, each a
+/// register of its own: `mx.x` .. `mx.w` (ptxas 13.0.88 takes all four
+/// on a `.v2` as well; `.r .g .b .a` are spelt `.x .y .z .w` by the parser).
+fn declare_components(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClass) {
+    for c in ["x", "y", "z", "w"] {
+        // The IR names a component `mx$x`, a name PTX can write back
+        // (`ptx_text`); the PTX name `mx.x` finds it.
+        let mut ir_name = format!("{name}${c}");
+        let mut k = 0;
+        while cx.func.reg(&ir_name).is_some() {
+            k += 1;
+            ir_name = format!("{name}${c}_{k}");
+        }
+        let r = cx.func.declare_reg(&ir_name, ty, class);
+        let ptx_name = ast::Name::from(format!("{name}.{c}"));
+        match cx.scopes.last_mut() {
+            Some(scope) => {
+                scope.insert(ptx_name, r);
+                cx.scoped.insert(r);
+            }
+            None => {
+                cx.components.insert(ptx_name, r);
             }
         }
     }
@@ -872,6 +916,8 @@ fn function_cx<'a>(
         scoped: FxHashSet::default(),
         resolved: SmallVec::new(),
         mod_checks: Default::default(),
+        forms: Default::default(),
+        components: Default::default(),
         handlers: Default::default(),
     };
     // `.reg` parameters are registers inside the body.

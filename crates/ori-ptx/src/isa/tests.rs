@@ -1,0 +1,60 @@
+//! The table reads, and classifies instructions as ptxas 13.0.88 does.
+
+use super::*;
+
+fn classify(mnemonic: &str) -> Result<Option<FormId>, (String, Mismatch)> {
+    let mut words = mnemonic.split('.');
+    let op = words.next().unwrap_or("");
+    let mods: Vec<&str> = words.collect();
+    Table::get().classify(op, &mods, mods.len())
+}
+
+#[test]
+fn the_table_reads() {
+    let t = Table::get();
+    assert!(t.forms.len() > 50);
+    // Every opcode of the table is one the parser knows.
+    for f in &t.forms {
+        assert!(crate::parser::OPCODES.contains(&f.opcode), "{}", f.family);
+    }
+}
+
+#[test]
+fn reduce_store_reads_its_operands() {
+    let k = classify("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group")
+        .unwrap()
+        .unwrap();
+    let f = &Table::get().forms[k];
+    assert!(f.operands.iter().all(|o| !o.kind.is_result()));
+    assert_eq!(f.operands[0].kind, OperandKind::Tensor);
+    // Modifiers in any order, as ptxas takes them.
+    assert!(
+        classify("cp.reduce.async.bulk.tensor.2d.global.add.shared::cta.bulk_group.tile").is_ok()
+    );
+}
+
+#[test]
+fn mismatches_are_named() {
+    let e = classify("cp.reduce.async.bulk.tensor.2d.shared::cta.global.add.tile.bulk_group");
+    assert_eq!(e.unwrap_err().1, Mismatch::StateSpace);
+    let e = classify("cp.frob.u32").unwrap_err();
+    assert_eq!(e.1, Mismatch::NoFamily("frob".into()));
+    let e = classify("shfl.sync.sideways.b32").unwrap_err();
+    assert_eq!(e.1, Mismatch::UnknownModifier("sideways".into()));
+    // A family is spelt by words with no blank between them (ptxas:
+    // `cp .reduce.async.bulk` is `cp` with unknown modifiers).
+    let mods = [
+        "reduce",
+        "async",
+        "bulk",
+        "global",
+        "shared::cta",
+        "bulk_group",
+        "add",
+        "f32",
+    ];
+    let e = Table::get().classify("cp", &mods, 0).unwrap_err();
+    assert_eq!(e.1, Mismatch::NoFamily("reduce".into()));
+    // Not in the table: the default form.
+    assert_eq!(classify("add.u32"), Ok(None));
+}
