@@ -229,10 +229,7 @@ pub struct Pred {
 
 /// An instruction's operands: up to three inline, in the statement. Most
 /// instructions have two or three (`mov`, `ld`, `st`, `cvt`, `add`,
-/// `setp`); on the pipelined front end, a heap block per instruction was
-/// a `malloc` on the parser's thread (the critical path) and a `free`
-/// there when the lowered batch came back, about 7% of its work on a
-/// Triton kernel (`mm_f16acc_64x128x32_s4_w4`, callgrind).
+/// `setp`), so most statements need no heap block for their operands.
 pub type Operands = smallvec::SmallVec<[Operand; 3]>;
 
 /// One PTX instruction.
@@ -369,7 +366,7 @@ mod size_tests {
     /// and an operand 56 bytes, not 64, with the rare predicate pair boxed
     /// (operands were 40% of the heap's peak on the 125k bench kernel; an
     /// address, a base name and a 64-bit offset, is the largest now). The
-    /// pipelined front end holds a few batches of statements at a time, so
+    /// batched front end holds a few batches of statements at a time, so
     /// a statement now keeps three operands inline (96 bytes and a heap
     /// block of 56 a operand before; a statement with four or more still
     /// takes the block).

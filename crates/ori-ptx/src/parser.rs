@@ -116,8 +116,8 @@ pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
 }
 
 /// What [`parse_streaming`] hands over while it parses the first function
-/// body of the module, so that another thread can lower the statements
-/// parsed so far while the rest is parsed (`crate::pipelined`).
+/// body of the module, so that the statements parsed so far are lowered
+/// and freed before the rest is parsed (`crate::lower::streamed`).
 #[derive(Debug)]
 pub enum BodyEvent {
     /// The first function with a body begins.
@@ -143,9 +143,8 @@ pub struct BodyStart {
 }
 
 /// Top-level statements of a streamed body per [`BodyEvent::Stmts`]: small
-/// enough that the lowering starts early and never waits long, large
-/// enough that handing a batch over (a channel send and, when the other
-/// thread sleeps, a wake-up) is noise beside parsing it.
+/// enough that few statements are alive at once, large enough that handing
+/// a batch over is noise beside parsing it.
 const STREAM_BATCH: usize = 64;
 
 /// [`parse_with_diags`], handing the first function body's statements to
