@@ -184,9 +184,8 @@ fn normalized_args() -> Vec<OsString> {
 
 /// `ori compile`'s arguments, parsed by a command of its own arguments
 /// alone: building the whole command line (every subcommand's arguments,
-/// `ori run`'s among them) was about 1.5% of compiling a small Triton
-/// kernel (callgrind, `mm_f16acc_64x128x32_s4_w4`), for nothing but
-/// `compile`'s. `None` for anything but a successful parse (another
+/// `ori run`'s among them) is a measurable share of compiling a small
+/// kernel, for nothing but `compile`'s. `None` for anything but a successful parse (another
 /// subcommand, `--help`, an error): the full command then answers, with
 /// its own help and messages. Both parse `compile`'s arguments with the
 /// same definitions (a unit test compares them).

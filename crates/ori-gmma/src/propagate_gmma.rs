@@ -21,11 +21,6 @@ use ori_ir::{
 /// uses the count of distinct accumulator sets in flight at one point.
 pub const MAX_ACTIVE_GMMA_LIVE_RANGES: u32 = 64;
 
-/// How many instructions ahead the walk prefetches: at 1M instructions
-/// (184 MB of `InstData`) the walk waits on memory; 32 took phase 85 on
-/// the one-block bench shape from 52-54 ms to 41-42 ms (8: 43-47 ms).
-const PREFETCH_DISTANCE: usize = 32;
-
 /// The pass.
 pub struct OriPropagateGmma;
 
@@ -67,20 +62,11 @@ pub fn propagate(f: &mut Function) -> GmmaFacts {
     // block's pipeline events are read for the dataflow.
     let mut events = Events::default();
     let (mut src, mut dst) = (Vec::new(), Vec::new());
-    let mut ahead = Cursor::default();
-    for _ in 0..PREFETCH_DISTANCE {
-        ahead.next(&f.layout);
-    }
     for bk in 0..f.layout.blocks().len() {
         let b = f.layout.blocks()[bk];
         let lo = events.start_block();
         for k in 0..f.layout.block_insts(b).len() {
             let i = f.layout.block_insts(b)[k];
-            // The walk streams the instruction table (a few nanoseconds an
-            // instruction): ask for one further on before it is needed.
-            if let Some(a) = ahead.next(&f.layout) {
-                f.prefetch_inst(a);
-            }
             if f.insts[i].opcode == Opcode::WgmmaMmaAsync {
                 collect_accumulators(f, &f.insts[i], Access::Read, &mut src);
                 collect_accumulators(f, &f.insts[i], Access::Written, &mut dst);
@@ -104,25 +90,3 @@ pub fn propagate(f: &mut Function) -> GmmaFacts {
     facts
 }
 
-/// A position in layout order that steps over block boundaries, for the
-/// prefetch that runs ahead of the walk.
-#[derive(Default)]
-struct Cursor {
-    block: usize,
-    inst: usize,
-}
-
-impl Cursor {
-    /// The instruction at the cursor, then step past it.
-    fn next(&mut self, layout: &ori_ir::Layout) -> Option<ori_ir::Inst> {
-        loop {
-            let b = *layout.blocks().get(self.block)?;
-            if let Some(&i) = layout.block_insts(b).get(self.inst) {
-                self.inst += 1;
-                return Some(i);
-            }
-            self.block += 1;
-            self.inst = 0;
-        }
-    }
-}

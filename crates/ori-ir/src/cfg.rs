@@ -35,15 +35,7 @@ impl ControlFlowGraph {
         cfg.succs.resize(n);
         cfg.preds.resize(n);
         let blocks = f.layout.blocks();
-        for (k, &b) in blocks.iter().enumerate() {
-            // Each block's last instruction is read: prefetched a few
-            // blocks ahead (see `Function::prefetch_inst`).
-            if let Some(&last) = blocks
-                .get(k + 8)
-                .and_then(|&ahead| f.layout.block_insts(ahead).last())
-            {
-                f.prefetch_inst(last);
-            }
+        for &b in blocks.iter() {
             let mut succs: SmallVec<[Block; 2]> = SmallVec::new();
             let mut falls_through = true;
             if let Some(&last) = f.layout.block_insts(b).last() {

@@ -299,22 +299,6 @@ impl Function {
         self.names.declare_range(prefix, count);
     }
 
-    /// Hint the CPU to load instruction `i`'s opcode into the cache: for
-    /// walks over a table too large for the cache, a few instructions
-    /// ahead of where they read. Does nothing where there is no hint.
-    #[inline]
-    pub fn prefetch_inst(&self, i: Inst) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let at: *const u8 = std::ptr::from_ref(&self.insts[i].opcode).cast();
-            // SAFETY: a prefetch reads nothing and cannot fault; `at` points
-            // into a live instruction.
-            unsafe { std::arch::x86_64::_mm_prefetch(at.cast(), std::arch::x86_64::_MM_HINT_T0) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
-    }
-
     /// Look a register up by name.
     pub fn reg(&self, name: &str) -> Option<VReg> {
         self.names.get(name)

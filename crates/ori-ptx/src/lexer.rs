@@ -242,10 +242,9 @@ impl<'a> Cursor<'a> {
 
 /// Where the first newline of `hay` is. On x86_64 with SSE2, which every
 /// x86_64 processor has: memchr's generic entry point asks the processor
-/// for AVX2 (`cpuid`) on its first call, and in the VM of the benchmarks
-/// each `cpuid` traps to the hypervisor (3.6 µs; the detection makes
-/// several), about 1% of compiling a small kernel. A comment line is too
-/// short for AVX2 to matter.
+/// for AVX2 (`cpuid`) on its first call, and in a virtual machine each
+/// `cpuid` traps to the hypervisor, a cost a small kernel would feel. A
+/// comment line is too short for AVX2 to matter.
 fn find_newline(hay: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     if let Some(sse2) = memchr::arch::x86_64::sse2::memchr::One::new(b'\n') {

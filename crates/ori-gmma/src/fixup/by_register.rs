@@ -4,9 +4,7 @@
 //! of small vectors took 24 bytes for every register of the function, 28
 //! MB on the generated 1M-instruction matmul, most of them for registers
 //! with nothing, and sorting pairs by register cost a comparison sort
-//! where counting does (the 312,380 movs of that kernel: 16 ms with a
-//! sort and a binary search per lookup). Built by counting, in two passes
-//! over the pairs.
+//! where counting does. Built by counting, in two passes over the pairs.
 
 use cranelift_entity::EntityRef;
 use ori_ir::VReg;

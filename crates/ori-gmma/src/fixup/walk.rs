@@ -47,8 +47,7 @@ fn sets_of_reg(f: &Function, pool: &AccumSetPool) -> SetsOfReg {
 /// accumulator set and whether it is of the tensor class. The table of
 /// registers' data is 32 bytes a register (21 MB on the generated 1M
 /// matmul) and the sets' offsets another table, each read at random at
-/// every register operand; this one is 670 KB there (building the walk's
-/// register table, `InstRegs::compute`, went from 85 to 80 ms with it).
+/// every register operand; this one is 670 KB there.
 pub(super) struct RegKinds(Vec<u8>);
 
 impl RegKinds {
