@@ -368,7 +368,7 @@ def advisories(messages):
 def normalized(message):
     """A message without its file, line numbers and function names (for grouping)."""
     m = re.sub(r"^ptxas \S+, line \d+; ", "ptxas ", message)
-    m = LINE.sub("around line N", m)
+    m = re.sub(r"\bline \d+", "line N", m)
     m = FUNCTION.sub("function '...'", m)
     return re.sub(r"\s+:", ":", m)
 
@@ -416,6 +416,9 @@ class Comparison:
         self.kernels = len(baseline)
         self.exit = self.gmma = self.both = self.lines = self.verbatim = 0
         self.groups = collections.OrderedDict()
+        # (13.0.88's line, this version's line), normalized -> kernels whose exit
+        # and GMMA messages agree but whose lines differ in wording.
+        self.wording = collections.OrderedDict()
         for case in sorted(baseline):
             base, got = baseline[case], results[case]
             same_exit = base[0] == got[0]
@@ -428,6 +431,9 @@ class Comparison:
             key = difference(base, got)
             if key:
                 self.groups.setdefault(key, []).append(case)
+            elif base[1] != got[1]:
+                for pair in reworded(base[1], got[1]):
+                    self.wording.setdefault(pair, []).append(case)
 
     def row(self, label):
         return "| %s | %d | %d | %d | %d | %d | %d |" % (
@@ -444,6 +450,25 @@ class Comparison:
                 ", ".join("%s %d" % kv for kv in sorted(acc.items())),
                 ", ".join("`%s`" % k for k in kernels[:3])))
         return out
+
+    def describe_wording(self, version):
+        out = []
+        for (a, b), kernels in sorted(self.wording.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            same = " (only line numbers or names differ)" if a == b else ""
+            out.append("- %d kernel%s%s: 13.0.88 `%s`; %s `%s`. E.g. %s." % (
+                len(kernels), "" if len(kernels) == 1 else "s", same, a, version, b,
+                ", ".join("`%s`" % k for k in kernels[:2])))
+        return out
+
+
+def reworded(base, got):
+    """The normalized (13.0.88 line, other line) pairs where two outputs differ (`-` for none)."""
+    if len(base) == len(got):
+        pairs = [(normalized(a), normalized(b)) for a, b in zip(base, got) if a != b]
+    else:
+        b, g = collections.Counter(map(normalized, base)), collections.Counter(map(normalized, got))
+        pairs = [(m, "-") for m in sorted(b - g)] + [("-", m) for m in sorted(g - b)]
+    return sorted(set(pairs))
 
 
 def legend(all_results):
@@ -529,8 +554,9 @@ def result_section(versions, recorded, problems, n, baseline):
             out.append("- ptxas %s: not recorded." % v)
             continue
         verbatim, lowered = recorded[v]
-        line = "- ptxas %s: exit status and GMMA messages equal 13.0.88's on %d of %d kernels" % (
-            v, Comparison(verbatim, baseline).both, n)
+        c = Comparison(verbatim, baseline)
+        line = "- ptxas %s: exit status and GMMA messages equal 13.0.88's on %d of %d kernels, " \
+               "every output line on %d" % (v, c.both, n, c.verbatim)
         if lowered is not None:
             rejected = sum(1 for c in verbatim if UNSUPPORTED.search(" ".join(verbatim[c][1])))
             line += " (it rejects the `.version` of %d); on %d of %d with `.version` lowered" % (
@@ -548,6 +574,10 @@ def differences_section(versions, recorded, baseline):
         if c.groups:
             out += ["Where ptxas %s differs from 13.0.88 (kernels as committed):" % v, ""]
             out += c.describe() + [""]
+        if c.wording:
+            out += ["Where ptxas %s prints the same GMMA messages in other words "
+                    "(kernels as committed):" % v, ""]
+            out += c.describe_wording(v) + [""]
     if not out:
         return ["Every other recorded version agrees with 13.0.88 on every kernel.", ""]
     return out
