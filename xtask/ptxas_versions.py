@@ -25,12 +25,13 @@ Data (written only by this script; never edit by hand):
     tests/real/ptxas_versions/VERSION.lowered.tsv  .version lowered where rejected
 
 one line per kernel: `family/kernel<TAB>exit status<TAB>messages joined by ' || '`
-(a tab inside a message would be written as `\\t`).
+(a tab inside a message would be written as `\\t`); the exit status is `timeout`
+where ptxas ran past the time limit (no verdict, as in oracle.rs).
 
 Usage (python3, standard library only; run it under `nice`):
 
     python3 xtask/ptxas_versions.py [--jobs N] [--versions V ...] [--only SUBSTRING]
-                                    [--no-run] [--write-doc]
+                                    [--time-limit S] [--no-run] [--write-doc]
 
 Wheels are pip-installed (`--no-deps`) into target/ptxas-versions/VERSION
 unless that ptxas is already there. Results are cached per kernel in
@@ -72,7 +73,7 @@ WHEELS = collections.OrderedDict(
     ]
 )
 TOOL_LIMIT_S = 600
-# The exit status recorded for a ptxas that ran past TOOL_LIMIT_S (as oracle.rs,
+# The exit status recorded for a ptxas that ran past its time limit (as oracle.rs,
 # which records no verdict then); such results are not cached, so a later run
 # tries again.
 TIMED_OUT = "timeout"
@@ -210,8 +211,9 @@ def lowered_text(text, ptx_version):
 class Runner:
     """Runs one ptxas on kernels, with a per-kernel result cache."""
 
-    def __init__(self, version, ptxas, tmp):
+    def __init__(self, version, ptxas, tmp, limit):
         self.version = version
+        self.limit = limit
         self.ptxas = ptxas
         self.tmp = tmp
         self.cache = os.path.join(TOOLS, "cache", version)
@@ -258,7 +260,7 @@ class Runner:
     def _ptxas(self, args, cwd):
         try:
             p = subprocess.run([self.ptxas] + args, cwd=cwd, stdin=subprocess.DEVNULL,
-                               capture_output=True, timeout=TOOL_LIMIT_S)
+                               capture_output=True, timeout=self.limit)
             code = p.returncode if p.returncode >= 0 else -1
             out, err = p.stdout, p.stderr
         except subprocess.TimeoutExpired as e:
@@ -288,12 +290,12 @@ def run_all(runner, names, jobs, label, lowered_to=None):
     return results
 
 
-def record_version(version, names, jobs, tmp):
+def record_version(version, names, jobs, tmp, limit):
     """(verbatim, lowered or None, error): results of one version on `names`."""
     ptxas, err = install(version)
     if err:
         return None, None, err
-    runner = Runner(version, ptxas, tmp)
+    runner = Runner(version, ptxas, tmp, limit)
     verbatim = run_all(runner, names, jobs, "as committed")
     lower = {}
     for case, (_, messages) in verbatim.items():
@@ -392,7 +394,7 @@ def difference(base, got):
     """The group key of a kernel whose exit or GMMA messages differ from 13.0.88's, or None."""
     (be, bm), (ge, gm) = base, got
     if ge == TIMED_OUT:
-        return "no verdict: ptxas ran past the %d s limit here" % TOOL_LIMIT_S
+        return "no verdict: ptxas ran past the time limit here"
     if be != ge:
         first = next((normalized(m) for m in gm if "error" in m or "fatal" in m), None)
         return "exit %s where 13.0.88 exits %d%s" % (
@@ -503,8 +505,9 @@ def report(versions, recorded, problems, baseline, control, command):
            "releases print the same verdicts on the real-kernel corpus (`tests/real`, %d kernels). "
            "Each ptxas (from its PyPI wheel) ran as `cargo xtask oracle record` runs the oracle: "
            "`ptxas -arch=sm_90a [oracle-flags] K.ptx -o K.cubin` in the kernel's folder; "
-           "`VERSION.tsv` holds its exit status (`timeout` where it ran past %d s) and every "
-           "line it printed, per kernel." % (len(baseline), TOOL_LIMIT_S),
+           "`VERSION.tsv` holds its exit status (`timeout` where it ran past the time "
+           "limit, `--time-limit`, %d s by default) and every line it printed, per kernel."
+           % (len(baseline), TOOL_LIMIT_S),
            "",
            "A kernel counts as agreeing when its exit status and its GMMA messages "
            "(the C75xx lines: codes, functions, order) equal those of the committed "
@@ -611,6 +614,8 @@ def main():
                     metavar="V", help="versions to record (default: all): " + " ".join(WHEELS))
     ap.add_argument("--only", metavar="SUBSTRING",
                     help="only kernels whose name contains SUBSTRING (writes no TSV, no doc)")
+    ap.add_argument("--time-limit", type=int, default=TOOL_LIMIT_S, metavar="S",
+                    help="seconds one ptxas may run (default %d, as oracle.rs)" % TOOL_LIMIT_S)
     ap.add_argument("--no-run", action="store_true", help="summarize the committed TSVs only")
     ap.add_argument("--write-doc", action="store_true", help="write docs/ptxas-versions.md")
     a = ap.parse_args()
@@ -626,7 +631,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ori-ptxas-versions-")
     try:
         for v in (a.versions if not a.no_run else []):
-            verbatim, lowered, err = record_version(v, names, a.jobs, tmp)
+            verbatim, lowered, err = record_version(v, names, a.jobs, tmp, a.time_limit)
             if err:
                 problems[v] = err
                 print("ptxas %s: %s" % (v, err), file=sys.stderr)
