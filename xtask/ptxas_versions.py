@@ -375,12 +375,28 @@ def normalized(message):
     return re.sub(r"\s+:", ":", m)
 
 
+def gloss(message):
+    """What a GMMA message says ptxas did, in a few words that do not depend on its wording."""
+    if "serialized" in message:
+        return "serializes"
+    if "is injected" in message:
+        injected = message.split("is injected")[0]
+        return "injects a wait" if "wait" in injected else "injects an arrive"
+    return "other"
+
+
 def codes(messages):
-    """`C7517 x2, C7519` for the GMMA codes of `messages` (`none`)."""
-    n = collections.Counter(c for c, _ in gmma(messages))
+    """`C7517 x2 (injects a wait), C7519 (...)` for the GMMA codes of `messages` (`none`)."""
+    n, what = collections.Counter(), {}
+    for m in messages:
+        c = GMMA.search(m)
+        if c:
+            n[c.group(1)] += 1
+            what[c.group(1)] = gloss(m)
     if not n:
         return "none"
-    return ", ".join(c if k == 1 else "%s x%d" % (c, k) for c, k in sorted(n.items()))
+    return ", ".join("%s%s (%s)" % (c, "" if k == 1 else " x%d" % k, what[c])
+                     for c, k in sorted(n.items()))
 
 
 def accumulators(case):
