@@ -576,6 +576,8 @@ def result_section(versions, recorded, problems, n, baseline):
         c = Comparison(verbatim, baseline)
         line = "- ptxas %s: exit status and GMMA messages equal 13.0.88's on %d of %d kernels, " \
                "every output line on %d" % (v, c.both, n, c.verbatim)
+        if c.both > c.verbatim:
+            line += " (the other %d in other words, listed below)" % (c.both - c.verbatim)
         if lowered is not None:
             rejected = sum(1 for c in verbatim if UNSUPPORTED.search(" ".join(verbatim[c][1])))
             line += " (it rejects the `.version` of %d); on %d of %d with `.version` lowered" % (
