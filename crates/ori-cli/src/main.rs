@@ -416,45 +416,66 @@ fn read_again(file: &str, first: Option<(u64, std::time::SystemTime)>) -> Option
     (stamp(file) == Some(first) && src.len() as u64 == first.0).then_some(src)
 }
 
-fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
-    let CompileArgs {
-        file,
-        arch,
-        emit,
-        print_before,
-        print_after,
-        message_format,
-        color,
-        compile_only,
-        isa_strict,
-        maxrregcount,
-        output,
-    } = args;
+/// What is wrong with `compile`'s command line beyond what clap checks:
+/// a pass name `ori passes` does not list, or two outputs on stdout.
+fn compile_usage_error(args: &CompileArgs) -> Option<String> {
     let pm = ori::pipeline(&ori::Options::default());
-    for p in print_before.iter().chain(&print_after) {
-        if !pm.knows(p) {
-            cli_error(
-                message_format,
-                &format!("unknown pass '{p}' (see `ori passes`)"),
-            );
-            return Ok(ExitCode::from(2));
+    let (before, after) = (&args.print_before, &args.print_after);
+    if let Some(p) = before.iter().chain(after).find(|p| !pm.knows(p)) {
+        return Some(format!("unknown pass '{p}' (see `ori passes`)"));
+    }
+    stdout_clash(
+        args.message_format,
+        args.emit,
+        args.output.as_deref(),
+        before,
+        after,
+    )
+    .map(str::to_string)
+}
+
+/// The text `--emit` asks for, or the exit status when there is none.
+fn emitted(
+    args: &CompileArgs,
+    name: &str,
+    src: Option<&str>,
+    c: &ori::Compilation,
+    opts: &ori::Options,
+) -> Result<String, ExitCode> {
+    let Some(m) = &c.module else {
+        return Err(ExitCode::from(1));
+    };
+    match args.emit {
+        Emit::None => Err(ExitCode::SUCCESS),
+        Emit::Ir => Ok(ori::ir::write_module(m)),
+        Emit::Sass => Ok(ori::lower::sass::emit_module(m)),
+        Emit::Ptx if name.ends_with(".ori") => {
+            cli_error(args.message_format, "--emit ptx needs PTX input");
+            Err(ExitCode::from(2))
+        }
+        Emit::Ptx => {
+            let Some(src) = src else {
+                let file = &args.file;
+                let msg = format!("'{file}' changed while it was compiled: no fix-it written");
+                cli_error(args.message_format, &msg);
+                return Err(ExitCode::from(1));
+            };
+            ori::fixit_ptx(name, src, c, opts).ok_or(ExitCode::from(1))
         }
     }
-    if let Some(clash) = stdout_clash(
-        message_format,
-        emit,
-        output.as_deref(),
-        &print_before,
-        &print_after,
-    ) {
-        cli_error(message_format, clash);
+}
+
+fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
+    if let Some(e) = compile_usage_error(&args) {
+        cli_error(args.message_format, &e);
         return Ok(ExitCode::from(2));
     }
+    let file = args.file.clone();
     let first = stamp(&file);
     let src = match read_input(&file) {
         Ok(s) => s,
         Err(e) => {
-            cli_error(message_format, &e);
+            cli_error(args.message_format, &e);
             return Ok(ExitCode::from(1));
         }
     };
@@ -462,19 +483,18 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
         .file_name()
         .map_or(file.clone(), |n| n.to_string_lossy().into_owned());
     let opts = ori::Options {
-        arch: Some(arch),
-        print_before,
-        print_after,
+        arch: Some(args.arch.clone()),
+        print_before: args.print_before.clone(),
+        print_after: args.print_after.clone(),
         verify: true,
-        compile_only,
-        isa_strict,
-        maxrregcount,
+        compile_only: args.compile_only,
+        isa_strict: args.isa_strict,
+        maxrregcount: args.maxrregcount,
         ..ori::Options::default()
     };
     // Never freed: the process ends right after, and the OS takes the
     // memory back at once, where dropping the IR would visit every
-    // instruction to free it (1% of a small Triton kernel's instructions
-    // retired; clang's `-disable-free` is the same choice).
+    // instruction to free it (clang's `-disable-free` is the same choice).
     let (c, kept) = compile_source(&name, src, &opts);
     let c = std::mem::ManuallyDrop::new(c);
     for d in &c.dumps {
@@ -482,8 +502,9 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
     }
     // Spans point into PTX input only (IR text has none).
     // (Indexed by line only when there is something to show.)
-    let shown = !c.diags.is_empty() || message_format == MessageFormat::Sarif;
-    let needed = shown || (emit == Emit::Ptx && !c.failed());
+    let format = args.message_format;
+    let shown = !c.diags.is_empty() || format == MessageFormat::Sarif;
+    let needed = shown || (args.emit == Emit::Ptx && !c.failed());
     // A large input was dropped during the passes: read again where it is
     // needed; one that changed meanwhile shows no source lines.
     let src = kept.or_else(|| needed.then(|| read_again(&file, first)).flatten());
@@ -491,36 +512,14 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
         .as_deref()
         .filter(|_| !name.ends_with(".ori") && shown)
         .map(|s| source_with_origins(&file, s));
-    print_diagnostics(&c.diags, &file, source.as_ref(), message_format, color);
+    print_diagnostics(&c.diags, &file, source.as_ref(), format, args.color);
     if c.failed() {
         return Ok(ExitCode::from(1));
     }
-    let Some(m) = &c.module else {
-        return Ok(ExitCode::from(1));
-    };
-    let text = match emit {
-        Emit::None => return Ok(ExitCode::SUCCESS),
-        Emit::Ir => ori::ir::write_module(m),
-        Emit::Sass => ori::lower::sass::emit_module(m),
-        Emit::Ptx => {
-            if name.ends_with(".ori") {
-                cli_error(message_format, "--emit ptx needs PTX input");
-                return Ok(ExitCode::from(2));
-            }
-            let Some(src) = src.as_deref() else {
-                cli_error(
-                    message_format,
-                    &format!("'{file}' changed while it was compiled: no fix-it written"),
-                );
-                return Ok(ExitCode::from(1));
-            };
-            match ori::fixit_ptx(&name, src, &c, &opts) {
-                Some(t) => t,
-                None => return Ok(ExitCode::from(1)),
-            }
-        }
-    };
-    write_output(output.as_deref(), &text, message_format, out)
+    match emitted(&args, &name, src.as_deref(), &c, &opts) {
+        Ok(text) => write_output(args.output.as_deref(), &text, format, out),
+        Err(code) => Ok(code),
+    }
 }
 
 /// Why `compile`'s outputs would share standard output with JSON or SARIF

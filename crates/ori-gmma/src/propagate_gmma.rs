@@ -89,4 +89,3 @@ pub fn propagate(f: &mut Function) -> GmmaFacts {
     facts.sets = table.into_sets();
     facts
 }
-

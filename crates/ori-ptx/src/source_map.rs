@@ -90,13 +90,19 @@ mod tests {
   // .loc 1 99 0 (a comment: not a position)
   .loc 1 12 5
   mov.b32 %r1, 1;
-  .loc 2 40 0, inlined_at 1 13 9
+  .loc 1 13 9
+  .loc 2 40 0, function_name $L__info_string0, inlined_at 1 13 9
   add.s32 %r2, %r1, 1;
   ret;
 }
 .visible .entry j()
 {
   ret;
+}
+.section .debug_str
+{
+$L__info_string0:
+.b8 107, 0
 }
 "#;
 

@@ -160,6 +160,49 @@ fn user_line(o: &ori_ir::Origin) -> Option<String> {
     (!line.trim().is_empty()).then(|| line.to_string())
 }
 
+/// The notes under a diagnostic: where the user's line is when it could
+/// not be shown, the inlining call sites, the instructions as ori's IR has
+/// them when there is no source to point into, and the function.
+fn footers(
+    d: &Diagnostic,
+    origin: Option<&ori_ir::Origin>,
+    shown: bool,
+    no_marks: bool,
+) -> Vec<String> {
+    let mut footers = Vec::new();
+    if let Some(o) = origin {
+        if !shown {
+            footers.push(format!("from {}", at(o)));
+        }
+        let mut call = o.inlined_at.as_deref();
+        while let Some(c) = call {
+            footers.push(format!("inlined at {}", at(c)));
+            call = c.inlined_at.as_deref();
+        }
+    }
+    if no_marks {
+        for (n, what) in d
+            .culprit
+            .iter()
+            .map(|n| (n, "culprit"))
+            .chain(d.related.iter().map(|n| (n, "related")))
+        {
+            let inst = n
+                .inst
+                .as_deref()
+                .map(|i| format!(": {i}"))
+                .unwrap_or_default();
+            footers.push(format!("{what} at line {}: {}{inst}", n.line, n.text));
+        }
+    }
+    if let Some(f) = &d.function {
+        if !d.message.contains(&format!("'{f}'")) {
+            footers.push(format!("in function '{f}'"));
+        }
+    }
+    footers
+}
+
 /// Render one diagnostic. `src` is the PTX file the diagnostic is about
 /// (`None` for IR-text input, or a diagnostic tied to no file).
 pub fn render_human(d: &Diagnostic, src: Option<&Source>, style: Style) -> String {
@@ -210,38 +253,7 @@ pub fn render_human(d: &Diagnostic, src: Option<&Source>, style: Style) -> Strin
             );
         group = group.element(snippet);
     }
-    let mut footers: Vec<String> = Vec::new();
-    if let Some(o) = origin {
-        if origin_text.is_none() {
-            footers.push(format!("from {}", at(o)));
-        }
-        let mut call = o.inlined_at.as_deref();
-        while let Some(c) = call {
-            footers.push(format!("inlined at {}", at(c)));
-            call = c.inlined_at.as_deref();
-        }
-    }
-    if marks.is_empty() {
-        // No source to point into: name the instructions as ori's IR has them.
-        for (n, what) in d
-            .culprit
-            .iter()
-            .map(|n| (n, "culprit"))
-            .chain(d.related.iter().map(|n| (n, "related")))
-        {
-            let inst = n
-                .inst
-                .as_deref()
-                .map(|i| format!(": {i}"))
-                .unwrap_or_default();
-            footers.push(format!("{what} at line {}: {}{inst}", n.line, n.text));
-        }
-    }
-    if let Some(f) = &d.function {
-        if !d.message.contains(&format!("'{f}'")) {
-            footers.push(format!("in function '{f}'"));
-        }
-    }
+    let footers = footers(d, origin, origin_text.is_some(), marks.is_empty());
     for f in &footers {
         group = group.element(Level::NOTE.message(f.as_str()));
     }
