@@ -51,6 +51,21 @@ pub fn accumulate(
     (a, bt): (&[f64], &[f64]),
     shape: (usize, usize, usize),
 ) {
+    if exact_sums_suffice(c, scale_d, arith, (a, bt)) {
+        return exact_sums(out, c, scale_d, arith, (a, bt), shape);
+    }
+    fused_tiles(out, c, scale_d, arith, (a, bt), shape);
+}
+
+/// [`accumulate`] by `mma_arith`'s steps, tile by tile.
+fn fused_tiles(
+    out: &mut [u32],
+    c: &[u32],
+    scale_d: bool,
+    arith: Arith,
+    (a, bt): (&[f64], &[f64]),
+    shape: (usize, usize, usize),
+) {
     let (m, n, _) = shape;
     let power = |x: &f64| mma_arith::exponent_power(*x);
     let o = Operands {
@@ -86,6 +101,111 @@ pub fn accumulate(
             }
         }
     }
+}
+
+/// A shortcut of the host, not a step of the GPU: whether no term of any
+/// output loses a bit at `mma_arith`'s step 3, so that every output is
+/// its exact sum (f64 holds it) rounded as step 5 says. Only for 25 kept
+/// bits (a carry cut of 13 bits can change an exact sum), and checked from
+/// the operands alone: every product a multiple of a power of two `grid`
+/// no lower than `2^-25` times the largest anchor `top` any product can
+/// have, and every C neither so large that its anchor lifts the cut above
+/// `grid`, nor with bits below `top * 2^-25` unless it is at least `top`,
+/// nor `-0.0` (whose sign a plain sum loses). Small integers pass, random
+/// data does not. Written without early exits (vector code).
+fn exact_sums_suffice(c: &[u32], scale_d: bool, arith: Arith, (a, bt): (&[f64], &[f64])) -> bool {
+    const WINDOW: f64 = (1u64 << 25) as f64;
+    if arith.align_bits != 25 {
+        return false;
+    }
+    let (Some((ga, ta)), Some((gb, tb))) = (grid_and_top(a, 12), grid_and_top(bt, 13)) else {
+        return false;
+    };
+    let (grid, top) = (ga * gb, ta * tb);
+    if grid * WINDOW < top || !scale_d {
+        return grid * WINDOW >= top;
+    }
+    let (to_cut, lift) = (WINDOW / top, grid * WINDOW * 2.0);
+    let fits = |x: f64, negative_zero: bool| {
+        let fine = is_integer(x * to_cut) | (x.abs() >= top);
+        fine & (x.abs() < lift) & !negative_zero
+    };
+    match arith.f16_out {
+        false => c.iter().fold(true, |ok, w| {
+            ok & fits(f64::from(f32::from_bits(*w)), *w == 0x8000_0000)
+        }),
+        true => c.iter().fold(true, |ok, w| {
+            let (lo, hi) = (*w & 0xffff, *w >> 16);
+            let half = |h: u32| f64::from(half::f16::from_bits(h as u16));
+            ok & fits(half(lo), lo == 0x8000)
+                & fits(half(hi), hi == 0x8000)
+                & (lo & 0x7c00 != 0x7c00)
+                & (hi & 0x7c00 != 0x7c00)
+        }),
+    }
+}
+
+/// Whether `v` is an integer (below `2^51`: adding and removing
+/// `1.5 * 2^52` leaves it).
+#[inline(always)]
+fn is_integer(v: f64) -> bool {
+    let magic = 1.5 * (1u64 << 52) as f64;
+    ((v + magic) - magic == v) & (v.abs() < (1u64 << 51) as f64)
+}
+
+/// A power of two that divides every value of `xs` (1 where they are
+/// integers, else `2^-spare` times the largest exponent power where that
+/// divides them), and that largest exponent power; `None` if all are
+/// zero, one is not finite, or no such power divides them.
+fn grid_and_top(xs: &[f64], spare: i32) -> Option<(f64, f64)> {
+    let top = xs.iter().fold(0f64, |m, x| {
+        let p = mma_arith::exponent_power(*x);
+        if p > m {
+            p
+        } else {
+            m
+        }
+    });
+    if top == 0.0 || top.is_infinite() {
+        return None;
+    }
+    let divides = |g: f64| xs.iter().fold(true, |ok, x| ok & is_integer(x / g));
+    let fine = top / (1u64 << spare) as f64;
+    if fine < 1.0 && divides(1.0) {
+        return Some((1.0, top));
+    }
+    divides(fine).then_some((fine, top))
+}
+
+/// The outputs as exact sums (`wgmma_math::products_each`, products in f64)
+/// plus C, each rounded once as `mma_arith`'s step 5 rounds: where
+/// [`exact_sums_suffice`].
+fn exact_sums(
+    out: &mut [u32],
+    c: &[u32],
+    scale_d: bool,
+    arith: Arith,
+    (a, bt): (&[f64], &[f64]),
+    shape: (usize, usize, usize),
+) {
+    use crate::wgmma_math::{each_four, products_each};
+    products_each(a, bt, shape, |row, col, sums| {
+        each_four(row, col, sums, |j, t0, four| {
+            for (q, &sum) in four.iter().enumerate() {
+                let at = j * WARPGROUP + t0 + q;
+                let cv = if scale_d {
+                    c_value(c, at, arith.f16_out)
+                } else {
+                    0.0
+                };
+                let v = match arith.f16_out {
+                    false => mma_arith::f32_toward_zero(cv + sum).to_bits(),
+                    true => u32::from(mma_arith::f16_nearest(cv + sum)),
+                };
+                put(out, at, v, arith.f16_out);
+            }
+        })
+    });
 }
 
 /// C of the output at `at` (f32 numbering, register-major: register
@@ -339,14 +459,63 @@ mod tests {
                 for x in row.iter_mut() {
                     // An f16 accumulator holds f16 values.
                     let v = value(40);
-                    *x = if f16_out { f64::from(half::f16::from_f64(v)) } else { f64::from(v as f32) };
+                    *x = if f16_out {
+                        f64::from(half::f16::from_f64(v))
+                    } else {
+                        f64::from(v as f32)
+                    };
                 }
             }
             for col in [0, 8] {
                 let one_by_one = tile_by_outputs(&c, (0, ROWS), col, &o);
-                assert_eq!(tile_portable(&c, 0, col, &o), one_by_one, "portable {fp8} {f16_out}");
+                assert_eq!(
+                    tile_portable(&c, 0, col, &o),
+                    one_by_one,
+                    "portable {fp8} {f16_out}"
+                );
                 assert_eq!(tile(&c, 0, col, &o), one_by_one, "fastest {fp8} {f16_out}");
             }
         }
+    }
+
+    /// Small integers take the exact sums; they give what the steps give.
+    #[test]
+    fn exact_sums_are_the_steps_where_they_suffice() {
+        let (m, n, k) = (64, 16, 16);
+        let small = |i: usize| ((i * 7 + 3) % 9) as f64 - 4.0;
+        let a: Vec<f64> = (0..m * k).map(small).collect();
+        let bt: Vec<f64> = (0..k * n).map(|i| small(i * 5 + 1)).collect();
+        for f16_out in [false, true] {
+            let arith = Arith::of(false, f16_out);
+            let words = m * n / if f16_out { 2 } else { 1 };
+            let c: Vec<u32> = (0..words)
+                .map(|i| match f16_out {
+                    false => (small(i) * 100.0) as f32,
+                    true => 0.0,
+                })
+                .map(f32::to_bits)
+                .collect();
+            assert!(exact_sums_suffice(&c, true, arith, (&a, &bt)));
+            let (mut fast, mut steps) = (vec![0u32; words], vec![0u32; words]);
+            exact_sums(&mut fast, &c, true, arith, (&a, &bt), (m, n, k));
+            fused_tiles(&mut steps, &c, true, arith, (&a, &bt), (m, n, k));
+            assert_eq!(fast, steps, "f16 accumulator: {f16_out}");
+        }
+        // A fraction below the window, or a C far above it: the steps.
+        let arith = Arith::of(false, false);
+        let fine: Vec<f64> = a.iter().map(|x| x + 2f64.powi(-20)).collect();
+        assert!(!exact_sums_suffice(&[0], true, arith, (&fine, &bt)));
+        assert!(!exact_sums_suffice(
+            &[1e30f32.to_bits()],
+            true,
+            arith,
+            (&a, &bt)
+        ));
+        assert!(!exact_sums_suffice(
+            &[(-0.0f32).to_bits()],
+            true,
+            arith,
+            (&a, &bt)
+        ));
     }
 }

@@ -265,7 +265,7 @@ fn gather_from(
 /// `o + x * y` does: the fused form (when the CPU has it) gives the same
 /// bits, only faster. The pieces go to `emit` while they are still in the
 /// cache (the write-back into registers runs inside the product loop).
-fn products_each(
+pub(crate) fn products_each(
     a: &[f64],
     bt: &[f64],
     shape: (usize, usize, usize),
@@ -543,7 +543,12 @@ pub fn accumulate(
 /// `col`, a multiple of 4): `put(j, t0, four)` with the register `j`
 /// (f32 numbering) and first thread `t0` they belong to.
 #[inline(always)]
-fn each_four(row: usize, col: usize, sums: &[f64], mut put: impl FnMut(usize, usize, &[f64])) {
+pub(crate) fn each_four(
+    row: usize,
+    col: usize,
+    sums: &[f64],
+    mut put: impl FnMut(usize, usize, &[f64]),
+) {
     let (w, r) = (row / 16, row % 16);
     let t0 = 32 * w + 4 * (r % 8);
     for (q, four) in sums.chunks_exact(4).enumerate() {
