@@ -51,10 +51,29 @@ pub fn accumulate(
     (a, bt): (&[f64], &[f64]),
     shape: (usize, usize, usize),
 ) {
-    if exact_sums_suffice(c, scale_d, arith, (a, bt)) {
+    if suffice_fastest(c, scale_d, arith, (a, bt)) {
         return exact_sums(out, c, scale_d, arith, (a, bt), shape);
     }
     fused_tiles(out, c, scale_d, arith, (a, bt), shape);
+}
+
+/// [`exact_sums_suffice`] compiled for AVX-512 where the CPU has it (its
+/// folds then run 8 lanes at a time).
+fn suffice_fastest(c: &[u32], scale_d: bool, arith: Arith, ops: (&[f64], &[f64])) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has the feature the function is compiled for.
+            return unsafe { suffice_avx512(c, scale_d, arith, ops) };
+        }
+    }
+    exact_sums_suffice(c, scale_d, arith, ops)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn suffice_avx512(c: &[u32], scale_d: bool, arith: Arith, ops: (&[f64], &[f64])) -> bool {
+    exact_sums_suffice(c, scale_d, arith, ops)
 }
 
 /// [`accumulate`] by `mma_arith`'s steps, tile by tile.
@@ -113,6 +132,7 @@ fn fused_tiles(
 /// `grid`, nor with bits below `top * 2^-25` unless it is at least `top`,
 /// nor `-0.0` (whose sign a plain sum loses). Small integers pass, random
 /// data does not. Written without early exits (vector code).
+#[inline(always)]
 fn exact_sums_suffice(c: &[u32], scale_d: bool, arith: Arith, (a, bt): (&[f64], &[f64])) -> bool {
     const WINDOW: f64 = (1u64 << 25) as f64;
     if arith.align_bits != 25 {
@@ -157,6 +177,7 @@ fn is_integer(v: f64) -> bool {
 /// integers, else `2^-spare` times the largest exponent power where that
 /// divides them), and that largest exponent power; `None` if all are
 /// zero, one is not finite, or no such power divides them.
+#[inline(always)]
 fn grid_and_top(xs: &[f64], spare: i32) -> Option<(f64, f64)> {
     let top = xs.iter().fold(0f64, |m, x| {
         let p = mma_arith::exponent_power(*x);
@@ -169,7 +190,10 @@ fn grid_and_top(xs: &[f64], spare: i32) -> Option<(f64, f64)> {
     if top == 0.0 || top.is_infinite() {
         return None;
     }
-    let divides = |g: f64| xs.iter().fold(true, |ok, x| ok & is_integer(x / g));
+    let divides = |g: f64| {
+        let inv = 1.0 / g;
+        xs.iter().fold(true, |ok, x| ok & is_integer(x * inv))
+    };
     let fine = top / (1u64 << spare) as f64;
     if fine < 1.0 && divides(1.0) {
         return Some((1.0, top));
@@ -189,21 +213,30 @@ fn exact_sums(
     shape: (usize, usize, usize),
 ) {
     use crate::wgmma_math::{each_four, products_each};
+    let keep = if scale_d { u32::MAX } else { 0 };
+    if arith.f16_out {
+        return products_each(a, bt, shape, |row, col, sums| {
+            each_four(row, col, sums, |j, t0, four| {
+                for (q, &sum) in four.iter().enumerate() {
+                    let at = j * WARPGROUP + t0 + q;
+                    let cv = if scale_d { c_value(c, at, true) } else { 0.0 };
+                    put(out, at, u32::from(mma_arith::f16_nearest(cv + sum)), true);
+                }
+            })
+        });
+    }
+    // Four lanes at a time, everything in locals: vector conversions.
     products_each(a, bt, shape, |row, col, sums| {
         each_four(row, col, sums, |j, t0, four| {
-            for (q, &sum) in four.iter().enumerate() {
-                let at = j * WARPGROUP + t0 + q;
-                let cv = if scale_d {
-                    c_value(c, at, arith.f16_out)
-                } else {
-                    0.0
-                };
-                let v = match arith.f16_out {
-                    false => mma_arith::f32_toward_zero(cv + sum).to_bits(),
-                    true => u32::from(mma_arith::f16_nearest(cv + sum)),
-                };
-                put(out, at, v, arith.f16_out);
+            let at = j * WARPGROUP + t0;
+            let cq: [u32; 4] = c[at..at + 4].try_into().expect("four");
+            let four: [f64; 4] = four.try_into().expect("four");
+            let mut r = [0u32; 4];
+            for q in 0..4 {
+                let x = f64::from(f32::from_bits(cq[q] & keep)) + four[q];
+                r[q] = mma_arith::f32_toward_zero(x).to_bits();
             }
+            out[at..at + 4].copy_from_slice(&r);
         })
     });
 }
