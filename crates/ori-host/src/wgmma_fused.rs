@@ -393,9 +393,9 @@ unsafe fn tile_avx512(
     }
     for kk in 0..k {
         let prow = load(&o.pb[kk * n + col..]);
-        for r in 0..ROWS {
+        for (r, anchor) in anchor.iter_mut().enumerate() {
             let p = _mm512_mul_pd(_mm512_set1_pd(o.pa[(row0 + r) * k + kk]), prow);
-            anchor[r] = _mm512_max_pd(anchor[r], p);
+            *anchor = _mm512_max_pd(*anchor, p);
         }
     }
     let window = _mm512_set1_pd(f64::from(1u32 << o.arith.align_bits));
