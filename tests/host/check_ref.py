@@ -43,7 +43,7 @@ def afrag_pos(t, e, w, l):
     if t in ('f16','bf16'): return 16*w+l//4+8*((e//2)%2), 2*(l%4)+(e%2)+8*(e//4)
     if t=='tf32': return 16*w+l//4+8*(e%2), (l%4)+4*(e//2)
     return 16*w+l//4+8*((e//4)%2), 4*(l%4)+(e%4)+16*(e//8)
-def check(c):
+def check(c, collect=None):
     ptx=open(f'{D}/{c.name}.ptx').read(); inb=open(f'{D}/{c.name}.in.bin','rb').read(); gpu=open(f'{D}/{c.name}.gpu.bin','rb').read()
     h=dict(re.findall(r'(\w+)=(\S+)', ptx.splitlines()[0]))
     S=int(h['s_bytes']); coff=int(h['c_off'])
@@ -96,6 +96,17 @@ def check(c):
         for g in range(ngroups):
             for e in range(ne):
                 r,col=elem_pos(e,t); Cm[g][r][col]=cw[g*ne+e]; Om[g][r][col]=ow[g*ne+e]
+    if collect is not None:
+        # Per output: (C as read, [(a, b) of each slice's K products], GPU's D),
+        # scale-d and the imm-scale signs applied.
+        for g in range(ngroups):
+            slices=[g] if c.two_groups else range(c.nk)
+            ab=[(A(j), B(j)) for j in slices]
+            for r in range(64):
+                for n in range(c.n):
+                    prods=[[(c.sa*a[r][k], c.sb*b[n][k]) for k in range(K)] for a,b in ab]
+                    collect.append((c.scale_d*Cm[g][r][n], prods, Om[g][r][n]))
+        return 0,0,0.0
     for g in range(ngroups):
         acc=[[c.scale_d*Cm[g][r][n] for n in range(c.n)] for r in range(64)]
         slices=[g] if c.two_groups else range(c.nk)
@@ -113,11 +124,14 @@ def check(c):
                     if err>1e-2: bad+=1
                 elif exp!=got: bad+=1
     return bad,tot,maxerr[0]
-names=sys.argv[1:]
-nbad=0
-for c in G.case_list():
-    if names and c.name not in names: continue
-    bad,tot,me=check(c)
-    nbad+=bad>0
-    print('%s %-56s mismatches=%d/%d%s' % ('OK ' if bad==0 else 'BAD', c.name, bad, tot, ' max_rel_err=%.2e' % me if c.rand else ''), flush=True)
-sys.exit(1 if nbad else 0)
+def main():
+    names=sys.argv[1:]
+    nbad=0
+    for c in G.case_list():
+        if names and c.name not in names: continue
+        bad,tot,me=check(c)
+        nbad+=bad>0
+        print('%s %-56s mismatches=%d/%d%s' % ('OK ' if bad==0 else 'BAD', c.name, bad, tot, ' max_rel_err=%.2e' % me if c.rand else ''), flush=True)
+    sys.exit(1 if nbad else 0)
+if __name__=='__main__':
+    main()

@@ -9,7 +9,9 @@
 //!   barrier, an mbarrier wait or its exit; `exec::cluster`: the CTAs of a
 //!   cluster, distributed shared memory, the cluster barrier, multicast.
 //! * `wgmma_math`: what one wgmma computes, from the ISA's register-fragment
-//!   layouts and shared-memory matrix descriptors.
+//!   layouts and shared-memory matrix descriptors; `mma_arith`: the tensor
+//!   core's own truncating sum (found by probing an H100), which
+//!   `wgmma_fused` applies to a wgmma's operands.
 //! * `reconvergence`: where divergent threads meet again.
 //! * `barriers`, `mbarrier`: the CTA's named barriers and its mbarriers.
 //! * `async_copy`, `tensor_map`: `cp.async` groups; TMA and the tensor-map
@@ -32,6 +34,9 @@ pub mod granules;
 pub mod matrix_fragments;
 pub mod mbarrier;
 pub mod memory;
+pub mod mma_arith;
+#[cfg(test)]
+mod mma_recorded;
 pub mod npy;
 pub mod numbers;
 pub mod proxy_fence;
@@ -39,6 +44,7 @@ pub mod reconvergence;
 pub mod tensor_map;
 pub mod tma_fill;
 pub mod warp_shuffle;
+pub mod wgmma_fused;
 pub mod wgmma_math;
 
 pub use exec::{run, run_with_progress, HostError, Launch, RunStats};

@@ -17,12 +17,12 @@
 //!   = 1), each without swizzle or with 32/64/128-byte swizzle, the swizzle
 //!   XOR-ing address bits `[4, 4+b)` with bits `[7, 7+b)`.
 //!
-//! Products of the inputs are exact in f64; each output element is the
-//! exact sum, rounded once to the accumulator type. The tensor core may
-//! round partial sums differently; inputs whose sums are exact (small
-//! integers) give the same bits on both (`tests/host/`).
+//! The arithmetic: floating-point inputs take the tensor core's fused,
+//! truncating step (`mma_arith`, applied by `wgmma_fused`), bit-exact with
+//! the H100 on random data; integer inputs the exact sum, wrapped or
+//! saturated to s32.
 
-use crate::numbers::{decode, encode_f16, encode_f32, encode_s32};
+use crate::numbers::{decode, encode_s32};
 use ori_ir::wgmma_form::{ElemType, Family, WgmmaForm};
 
 /// Threads in a warpgroup.
@@ -265,7 +265,7 @@ fn gather_from(
 /// `o + x * y` does: the fused form (when the CPU has it) gives the same
 /// bits, only faster. The pieces go to `emit` while they are still in the
 /// cache (the write-back into registers runs inside the product loop).
-fn products_each(
+pub(crate) fn products_each(
     a: &[f64],
     bt: &[f64],
     shape: (usize, usize, usize),
@@ -517,70 +517,38 @@ pub fn accumulate(
         out.fill(0);
     }
     let scale = mma.scale_d;
-    match f.dtype {
-        ElemType::F16 => products_each(a, bt, shape, |row, col, sums| {
-            each_four(row, col, sums, |j, t0, four| {
-                let at = (j / 2) * WARPGROUP + t0;
-                let h = 16 * (j % 2) as u32;
-                for (q, &sum) in four.iter().enumerate() {
-                    let prev = if scale {
-                        decode(ElemType::F16, (c[at + q] >> h) & 0xffff)
-                    } else {
-                        0.0
-                    };
-                    out[at + q] |= u32::from(encode_f16(prev + sum)) << h;
-                }
-            })
-        }),
-        ElemType::S32 => products_each(a, bt, shape, |row, col, sums| {
-            each_four(row, col, sums, |j, t0, four| {
-                let at = j * WARPGROUP + t0;
-                for (q, &sum) in four.iter().enumerate() {
-                    let prev = if scale {
-                        i64::from(c[at + q] as i32)
-                    } else {
-                        0
-                    };
-                    out[at + q] = encode_s32(prev + sum as i64, f.satfinite);
-                }
-            })
-        }),
-        _ => {
-            // Without scale-d, C reads as +0.0 (the bits masked off), so
-            // that each sum is still `0.0 + sum`.
-            let keep = if scale { u32::MAX } else { 0 };
-            let o = &mut out[..];
-            products_each(a, bt, shape, |row, col, sums| {
-                f32_piece(o, c, keep, (row, col), sums)
-            })
-        }
+    if let Some(arith) = crate::wgmma_fused::arith_of(f) {
+        crate::wgmma_fused::accumulate(&mut out, c, scale, arith, (a, bt), shape);
+        return Ok(out);
     }
+    // Integer inputs: the exact sum (f64 holds it: 32 products below
+    // 2^16), wrapped or saturated to s32.
+    products_each(a, bt, shape, |row, col, sums| {
+        each_four(row, col, sums, |j, t0, four| {
+            let at = j * WARPGROUP + t0;
+            for (q, &sum) in four.iter().enumerate() {
+                let prev = if scale {
+                    i64::from(c[at + q] as i32)
+                } else {
+                    0
+                };
+                out[at + q] = encode_s32(prev + sum as i64, f.satfinite);
+            }
+        })
+    });
     Ok(out)
-}
-
-/// The f32 write-back of a row piece of the products (see
-/// [`each_four`]): `out = c & keep + sum`, rounded once to f32. Written
-/// with everything in locals and four lanes at a time, so that it
-/// compiles to vector conversions.
-#[inline(always)]
-fn f32_piece(out: &mut [u32], c: &[u32], keep: u32, (row, col): (usize, usize), sums: &[f64]) {
-    each_four(row, col, sums, |j, t0, four| {
-        let at = j * WARPGROUP + t0;
-        let cq: [u32; 4] = c[at..at + 4].try_into().expect("four");
-        let four: [f64; 4] = four.try_into().expect("four");
-        let mut r = [0u32; 4];
-        for q in 0..4 {
-            r[q] = encode_f32(f64::from(f32::from_bits(cq[q] & keep)) + four[q]);
-        }
-        out[at..at + 4].copy_from_slice(&r);
-    })
 }
 
 /// The fours of a row piece of the products (`sums`, from permuted column
 /// `col`, a multiple of 4): `put(j, t0, four)` with the register `j`
 /// (f32 numbering) and first thread `t0` they belong to.
 #[inline(always)]
-fn each_four(row: usize, col: usize, sums: &[f64], mut put: impl FnMut(usize, usize, &[f64])) {
+pub(crate) fn each_four(
+    row: usize,
+    col: usize,
+    sums: &[f64],
+    mut put: impl FnMut(usize, usize, &[f64]),
+) {
     let (w, r) = (row / 16, row % 16);
     let t0 = 32 * w + 4 * (r % 8);
     for (q, four) in sums.chunks_exact(4).enumerate() {

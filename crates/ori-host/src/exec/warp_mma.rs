@@ -9,12 +9,13 @@
 //! 32-bit register) is at row `group + 8 ((i / 2) % 2)`, column
 //! `pair + i % 2 + 8 (i / 4)`; its B element i (of 4) at row
 //! `pair + i % 2 + 8 (i / 2)`, column `group`; its C and D element i (of 4)
-//! at row `group + 8 (i / 2)`, column `pair + i % 2`. The sums are computed
-//! as wgmma's are (`wgmma_math`): products exact in f64, added in K order,
-//! then C, then one rounding.
+//! at row `group + 8 (i / 2)`, column `pair + i % 2`. The sums are the
+//! tensor core's fused step (`mma_arith`), the same as wgmma's: all 16
+//! products and C at once (the H100's outputs in `tests/host/mma/`).
 
 use super::*;
-use crate::numbers::{decode, encode_f16, encode_f32};
+use crate::mma_arith::{self, Arith};
+use crate::numbers::decode;
 use ori_ir::ElemType;
 
 /// A half-precision element `i` of a lane's fragment registers.
@@ -66,16 +67,17 @@ pub(crate) fn mma_m16n8k16(
             };
         }
     }
+    let arith = Arith::of(false, dt == ElemType::F16);
     let mut out = [[0u32; 4]; 32];
     for (lane, o) in out.iter_mut().enumerate() {
         let (group, pair) = (lane / 4, 2 * (lane % 4));
         for i in 0..4 {
             let (row, col) = (group + 8 * (i / 2), pair + i % 2);
-            let sum: f64 = (0..16).map(|k| am[row][k] * bm[k][col]).sum();
-            let x = sum + cm[row][col];
+            let products = (0..16).map(|k| (am[row][k], bm[k][col]));
+            let x = mma_arith::fused(cm[row][col], products, arith);
             match dt {
-                ElemType::F32 => o[i] = encode_f32(x),
-                _ => o[i / 2] |= u32::from(encode_f16(x)) << (16 * (i % 2)),
+                ElemType::F32 => o[i] = x,
+                _ => o[i / 2] |= x << (16 * (i % 2)),
             }
         }
     }
@@ -140,7 +142,7 @@ mod tests {
     use super::*;
 
     fn h(x: f64) -> u32 {
-        u32::from(encode_f16(x))
+        u32::from(crate::numbers::encode_f16(x))
     }
 
     /// Fragments made from whole matrices by the ISA's layout; the result
@@ -177,5 +179,75 @@ mod tests {
                 );
             }
         }
+    }
+
+    use crate::mma_recorded::{raw, read_records, Record};
+
+    /// The outputs of block `blk` of an `mma.sync` record that differ.
+    fn mma_sync_block(r: &Record, blk: usize) -> (Vec<String>, usize) {
+        let t = &r.tokens;
+        let ty = |s: &str| ElemType::from_ptx(s).expect("a type");
+        let types = (ty(&t[2]), ty(&t[3]), ty(&t[5]));
+        let (a, b, c) = ([[0u32; 4]; 32], [[0u32; 2]; 32], [[0u32; 4]; 32]);
+        let (mut a, mut b, mut c) = (a, b, c);
+        let half = |which: usize, ty: &str, i: usize| raw(r, which, ty, i);
+        for lane in 0..32 {
+            let (group, pair) = (lane / 4, 2 * (lane % 4));
+            for i in 0..8 {
+                let (row, col) = (group + 8 * ((i / 2) % 2), pair + i % 2 + 8 * (i / 4));
+                a[lane][i / 2] |= half(0, &t[3], blk * 256 + row * 16 + col) << (16 * (i % 2));
+            }
+            for i in 0..4 {
+                let (kk, col) = (pair + i % 2 + 8 * (i / 2), group);
+                b[lane][i / 2] |= half(1, &t[4], blk * 128 + col * 16 + kk) << (16 * (i % 2));
+                let (row, col) = (group + 8 * (i / 2), pair + i % 2);
+                let v = half(2, &t[5], blk * 128 + row * 8 + col);
+                match types.2 {
+                    ElemType::F32 => c[lane][i] = v,
+                    _ => c[lane][i / 2] |= v << (16 * (i % 2)),
+                }
+            }
+        }
+        let out = mma_m16n8k16(&a, &b, &c, types);
+        let mut bad = Vec::new();
+        for (lane, o) in out.iter().enumerate() {
+            let (group, pair) = (lane / 4, 2 * (lane % 4));
+            for i in 0..4 {
+                let (row, col) = (group + 8 * (i / 2), pair + i % 2);
+                let host = match types.0 {
+                    ElemType::F32 => o[i],
+                    _ => (o[i / 2] >> (16 * (i % 2))) & 0xffff,
+                };
+                let gpu = half(3, &t[2], blk * 128 + row * 8 + col);
+                if host != gpu {
+                    bad.push(format!(
+                        "block {blk} ({row},{col}): host {host:#x}, GPU {gpu:#x}"
+                    ));
+                }
+            }
+        }
+        (bad, 128)
+    }
+
+    /// Every `mma.sync` output of the H100's recording
+    /// (`tests/host/mma/mma_probes.bin`) is the host's.
+    #[test]
+    fn every_recorded_mma_sync_output_of_the_h100_is_the_hosts() {
+        let (mut checked, mut failures) = (0, Vec::new());
+        for r in read_records().iter().filter(|r| r.tokens[0] == "mma") {
+            for blk in 0..r.blocks {
+                let (bad, n) = mma_sync_block(r, blk);
+                checked += n;
+                if let Some(first) = bad.first() {
+                    failures.push(format!(
+                        "{}: {} differ, first {first}",
+                        r.tokens.join(" "),
+                        bad.len()
+                    ));
+                }
+            }
+        }
+        assert!(checked > 5000, "only {checked} outputs");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 }
