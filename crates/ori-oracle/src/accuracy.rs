@@ -222,8 +222,10 @@ pub fn render_doc(tests: &Path) -> String {
          Kernels with inputs, and the bytes an H100 wrote for them \
          (`tests/host/README.md` says how to record them again):\n\n{}\n\
          The recordings above use small integer-valued inputs, whose sums are exact: \
-         they check data movement, layouts and the instruction semantics, not the \
-         rounding of the tensor core's sums.\n",
+         they check data movement, layouts and the instruction semantics. The tensor \
+         core's rounding is checked on random data by the probe recording of \
+         `tests/host/mma/` (every wgmma and `mma.sync` form, bit for bit; \
+         `docs/host.md`). The other ptxas releases: `docs/ptxas-versions.md`.\n",
         render_table(&rows),
         host_table(tests),
     )
