@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod async_copy;
+pub mod error;
 pub mod barriers;
 pub mod bit_ops;
 pub mod exec;
@@ -41,5 +42,6 @@ pub mod tma_fill;
 pub mod warp_shuffle;
 pub mod wgmma_math;
 
-pub use exec::{run, run_with_progress, HostError, Launch, RunStats};
+pub use error::{Fault, Hazard, HazardKind, HostError};
+pub use exec::{run, run_with_progress, Launch, RunStats};
 pub use memory::GlobalMemory;

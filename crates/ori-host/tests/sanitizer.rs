@@ -2,7 +2,7 @@
 //! phases behind (a producer lapped its consumer), and arrivals past what
 //! a phase expects.
 
-use ori_host::{run, GlobalMemory, Launch};
+use ori_host::{run, Fault, GlobalMemory, HazardKind, Launch};
 
 fn lower(body: &str) -> ori_ir::Module {
     let src = format!(
@@ -35,13 +35,26 @@ fn a_parity_wait_two_phases_behind_is_reported() {
          \tbar.sync 0;\n\
          \tmbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;\n\tret;",
     );
-    let e = run(&m, "k", &launch(), &GlobalMemory::new()).unwrap_err();
-    assert_eq!(e.line, 17, "{e}");
+    // Reported once (every thread of the warpgroup waits there), and the
+    // run goes on.
+    let stats = run(&m, "k", &launch(), &GlobalMemory::new()).unwrap();
+    let [h] = &stats.hazards[..] else {
+        panic!("{:?}", stats.hazards)
+    };
+    assert_eq!((h.kind, h.line), (HazardKind::ParityAliased, 17), "{h}");
     assert!(
-        e.message
+        h.message
             .contains("completed 2 phases since this warpgroup last saw it"),
-        "{e}"
+        "{h}"
     );
+    // Asked to stop at the first hazard, the run stops there.
+    let stop = Launch {
+        stop_on_hazard: true,
+        ..launch()
+    };
+    let e = run(&m, "k", &stop, &GlobalMemory::new()).unwrap_err();
+    assert_eq!(e.line, 17, "{e}");
+    assert!(matches!(e.fault, Fault::Hazard(_)), "{e}");
     // Waiting after each phase is fine.
     let m = lower(
         "\tmov.u32 %r1, %tid.x;\n\tmov.b32 %r2, smem;\n\tsetp.eq.u32 %p1, %r1, 0;\n\
@@ -53,7 +66,8 @@ fn a_parity_wait_two_phases_behind_is_reported() {
          \tbar.sync 0;\n\
          \tmbarrier.try_wait.parity.shared::cta.b64 %p3, [%r2], 1;\n\tret;",
     );
-    run(&m, "k", &launch(), &GlobalMemory::new()).unwrap();
+    let stats = run(&m, "k", &launch(), &GlobalMemory::new()).unwrap();
+    assert!(stats.hazards.is_empty(), "{:?}", stats.hazards);
 }
 
 #[test]

@@ -128,7 +128,7 @@ fn prepare<'a>(m: &'a Module, name: &str, launch: &Launch) -> Res<Prepared<'a>> 
         .filter(|f| f.has_body)
         .ok_or_else(|| format!("no function '{name}' with a body"))?;
     if launch.param_block.is_none() && f.params.len() != launch.params.len() {
-        return Err(format!(
+        return Err(fault!(
             "'{name}' takes {} parameters, the launch gives {}",
             f.params.len(),
             launch.params.len()
@@ -143,14 +143,14 @@ fn prepare<'a>(m: &'a Module, name: &str, launch: &Launch) -> Res<Prepared<'a>> 
         top = top.saturating_add(v.size.unwrap_or(launch.dynamic_shared));
     }
     if top > MAX_SHARED {
-        return Err(format!(
+        return Err(fault!(
             "{top} bytes of shared memory; a CTA of sm_90 has at most {MAX_SHARED}"
         ));
     }
     let [bx, by, bz] = launch.block;
     let threads = (bx as usize) * (by as usize) * (bz as usize);
     if threads == 0 || threads > 1024 {
-        return Err(format!("a CTA of {bx}x{by}x{bz} threads (1 to 1024)"));
+        return Err(fault!("a CTA of {bx}x{by}x{bz} threads (1 to 1024)"));
     }
     Ok(Prepared {
         f,
@@ -197,14 +197,10 @@ pub(super) fn run_cluster(
         if launch.grid == [1, 1, 1] {
             e
         } else {
-            let [x, y, z] = ctaid;
-            HostError {
-                line: e.line,
-                message: format!("CTA ({x},{y},{z}): {}", e.message),
-            }
+            e.in_cta(ctaid)
         }
     };
-    let fail = |message: String| named(ctas[0], HostError { line: 0, message });
+    let fail = |fault: Fault| named(ctas[0], HostError::new(0, fault));
     let p = prepare(m, name, launch).map_err(fail)?;
     let (param_at, param_mem) = param_space(p.f, launch).map_err(fail)?;
     let size = p.top as usize;
@@ -221,6 +217,10 @@ pub(super) fn run_cluster(
         cta_barriers: 0,
         line: 0,
         check_proxy: launch.check_proxy,
+        reports: hazards::Reports {
+            stop: launch.stop_on_hazard,
+            ..Default::default()
+        },
         shared_addr: p.shared_addr,
         shared: Shared::new(size),
         global,
@@ -247,7 +247,10 @@ pub(super) fn run_cluster(
         .collect();
     let limit = launch.step_limit.saturating_mul(ctas.len() as u64);
     match schedule(&mut mach, &mut runs, limit) {
-        Ok(()) => Ok(mach.stats),
+        Ok(()) => {
+            mach.stats.hazards = std::mem::take(&mut mach.reports.hazards);
+            Ok(mach.stats)
+        }
         Err(e) => Err(named(mach.ctaid, e)),
     }
 }
@@ -392,7 +395,7 @@ fn schedule(mach: &mut Machine<'_>, runs: &mut [CtaRun], limit: u64) -> Result<(
             Stop::Barrier(line, a) => {
                 run.barriers
                     .arrive(a.id, k, a.threads, a.count, a.wait, line)
-                    .map_err(|message| HostError { line, message })?;
+                    .map_err(|message| HostError::new(line, Fault::Invalid(message)))?;
                 run.wgs[k].waiting = a.wait;
                 if !a.wait {
                     first = r;
@@ -415,40 +418,40 @@ fn deadlock(mach: &mut Machine<'_>, runs: &[CtaRun]) -> HostError {
             .find_map(|w| w.yielded.filter(|_| !w.waiting))
         {
             mach.switch_to(r);
-            return HostError {
+            return HostError::new(
                 line,
-                message: "deadlock: every warpgroup still running waits, and this mbarrier wait's phase can no longer complete".into(),
-            };
+                Fault::Deadlock("deadlock: every warpgroup still running waits, and this mbarrier wait's phase can no longer complete".into()),
+            );
         }
     }
     for (r, run) in runs.iter().enumerate() {
         if let Some((_, line)) = run.wgs.iter().find_map(|w| w.cluster_wait) {
             let (arrived, live) = cluster_count(mach.cluster_bar.phase, runs);
             mach.switch_to(r);
-            return HostError {
+            return HostError::new(
                 line,
-                message: format!(
+                Fault::Deadlock(format!(
                     "deadlock: every warpgroup still running waits; barrier.cluster.wait has {arrived} of the cluster's {live} threads arrived"
-                ),
-            };
+                )),
+            );
         }
     }
     for (r, run) in runs.iter().enumerate() {
         let live = live_threads(&run.wgs);
         if let Some(&(id, line, arrived, want)) = run.barriers.stuck(live).first() {
             mach.switch_to(r);
-            return HostError {
+            return HostError::new(
                 line,
-                message: format!(
+                Fault::Deadlock(format!(
                     "deadlock: every warpgroup still running waits at a barrier; barrier {id} has {arrived} of its {want} threads"
-                ),
-            };
+                )),
+            );
         }
     }
-    HostError {
-        line: 0,
-        message: "deadlock: no warpgroup of the cluster can run".into(),
-    }
+    HostError::new(
+        0,
+        Fault::Deadlock("deadlock: no warpgroup of the cluster can run".into()),
+    )
 }
 
 impl Machine<'_> {
@@ -488,13 +491,19 @@ impl Machine<'_> {
     /// else the peer's rank; and the offset in that CTA's shared memory.
     #[inline]
     pub(super) fn locate(&self, addr: u64) -> Res<(Option<usize>, u64)> {
+        // A generic address of shared memory (see `SHARED_GENERIC`).
+        let addr = if (SHARED_GENERIC..PARAM_GENERIC).contains(&addr) {
+            addr - SHARED_GENERIC
+        } else {
+            addr
+        };
         let w = addr >> WINDOW_SHIFT;
         if w == 0 || addr >= PARAM_GENERIC {
             return Ok((None, addr));
         }
         let r = (w - 1) as usize;
         if r >= self.peers.len() {
-            return Err(format!(
+            return Err(fault!(
                 "shared address {addr:#x} is outside shared memory (in the shared::cluster window of CTA rank {r}; the cluster has {} CTAs)",
                 self.peers.len()
             ));
@@ -507,8 +516,8 @@ impl Machine<'_> {
     #[inline]
     pub(super) fn shared_read(&self, addr: u64, len: usize) -> Res<u64> {
         match self.locate(addr)? {
-            (None, a) => self.shared.read(a, len),
-            (Some(r), a) => self.peers[r].shared.read(a, len),
+            (None, a) => Ok(self.shared.read(a, len)?),
+            (Some(r), a) => Ok(self.peers[r].shared.read(a, len)?),
         }
     }
 
@@ -516,8 +525,8 @@ impl Machine<'_> {
     #[inline]
     pub(super) fn shared_write(&mut self, addr: u64, len: usize, v: u64) -> Res<()> {
         match self.locate(addr)? {
-            (None, a) => self.shared.write(a, len, v),
-            (Some(r), a) => self.peers[r].shared.write(a, len, v),
+            (None, a) => Ok(self.shared.write(a, len, v)?),
+            (Some(r), a) => Ok(self.peers[r].shared.write(a, len, v)?),
         }
     }
 
@@ -538,7 +547,7 @@ impl Machine<'_> {
     pub(super) fn local_mbarrier(&self, addr: u64, what: &str) -> Res<u64> {
         match self.locate(addr)? {
             (None, a) => Ok(a),
-            (Some(r), _) => Err(format!(
+            (Some(r), _) => Err(fault!(
                 "{what} on the mbarrier at {addr:#x}, in CTA rank {r}'s shared memory: only arrive, expect_tx and complete_tx reach a peer's mbarrier"
             )),
         }
@@ -548,7 +557,7 @@ impl Machine<'_> {
     /// variable in the CTA of rank `rank`.
     pub(super) fn mapa(&self, addr: u64, rank: u64) -> Res<u64> {
         if rank >= self.peers.len() as u64 {
-            return Err(format!(
+            return Err(fault!(
                 "mapa: CTA rank {rank} of a cluster of {} CTAs",
                 self.peers.len()
             ));
@@ -571,29 +580,29 @@ impl Machine<'_> {
         let phase = self.cluster_bar.phase;
         if d.has_mod("arrive") {
             if self.wg.cluster_arrived & lanes != 0 {
-                return Err(format!(
+                return Err(fault!(
                     "{}: threads that arrived at the cluster barrier arrive again before their barrier.cluster.wait",
                     d.mnemonic()
                 ));
             }
             if self.wg.cluster_arrived != 0 && self.wg.cluster_phase != phase {
-                return Err(format!(
+                return Err(Fault::Unsupported(format!(
                     "{}: threads of one warpgroup in two phases of the cluster barrier (not supported by the host backend)",
                     d.mnemonic()
-                ));
+                )));
             }
             self.wg.cluster_arrived |= lanes;
             self.wg.cluster_phase = phase;
             return Ok(Flow::Next);
         }
         if !d.has_mod("wait") {
-            return Err(format!(
+            return Err(Fault::Unsupported(format!(
                 "{} is not supported by the host backend",
                 d.mnemonic()
-            ));
+            )));
         }
         if lanes & !self.wg.cluster_arrived != 0 {
-            return Err(format!(
+            return Err(fault!(
                 "{}: threads wait at the cluster barrier without a barrier.cluster.arrive first",
                 d.mnemonic()
             ));

@@ -14,17 +14,17 @@ impl Machine<'_> {
             return Ok(());
         }
         for (k, p) in x.parts.iter().enumerate() {
-            let a = addr.wrapping_add((k * len) as u64);
+            let (space, a) = self.resolve(x.space, addr.wrapping_add((k * len) as u64))?;
             if x.load {
-                if x.space == "shared" || (x.space == "generic" && a < PARAM_GENERIC) {
-                    self.check_tma_ready("this load", a, len)?;
+                if space == "shared" {
+                    self.check_tma_ready("this load", t, a, len)?;
                 }
-                let v = self.load(x.space, a, len)?;
+                let v = self.load(space, a, len)?;
                 self.set(t, p, v, x.bits)?;
             } else {
                 let v = self.value_fast(t, p)?;
-                self.store(x.space, a, len, v)?;
-                if x.space == "shared" || (x.space != "global" && a < PARAM_GENERIC) {
+                self.store(space, a, len, v)?;
+                if space == "shared" {
                     self.note_generic_write(t, a, len);
                 }
             }
@@ -77,7 +77,7 @@ impl Machine<'_> {
         };
         let is_atom = &*d.name == "atom";
         let (addr_k, val_k) = if is_atom { (1, 2) } else { (0, 1) };
-        let unsupported = || format!("{} is not supported by the host backend", d.mnemonic());
+        let unsupported = || Fault::Unsupported(format!("{} is not supported by the host backend", d.mnemonic()));
         // One element: the new value from the old one and the operand(s).
         let apply =
             |old: u64, b: u64, c: u64| atomic_result(what, ty, old, b, c).ok_or_else(unsupported);
@@ -94,11 +94,9 @@ impl Machine<'_> {
             };
             let mut olds = Vec::with_capacity(vals.len());
             for (k, vo) in vals.iter().enumerate() {
-                let a = addr + (k * len) as u64;
+                let (space, a) = self.resolve(space, addr.wrapping_add((k * len) as u64))?;
                 let b = self.value(t, vo)?;
-                let global_space = space == "global"
-                    || (space.is_empty() && a >= 1 << crate::memory::GLOBAL_SHIFT);
-                let old = if global_space {
+                let old = if space == "global" {
                     // Other CTAs may run at the same time: one at a time.
                     let g = self.global;
                     g.atomically(|| -> Res<u64> {
@@ -112,7 +110,7 @@ impl Machine<'_> {
                     self.store(space, a, len, new)?;
                     old
                 };
-                if space == "shared" || (space.is_empty() && a < PARAM_GENERIC) {
+                if space == "shared" {
                     self.note_generic_write(t, a, len);
                 }
                 olds.push(old);
@@ -131,17 +129,18 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// Copy `len` bytes between a generic (or shared) address and a buffer.
-    pub(super) fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Res<()> {
+    /// Copy bytes between an address of `space` (`"generic"`, `"global"`,
+    /// `"shared"`) and a buffer.
+    pub(super) fn read_bytes(&mut self, space: &str, addr: u64, out: &mut [u8]) -> Res<()> {
         for (k, b) in out.iter_mut().enumerate() {
-            *b = self.generic_read(addr + k as u64, 1)? as u8;
+            *b = self.load(space, addr.wrapping_add(k as u64), 1)? as u8;
         }
         Ok(())
     }
 
-    pub(super) fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Res<()> {
+    pub(super) fn write_bytes(&mut self, space: &str, addr: u64, bytes: &[u8]) -> Res<()> {
         for (k, b) in bytes.iter().enumerate() {
-            self.store("", addr + k as u64, 1, u64::from(*b))?;
+            self.store(space, addr.wrapping_add(k as u64), 1, u64::from(*b))?;
         }
         Ok(())
     }
@@ -165,17 +164,17 @@ impl Machine<'_> {
             .iter()
             .any(|m| (m.starts_with("multicast") && !tensor) || *m == "im2col")
         {
-            return Err(format!(
+            return Err(Fault::Unsupported(format!(
                 "{} is not supported by the host backend",
                 d.mnemonic()
-            ));
+            )));
         }
         let shared_at = mods.iter().position(|m| m.starts_with("shared"));
         let global_at = mods.iter().position(|m| *m == "global");
         let load = match (shared_at, global_at) {
             (Some(s), Some(g)) => s < g,
             _ => {
-                return Err(format!(
+                return Err(fault!(
                     "{}: no direction (shared and global)",
                     d.mnemonic()
                 ))
@@ -189,7 +188,7 @@ impl Machine<'_> {
                 let (_, src) = self.address(t, op(d, 1)?)?;
                 let n = self.value(t, op(d, 2)?)?;
                 if n % 16 != 0 || n > MAX_SHARED {
-                    return Err(format!(
+                    return Err(fault!(
                         "{}: a bulk copy of {n} bytes (a multiple of 16, at most the {MAX_SHARED} bytes of shared memory)",
                         d.mnemonic()
                     ));
@@ -197,15 +196,20 @@ impl Machine<'_> {
                 let n = n as usize;
                 let mut buf = vec![0u8; n];
                 if !load {
-                    self.check_async_read("this bulk copy", src, n)?;
+                    self.check_async_read("this bulk copy", t, src, n)?;
                 } else if self.locate(dst)?.0.is_some() {
-                    return Err(format!(
+                    return Err(Fault::Unsupported(format!(
                         "{}: a bulk copy into a peer CTA's shared memory is not supported by the host backend",
                         d.mnemonic()
-                    ));
+                    )));
                 }
-                self.read_bytes(src, &mut buf)?;
-                self.write_bytes(dst, &buf)?;
+                let (from, to) = if load {
+                    ("global", "shared")
+                } else {
+                    ("shared", "global")
+                };
+                self.read_bytes(from, src, &mut buf)?;
+                self.write_bytes(to, dst, &buf)?;
                 if load {
                     self.proxy.async_write(dst, n);
                     let (_, mbar) = self.address(t, op(d, 3)?)?;
@@ -237,7 +241,7 @@ impl Machine<'_> {
         load: bool,
     ) -> Res<(TensorMap, Vec<i64>)> {
         let Operand::Vector(parts) = map_op else {
-            return Err(format!(
+            return Err(fault!(
                 "{}: no [tensor map, {{coordinates}}] operand",
                 d.mnemonic()
             ));
@@ -249,24 +253,24 @@ impl Machine<'_> {
                 .map(|o| self.value(t, o).map(|v| i64::from(v as u32 as i32)))
                 .collect::<Res<_>>()?,
             Some(o) => vec![i64::from(self.value(t, o)? as u32 as i32)],
-            None => return Err(format!("{}: no coordinates", d.mnemonic())),
+            None => return Err(fault!("{}: no coordinates", d.mnemonic())),
         };
         let mut bytes = [0u8; 128];
-        self.read_bytes(map_addr, &mut bytes)?;
+        self.read_bytes("generic", map_addr, &mut bytes)?;
         let tm = TensorMap::decode(&bytes);
         if let Some(why) = tm.unsupported() {
-            return Err(format!("{}: the tensor map at {map_addr:#x} has {why}, which the host backend does not support", d.mnemonic()));
+            return Err(fault!("{}: the tensor map at {map_addr:#x} has {why}, which the host backend does not support", d.mnemonic()));
         }
         // A tf32 map rounds what it loads (numbers::tma_round_tf32, probed
         // on the device); what it stores and its NaN fill were not probed.
         if tm.tf32 && (!load || tm.oob_nan) {
-            return Err(format!(
+            return Err(fault!(
                 "{}: tf32 tensor maps are supported for loads with zero fill only",
                 d.mnemonic()
             ));
         }
         if coords.len() != tm.rank {
-            return Err(format!(
+            return Err(fault!(
                 "{}: {} coordinates for a rank-{} tensor map",
                 d.mnemonic(),
                 coords.len(),
@@ -302,7 +306,7 @@ impl Machine<'_> {
             let mask = self.value(t, op(d, 3)?)? & 0xffff;
             let n = self.peers.len();
             if mask >> n != 0 {
-                return Err(format!(
+                return Err(fault!(
                     "{}: ctaMask {mask:#x} names a CTA outside the cluster of {n}",
                     d.mnemonic()
                 ));
@@ -313,7 +317,7 @@ impl Machine<'_> {
             return Ok(());
         }
         if bar_rank.unwrap_or(self.rank) != dst_rank {
-            return Err(format!(
+            return Err(fault!(
                 "{}: the destination and the mbarrier are in different CTAs",
                 d.mnemonic()
             ));
@@ -330,7 +334,7 @@ impl Machine<'_> {
             line: self.line,
         };
         let esz = crate::tensor_map::elem_bytes(tm.elem_code).unwrap_or(1);
-        let n: Vec<usize> = (0..tm.rank).map(|k| tm.box_elems(k)).collect();
+        let n: Vec<usize> = (0..tm.dims_used()).map(|k| tm.box_elems(k)).collect();
         let total: usize = n.iter().product();
         let nan: u64 = match tm.elem_code {
             6 | 10 => 0x7fff,
@@ -360,11 +364,11 @@ impl Machine<'_> {
     /// A TMA store of the box at `smem` (the running CTA's shared memory).
     fn tensor_store(&mut self, tm: &TensorMap, coords: &[i64], smem: u64) -> Res<()> {
         let esz = crate::tensor_map::elem_bytes(tm.elem_code).unwrap_or(1);
-        let n: Vec<usize> = (0..tm.rank).map(|k| tm.box_elems(k)).collect();
+        let n: Vec<usize> = (0..tm.dims_used()).map(|k| tm.box_elems(k)).collect();
         let total: usize = n.iter().product();
         for idx in 0..total {
             let saddr = tm.swizzled(smem, (idx * esz) as u64);
-            self.check_async_read("this TMA store", saddr, esz)?;
+            self.check_async_read("this TMA store", 0, saddr, esz)?;
             if let Some(gaddr) = tm.box_element(coords, &n, idx, esz) {
                 let v = self.shared.read(saddr, esz)?;
                 self.global.write(gaddr, esz, v)?;
@@ -392,30 +396,32 @@ impl Machine<'_> {
                         (0, self.value(t, op(d, 1)?)?)
                     };
                     let mut bytes = [0u8; 128];
-                    self.read_bytes(at, &mut bytes)?;
+                    let space = map_space(d);
+                    self.read_bytes(space, at, &mut bytes)?;
                     crate::tensor_map::replace(&mut bytes, field, ord, v)?;
-                    self.write_bytes(at, &bytes)?;
+                    self.write_bytes(space, at, &bytes)?;
                 }
                 "cp_fenceproxy" => {
                     let (_, dst) = self.address(t, op(d, 0)?)?;
                     let (_, src) = self.address(t, op(d, 1)?)?;
                     let n = self.value(t, op(d, 2)?)?;
                     if n != 128 {
-                        return Err(format!(
+                        return Err(fault!(
                             "{}: a tensor map is 128 bytes, not {n}",
                             d.mnemonic()
                         ));
                     }
                     let n = n as usize;
                     let mut buf = vec![0u8; n];
-                    self.read_bytes(src, &mut buf)?;
-                    self.write_bytes(dst, &buf)?;
+                    // `.global.shared::cta`: to global from shared.
+                    self.read_bytes("shared", src, &mut buf)?;
+                    self.write_bytes("global", dst, &buf)?;
                 }
                 _ => {
-                    return Err(format!(
+                    return Err(Fault::Unsupported(format!(
                         "{} is not supported by the host backend",
                         d.mnemonic()
-                    ))
+                    )))
                 }
             }
         }
@@ -429,7 +435,7 @@ impl Machine<'_> {
         let everyone = self.all_live(act);
         let landed = match what {
             "commit_group" | "wait_group" | "wait_all" if !everyone => {
-                return Err(format!(
+                return Err(fault!(
                     "{} with some threads of the warpgroup inactive: the host backend keeps one group list per warpgroup",
                     d.mnemonic()
                 ))
@@ -453,10 +459,10 @@ impl Machine<'_> {
             // arrive changes nothing (PTX ISA 9.7.9.25.3.3). The copies
             // may complete at any point from their issue on: here, now.
             "mbarrier" if d.has_mod("noinc") => {
-                return Err(format!(
+                return Err(Fault::Unsupported(format!(
                     "{} is not supported by the host backend",
                     d.mnemonic()
-                ))
+                )))
             }
             "mbarrier" => {
                 let base = (self.wg.index * WARPGROUP) as u32;
@@ -479,10 +485,10 @@ impl Machine<'_> {
                 return Ok(());
             }
             _ => {
-                return Err(format!(
+                return Err(Fault::Unsupported(format!(
                     "{} is not supported by the host backend",
                     d.mnemonic()
-                ))
+                )))
             }
         };
         self.sync_proxy_order();
@@ -491,7 +497,7 @@ impl Machine<'_> {
             // cp.async writes through the generic proxy.
             self.fills.overwritten(c.dst, c.bytes().len());
             self.proxy
-                .generic_write(c.dst, c.bytes().len(), c.line, c.thread);
+                .generic_write(c.dst, c.bytes().len(), c.line, c.thread, true);
         }
         self.wg.copies.recycle(landed);
         Ok(())
@@ -517,7 +523,7 @@ impl Machine<'_> {
             Some((o, false)) => {
                 let n = self.value_fast(t, o)? as usize;
                 if n > size {
-                    return Err(format!(
+                    return Err(fault!(
                         "cp.async: src-size {n} is larger than the copy ({size})"
                     ));
                 }
@@ -547,13 +553,13 @@ impl Machine<'_> {
         let load = &*d.name == "ldmatrix";
         let has = |m: &str| d.has_mod(m);
         if !has("m8n8") || !has("b16") {
-            return Err(format!(
+            return Err(Fault::Unsupported(format!(
                 "{} is not supported by the host backend (m8n8 .b16 only)",
                 d.mnemonic()
-            ));
+            )));
         }
         if !act.iter().all(|a| *a) {
-            return Err(format!(
+            return Err(fault!(
                 "{} with inactive threads (it is .aligned)",
                 d.mnemonic()
             ));
@@ -574,7 +580,7 @@ impl Machine<'_> {
             o => vec![o.clone()],
         };
         if regs.len() != num {
-            return Err(format!("{} registers for .x{num}", regs.len()));
+            return Err(fault!("{} registers for .x{num}", regs.len()));
         }
         for warp in 0..WARPGROUP / 32 {
             for (i, reg) in regs.iter().enumerate() {
@@ -583,8 +589,9 @@ impl Machine<'_> {
                     *a = self.address(warp * 32 + 8 * i + j, addr_op)?.1;
                 }
                 if load && !self.fills.empty() {
-                    for a in addrs {
-                        self.check_tma_ready(&format!("this {}", d.mnemonic()), a, 16)?;
+                    for (j, a) in addrs.into_iter().enumerate() {
+                        let what = format!("this {}", d.mnemonic());
+                        self.check_tma_ready(&what, warp * 32 + 8 * i + j, a, 16)?;
                     }
                 }
                 let mut rows: Rows = [[0; 16]; 8];
@@ -744,4 +751,16 @@ fn atomic_result(what: &str, ty: &str, old: u64, b: u64, c: u64) -> Option<u64> 
             }
         }
     })
+}
+
+/// The state space of a `tensormap.replace`'s map: `.shared::cta`,
+/// `.global`, else a generic address.
+fn map_space(d: &InstData) -> &'static str {
+    if d.mods.iter().any(|m| m.starts_with("shared")) {
+        "shared"
+    } else if d.has_mod("global") {
+        "global"
+    } else {
+        "generic"
+    }
 }
