@@ -251,6 +251,9 @@ pub struct HostError {
     pub fault: Fault,
     /// Why, in words (the CTA first when there is one).
     pub message: String,
+    /// The hazards the sanitizer reported before the run stopped (see
+    /// [`crate::RunStats::hazards`]).
+    pub hazards: Vec<Hazard>,
 }
 
 impl HostError {
@@ -261,6 +264,7 @@ impl HostError {
             cta: None,
             message: fault.to_string(),
             fault,
+            hazards: Vec::new(),
         }
     }
 

@@ -36,6 +36,7 @@ pub mod memory;
 pub mod npy;
 pub mod numbers;
 pub mod proxy_fence;
+pub mod races;
 pub mod reconvergence;
 pub mod tensor_map;
 pub mod tma_fill;
@@ -43,5 +44,5 @@ pub mod warp_shuffle;
 pub mod wgmma_math;
 
 pub use error::{Fault, Hazard, HazardKind, HostError};
-pub use exec::{run, run_with_progress, Launch, RunStats};
+pub use exec::{run, run_with_progress, Launch, RunStats, Schedule};
 pub use memory::GlobalMemory;

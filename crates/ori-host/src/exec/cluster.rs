@@ -221,6 +221,9 @@ pub(super) fn run_cluster(
             stop: launch.stop_on_hazard,
             ..Default::default()
         },
+        races: launch
+            .race_check
+            .then(|| crate::races::Races::new(ctas.len(), p.threads.div_ceil(32))),
         shared_addr: p.shared_addr,
         shared: Shared::new(size),
         global,
@@ -246,12 +249,19 @@ pub(super) fn run_cluster(
         })
         .collect();
     let limit = launch.step_limit.saturating_mul(ctas.len() as u64);
-    match schedule(&mut mach, &mut runs, limit) {
+    let [nx, ny, _] = launch.grid.map(u64::from);
+    let [cx, cy, _] = launch.cluster.map(u64::from);
+    let index = u64::from(id[0]) + nx / cx * (u64::from(id[1]) + ny / cy * u64::from(id[2]));
+    let mut order = interleave::Order::new(launch.schedule, index);
+    match schedule(&mut mach, &mut runs, limit, &mut order) {
         Ok(()) => {
             mach.stats.hazards = std::mem::take(&mut mach.reports.hazards);
             Ok(mach.stats)
         }
-        Err(e) => Err(named(mach.ctaid, e)),
+        Err(e) => Err(HostError {
+            hazards: std::mem::take(&mut mach.reports.hazards),
+            ..named(mach.ctaid, e)
+        }),
     }
 }
 
@@ -282,7 +292,12 @@ fn share_seen(wgs: &mut [Warpgroup]) {
 
 /// Let the warpgroups the running CTA's filled barriers hold run again.
 fn release_barriers(mach: &mut Machine<'_>, run: &mut CtaRun) {
-    let released = run.barriers.release(live_threads(&run.wgs));
+    let (ids, released) = run.barriers.release_ids(live_threads(&run.wgs));
+    if let Some(r) = mach.races.as_mut() {
+        for id in ids {
+            r.barrier_filled(mach.rank, id);
+        }
+    }
     if !released.is_empty() {
         mach.cta_barriers += 1;
         share_seen(&mut run.wgs);
@@ -333,11 +348,31 @@ fn settle_cluster_barrier(mach: &mut Machine<'_>, runs: &mut [CtaRun]) {
 }
 
 /// The next warpgroup that can run, looking at CTA `first` first, each
-/// CTA from its `next`: `(rank, warpgroup)`.
-fn pick(mach: &Machine<'_>, runs: &[CtaRun], first: usize) -> Option<(usize, usize)> {
+/// CTA from its `next` (or, in a random order, any ready one):
+/// `(rank, warpgroup)`.
+fn pick(
+    mach: &Machine<'_>,
+    runs: &[CtaRun],
+    first: usize,
+    order: &mut interleave::Order,
+) -> Option<(usize, usize)> {
+    let mut ready = ready_warpgroups(mach, runs, first);
+    let n = ready.clone().count();
+    match order.choose(n) {
+        None => ready.next(),
+        Some(k) => ready.nth(k),
+    }
+}
+
+/// The warpgroups that can run, CTA `first` first, each CTA from its `next`.
+fn ready_warpgroups<'r>(
+    mach: &'r Machine<'_>,
+    runs: &'r [CtaRun],
+    first: usize,
+) -> impl Iterator<Item = (usize, usize)> + Clone + 'r {
     let n = runs.len();
     let phase = mach.cluster_bar.phase;
-    (0..n).map(|j| (first + j) % n).find_map(|r| {
+    (0..n).map(move |j| (first + j) % n).flat_map(move |r| {
         let epoch = if r == mach.rank {
             mach.mbarriers.epoch
         } else {
@@ -345,7 +380,7 @@ fn pick(mach: &Machine<'_>, runs: &[CtaRun], first: usize) -> Option<(usize, usi
         };
         let run = &runs[r];
         let m = run.wgs.len();
-        (0..m).map(|j| (run.next + j) % m).find_map(|k| {
+        (0..m).map(move |j| (run.next + j) % m).filter_map(move |k| {
             let w = &run.wgs[k];
             let ready = w.running()
                 && !w.waiting
@@ -360,15 +395,21 @@ fn pick(mach: &Machine<'_>, runs: &[CtaRun], first: usize) -> Option<(usize, usi
 /// waits at a barrier, yields or exits (round robin over the CTAs, and in
 /// a CTA from its lowest warpgroup); a barrier that fills lets its
 /// waiters run again. Correct kernels synchronize through barriers, so
-/// this order computes what any order does.
-fn schedule(mach: &mut Machine<'_>, runs: &mut [CtaRun], limit: u64) -> Result<(), HostError> {
+/// this order computes what any order does; `order` may pick another
+/// (see [`interleave`]).
+fn schedule(
+    mach: &mut Machine<'_>,
+    runs: &mut [CtaRun],
+    limit: u64,
+    order: &mut interleave::Order,
+) -> Result<(), HostError> {
     let n = runs.len();
     let mut first = 0;
     loop {
         let cur = mach.rank;
         release_barriers(mach, &mut runs[cur]);
         settle_cluster_barrier(mach, runs);
-        let Some((r, k)) = pick(mach, runs, first) else {
+        let Some((r, k)) = pick(mach, runs, first, order) else {
             if runs.iter().all(|r| r.wgs.iter().all(|w| !w.running())) {
                 return Ok(());
             }
@@ -380,14 +421,14 @@ fn schedule(mach: &mut Machine<'_>, runs: &mut [CtaRun], limit: u64) -> Result<(
         run.wgs[k].yielded = None;
         run.wgs[k].cluster_wait = None;
         std::mem::swap(&mut mach.wg, &mut run.wgs[k]);
-        let stop = run_warpgroup(mach, limit);
+        let stop = run_warpgroup(mach, limit, order.slice());
         std::mem::swap(&mut mach.wg, &mut run.wgs[k]);
         let nw = run.wgs.len();
         // Next time, the next CTA first (the same warpgroup after an
         // arrival that does not wait: it runs on).
         first = (r + 1) % n;
         match stop? {
-            Stop::Exit => {}
+            Stop::Exit | Stop::Preempt => {}
             Stop::Yield(line) => run.wgs[k].yielded = Some((mach.mbarriers.epoch, line)),
             Stop::ClusterWait(line) => {
                 run.wgs[k].cluster_wait = Some((mach.cluster_bar.phase, line))
@@ -396,6 +437,13 @@ fn schedule(mach: &mut Machine<'_>, runs: &mut [CtaRun], limit: u64) -> Result<(
                 run.barriers
                     .arrive(a.id, k, a.threads, a.count, a.wait, line)
                     .map_err(|message| HostError::new(line, Fault::Invalid(message)))?;
+                if let Some(races) = mach.races.as_mut() {
+                    let warps: Vec<usize> = (0..WARPGROUP / 32)
+                        .filter(|w| a.warps >> w & 1 == 1)
+                        .map(|w| k * WARPGROUP / 32 + w)
+                        .collect();
+                    races.barrier_arrive(r, a.id, &warps, a.wait);
+                }
                 run.wgs[k].waiting = a.wait;
                 if !a.wait {
                     first = r;
@@ -593,6 +641,7 @@ impl Machine<'_> {
             }
             self.wg.cluster_arrived |= lanes;
             self.wg.cluster_phase = phase;
+            self.race_cluster(lanes, true);
             return Ok(Flow::Next);
         }
         if !d.has_mod("wait") {
@@ -609,6 +658,7 @@ impl Machine<'_> {
         }
         if phase > self.wg.cluster_phase {
             self.wg.cluster_arrived &= !lanes;
+            self.race_cluster(lanes, false);
             Ok(Flow::Next)
         } else {
             Ok(Flow::ClusterWait)

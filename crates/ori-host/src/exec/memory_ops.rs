@@ -15,6 +15,10 @@ impl Machine<'_> {
         }
         for (k, p) in x.parts.iter().enumerate() {
             let (space, a) = self.resolve(x.space, addr.wrapping_add((k * len) as u64))?;
+            if space == "shared" && !x.synchronizing {
+                let thread = (self.wg.index * WARPGROUP + t) as u32;
+                self.race_access(thread, false, (a, len), !x.load)?;
+            }
             if x.load {
                 if space == "shared" {
                     self.check_tma_ready("this load", t, a, len)?;
@@ -208,6 +212,13 @@ impl Machine<'_> {
                 } else {
                     ("shared", "global")
                 };
+                let thread = (self.wg.index * WARPGROUP + t) as u32;
+                if load {
+                    self.race_copy_issued(t, dst)?;
+                    self.race_access(thread, true, (dst, n), true)?;
+                } else {
+                    self.race_access(thread, false, (src, n), false)?;
+                }
                 self.read_bytes(from, src, &mut buf)?;
                 self.write_bytes(to, dst, &buf)?;
                 if load {
@@ -224,6 +235,7 @@ impl Machine<'_> {
                         },
                     );
                     self.mbarriers.complete_tx(mbar, n as i64)?;
+                    self.race_copy_complete(mbar);
                 }
             }
         }
@@ -296,6 +308,8 @@ impl Machine<'_> {
         let (tm, coords) = self.tensor_operand(t, d, map_op, load)?;
         let (_, smem) = self.address(t, mem_op)?;
         if !load {
+            let thread = (self.wg.index * WARPGROUP + t) as u32;
+            self.race_access(thread, false, (smem, tm.box_bytes()), false)?;
             return self.tensor_store(&tm, &coords, smem);
         }
         let (_, mbar) = self.address(t, op(d, 2)?)?;
@@ -312,7 +326,8 @@ impl Machine<'_> {
                 ));
             }
             for r in (0..n).filter(|r| mask >> r & 1 == 1) {
-                self.on_cta(r, |m| m.tensor_load(&tm, &coords, dst, bar))?;
+                self.race_copy_issued(t, cluster::cluster_address(r, dst))?;
+                self.on_cta(r, |m| m.tensor_load(&tm, &coords, (dst, bar), t))?;
             }
             return Ok(());
         }
@@ -322,12 +337,22 @@ impl Machine<'_> {
                 d.mnemonic()
             ));
         }
-        self.on_cta(dst_rank, |m| m.tensor_load(&tm, &coords, dst, bar))
+        self.race_copy_issued(t, cluster::cluster_address(dst_rank, dst))?;
+        self.on_cta(dst_rank, |m| m.tensor_load(&tm, &coords, (dst, bar), t))
     }
 
     /// A TMA load's box into the running CTA's shared memory at `smem`,
     /// completing its bytes on the mbarrier at `mbar` (both offsets in it).
-    fn tensor_load(&mut self, tm: &TensorMap, coords: &[i64], smem: u64, mbar: u64) -> Res<()> {
+    /// Lane `t` of the running warpgroup issued it.
+    fn tensor_load(
+        &mut self,
+        tm: &TensorMap,
+        coords: &[i64],
+        (smem, mbar): (u64, u64),
+        t: usize,
+    ) -> Res<()> {
+        let thread = (self.wg.index * WARPGROUP + t) as u32;
+        self.race_access(thread, true, (smem, tm.box_bytes()), true)?;
         let fill = Fill {
             mbar,
             phase: self.mbarriers.phase(mbar)?,
@@ -358,6 +383,7 @@ impl Machine<'_> {
             self.fills.landed(saddr, esz, fill);
         }
         self.mbarriers.complete_tx(mbar, tm.box_bytes() as i64)?;
+        self.race_copy_complete(mbar);
         Ok(())
     }
 
@@ -492,7 +518,13 @@ impl Machine<'_> {
             }
         };
         self.sync_proxy_order();
+        let line = self.line;
         for c in &landed {
+            // A write of the issuing warp, at the copy's line.
+            self.line = c.line;
+            let raced = self.race_access(c.thread, false, (c.dst, c.bytes().len()), true);
+            self.line = line;
+            raced?;
             self.shared.write_bytes(c.dst, c.bytes())?;
             // cp.async writes through the generic proxy.
             self.fills.overwritten(c.dst, c.bytes().len());
@@ -586,7 +618,20 @@ impl Machine<'_> {
             for (i, reg) in regs.iter().enumerate() {
                 let mut addrs = [0u64; 8];
                 for (j, a) in addrs.iter_mut().enumerate() {
-                    *a = self.address(warp * 32 + 8 * i + j, addr_op)?.1;
+                    let t = warp * 32 + 8 * i + j;
+                    // The running CTA's shared memory (a generic address
+                    // of it too).
+                    *a = match self.locate(self.address(t, addr_op)?.1)? {
+                        (None, off) => off,
+                        (Some(r), _) => {
+                            return Err(fault!(
+                                "{}: an address in CTA rank {r}'s shared memory (ldmatrix and stmatrix reach their own CTA's only)",
+                                d.mnemonic()
+                            ))
+                        }
+                    };
+                    let thread = (self.wg.index * WARPGROUP + t) as u32;
+                    self.race_access(thread, false, (*a, 16), !load)?;
                 }
                 if load && !self.fills.empty() {
                     for (j, a) in addrs.into_iter().enumerate() {
@@ -646,6 +691,9 @@ pub(super) struct Access<'a> {
     pub(super) parts: &'a [Operand],
     /// The address operand.
     pub(super) addr_op: &'a Operand,
+    /// `.volatile`, `.relaxed`, `.acquire` or `.release`: a flag other
+    /// threads poll, not data the race detector looks at.
+    pub(super) synchronizing: bool,
 }
 
 /// What every thread's `cp.async.{ca,cg}` needs of the instruction, read

@@ -57,6 +57,12 @@ pub struct Launch {
     /// Report an async-proxy read of shared memory that a generic write
     /// left unfenced (see [`crate::proxy_fence`]); on by default.
     pub check_proxy: bool,
+    /// Look for data races on shared memory between the warps of a CTA
+    /// (and across a cluster's distributed shared memory), see
+    /// [`crate::races`]; on by default.
+    pub race_check: bool,
+    /// The order warpgroups run in (see [`Schedule`]).
+    pub schedule: Schedule,
     /// Stop at the first hazard the sanitizer finds (it becomes the run's
     /// error, [`Fault::Hazard`]); by default each is reported once per
     /// site in [`RunStats::hazards`] and the run goes on.
@@ -83,10 +89,31 @@ impl Default for Launch {
             param_bytes: Vec::new(),
             check_proxy: true,
             stop_on_hazard: false,
+            race_check: true,
+            schedule: Schedule::Deterministic,
             param_block: None,
             cluster: [1, 1, 1],
         }
     }
+}
+
+/// The order in which a cluster's warpgroups run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Schedule {
+    /// Each warpgroup runs until it blocks (a barrier, an incomplete
+    /// mbarrier wait, the cluster barrier) or exits; the next is taken
+    /// round robin. The same run every time.
+    #[default]
+    Deterministic,
+    /// A pseudo-random ready warpgroup runs for a pseudo-random number of
+    /// steps (1 to 64) before the next pick, from this seed: another
+    /// interleaving per seed, the same one for the same seed (each
+    /// cluster's stream is the seed mixed with the cluster's index), so a
+    /// run that shows an order-dependent bug replays.
+    Random {
+        /// The seed.
+        seed: u64,
+    },
 }
 
 /// What a finished run did.
@@ -224,6 +251,8 @@ struct Machine<'a> {
     check_proxy: bool,
     /// What the sanitizer found (see [`hazards`]).
     reports: hazards::Reports,
+    /// The race detector, when the launch asks for it (see [`crate::races`]).
+    races: Option<crate::races::Races>,
     shared_addr: FxHashMap<String, u64>,
     shared: Shared,
     global: &'a GlobalMemory,
@@ -263,6 +292,8 @@ macro_rules! fault {
 mod alu;
 pub mod cluster;
 mod hazards;
+mod interleave;
+mod race_hooks;
 mod int_arith;
 mod lane_ops;
 mod lane_regs;
@@ -351,15 +382,26 @@ pub fn run_with_progress(
         .collect();
     let mut total = RunStats::default();
     let mut found = Vec::new();
+    let mut first_error = None;
     for r in results {
-        let one = r?;
-        total.steps += one.steps;
-        total.wgmma += one.wgmma;
-        total.groups_retired += one.groups_retired;
-        found.extend(one.hazards);
+        match r {
+            Ok(one) => {
+                total.steps += one.steps;
+                total.wgmma += one.wgmma;
+                total.groups_retired += one.groups_retired;
+                found.extend(one.hazards);
+            }
+            Err(mut e) => {
+                found.append(&mut e.hazards);
+                first_error = first_error.or(Some(e));
+            }
+        }
     }
-    total.hazards = hazards::merge(found);
-    Ok(total)
+    let hazards = hazards::merge(found);
+    match first_error {
+        Some(e) => Err(HostError { hazards, ..e }),
+        None => Ok(RunStats { hazards, ..total }),
+    }
 }
 
 /// The most shared memory a CTA of sm_90 has (227 KiB).
@@ -463,14 +505,24 @@ enum Stop {
     /// It waits at `barrier.cluster.wait` (and runs it again when it
     /// runs again).
     ClusterWait(u32),
+    /// Its slice of a random schedule ran out (it is ready to go on).
+    Preempt,
 }
 
 /// Run the warpgroup in `mach.wg` from where it is until it exits,
 /// reaches a barrier, yields at an incomplete mbarrier wait or blocks at
 /// the cluster barrier (see [`Stop`]).
-fn run_warpgroup(mach: &mut Machine<'_>, step_limit: u64) -> Result<Stop, HostError> {
+fn run_warpgroup(
+    mach: &mut Machine<'_>,
+    step_limit: u64,
+    mut slice: u64,
+) -> Result<Stop, HostError> {
     let f = mach.f;
     while let Some(&Frame { at: (b, pos), .. }) = mach.wg.stack.last() {
+        if slice == 0 {
+            return Ok(Stop::Preempt);
+        }
+        slice -= 1;
         let insts = f.layout.block_insts(b);
         let Some(&i) = insts.get(pos) else {
             mach.wg.enter(f.layout.next_block(b));
@@ -572,6 +624,8 @@ struct Arrival {
     count: Option<u32>,
     threads: u32,
     wait: bool,
+    /// The warps of the warpgroup that arrive (bit `w`: warp `w` of it).
+    warps: u32,
 }
 
 /// The type suffix of an instruction: its last modifier that names a type.
@@ -841,6 +895,10 @@ impl Machine<'_> {
             load,
             parts,
             addr_op,
+            synchronizing: d
+                .mods
+                .iter()
+                .any(|m| matches!(&**m, "volatile" | "relaxed" | "acquire" | "release")),
         };
         for t in (0..WARPGROUP).filter(|t| act[*t]) {
             self.memory_op(t, &access)?;

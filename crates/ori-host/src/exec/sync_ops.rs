@@ -51,12 +51,15 @@ impl Machine<'_> {
         };
         let id = uniform(0)?.unwrap_or(0);
         let count = uniform(1)?;
-        let warps = (0..WARPGROUP / 32).filter(|w| act[w * 32..w * 32 + 32].iter().any(|a| *a));
+        let warps = (0..WARPGROUP / 32)
+            .filter(|w| act[w * 32..w * 32 + 32].iter().any(|a| *a))
+            .fold(0u32, |m, w| m | 1 << w);
         Ok(Flow::Barrier(Arrival {
             id,
             count,
-            threads: 32 * warps.count() as u32,
+            threads: 32 * warps.count_ones(),
             wait,
+            warps,
         }))
     }
 
@@ -87,6 +90,7 @@ impl Machine<'_> {
                     if what == "expect_tx" {
                         self.mbarrier_at(a, |m, a| Ok(m.expect_tx(a, n)?))?;
                     } else {
+                        self.race_mbarrier_release(t, a)?;
                         self.mbarrier_at(a, |m, a| Ok(m.complete_tx(a, n)?))?;
                     }
                 }
@@ -100,6 +104,7 @@ impl Machine<'_> {
                         count = self.value(t, op(d, 2)?)? as u32;
                     }
                     let drop = what == "arrive_drop";
+                    self.race_mbarrier_release(t, a)?;
                     let token = self.mbarrier_at(a, |m, a| {
                         if let Some(n) = tx {
                             m.expect_tx(a, n)?;
@@ -131,6 +136,7 @@ impl Machine<'_> {
                     if done {
                         let e = self.wg.seen.entry(a).or_insert(0);
                         *e = (*e).max(completed);
+                        self.race_mbarrier_acquire(t, a);
                     }
                     incomplete |= !done;
                     let dst = op(d, 0)?.clone();

@@ -67,12 +67,15 @@ impl Machine<'_> {
             fills: &self.fills,
             seen: &self.wg.seen,
             unready: std::cell::Cell::new(None),
+            read: self.races.as_ref().map(|_| Default::default()),
         };
         let version = self.shared.version();
         let cache = (&mut self.wg.operands, &mut self.wg.spare_values);
         let values = compute_cached(cache, version, &mma, c, &checked)?;
         let (unready, found) = (checked.unready.get(), checked.found.get());
+        let mut read = checked.read.map(|r| r.into_inner()).unwrap_or_default();
         self.sanitizer_findings(unready, found)?;
+        self.race_wgmma_reads(&mut read)?;
         let mut unique = dregs.clone();
         unique.sort_unstable();
         unique.dedup();
@@ -288,6 +291,8 @@ pub(super) struct ProxyChecked<'a> {
     pub(super) fills: &'a TmaFills,
     pub(super) seen: &'a Seen,
     pub(super) unready: std::cell::Cell<Option<(u64, Fill)>>,
+    /// The granules read, for the race detector (when it runs).
+    pub(super) read: Option<std::cell::RefCell<Vec<u32>>>,
 }
 
 impl wgmma_math::SharedMemory for ProxyChecked<'_> {
@@ -299,11 +304,15 @@ impl wgmma_math::SharedMemory for ProxyChecked<'_> {
         if self.unready.get().is_none() {
             self.unready.set(self.fills.unready(a, 16, self.seen));
         }
+        if let Some(r) = &self.read {
+            r.borrow_mut().push(addr);
+        }
         self.shared.granule(addr)
     }
 
     fn plain(&self) -> Option<&[u8]> {
-        (self.proxy.clean() && self.fills.empty()).then(|| self.shared.bytes())
+        (self.proxy.clean() && self.fills.empty() && self.read.is_none())
+            .then(|| self.shared.bytes())
     }
 }
 
