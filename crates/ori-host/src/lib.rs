@@ -2,11 +2,12 @@
 //! grid on the CPU with the GPU's semantics (wgmma asynchronous, TMA,
 //! mbarriers, warpgroups and barriers), so that a kernel author (or a test)
 //! can get the GPU's answer without a GPU, before and after ori's passes,
-//! or be told exactly which line races.
+//! with every hazard the sanitizer finds on the way named by its two lines.
 //!
 //! * `exec`: the interpreter and scheduler: clusters of CTAs in parallel,
 //!   in a cluster one warpgroup (128 threads in lockstep) at a time until a
-//!   barrier, an mbarrier wait or its exit; `exec::cluster`: the CTAs of a
+//!   barrier, an mbarrier wait or its exit (or, with `Schedule::Random`,
+//!   seeded interleavings); `exec::cluster`: the CTAs of a
 //!   cluster, distributed shared memory, the cluster barrier, multicast.
 //! * `wgmma_math`: what one wgmma computes, from the ISA's register-fragment
 //!   layouts and shared-memory matrix descriptors.
@@ -16,7 +17,11 @@
 //!   layout (established on an H100's driver).
 //! * `matrix_fragments`, `warp_shuffle`, `bit_ops`, `numbers`: `ldmatrix`,
 //!   `shfl.sync`, `bfe`/`prmt`/`lop3`, the element formats.
-//! * `proxy_fence`, `tma_fill`: the sanitizer's proxy and TMA checks.
+//! * `proxy_fence`, `tma_fill`, `races`: the sanitizer's checks (async
+//!   proxy fences, TMA readiness and mbarrier parity, data races on shared
+//!   memory between warps with vector clocks); `error`: what a run reports
+//!   as data, its hazards (each site once, the run going on) and the typed
+//!   fault that stops it (`docs/sanitizer.md` lists both).
 //! * `memory`, `npy`: global buffers, shared memory, `.npy` files.
 //!
 //! Checked against an H100: `tests/host/` holds kernels, inputs and the

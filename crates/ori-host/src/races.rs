@@ -17,12 +17,18 @@
 //! * the cluster barrier: `barrier.cluster.arrive` releases,
 //!   `barrier.cluster.wait` acquires;
 //! * a TMA load starts after what its issuing warp did, and its writes are
-//!   the copy engine's; `cp.async` copies land as writes of their warp.
+//!   the copy engine's; a `cp.async` copy writes as its warp from its issue
+//!   to its wait;
+//! * `wgmma.wait_group` (`.sync.aligned`, executed by the four warps of a
+//!   warpgroup together, completing the warpgroup's wgmma and their
+//!   shared-memory reads) orders what each warp of the warpgroup did before
+//!   it with what any does after it. A wgmma's operand reads count as reads
+//!   by each of the four warps.
 //!
 //! A location's shadow keeps its last write and the reads since, each as
 //! an epoch (agent, clock) with its line and thread; an access whose
 //! conflicting epoch is not covered by the agent's clock is a race. Words
-//! are 4 bytes. An mbarrier's clock only grows (a wait acquires every
+//! are 4 bytes (each access notes the bytes it touched). An mbarrier's clock only grows (a wait acquires every
 //! release so far, not only its phase's): that may hide a race, never
 //! invent one.
 
@@ -76,10 +82,51 @@ pub struct Access {
     pub thread: u32,
 }
 
+/// A word's accesses, each with the bytes of the word it touched (bit `k`:
+/// byte `k`): the last write of each byte, and the reads since.
 #[derive(Clone, Debug, Default)]
 struct Word {
-    write: Option<Access>,
-    reads: SmallVec<[Access; 2]>,
+    writes: SmallVec<[(Access, u8); 1]>,
+    reads: SmallVec<[(Access, u8); 2]>,
+}
+
+impl Word {
+    /// The first access here that conflicts with a `write` (else a read)
+    /// of bytes `mask` not ordered before it (`unordered`).
+    fn conflict(
+        &self,
+        write: bool,
+        mask: u8,
+        unordered: impl Fn(&Access) -> bool,
+    ) -> Option<(Access, bool)> {
+        let hit = |(e, m): &&(Access, u8)| m & mask != 0 && unordered(e);
+        let w = self.writes.iter().find(hit).map(|(e, _)| (*e, true));
+        match w {
+            Some(w) => Some(w),
+            None if write => self.reads.iter().find(hit).map(|(e, _)| (*e, false)),
+            None => None,
+        }
+    }
+
+    /// Keep the access `now` of bytes `mask`.
+    fn record(&mut self, write: bool, mask: u8, now: Access) {
+        if write {
+            for (_, m) in self.writes.iter_mut().chain(self.reads.iter_mut()) {
+                *m &= !mask;
+            }
+            self.writes.retain(|(_, m)| *m != 0);
+            self.reads.retain(|(_, m)| *m != 0);
+            self.writes.push((now, mask));
+        } else if let Some(r) = self
+            .reads
+            .iter_mut()
+            .find(|(r, m)| r.agent == now.agent && *m & !mask == 0)
+        {
+            *r = (now, mask);
+        } else {
+            self.reads.push((now, mask));
+        }
+    }
 }
 
 /// A race found: the access now and the earlier one it conflicts with.
@@ -143,6 +190,11 @@ impl Races {
         rank * (self.warps + 1) + warp
     }
 
+    /// Whether `agent` is a copy engine.
+    pub fn is_engine(&self, agent: usize) -> bool {
+        agent % (self.warps + 1) == self.warps
+    }
+
     /// The agent of the copy engine of the CTA of rank `rank`.
     pub fn copy_agent(&self, rank: usize) -> usize {
         rank * (self.warps + 1) + self.warps
@@ -168,31 +220,24 @@ impl Races {
         };
         let unordered = |e: &Access| usize::from(e.agent) != agent && e.clock > clock.get(e.agent.into());
         let mut found = None;
+        let end = addr + len.max(1) as u64;
         for (k, w) in shadow.words[first..=last].iter_mut().enumerate() {
-            let addr = (first + k) as u64 * 4;
+            let at = (first + k) as u64 * 4;
+            // The bytes of this word the access covers.
+            let mask = (0..4u64)
+                .filter(|b| (addr..end).contains(&(at + b)))
+                .fold(0u8, |m, b| m | 1 << b);
             if found.is_none() {
-                let racing_write = w.write.filter(unordered).map(|e| (e, true));
-                let racing_read = || w.reads.iter().find(|e| unordered(e)).map(|e| (*e, false));
-                let hit = if write {
-                    racing_write.or_else(racing_read)
-                } else {
-                    racing_write
-                };
-                found = hit.map(|(earlier, earlier_write)| Race {
-                    addr,
-                    write,
-                    earlier,
-                    earlier_write,
-                });
+                found = w
+                    .conflict(write, mask, unordered)
+                    .map(|(earlier, earlier_write)| Race {
+                        addr: at,
+                        write,
+                        earlier,
+                        earlier_write,
+                    });
             }
-            if write {
-                w.write = Some(now);
-                w.reads.clear();
-            } else if let Some(r) = w.reads.iter_mut().find(|r| r.agent == now.agent) {
-                *r = now;
-            } else {
-                w.reads.push(now);
-            }
+            w.record(write, mask, now);
         }
         found
     }
@@ -244,6 +289,22 @@ impl Races {
     pub fn mbarrier_acquire(&mut self, agent: usize, rank: usize, mbar: u64) {
         if let (Some(m), Some(c)) = (self.mbarriers.get(&(rank, mbar)), self.clocks.get_mut(agent)) {
             c.join(m);
+        }
+    }
+
+    /// The warps `agents` (of one warpgroup) pass a warpgroup-collective
+    /// wait together: each has done what any did before it.
+    pub fn join_warps(&mut self, agents: &[usize]) {
+        let mut all = VClock::default();
+        for &a in agents {
+            if let Some(c) = self.clocks.get(a) {
+                all.join(c);
+            }
+        }
+        for &a in agents {
+            if let Some(c) = self.clocks.get_mut(a) {
+                c.join(&all);
+            }
         }
     }
 

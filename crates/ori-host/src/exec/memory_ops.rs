@@ -15,9 +15,9 @@ impl Machine<'_> {
         }
         for (k, p) in x.parts.iter().enumerate() {
             let (space, a) = self.resolve(x.space, addr.wrapping_add((k * len) as u64))?;
-            if space == "shared" && !x.synchronizing {
-                let thread = (self.wg.index * WARPGROUP + t) as u32;
-                self.race_access(thread, false, (a, len), !x.load)?;
+            let thread = (self.wg.index * WARPGROUP + t) as u32;
+            if space == "shared" && !x.synchronizing && x.load {
+                self.race_access(thread, false, (a, len), false)?;
             }
             if x.load {
                 if space == "shared" {
@@ -27,6 +27,9 @@ impl Machine<'_> {
                 self.set(t, p, v, x.bits)?;
             } else {
                 let v = self.value_fast(t, p)?;
+                if space == "shared" && !x.synchronizing {
+                    self.race_write_value(thread, (a, len), v)?;
+                }
                 self.store(space, a, len, v)?;
                 if space == "shared" {
                     self.note_generic_write(t, a, len);
@@ -568,12 +571,16 @@ impl Machine<'_> {
         } else if read > 0 {
             self.global.read_into(src, &mut data[..read])?;
         }
+        // The copy may write from its issue on (it lands here at its
+        // wait): what it overwrites must be ordered before the issue.
+        let thread = (self.wg.index * WARPGROUP + t) as u32;
+        self.race_access(thread, false, (dst, size), true)?;
         self.wg.copies.issue(PendingCopy {
             dst,
             data,
             len: size as u8,
             line: self.line,
-            thread: (self.wg.index * WARPGROUP + t) as u32,
+            thread,
         });
         Ok(())
     }

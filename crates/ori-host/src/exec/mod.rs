@@ -13,9 +13,10 @@
 //! `wgmma.commit_group` (and phase 87's `_warpgroup.commit_batch`) closes
 //! the open group. A later wgmma accumulating into the same registers chains
 //! on the pending result, as the hardware does. Any other instruction that
-//! reads or writes a register a wgmma in flight will write is stopped with
-//! an error naming both: the PTX ISA leaves such an access undefined, and
-//! that is exactly what phase 87's waits are there to prevent.
+//! reads or writes a register a wgmma in flight will write is reported as
+//! a hazard naming both (see [`hazards`]): the PTX ISA leaves such an
+//! access undefined, and that is exactly what phase 87's waits are there to
+//! prevent. The run goes on with the register as it was.
 
 use crate::async_copy::{AsyncCopies, PendingCopy};
 use crate::barriers::Barriers;
@@ -930,6 +931,7 @@ impl Machine<'_> {
                     let g = self.wg.committed.pop_front().unwrap_or_default();
                     self.retire(g);
                 }
+                self.race_warpgroup_wait();
                 return Ok(Flow::Next);
             }
             _ => {}

@@ -14,6 +14,27 @@ impl Machine<'_> {
             .map_or(0, |r| r.warp_agent(self.rank, thread as usize / 32))
     }
 
+    /// CTA thread `thread` writes `len` bytes of shared memory at `addr`
+    /// that hold `value` already: not a race with anything (the memory is
+    /// the same whichever order), and not kept (a later access is checked
+    /// against the write that put the value there). Else as
+    /// [`Machine::race_access`].
+    pub(super) fn race_write_value(
+        &mut self,
+        thread: u32,
+        (addr, len): (u64, usize),
+        value: u64,
+    ) -> Res<()> {
+        if self.races.is_none() {
+            return Ok(());
+        }
+        let keep = if len >= 8 { u64::MAX } else { (1 << (8 * len)) - 1 };
+        if self.shared_read(addr, len).ok() == Some(value & keep) {
+            return Ok(());
+        }
+        self.race_access(thread, false, (addr, len), true)
+    }
+
     /// CTA thread `thread` of the running CTA (`engine`: its copy engine,
     /// for a copy that thread issued) accesses `len` bytes of shared memory
     /// at `addr` (a shared::cta, shared::cluster or generic address).
@@ -44,6 +65,11 @@ impl Machine<'_> {
             thread,
         };
         match races.access(rank, off, len, write, who) {
+            // A read of what a TMA load wrote before its mbarrier phase was
+            // seen: the TMA check reports it, with the phase.
+            Some(race) if race.earlier_write && races.is_engine(race.earlier.agent.into()) => {
+                Ok(())
+            }
             None => Ok(()),
             Some(race) => self.report_race(thread, peer, race),
         }
@@ -138,6 +164,18 @@ impl Machine<'_> {
                     r.cluster_acquire(a);
                 }
             }
+        }
+    }
+
+    /// The running warpgroup passes `wgmma.wait_group` (see
+    /// [`crate::races`]): its warps' clocks join.
+    pub(super) fn race_warpgroup_wait(&mut self) {
+        let base = self.wg.index * WARPGROUP;
+        let warps: Vec<usize> = (0..self.wg.live.div_ceil(32))
+            .map(|w| self.agent_of((base + 32 * w) as u32))
+            .collect();
+        if let Some(r) = self.races.as_mut() {
+            r.join_warps(&warps);
         }
     }
 
