@@ -12,8 +12,9 @@
 //! * a CTA barrier (`bar.sync`, `barrier.sync`, `bar.arrive` with a
 //!   count, named barriers): every arrival releases into the barrier, and
 //!   the warps that wait there acquire it when it fills;
-//! * an mbarrier: `arrive` (and a copy's `complete_tx`) releases into it,
-//!   a successful `try_wait`/`test_wait` acquires it;
+//! * an mbarrier: `arrive` (and a copy's `complete_tx`) releases into the
+//!   phase in progress, a successful `try_wait`/`test_wait` acquires the
+//!   phases completed;
 //! * the cluster barrier: `barrier.cluster.arrive` releases,
 //!   `barrier.cluster.wait` acquires;
 //! * a TMA load starts after what its issuing warp did, and its writes are
@@ -28,9 +29,11 @@
 //! A location's shadow keeps its last write and the reads since, each as
 //! an epoch (agent, clock) with its line and thread; an access whose
 //! conflicting epoch is not covered by the agent's clock is a race. Words
-//! are 4 bytes (each access notes the bytes it touched). An mbarrier's clock only grows (a wait acquires every
-//! release so far, not only its phase's): that may hide a race, never
-//! invent one.
+//! are 4 bytes (each access notes the bytes it touched).
+//!
+//! A wait acquires every phase completed when it looked, not only the one
+//! its parity names: that may hide a race, never invent one (the
+//! `parity-aliased` check covers a wait that is phases behind).
 
 use fxhash::FxHashMap;
 use smallvec::SmallVec;
@@ -129,6 +132,43 @@ impl Word {
     }
 }
 
+/// A barrier whose arrivals belong to phases: what the arrivals of each
+/// phase released, the completed phases folded into one clock (a wait
+/// acquires the phases completed when it looked, not the one in progress).
+#[derive(Clone, Debug, Default)]
+struct Phased {
+    /// The join of phases `..upto`.
+    folded: VClock,
+    upto: u64,
+    open: FxHashMap<u64, VClock>,
+}
+
+impl Phased {
+    fn release(&mut self, phase: u64, clock: &VClock) {
+        if phase < self.upto {
+            // Late for a phase already folded (cannot happen in a run the
+            // mbarrier accepted); keep it anyway.
+            self.folded.join(clock);
+        } else {
+            self.open.entry(phase).or_default().join(clock);
+        }
+    }
+
+    /// What a wait that saw phases `..completed` complete acquires.
+    fn acquire(&mut self, completed: u64) -> &VClock {
+        if completed > self.upto {
+            let done: Vec<u64> = self.open.keys().copied().filter(|p| *p < completed).collect();
+            for p in done {
+                if let Some(c) = self.open.remove(&p) {
+                    self.folded.join(&c);
+                }
+            }
+            self.upto = completed;
+        }
+        &self.folded
+    }
+}
+
 /// A race found: the access now and the earlier one it conflicts with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Race {
@@ -161,9 +201,9 @@ pub struct Races {
     /// filled: by rank and barrier id, with the warps waiting there.
     barriers: FxHashMap<(usize, u32), (VClock, Vec<usize>)>,
     /// What each mbarrier (by rank and offset) holds of its releases.
-    mbarriers: FxHashMap<(usize, u64), VClock>,
+    mbarriers: FxHashMap<(usize, u64), Phased>,
     /// What the cluster barrier holds of its arrivals.
-    cluster: VClock,
+    cluster: Phased,
 }
 
 impl Races {
@@ -275,20 +315,21 @@ impl Races {
         }
     }
 
-    /// `agent` releases into the mbarrier at `mbar` of rank `rank` (an
-    /// arrive, or a copy's complete_tx).
-    pub fn mbarrier_release(&mut self, agent: usize, rank: usize, mbar: u64) {
+    /// `agent` releases into phase `phase` of the mbarrier at `mbar` of
+    /// rank `rank` (an arrive, or a copy's complete_tx).
+    pub fn mbarrier_release(&mut self, agent: usize, (rank, mbar): (usize, u64), phase: u64) {
         let Some(c) = self.clocks.get_mut(agent) else {
             return;
         };
-        self.mbarriers.entry((rank, mbar)).or_default().join(c);
+        self.mbarriers.entry((rank, mbar)).or_default().release(phase, c);
         c.tick(agent);
     }
 
-    /// `agent` saw the mbarrier at `mbar` of rank `rank` complete a phase.
-    pub fn mbarrier_acquire(&mut self, agent: usize, rank: usize, mbar: u64) {
-        if let (Some(m), Some(c)) = (self.mbarriers.get(&(rank, mbar)), self.clocks.get_mut(agent)) {
-            c.join(m);
+    /// `agent` saw the mbarrier at `mbar` of rank `rank` with `completed`
+    /// phases completed.
+    pub fn mbarrier_acquire(&mut self, agent: usize, (rank, mbar): (usize, u64), completed: u64) {
+        if let (Some(m), Some(c)) = (self.mbarriers.get_mut(&(rank, mbar)), self.clocks.get_mut(agent)) {
+            c.join(m.acquire(completed));
         }
     }
 
@@ -308,18 +349,18 @@ impl Races {
         }
     }
 
-    /// `agent` arrives at the cluster barrier.
-    pub fn cluster_arrive(&mut self, agent: usize) {
+    /// `agent` arrives at the cluster barrier in phase `phase`.
+    pub fn cluster_arrive(&mut self, agent: usize, phase: u64) {
         if let Some(c) = self.clocks.get_mut(agent) {
-            self.cluster.join(c);
+            self.cluster.release(phase, c);
             c.tick(agent);
         }
     }
 
-    /// `agent` passed `barrier.cluster.wait`.
-    pub fn cluster_acquire(&mut self, agent: usize) {
+    /// `agent` passed `barrier.cluster.wait` of phase `phase`.
+    pub fn cluster_acquire(&mut self, agent: usize, phase: u64) {
         if let Some(c) = self.clocks.get_mut(agent) {
-            c.join(&self.cluster);
+            c.join(self.cluster.acquire(phase + 1));
         }
     }
 
@@ -385,8 +426,8 @@ mod tests {
         // Warp 0 releases the stage on an mbarrier that warp 1 waits for
         // before the next load: ordered.
         assert_eq!(r.access(0, 64, 16, false, at(&r, 0, 0, 6)), None);
-        r.mbarrier_release(r.warp_agent(0, 0), 0, 0x100);
-        r.mbarrier_acquire(r.warp_agent(0, 1), 0, 0x100);
+        r.mbarrier_release(r.warp_agent(0, 0), (0, 0x100), 0);
+        r.mbarrier_acquire(r.warp_agent(0, 1), (0, 0x100), 1);
         r.copy_issued(r.warp_agent(0, 1), 0);
         assert_eq!(r.access(0, 64, 16, true, tma), None);
     }
@@ -396,9 +437,14 @@ mod tests {
         let mut r = Races::new(2, 1);
         assert_eq!(r.access(1, 0, 4, true, at(&r, 0, 0, 3)), None);
         assert!(r.access(1, 0, 4, false, at(&r, 1, 0, 4)).is_some());
-        r.cluster_arrive(r.warp_agent(0, 0));
-        r.cluster_arrive(r.warp_agent(1, 0));
-        r.cluster_acquire(r.warp_agent(1, 0));
+        r.cluster_arrive(r.warp_agent(0, 0), 0);
+        r.cluster_arrive(r.warp_agent(1, 0), 0);
+        r.cluster_acquire(r.warp_agent(1, 0), 0);
+        // An arrival in the next phase is not acquired by a wait of this one.
+        assert_eq!(r.access(1, 8, 4, false, at(&r, 0, 0, 6)), None);
+        r.cluster_arrive(r.warp_agent(0, 0), 1);
+        r.cluster_acquire(r.warp_agent(1, 0), 0);
+        assert!(r.access(1, 8, 4, true, at(&r, 1, 0, 7)).is_some());
         assert_eq!(r.access(1, 0, 4, true, at(&r, 1, 0, 5)), None);
     }
 }

@@ -641,7 +641,7 @@ impl Machine<'_> {
             }
             self.wg.cluster_arrived |= lanes;
             self.wg.cluster_phase = phase;
-            self.race_cluster(lanes, true);
+            self.race_cluster(lanes, true, phase);
             return Ok(Flow::Next);
         }
         if !d.has_mod("wait") {
@@ -658,7 +658,7 @@ impl Machine<'_> {
         }
         if phase > self.wg.cluster_phase {
             self.wg.cluster_arrived &= !lanes;
-            self.race_cluster(lanes, false);
+            self.race_cluster(lanes, false, self.wg.cluster_phase);
             Ok(Flow::Next)
         } else {
             Ok(Flow::ClusterWait)

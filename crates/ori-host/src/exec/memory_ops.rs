@@ -238,7 +238,7 @@ impl Machine<'_> {
                         },
                     );
                     self.mbarriers.complete_tx(mbar, n as i64)?;
-                    self.race_copy_complete(mbar);
+                    self.race_copy_complete(mbar, phase);
                 }
             }
         }
@@ -386,7 +386,7 @@ impl Machine<'_> {
             self.fills.landed(saddr, esz, fill);
         }
         self.mbarriers.complete_tx(mbar, tm.box_bytes() as i64)?;
-        self.race_copy_complete(mbar);
+        self.race_copy_complete(mbar, fill.phase);
         Ok(())
     }
 

@@ -140,6 +140,9 @@ struct PendingMma {
     /// `values[j * WARPGROUP + t]`.
     values: Vec<u32>,
     line: u32,
+    /// The shared-memory granules it reads (when the race detector runs):
+    /// its reads last until a wait retires it.
+    reads: Vec<u32>,
 }
 
 /// One warpgroup's own state: its threads' registers, its wgmma pipeline,
@@ -929,6 +932,7 @@ impl Machine<'_> {
                 let n = d.wait_count().unwrap_or(0).max(0) as usize;
                 while self.wg.committed.len() > n {
                     let g = self.wg.committed.pop_front().unwrap_or_default();
+                    self.race_retired_reads(&g)?;
                     self.retire(g);
                 }
                 self.race_warpgroup_wait();

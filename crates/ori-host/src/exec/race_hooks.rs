@@ -109,28 +109,30 @@ impl Machine<'_> {
         let (peer, off) = self.locate(mbar)?;
         let agent = self.agent_of((self.wg.index * WARPGROUP + t) as u32);
         let rank = peer.unwrap_or(self.rank);
+        let phase = self.mbarrier_at(mbar, |m, a| Ok(m.phase(a)?))?;
         if let Some(r) = self.races.as_mut() {
-            r.mbarrier_release(agent, rank, off);
+            r.mbarrier_release(agent, (rank, off), phase);
         }
         Ok(())
     }
 
-    /// The running CTA's copy engine completes bytes on its mbarrier at
-    /// offset `mbar` (after its writes).
-    pub(super) fn race_copy_complete(&mut self, mbar: u64) {
+    /// The running CTA's copy engine completes bytes on phase `phase` of
+    /// its mbarrier at offset `mbar` (after its writes).
+    pub(super) fn race_copy_complete(&mut self, mbar: u64, phase: u64) {
         let rank = self.rank;
         if let Some(r) = self.races.as_mut() {
             let engine = r.copy_agent(rank);
-            r.mbarrier_release(engine, rank, mbar);
+            r.mbarrier_release(engine, (rank, mbar), phase);
         }
     }
 
-    /// Lane `t` saw the running CTA's mbarrier at offset `mbar` complete.
-    pub(super) fn race_mbarrier_acquire(&mut self, t: usize, mbar: u64) {
+    /// Lane `t` saw the running CTA's mbarrier at offset `mbar` with
+    /// `completed` phases completed.
+    pub(super) fn race_mbarrier_acquire(&mut self, t: usize, mbar: u64, completed: u64) {
         let agent = self.agent_of((self.wg.index * WARPGROUP + t) as u32);
         let rank = self.rank;
         if let Some(r) = self.races.as_mut() {
-            r.mbarrier_acquire(agent, rank, mbar);
+            r.mbarrier_acquire(agent, (rank, mbar), completed);
         }
     }
 
@@ -149,8 +151,9 @@ impl Machine<'_> {
     }
 
     /// The warps of the running warpgroup whose lanes are in `lanes`
-    /// arrive at the cluster barrier (`arrive`) or pass its wait.
-    pub(super) fn race_cluster(&mut self, lanes: LaneMask, arrive: bool) {
+    /// arrive at the cluster barrier in phase `phase` (`arrive`) or pass
+    /// the wait of that phase.
+    pub(super) fn race_cluster(&mut self, lanes: LaneMask, arrive: bool, phase: u64) {
         let base = self.wg.index * WARPGROUP;
         let warps: Vec<usize> = (0..WARPGROUP / 32)
             .filter(|w| (lanes >> (32 * w)) & 0xffff_ffff != 0)
@@ -159,9 +162,9 @@ impl Machine<'_> {
         if let Some(r) = self.races.as_mut() {
             for a in warps {
                 if arrive {
-                    r.cluster_arrive(a);
+                    r.cluster_arrive(a, phase);
                 } else {
-                    r.cluster_acquire(a);
+                    r.cluster_acquire(a, phase);
                 }
             }
         }
@@ -177,6 +180,24 @@ impl Machine<'_> {
         if let Some(r) = self.races.as_mut() {
             r.join_warps(&warps);
         }
+    }
+
+    /// A wait retires `group`: its wgmma's reads of shared memory end
+    /// now, as reads by the warps of the warpgroup at this point (the
+    /// async proxy may read until the wait).
+    pub(super) fn race_retired_reads(&mut self, group: &[PendingMma]) -> Res<()> {
+        if self.races.is_none() {
+            return Ok(());
+        }
+        let line = self.line;
+        for p in group {
+            self.line = p.line;
+            let mut reads = p.reads.clone();
+            let raced = self.race_wgmma_reads(&mut reads);
+            self.line = line;
+            raced?;
+        }
+        Ok(())
     }
 
     /// A wgmma of the running warpgroup read the shared-memory granules

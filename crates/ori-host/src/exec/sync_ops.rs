@@ -136,7 +136,7 @@ impl Machine<'_> {
                     if done {
                         let e = self.wg.seen.entry(a).or_insert(0);
                         *e = (*e).max(completed);
-                        self.race_mbarrier_acquire(t, a);
+                        self.race_mbarrier_acquire(t, a, completed);
                     }
                     incomplete |= !done;
                     let dst = op(d, 0)?.clone();

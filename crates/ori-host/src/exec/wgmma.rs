@@ -90,6 +90,7 @@ impl Machine<'_> {
             regs: dregs,
             values,
             line: d.line,
+            reads: read,
         });
         self.stats.wgmma += 1;
         Ok(())
