@@ -10,6 +10,7 @@
 //! wrong command line (2), a kernel that could not run to its end (3) and
 //! one with hazards (4): see [`crate::run_report`].
 
+use crate::run_report;
 use crate::{print_diagnostics, read_input, write_bytes_atomically, ColorChoice, MessageFormat};
 use ori::host::npy::{descr_of, element_size, NpyArray};
 use ori::host::{GlobalMemory, Launch};

@@ -8,7 +8,7 @@
 //! | status | meaning |
 //! |---|---|
 //! | 0 | the kernel ran to its end; no hazard |
-//! | 1 | an input is wrong (a file, a parameter value, a kernel that does not compile) |
+//! | 1 | an input is wrong (a file, a parameter value, a kernel that does not compile, a launch that does not fit the kernel) |
 //! | 2 | the command line is wrong |
 //! | 3 | the kernel could not run to its end (an instruction the host backend does not run, an access outside memory, a null pointer, a deadlock, the step limit) |
 //! | 4 | the sanitizer found hazards (the kernel ran to its end and its outputs were written, or `--stop-on-hazard` stopped it at the first) |
@@ -88,6 +88,8 @@ pub fn error(format: Format, file: &str, e: &HostError) -> ExitCode {
             hazard(format, file, h);
             HAZARDS
         }
+        // The launch does not fit the kernel: an input error.
+        Fault::Launch(_) => 1,
         _ => COULD_NOT_RUN,
     };
     match (format, &e.fault) {

@@ -289,7 +289,7 @@ fn a_race_is_reported_the_run_goes_on_and_exits_4() {
     let (code, _, err) = ori(&[&args[..], &[&format!("0={out}")]].concat());
     assert_eq!(code, 4, "{err}");
     assert!(
-        err.contains("race.ptx:14: warning[data-race]: this read of shared memory at 0x0 races with the write at line 13 by thread 0 (warp 0)"),
+        err.contains("race.ptx:14: warning[data-race]: this read of shared memory at 0x0 races with the write at line 13 by thread 31 (warp 0)"),
         "{err}"
     );
     assert_eq!(err.matches("warning[data-race]").count(), 1, "{err}");

@@ -164,6 +164,9 @@ pub enum Fault {
     Deadlock(String),
     /// The run took more steps than the launch allows.
     StepLimit(u64),
+    /// The launch does not fit the kernel (parameters, shared memory,
+    /// grid, block or cluster shape): nothing ran.
+    Launch(String),
     /// The kernel does what the PTX ISA forbids or leaves undefined in a
     /// way the host backend cannot run past (a divergent `bra.uni`, a bad
     /// barrier count), or the launch does not fit the kernel.
@@ -180,6 +183,7 @@ impl Fault {
             Fault::Hazard(_) => "hazard",
             Fault::Deadlock(_) => "deadlock",
             Fault::StepLimit(_) => "step-limit",
+            Fault::Launch(_) => "launch",
             Fault::Invalid(_) => "invalid",
         }
     }
@@ -200,7 +204,9 @@ impl From<&str> for Fault {
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Fault::Unsupported(s) | Fault::Deadlock(s) | Fault::Invalid(s) => f.write_str(s),
+            Fault::Unsupported(s) | Fault::Deadlock(s) | Fault::Invalid(s) | Fault::Launch(s) => {
+                f.write_str(s)
+            }
             Fault::OutOfBounds {
                 space,
                 addr,

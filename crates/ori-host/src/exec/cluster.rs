@@ -200,7 +200,7 @@ pub(super) fn run_cluster(
             e.in_cta(ctaid)
         }
     };
-    let fail = |fault: Fault| named(ctas[0], HostError::new(0, fault));
+    let fail = |fault: Fault| named(ctas[0], HostError::new(0, Fault::Launch(fault.to_string())));
     let p = prepare(m, name, launch).map_err(fail)?;
     let (param_at, param_mem) = param_space(p.f, launch).map_err(fail)?;
     let size = p.top as usize;

@@ -341,7 +341,7 @@ pub fn run_with_progress(
     if gx == 0 || gy == 0 || gz == 0 {
         return Err(HostError::new(
             0,
-            fault!("an empty grid {gx},{gy},{gz}"),
+            Fault::Launch(format!("an empty grid {gx},{gy},{gz}")),
         ));
     }
     let [cx, cy, cz] = launch.cluster;
@@ -354,10 +354,10 @@ pub fn run_with_progress(
     {
         return Err(HostError::new(
             0,
-            fault!(
+            Fault::Launch(format!(
                 "a cluster of {cx}x{cy}x{cz} CTAs for a grid of {gx}x{gy}x{gz}: the grid must be a whole number of clusters, of 1 to {} CTAs",
                 cluster::MAX_CLUSTER
-            ),
+            )),
         ));
     }
     // Every cluster, in parallel across the cores; a CTA's shared memory
