@@ -280,8 +280,8 @@ fn tma_check_stops_a_read_before_its_mbarrier_wait() {
             dynamic_shared: 227 * 1024,
             ..Default::default()
         };
-        let stats = ori::host::run(&m, "tma_device_mm_kernel", &launch, &g)
-            .map_err(|e| e.to_string())?;
+        let stats =
+            ori::host::run(&m, "tma_device_mm_kernel", &launch, &g).map_err(|e| e.to_string())?;
         match stats.hazards.first() {
             None => Ok(()),
             Some(h) => Err(format!("line {}: {h}", h.line)),

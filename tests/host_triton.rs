@@ -30,16 +30,9 @@ mod common;
 use common::{half_to_f32, unfenced_cp_async};
 use libtest_mimic::{Arguments, Failed, Trial};
 use ori::host::npy::NpyArray;
-use ori::host::{GlobalMemory, Launch};
-use std::path::{Path, PathBuf};
 
-fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/host/triton")
-}
-
-fn load(path: &Path) -> Result<NpyArray, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    NpyArray::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+fn dir() -> std::path::PathBuf {
+    common::triton_case::dir()
 }
 
 /// One row of cases.tsv, run and compared.

@@ -54,7 +54,10 @@ pub fn hazard(format: Format, file: &str, h: &Hazard) {
                 text.push_str(&format!(", shared address {a:#x}"));
             }
             if h.other_line > 0 {
-                text.push_str(&format!("\n  = note: {file}:{}: the other access", h.other_line));
+                text.push_str(&format!(
+                    "\n  = note: {file}:{}: the other access",
+                    h.other_line
+                ));
             }
             eprintln!("{text}");
         }
@@ -109,7 +112,13 @@ pub fn error(format: Format, file: &str, e: &HostError) -> ExitCode {
             })
         ),
     }
-    summary_line(format, file, None, e.hazards.len() + usize::from(code == HAZARDS), code);
+    summary_line(
+        format,
+        file,
+        None,
+        e.hazards.len() + usize::from(code == HAZARDS),
+        code,
+    );
     ExitCode::from(code)
 }
 

@@ -285,7 +285,15 @@ fn a_race_is_reported_the_run_goes_on_and_exits_4() {
     .unwrap();
     let out = d.join("out.npy").to_string_lossy().into_owned();
     let k = k.to_str().unwrap();
-    let args = ["run", k, "--block", "64", "--arg", "0=zeros:u32:64", "--dump"];
+    let args = [
+        "run",
+        k,
+        "--block",
+        "64",
+        "--arg",
+        "0=zeros:u32:64",
+        "--dump",
+    ];
     let (code, _, err) = ori(&[&args[..], &[&format!("0={out}")]].concat());
     assert_eq!(code, 4, "{err}");
     assert!(
@@ -309,7 +317,11 @@ fn a_race_is_reported_the_run_goes_on_and_exits_4() {
         .collect();
     assert_eq!(lines[0]["type"], "hazard", "{err}");
     assert_eq!(
-        (&lines[0]["kind"], &lines[0]["line"], &lines[0]["other_line"]),
+        (
+            &lines[0]["kind"],
+            &lines[0]["line"],
+            &lines[0]["other_line"]
+        ),
         (&"data-race".into(), &14.into(), &13.into())
     );
     assert_eq!(lines.last().unwrap()["exit_status"], 4, "{err}");

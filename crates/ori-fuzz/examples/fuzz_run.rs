@@ -67,9 +67,17 @@ fn main() {
         found += 1;
         let dir = std::path::Path::new("fuzz/artifacts/run_kernel");
         let _ = std::fs::create_dir_all(dir);
-        let file = dir.join(format!("crash-{runs}-{}", path.file_stem().unwrap_or_default().to_string_lossy()));
+        let file = dir.join(format!(
+            "crash-{runs}-{}",
+            path.file_stem().unwrap_or_default().to_string_lossy()
+        ));
         let _ = std::fs::write(&file, &input);
-        eprintln!("{}: {} ({})", file.display(), why.lines().next().unwrap_or(""), path.display());
+        eprintln!(
+            "{}: {} ({})",
+            file.display(),
+            why.lines().next().unwrap_or(""),
+            path.display()
+        );
     }
     eprintln!(
         "{runs} inputs in {:.0} s, {found} failing",

@@ -288,7 +288,9 @@ pub fn host_launch(data: &[u8]) -> Result<(), String> {
                     | ori::host::Fault::Hazard(_)
             );
             if about_an_instruction && e.line == 0 {
-                return Err(format!("an error about an instruction without its line: {e}"));
+                return Err(format!(
+                    "an error about an instruction without its line: {e}"
+                ));
             }
         }
     }

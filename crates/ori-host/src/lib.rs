@@ -30,9 +30,9 @@
 #![warn(missing_docs)]
 
 pub mod async_copy;
-pub mod error;
 pub mod barriers;
 pub mod bit_ops;
+pub mod error;
 pub mod exec;
 pub mod granules;
 pub mod matrix_fragments;

@@ -381,9 +381,7 @@ impl Shared {
 
 impl SharedMemory for Shared {
     fn granule(&self, addr: u32) -> Result<[u8; 16], String> {
-        let r = self
-            .range(u64::from(addr), 16)
-            .map_err(|e| e.to_string())?;
+        let r = self.range(u64::from(addr), 16).map_err(|e| e.to_string())?;
         let mut g = [0u8; 16];
         g.copy_from_slice(&self.bytes[r]);
         Ok(g)

@@ -157,7 +157,12 @@ impl Phased {
     /// What a wait that saw phases `..completed` complete acquires.
     fn acquire(&mut self, completed: u64) -> &VClock {
         if completed > self.upto {
-            let done: Vec<u64> = self.open.keys().copied().filter(|p| *p < completed).collect();
+            let done: Vec<u64> = self
+                .open
+                .keys()
+                .copied()
+                .filter(|p| *p < completed)
+                .collect();
             for p in done {
                 if let Some(c) = self.open.remove(&p) {
                     self.folded.join(&c);
@@ -243,11 +248,16 @@ impl Races {
     /// `agent` accesses `len` bytes at `addr` of rank `rank`'s shared
     /// memory (a write or a read) at `line`, as CTA thread `thread`: the
     /// first race it makes, if any. The shadow keeps the access.
-    pub fn access(&mut self, rank: usize, addr: u64, len: usize, write: bool, who: Access) -> Option<Race> {
+    pub fn access(
+        &mut self,
+        rank: usize,
+        addr: u64,
+        len: usize,
+        write: bool,
+        who: Access,
+    ) -> Option<Race> {
         let agent = usize::from(who.agent);
-        let Some(clock) = self.clocks.get(agent) else {
-            return None;
-        };
+        let clock = self.clocks.get(agent)?;
         let shadow = self.shadows.get_mut(rank)?;
         let first = (addr / 4) as usize;
         let last = ((addr + len.max(1) as u64 - 1) / 4) as usize;
@@ -258,7 +268,8 @@ impl Races {
             clock: clock.get(agent),
             ..who
         };
-        let unordered = |e: &Access| usize::from(e.agent) != agent && e.clock > clock.get(e.agent.into());
+        let unordered =
+            |e: &Access| usize::from(e.agent) != agent && e.clock > clock.get(e.agent.into());
         let mut found = None;
         let end = addr + len.max(1) as u64;
         for (k, w) in shadow.words[first..=last].iter_mut().enumerate() {
@@ -321,14 +332,20 @@ impl Races {
         let Some(c) = self.clocks.get_mut(agent) else {
             return;
         };
-        self.mbarriers.entry((rank, mbar)).or_default().release(phase, c);
+        self.mbarriers
+            .entry((rank, mbar))
+            .or_default()
+            .release(phase, c);
         c.tick(agent);
     }
 
     /// `agent` saw the mbarrier at `mbar` of rank `rank` with `completed`
     /// phases completed.
     pub fn mbarrier_acquire(&mut self, agent: usize, (rank, mbar): (usize, u64), completed: u64) {
-        if let (Some(m), Some(c)) = (self.mbarriers.get_mut(&(rank, mbar)), self.clocks.get_mut(agent)) {
+        if let (Some(m), Some(c)) = (
+            self.mbarriers.get_mut(&(rank, mbar)),
+            self.clocks.get_mut(agent),
+        ) {
             c.join(m.acquire(completed));
         }
     }
@@ -396,7 +413,10 @@ mod tests {
         assert_eq!(r.access(0, 64, 4, true, w0), None);
         // Warp 1 reads with no barrier between: a race naming line 10.
         let race = r.access(0, 64, 4, false, at(&r, 0, 1, 20)).unwrap();
-        assert_eq!((race.earlier.line, race.earlier_write, race.addr), (10, true, 64));
+        assert_eq!(
+            (race.earlier.line, race.earlier_write, race.addr),
+            (10, true, 64)
+        );
         // Both arrive at barrier 0 and wait: ordered after.
         r.barrier_arrive(0, 0, &[0, 1, 2, 3], true);
         r.barrier_filled(0, 0);

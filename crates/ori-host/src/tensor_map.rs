@@ -148,11 +148,21 @@ impl TensorMap {
         let mut w14 = 0;
         for k in 0..self.dims_used() {
             set_word(&mut b, 8 + k, self.dims[k].wrapping_sub(1) as u32);
-            set_bits(&mut w13, 3 * k as u32, 3, self.elem_strides[k].wrapping_sub(1));
+            set_bits(
+                &mut w13,
+                3 * k as u32,
+                3,
+                self.elem_strides[k].wrapping_sub(1),
+            );
             if k == 0 {
                 set_bits(&mut w13, 24, 8, self.box_dims[0].wrapping_sub(1));
             } else {
-                set_bits(&mut w14, 8 * (k as u32 - 1), 8, self.box_dims[k].wrapping_sub(1));
+                set_bits(
+                    &mut w14,
+                    8 * (k as u32 - 1),
+                    8,
+                    self.box_dims[k].wrapping_sub(1),
+                );
             }
         }
         set_word(&mut b, 13, w13);

@@ -253,7 +253,12 @@ fn bit_family(
 /// in the low bits and `a` above it; the bits above those come from the
 /// low bits of `c` (none for 16-bit types).
 pub(super) fn cvt_pack(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
-    let unsupported = || Fault::Unsupported(format!("{} is not supported by the host backend", d.mnemonic()));
+    let unsupported = || {
+        Fault::Unsupported(format!(
+            "{} is not supported by the host backend",
+            d.mnemonic()
+        ))
+    };
     let to = d.mods.get(2).map(|m| &**m).ok_or_else(unsupported)?;
     let (width, signed) = match to {
         "u16" => (16, false),
@@ -292,7 +297,12 @@ pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
     let [to, from] = types[..] else {
         return Err(fault!("{}: two types expected", d.mnemonic()));
     };
-    let unsupported = || Fault::Unsupported(format!("{} is not supported by the host backend", d.mnemonic()));
+    let unsupported = || {
+        Fault::Unsupported(format!(
+            "{} is not supported by the host backend",
+            d.mnemonic()
+        ))
+    };
     let satfinite = d.has_mod("satfinite");
     let v = src(1)?;
     let (tb, fb) = (bits_of(to), bits_of(from));

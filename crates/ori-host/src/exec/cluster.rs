@@ -380,14 +380,16 @@ fn ready_warpgroups<'r>(
         };
         let run = &runs[r];
         let m = run.wgs.len();
-        (0..m).map(move |j| (run.next + j) % m).filter_map(move |k| {
-            let w = &run.wgs[k];
-            let ready = w.running()
-                && !w.waiting
-                && w.yielded.is_none_or(|(e, _)| e != epoch)
-                && w.cluster_wait.is_none_or(|(p, _)| p != phase);
-            ready.then_some((r, k))
-        })
+        (0..m)
+            .map(move |j| (run.next + j) % m)
+            .filter_map(move |k| {
+                let w = &run.wgs[k];
+                let ready = w.running()
+                    && !w.waiting
+                    && w.yielded.is_none_or(|(e, _)| e != epoch)
+                    && w.cluster_wait.is_none_or(|(p, _)| p != phase);
+                ready.then_some((r, k))
+            })
     })
 }
 

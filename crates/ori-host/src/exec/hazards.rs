@@ -161,9 +161,11 @@ impl Machine<'_> {
         if self.wg.in_flight.is_empty() {
             return Ok(());
         }
-        let found = d.uses().into_iter().chain(d.defs()).find_map(|r| {
-            self.wg.in_flight.get(&r).map(|line| (r, line))
-        });
+        let found = d
+            .uses()
+            .into_iter()
+            .chain(d.defs())
+            .find_map(|r| self.wg.in_flight.get(&r).map(|line| (r, line)));
         let Some((r, line)) = found else {
             return Ok(());
         };

@@ -84,7 +84,12 @@ impl Machine<'_> {
         };
         let is_atom = &*d.name == "atom";
         let (addr_k, val_k) = if is_atom { (1, 2) } else { (0, 1) };
-        let unsupported = || Fault::Unsupported(format!("{} is not supported by the host backend", d.mnemonic()));
+        let unsupported = || {
+            Fault::Unsupported(format!(
+                "{} is not supported by the host backend",
+                d.mnemonic()
+            ))
+        };
         // One element: the new value from the old one and the operand(s).
         let apply =
             |old: u64, b: u64, c: u64| atomic_result(what, ty, old, b, c).ok_or_else(unsupported);
@@ -180,12 +185,7 @@ impl Machine<'_> {
         let global_at = mods.iter().position(|m| *m == "global");
         let load = match (shared_at, global_at) {
             (Some(s), Some(g)) => s < g,
-            _ => {
-                return Err(fault!(
-                    "{}: no direction (shared and global)",
-                    d.mnemonic()
-                ))
-            }
+            _ => return Err(fault!("{}: no direction (shared and global)", d.mnemonic())),
         };
         for t in (0..WARPGROUP).filter(|t| act[*t]) {
             if tensor {

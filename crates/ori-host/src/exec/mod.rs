@@ -290,19 +290,18 @@ macro_rules! fault {
     };
 }
 
-
 // What each instruction does, by family; this module keeps the machine,
 // the scheduler and the step that dispatches to them.
 mod alu;
 pub mod cluster;
 mod hazards;
-mod interleave;
-mod race_hooks;
 mod int_arith;
+mod interleave;
 mod lane_ops;
 mod lane_regs;
 mod memory_ops;
 mod operand_cache;
+mod race_hooks;
 mod sync_ops;
 mod warp_mma;
 mod warp_ops;
@@ -537,9 +536,7 @@ fn run_warpgroup(
             return Err(HostError::new(0, Fault::StepLimit(step_limit)));
         }
         let line = f.insts[i].line;
-        let flow = mach
-            .step(i)
-            .map_err(|fault| HostError::new(line, fault))?;
+        let flow = mach.step(i).map_err(|fault| HostError::new(line, fault))?;
         if let Flow::ClusterWait = flow {
             return Ok(Stop::ClusterWait(line));
         }

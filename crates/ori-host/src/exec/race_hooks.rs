@@ -28,7 +28,11 @@ impl Machine<'_> {
         if self.races.is_none() {
             return Ok(());
         }
-        let keep = if len >= 8 { u64::MAX } else { (1 << (8 * len)) - 1 };
+        let keep = if len >= 8 {
+            u64::MAX
+        } else {
+            (1 << (8 * len)) - 1
+        };
         if self.shared_read(addr, len).ok() == Some(value & keep) {
             return Ok(());
         }

@@ -171,6 +171,7 @@ impl Machine<'_> {
         self.fills.overwritten(addr, len);
         self.sync_proxy_order();
         let thread = (self.wg.index * WARPGROUP + t) as u32;
-        self.proxy.generic_write(addr, len, self.line, thread, false);
+        self.proxy
+            .generic_write(addr, len, self.line, thread, false);
     }
 }
