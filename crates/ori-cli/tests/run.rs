@@ -259,7 +259,34 @@ fn kernel_and_file_problems_exit_1_or_3_with_the_line() {
     let (code, _, err) = ori(&["run", k.to_str().unwrap()]);
     assert_eq!(code, 3, "{err}");
     assert!(
-        err.contains("k.ptx:10: access through the null generic address 0x40"),
+        err.contains("k.ptx:10: access through the null address 0x40"),
+        "{err}"
+    );
+    // Triton's device-side TMA descriptors with the scratch pointer left
+    // null (omitted): `tensormap.cp_fenceproxy` writes through it, an
+    // error at its line (it once panicked in the tensor-map decoder).
+    let inputs = repo("tests/host/triton/inputs");
+    let (code, _, err) = ori(&[
+        "run",
+        &repo("tests/real/triton39/tma_device_f16_64x64x64_s4_w4.ptx"),
+        "--grid",
+        "4",
+        "--arg",
+        &format!("0=@{inputs}/a_fp16_128x128.npy"),
+        "--arg",
+        &format!("1=@{inputs}/b_fp16_128x128.npy"),
+        "--arg",
+        "2=zeros:f16:16384",
+        "--arg",
+        "3=128",
+        "--arg",
+        "4=128",
+        "--arg",
+        "5=128",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("tma_device_f16_64x64x64_s4_w4.ptx:130: CTA (0,0,0): access through the null address 0x0"),
         "{err}"
     );
 }

@@ -238,7 +238,7 @@ impl fmt::Display for Fault {
             ),
             Fault::NullPointer { addr } => write!(
                 f,
-                "access through the null generic address {addr:#x} (a pointer parameter left null?)"
+                "access through the null address {addr:#x} (a pointer parameter left null?)"
             ),
             Fault::Hazard(h) => write!(f, "{h}"),
             Fault::StepLimit(n) => write!(f, "stopped after {n} steps (a loop that does not end?)"),
