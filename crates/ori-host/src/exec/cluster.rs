@@ -462,15 +462,23 @@ fn schedule(
 /// machine is switched to the CTA named.
 fn deadlock(mach: &mut Machine<'_>, runs: &[CtaRun]) -> HostError {
     for (r, run) in runs.iter().enumerate() {
-        if let Some((_, line)) = run
-            .wgs
-            .iter()
-            .find_map(|w| w.yielded.filter(|_| !w.waiting))
-        {
+        if let Some((line, on)) = run.wgs.iter().find_map(|w| {
+            w.yielded
+                .filter(|_| !w.waiting)
+                .map(|(_, l)| (l, w.waits_on))
+        }) {
             mach.switch_to(r);
+            let state = on.and_then(|a| Some((a, mach.mbarriers.state(a)?)));
+            let why = match state {
+                Some((a, b)) => format!(
+                    ": the mbarrier at {a:#x} is in phase {} with {} of its {} arrivals and {} transaction bytes still expected",
+                    b.phase, b.pending, b.expected, b.tx
+                ),
+                None => String::new(),
+            };
             return HostError::new(
                 line,
-                Fault::Deadlock("deadlock: every warpgroup still running waits, and this mbarrier wait's phase can no longer complete".into()),
+                Fault::Deadlock(format!("deadlock: every warpgroup still running waits, and this mbarrier wait's phase can no longer complete{why}")),
             );
         }
     }

@@ -166,6 +166,9 @@ struct Warpgroup {
     /// Yielded at an incomplete mbarrier wait (its line), when the
     /// mbarriers were at this epoch: it cannot progress until they change.
     yielded: Option<(u64, u32)>,
+    /// The mbarrier (offset) of its last incomplete wait, for a deadlock
+    /// report.
+    waits_on: Option<u64>,
     /// The mbarrier phases it has seen complete (the TMA check).
     seen: Seen,
     /// Threads of it that arrived at the cluster barrier and have not

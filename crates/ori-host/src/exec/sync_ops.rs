@@ -139,6 +139,9 @@ impl Machine<'_> {
                         self.race_mbarrier_acquire(t, a, completed);
                     }
                     incomplete |= !done;
+                    if !done {
+                        self.wg.waits_on = Some(a);
+                    }
                     let dst = op(d, 0)?.clone();
                     self.set(t, &dst, u64::from(done), 1)?;
                 }
