@@ -111,6 +111,16 @@ pub enum ScheduleArg {
     Random,
 }
 
+impl ScheduleArg {
+    /// The host backend's schedule (`seed` for a random one).
+    fn with_seed(self, seed: u64) -> ori::host::Schedule {
+        match self {
+            ScheduleArg::Deterministic => ori::host::Schedule::Deterministic,
+            ScheduleArg::Random => ori::host::Schedule::Random { seed },
+        }
+    }
+}
+
 /// A buffer ori made for a parameter: where it is and how to write it back.
 struct Buffer {
     addr: u64,
@@ -847,18 +857,12 @@ pub fn run(a: RunArgs) -> ExitCode {
         check_proxy: !a.no_proxy_check,
         stop_on_hazard: a.stop_on_hazard,
         race_check: !a.no_race_check,
-        schedule: match a.schedule {
-            ScheduleArg::Deterministic => ori::host::Schedule::Deterministic,
-            ScheduleArg::Random => ori::host::Schedule::Random { seed: a.seed },
-        },
+        schedule: a.schedule.with_seed(a.seed),
         ..Launch::default()
     };
     if let Some(n) = a.max_steps {
         launch.step_limit = n;
     }
-    let format = match a.message_format {
-        MessageFormat::Json | MessageFormat::Sarif => run_report::Format::Json,
-        MessageFormat::Human | MessageFormat::Ptxas => run_report::Format::Human,
-    };
+    let format = run_report::Format::of(a.message_format);
     execute((&module, f), &launch, &g, &dumps, (&a.file, format))
 }

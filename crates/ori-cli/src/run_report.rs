@@ -32,6 +32,17 @@ pub enum Format {
     Json,
 }
 
+impl Format {
+    /// The layout `--message-format` asks for (SARIF has no place for a
+    /// run's reports: JSON lines; ptxas prints none: human).
+    pub fn of(m: crate::MessageFormat) -> Format {
+        match m {
+            crate::MessageFormat::Json | crate::MessageFormat::Sarif => Format::Json,
+            crate::MessageFormat::Human | crate::MessageFormat::Ptxas => Format::Human,
+        }
+    }
+}
+
 /// The version of `ori run`'s JSON objects.
 const VERSION: u32 = 1;
 

@@ -191,56 +191,64 @@ impl Machine<'_> {
             if tensor {
                 self.tensor_copy(t, d, load)?;
             } else {
-                let (_, dst) = self.address(t, op(d, 0)?)?;
-                let (_, src) = self.address(t, op(d, 1)?)?;
-                let n = self.value(t, op(d, 2)?)?;
-                if n % 16 != 0 || n > MAX_SHARED {
-                    return Err(fault!(
-                        "{}: a bulk copy of {n} bytes (a multiple of 16, at most the {MAX_SHARED} bytes of shared memory)",
-                        d.mnemonic()
-                    ));
-                }
-                let n = n as usize;
-                let mut buf = vec![0u8; n];
-                if !load {
-                    self.check_async_read("this bulk copy", t, src, n)?;
-                } else if self.locate(dst)?.0.is_some() {
-                    return Err(Fault::Unsupported(format!(
-                        "{}: a bulk copy into a peer CTA's shared memory is not supported by the host backend",
-                        d.mnemonic()
-                    )));
-                }
-                let (from, to) = if load {
-                    ("global", "shared")
-                } else {
-                    ("shared", "global")
-                };
-                let thread = (self.wg.index * WARPGROUP + t) as u32;
-                if load {
-                    self.race_copy_issued(t, dst)?;
-                    self.race_access(thread, true, (dst, n), true)?;
-                } else {
-                    self.race_access(thread, false, (src, n), false)?;
-                }
-                self.read_bytes(from, src, &mut buf)?;
-                self.write_bytes(to, dst, &buf)?;
-                if load {
-                    self.proxy.async_write(dst, n);
-                    let (_, mbar) = self.address(t, op(d, 3)?)?;
-                    let phase = self.mbarriers.phase(mbar)?;
-                    self.fills.landed(
-                        dst,
-                        n,
-                        Fill {
-                            mbar,
-                            phase,
-                            line: self.line,
-                        },
-                    );
-                    self.mbarriers.complete_tx(mbar, n as i64)?;
-                    self.race_copy_complete(mbar, phase);
-                }
+                self.plain_bulk_copy(t, d, load)?;
             }
+        }
+        Ok(())
+    }
+
+    /// One thread's plain (not tensor) `cp.async.bulk`: `n` bytes between
+    /// global and shared memory (`load`: into shared memory, completing
+    /// on the mbarrier operand).
+    fn plain_bulk_copy(&mut self, t: usize, d: &InstData, load: bool) -> Res<()> {
+        let (_, dst) = self.address(t, op(d, 0)?)?;
+        let (_, src) = self.address(t, op(d, 1)?)?;
+        let n = self.value(t, op(d, 2)?)?;
+        if n % 16 != 0 || n > MAX_SHARED {
+            return Err(fault!(
+                "{}: a bulk copy of {n} bytes (a multiple of 16, at most the {MAX_SHARED} bytes of shared memory)",
+                d.mnemonic()
+            ));
+        }
+        let n = n as usize;
+        let mut buf = vec![0u8; n];
+        if !load {
+            self.check_async_read("this bulk copy", t, src, n)?;
+        } else if self.locate(dst)?.0.is_some() {
+            return Err(Fault::Unsupported(format!(
+                "{}: a bulk copy into a peer CTA's shared memory is not supported by the host backend",
+                d.mnemonic()
+            )));
+        }
+        let (from, to) = if load {
+            ("global", "shared")
+        } else {
+            ("shared", "global")
+        };
+        let thread = (self.wg.index * WARPGROUP + t) as u32;
+        if load {
+            self.race_copy_issued(t, dst)?;
+            self.race_access(thread, true, (dst, n), true)?;
+        } else {
+            self.race_access(thread, false, (src, n), false)?;
+        }
+        self.read_bytes(from, src, &mut buf)?;
+        self.write_bytes(to, dst, &buf)?;
+        if load {
+            self.proxy.async_write(dst, n);
+            let (_, mbar) = self.address(t, op(d, 3)?)?;
+            let phase = self.mbarriers.phase(mbar)?;
+            self.fills.landed(
+                dst,
+                n,
+                Fill {
+                    mbar,
+                    phase,
+                    line: self.line,
+                },
+            );
+            self.mbarriers.complete_tx(mbar, n as i64)?;
+            self.race_copy_complete(mbar, phase);
         }
         Ok(())
     }
@@ -609,7 +617,7 @@ impl Machine<'_> {
             .map(|(_, n)| *n)
             .ok_or("ldmatrix/stmatrix without .x1, .x2 or .x4")?;
         let trans = has("trans");
-        let (regs_op, addr_op) = if load {
+        let (regs_op, _) = if load {
             (op(d, 0)?, op(d, 1)?)
         } else {
             (op(d, 1)?, op(d, 0)?)
@@ -623,23 +631,7 @@ impl Machine<'_> {
         }
         for warp in 0..WARPGROUP / 32 {
             for (i, reg) in regs.iter().enumerate() {
-                let mut addrs = [0u64; 8];
-                for (j, a) in addrs.iter_mut().enumerate() {
-                    let t = warp * 32 + 8 * i + j;
-                    // The running CTA's shared memory (a generic address
-                    // of it too).
-                    *a = match self.locate(self.address(t, addr_op)?.1)? {
-                        (None, off) => off,
-                        (Some(r), _) => {
-                            return Err(fault!(
-                                "{}: an address in CTA rank {r}'s shared memory (ldmatrix and stmatrix reach their own CTA's only)",
-                                d.mnemonic()
-                            ))
-                        }
-                    };
-                    let thread = (self.wg.index * WARPGROUP + t) as u32;
-                    self.race_access(thread, false, (*a, 16), !load)?;
-                }
+                let addrs = self.matrix_rows(d, warp * 32 + 8 * i, load)?;
                 if load && !self.fills.empty() {
                     for (j, a) in addrs.into_iter().enumerate() {
                         let what = format!("this {}", d.mnemonic());
@@ -683,6 +675,31 @@ impl Machine<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl Machine<'_> {
+    /// The 8 row addresses of an `ldmatrix`/`stmatrix` matrix that lanes
+    /// `first..first + 8` give: offsets in the running CTA's shared memory
+    /// (a generic address of it too), each row an access of its lane.
+    fn matrix_rows(&mut self, d: &InstData, first: usize, load: bool) -> Res<[u64; 8]> {
+        let addr_op = if load { op(d, 1)? } else { op(d, 0)? };
+        let mut addrs = [0u64; 8];
+        for (j, a) in addrs.iter_mut().enumerate() {
+            let t = first + j;
+            *a = match self.locate(self.address(t, addr_op)?.1)? {
+                (None, off) => off,
+                (Some(r), _) => {
+                    return Err(fault!(
+                        "{}: an address in CTA rank {r}'s shared memory (ldmatrix and stmatrix reach their own CTA's only)",
+                        d.mnemonic()
+                    ))
+                }
+            };
+            let thread = (self.wg.index * WARPGROUP + t) as u32;
+            self.race_access(thread, false, (*a, 16), !load)?;
+        }
+        Ok(addrs)
     }
 }
 

@@ -116,32 +116,8 @@ impl Machine<'_> {
                 }
                 "try_wait" | "test_wait" => {
                     let a = self.local_mbarrier(addr(self, 1)?, d.mnemonic().as_str())?;
-                    let x = self.value(t, op(d, 2)?)?;
-                    let completed = self.mbarriers.phase(a)?;
-                    let done = if d.has_mod("parity") {
-                        if let Some(message) = parity_aliased(a, completed, &self.wg.seen) {
-                            self.report(hazards::Finding {
-                                kind: HazardKind::ParityAliased,
-                                other_line: 0,
-                                lane: t,
-                                other_thread: None,
-                                addr: Some(a),
-                                message,
-                            })?;
-                        }
-                        self.mbarriers.parity_done(a, x)?
-                    } else {
-                        self.mbarriers.token_done(a, x)?
-                    };
-                    if done {
-                        let e = self.wg.seen.entry(a).or_insert(0);
-                        *e = (*e).max(completed);
-                        self.race_mbarrier_acquire(t, a, completed);
-                    }
+                    let done = self.mbarrier_wait(t, d, a)?;
                     incomplete |= !done;
-                    if !done {
-                        self.wg.waits_on = Some(a);
-                    }
                     let dst = op(d, 0)?.clone();
                     self.set(t, &dst, u64::from(done), 1)?;
                 }
@@ -154,6 +130,38 @@ impl Machine<'_> {
             }
         }
         Ok(if incomplete { Flow::Yield } else { Flow::Next })
+    }
+
+    /// Lane `t`'s `try_wait`/`test_wait` (`.parity` or a state token) on
+    /// the running CTA's mbarrier at offset `a`: whether its phase
+    /// completed. A parity wait phases behind is reported; a wait that
+    /// succeeds is what the TMA check and the race detector see.
+    fn mbarrier_wait(&mut self, t: usize, d: &InstData, a: u64) -> Res<bool> {
+        let x = self.value(t, op(d, 2)?)?;
+        let completed = self.mbarriers.phase(a)?;
+        let done = if d.has_mod("parity") {
+            if let Some(message) = parity_aliased(a, completed, &self.wg.seen) {
+                self.report(hazards::Finding {
+                    kind: HazardKind::ParityAliased,
+                    other_line: 0,
+                    lane: t,
+                    other_thread: None,
+                    addr: Some(a),
+                    message,
+                })?;
+            }
+            self.mbarriers.parity_done(a, x)?
+        } else {
+            self.mbarriers.token_done(a, x)?
+        };
+        if done {
+            let e = self.wg.seen.entry(a).or_insert(0);
+            *e = (*e).max(completed);
+            self.race_mbarrier_acquire(t, a, completed);
+        } else {
+            self.wg.waits_on = Some(a);
+        }
+        Ok(done)
     }
 
     /// Bring the proxy tracker's count of ordering events (CTA barriers and
