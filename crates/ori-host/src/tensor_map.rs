@@ -377,6 +377,19 @@ mod tests {
     }
 
     #[test]
+    fn a_rank_past_five_is_refused_not_a_panic() {
+        // The rank field holds 1..=8: a map a kernel wrote itself (or
+        // garbage read as one) may say 6, 7 or 8.
+        let mut b = [0xffu8; 128];
+        b[8] = 0x70;
+        let t = TensorMap::decode(&b);
+        assert_eq!(t.rank, 8);
+        assert!(t.unsupported().unwrap().contains("rank 8"));
+        let _ = (t.box_bytes(), t.encode(), t.swizzled(u64::MAX, 16));
+        let _ = t.box_element(&[0; 8], &[1; 8], 0, 2);
+    }
+
+    #[test]
     fn replace_refuses_zero_sizes() {
         let mut b = TensorMap::decode(&[0; 128]).encode();
         for field in ["box_dim", "global_dim", "element_stride"] {
