@@ -41,6 +41,7 @@ fn main() {
         z ^ (z >> 31)
     };
     std::panic::set_hook(Box::new(|_| {}));
+    let _ = std::fs::create_dir_all("fuzz/artifacts/run_kernel");
     let start = Instant::now();
     let (mut runs, mut found) = (0u64, 0u64);
     while start.elapsed() < Duration::from_secs(secs) {
@@ -54,6 +55,9 @@ fn main() {
             .collect();
         input.extend_from_slice(text.as_bytes());
         runs += 1;
+        // The input being run, for a process that aborts (an allocation
+        // failure is not a panic): the wrapper keeps it.
+        let _ = std::fs::write("fuzz/artifacts/run_kernel/current", &input);
         let verdict = catch_unwind(AssertUnwindSafe(|| ori_fuzz::check::host_launch(&input)));
         let why = match verdict {
             Ok(Ok(())) => continue,

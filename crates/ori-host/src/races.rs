@@ -198,6 +198,9 @@ struct Shadow {
 pub struct Races {
     /// Warps per CTA (the copy engine is agent `warps` of its CTA).
     warps: usize,
+    /// Bytes of each CTA's shared memory: an access past them is not
+    /// tracked (the access itself is an error).
+    shared: usize,
     /// Each agent's clock, by agent.
     clocks: Vec<VClock>,
     /// Each CTA's shadow, by rank.
@@ -212,8 +215,9 @@ pub struct Races {
 }
 
 impl Races {
-    /// A detector for `ctas` CTAs of `warps` warps each.
-    pub fn new(ctas: usize, warps: usize) -> Races {
+    /// A detector for `ctas` CTAs of `warps` warps each, with `shared`
+    /// bytes of shared memory each.
+    pub fn new(ctas: usize, warps: usize, shared: usize) -> Races {
         let n = ctas * (warps + 1);
         let clocks = (0..n)
             .map(|a| {
@@ -226,6 +230,7 @@ impl Races {
             warps,
             clocks,
             shadows: vec![Shadow::default(); ctas],
+            shared,
             ..Races::default()
         }
     }
@@ -259,6 +264,9 @@ impl Races {
         let agent = usize::from(who.agent);
         let clock = self.clocks.get(agent)?;
         let shadow = self.shadows.get_mut(rank)?;
+        if addr.checked_add(len as u64)? > self.shared as u64 {
+            return None;
+        }
         let first = (addr / 4) as usize;
         let last = ((addr + len.max(1) as u64 - 1) / 4) as usize;
         if shadow.words.len() <= last {
@@ -408,7 +416,7 @@ mod tests {
 
     #[test]
     fn a_barrier_orders_a_write_before_another_warps_read() {
-        let mut r = Races::new(1, 4);
+        let mut r = Races::new(1, 4, 1024);
         let w0 = at(&r, 0, 0, 10);
         assert_eq!(r.access(0, 64, 4, true, w0), None);
         // Warp 1 reads with no barrier between: a race naming line 10.
@@ -431,7 +439,7 @@ mod tests {
 
     #[test]
     fn a_write_after_unordered_reads_is_a_race_until_an_mbarrier_orders_it() {
-        let mut r = Races::new(1, 2);
+        let mut r = Races::new(1, 2, 1024);
         assert_eq!(r.access(0, 0, 16, false, at(&r, 0, 0, 5)), None);
         let tma = Access {
             agent: r.copy_agent(0) as u16,
@@ -453,8 +461,17 @@ mod tests {
     }
 
     #[test]
+    fn an_access_past_shared_memory_is_not_tracked() {
+        // (The access itself is the error; the shadow must not grow to it.)
+        let mut r = Races::new(1, 1, 1024);
+        assert_eq!(r.access(0, 1 << 40, 4, true, at(&r, 0, 0, 1)), None);
+        assert_eq!(r.access(0, u64::MAX - 2, 4, true, at(&r, 0, 0, 1)), None);
+        assert!(r.shadows[0].words.is_empty());
+    }
+
+    #[test]
     fn the_cluster_barrier_orders_accesses_across_ctas() {
-        let mut r = Races::new(2, 1);
+        let mut r = Races::new(2, 1, 1024);
         assert_eq!(r.access(1, 0, 4, true, at(&r, 0, 0, 3)), None);
         assert!(r.access(1, 0, 4, false, at(&r, 1, 0, 4)).is_some());
         r.cluster_arrive(r.warp_agent(0, 0), 0);

@@ -223,7 +223,7 @@ pub(super) fn run_cluster(
         },
         races: launch
             .race_check
-            .then(|| crate::races::Races::new(ctas.len(), p.threads.div_ceil(32))),
+            .then(|| crate::races::Races::new(ctas.len(), p.threads.div_ceil(32), size)),
         shared_addr: p.shared_addr,
         shared: Shared::new(size),
         global,
