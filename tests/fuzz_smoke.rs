@@ -144,3 +144,42 @@ fn found_pipeline_inputs_keep_their_verdict() {
     assert!(n >= 10, "only {n} inputs in {}", dir.display());
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// `ori run`'s fuzz property (`ori_fuzz::check::host_launch`, the
+/// `run_kernel` target) on mutations of real kernels, each under a launch
+/// its 16 leading bytes choose: no panic, and an error about an
+/// instruction names its line.
+#[test]
+fn mutated_kernels_under_random_launches_never_panic_ori_run() {
+    let mut bad = Vec::new();
+    let mut runs = 0;
+    let kernels: Vec<_> = common::real_kernels().into_iter().step_by(40).collect();
+    for (i, path) in kernels.iter().enumerate() {
+        let src = std::fs::read_to_string(path).unwrap();
+        for k in 0u32..2 {
+            let seed = (i as u32) * 7 + k;
+            let text = if k == 0 {
+                src.clone()
+            } else {
+                ori_fuzz::mutate::mutate(&src, &seed.to_le_bytes())
+            };
+            // The launch bytes: a fixed stream of the seed (splitmix).
+            let mut x = u64::from(seed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut input: Vec<u8> = (0..ori_fuzz::check::LAUNCH_BYTES)
+                .map(|_| {
+                    x ^= x >> 31;
+                    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                    (x >> 24) as u8
+                })
+                .collect();
+            input.extend_from_slice(text.as_bytes());
+            runs += 1;
+            if let Err(e) = ori_fuzz::check::host_launch(&input) {
+                bad.push(format!("{} input {k}: {e}", path.display()));
+            }
+        }
+    }
+    println!("{runs} kernels run under random launches");
+    assert!(runs >= 20, "{runs}");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -43,7 +43,12 @@ fn run_case(name: &str, src: &str, input: &[u8], passes: bool) -> Result<Vec<u8>
         params: vec![pin, pout],
         ..Default::default()
     };
-    ori::host::run(&m, "k", &launch, &g).map_err(|e| e.to_string())?;
+    let stats = ori::host::run(&m, "k", &launch, &g).map_err(|e| e.to_string())?;
+    // A hazard the sanitizer reports fails the case (the run went on).
+    if !stats.hazards.is_empty() {
+        let found: Vec<String> = stats.hazards.iter().map(|h| h.to_string()).collect();
+        return Err(found.join("\n"));
+    }
     Ok(g.buffer(pout).expect("output buffer").to_vec())
 }
 
@@ -182,8 +187,8 @@ fn every_cta_of_the_grid_runs_with_its_ctaid() {
 
 /// The sanitizer's proxy check on a recorded case: without its
 /// `fence.proxy.async`, the wgmma reads tiles that `st.shared` wrote
-/// through the generic proxy, and the run stops naming the wgmma's line,
-/// the store's line and the thread. The fence after the barrier (Triton's
+/// through the generic proxy, and the run reports the wgmma's line, the
+/// store's line and the thread. The fence after the barrier (Triton's
 /// order) is as good as before it (CUTLASS's, the recorded case's).
 #[test]
 fn proxy_check_stops_a_wgmma_reading_unfenced_generic_writes() {
@@ -220,8 +225,8 @@ fn proxy_check_stops_a_wgmma_reading_unfenced_generic_writes() {
 
 /// The sanitizer's TMA check on a real kernel: Triton's `tma_device`
 /// matmul with its mbarrier wait replaced by "done" reads the tiles its TMA
-/// loads fill before it saw their phase complete, and the run stops naming
-/// the load's line; as written it runs clean.
+/// loads fill before it saw their phase complete, and the run reports the
+/// load's line; as written it runs clean.
 #[test]
 fn tma_check_stops_a_read_before_its_mbarrier_wait() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -252,9 +257,12 @@ fn tma_check_stops_a_read_before_its_mbarrier_wait() {
             dynamic_shared: 227 * 1024,
             ..Default::default()
         };
-        ori::host::run(&m, "tma_device_mm_kernel", &launch, &g)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        let stats =
+            ori::host::run(&m, "tma_device_mm_kernel", &launch, &g).map_err(|e| e.to_string())?;
+        match stats.hazards.first() {
+            None => Ok(()),
+            Some(h) => Err(format!("line {}: {h}", h.line)),
+        }
     };
     run(&src).expect("the kernel as written");
     let load_line = src

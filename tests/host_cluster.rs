@@ -66,7 +66,11 @@ fn run_probe(p: &Probe, src: &str) -> Result<Vec<u32>, String> {
         cluster: [2, 1, 1],
         ..Launch::default()
     };
-    ori::host::run(&m, "cluster_probe", &launch, &g).map_err(|e| e.to_string())?;
+    let stats = ori::host::run(&m, "cluster_probe", &launch, &g).map_err(|e| e.to_string())?;
+    // A hazard the sanitizer reports fails the run (it went on).
+    if let Some(h) = stats.hazards.first() {
+        return Err(h.to_string());
+    }
     Ok(g.buffer(out)
         .unwrap()
         .chunks(4)
@@ -100,7 +104,7 @@ fn a_two_cta_cluster_computes_what_the_gpu_computed() {
 /// barrier but without waiting on the mbarrier is a race (the copy is
 /// asynchronous), in the peer as in the issuing CTA.
 #[test]
-fn the_tma_check_stops_a_multicast_box_read_before_its_mbarrier_wait() {
+fn the_tma_check_reports_a_multicast_box_read_before_its_mbarrier_wait() {
     let src = probe_source();
     let wait = "$L_full:\n\tmbarrier.try_wait.parity.shared::cta.b64 \t%p5, [%r12], 0;\n\t@!%p5 bra \t$L_full;";
     assert!(src.contains(wait));
@@ -165,7 +169,10 @@ fn run_cluster_out(src: &str, grid: u32, cluster: [u32; 3]) -> Result<Vec<u8>, S
         cluster,
         ..Launch::default()
     };
-    ori::host::run(&m, "k", &launch, &g).map_err(|e| e.to_string())?;
+    let stats = ori::host::run(&m, "k", &launch, &g).map_err(|e| e.to_string())?;
+    if let Some(h) = stats.hazards.first() {
+        return Err(h.to_string());
+    }
     Ok(g.buffer(out).unwrap())
 }
 
@@ -234,7 +241,7 @@ fn threads_that_exited_do_not_hold_the_cluster_barrier() {
 	barrier.cluster.arrive.aligned;
 	barrier.cluster.wait.aligned;
 	mov.u32 %r6, word;
-	st.shared.u32 [%r6], %r1;"#;
+	@%p1 st.shared.u32 [%r6], %r1;"#;
     run_cluster(&cluster_kernel(body), 2, [2, 1, 1]).unwrap();
 }
 
@@ -250,8 +257,8 @@ fn distributed_shared_memory_reaches_only_the_clusters_ctas() {
     let body = r#"
 	mov.u32 %r6, word;
 	mapa.shared::cluster.u32 %r8, %r6, %r3;
-	st.shared::cluster.u32 [%r8], %r1;
-	ld.shared::cluster.u32 %r9, [%r8];"#;
+	@%p1 st.shared::cluster.u32 [%r8], %r1;
+	@%p1 ld.shared::cluster.u32 %r9, [%r8];"#;
     run_cluster(&cluster_kernel(body), 2, [1, 1, 1]).unwrap();
     // try_wait takes only the CTA's own mbarrier.
     let body = r#"
@@ -273,13 +280,13 @@ fn a_grid_must_be_whole_clusters_of_at_most_8_ctas() {
 
 #[test]
 fn generic_addresses_reach_a_peers_shared_memory() {
-    // Each CTA stores rank + 10 in its `word`; after a cluster barrier it
+    // Thread 0 of each CTA stores rank + 10 in its `word`; after a cluster barrier it
     // reads the peer's through a generic address `mapa.u64` gave, and
     // writes it to out[%ctaid.x].
     let body = r#"
 	mov.u32 %r6, word;
 	add.u32 %r7, %r3, 10;
-	st.shared.u32 [%r6], %r7;
+	@%p1 st.shared.u32 [%r6], %r7;
 	barrier.cluster.arrive.aligned;
 	barrier.cluster.wait.aligned;
 	mov.u64 %rd1, word;

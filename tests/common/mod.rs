@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod triton_case;
+
 use std::path::{Path, PathBuf};
 
 /// Every `*.ptx` under `tests/SUBDIR`, sorted.
@@ -121,10 +123,22 @@ pub fn unfenced_cp_async(src: &str, message: &str) -> bool {
 /// The PTX file at `ptx` (relative to the repository) through ori's
 /// passes: its text, the module, and the name of its `.entry`.
 pub fn compile_entry(ptx: &str) -> Result<(String, ori::ir::Module, String), String> {
+    compile_entry_with(ptx, true)
+}
+
+/// [`compile_entry`], or the PTX as written when `passes` is false.
+pub fn compile_entry_with(
+    ptx: &str,
+    passes: bool,
+) -> Result<(String, ori::ir::Module, String), String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let src = std::fs::read_to_string(root.join(ptx)).map_err(|e| format!("{ptx}: {e}"))?;
-    let c = ori::compile_ptx(ptx, &src, &ori::Options::default());
-    let m = c.module.ok_or_else(|| format!("{:?}", c.diags))?;
+    let m = if passes {
+        let c = ori::compile_ptx(ptx, &src, &ori::Options::default());
+        c.module.ok_or_else(|| format!("{:?}", c.diags))?
+    } else {
+        ori::ptx_to_ir(ptx, &src).map_err(|d| format!("{d:?}"))?
+    };
     let entry = m
         .funcs
         .values()

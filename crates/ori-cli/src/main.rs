@@ -7,6 +7,7 @@
 
 mod ptxas_wrapper;
 mod run_kernel;
+mod run_report;
 mod scan;
 
 use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};

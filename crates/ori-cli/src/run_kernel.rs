@@ -2,13 +2,15 @@
 //!
 //! The kernel goes through ori's passes first (as ptxas would legalize its
 //! wgmma pipeline), unless `--no-passes` asks to run the PTX as written,
-//! where the host backend stops at the first access to a register of a
-//! wgmma in flight. Buffers come from and go back to NumPy `.npy` files;
-//! scalars are literals typed by the parameter's PTX type. Exit status: 0
-//! ran, 1 the kernel or an input file is wrong (an unsupported instruction,
-//! an access outside every buffer, a hazard: the message names the line),
-//! 2 the command line is wrong.
+//! where the sanitizer reports each access to a register of a wgmma in
+//! flight. Buffers come from and go back to NumPy `.npy` files; scalars are
+//! literals typed by the parameter's PTX type. The sanitizer's hazards are
+//! reported once per site and the run goes on (`--stop-on-hazard` stops at
+//! the first); the exit status tells a clean run (0), a wrong input (1), a
+//! wrong command line (2), a kernel that could not run to its end (3) and
+//! one with hazards (4): see [`crate::run_report`].
 
+use crate::run_report;
 use crate::{print_diagnostics, read_input, write_bytes_atomically, ColorChoice, MessageFormat};
 use ori::host::npy::{descr_of, element_size, NpyArray};
 use ori::host::{GlobalMemory, Launch};
@@ -64,10 +66,31 @@ pub struct RunArgs {
     /// Warpgroup steps per CTA after which the run is stopped.
     #[arg(long = "max-steps", value_name = "N")]
     pub max_steps: Option<u64>,
-    /// Let wgmma and TMA read shared memory that a generic write left
-    /// without fence.proxy.async (by default the run stops there).
+    /// Do not report wgmma and TMA reads of shared memory that a generic
+    /// write left without fence.proxy.async.
     #[arg(long = "no-proxy-check")]
     pub no_proxy_check: bool,
+    /// Do not look for data races on shared memory between warps (the
+    /// race detector: vector clocks over barriers, mbarriers, the cluster
+    /// barrier and copies; see docs/sanitizer.md).
+    #[arg(long = "no-race-check")]
+    pub no_race_check: bool,
+    /// The order warpgroups run in: deterministic (each until it blocks,
+    /// round robin) or random (seeded interleavings; see --seed).
+    #[arg(long, value_enum, default_value = "deterministic")]
+    pub schedule: ScheduleArg,
+    /// The seed of --schedule random (the same seed replays the same
+    /// interleaving).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Stop at the first hazard the sanitizer finds (by default each site
+    /// is reported once and the run goes on to write its outputs).
+    #[arg(long = "stop-on-hazard")]
+    pub stop_on_hazard: bool,
+    /// Layout of the reports on stderr: human, or json (one object per
+    /// line: hazards, the error, a summary).
+    #[arg(long = "message-format", value_enum, default_value = "human")]
+    pub message_format: MessageFormat,
     /// The whole parameter block as raw bytes (recorded on the GPU, a
     /// CUTLASS kernel's Params) instead of --arg.
     #[arg(long = "params", value_name = "@FILE")]
@@ -77,6 +100,25 @@ pub struct RunArgs {
     /// ADDR=out.npy writes it back.
     #[arg(long = "mem", value_name = "ADDR=BUFFER")]
     pub mem: Vec<String>,
+}
+
+/// `--schedule`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScheduleArg {
+    /// Each warpgroup runs until it blocks, round robin.
+    Deterministic,
+    /// Seeded random interleavings of the warpgroups (`--seed`).
+    Random,
+}
+
+impl ScheduleArg {
+    /// The host backend's schedule (`seed` for a random one).
+    fn with_seed(self, seed: u64) -> ori::host::Schedule {
+        match self {
+            ScheduleArg::Deterministic => ori::host::Schedule::Deterministic,
+            ScheduleArg::Random => ori::host::Schedule::Random { seed },
+        }
+    }
 }
 
 /// A buffer ori made for a parameter: where it is and how to write it back.
@@ -701,12 +743,11 @@ fn block_shape(block: Option<&str>, src: &str, f: &Function) -> Result<[u32; 3],
 /// Run the launch over the whole grid (a progress line after a second),
 /// write the dumps back, and report.
 fn execute(
-    module: &Module,
-    f: &Function,
+    (module, f): (&Module, &Function),
     launch: &Launch,
     g: &GlobalMemory,
     dumps: &[(&Buffer, &str)],
-    file: &str,
+    (file, format): (&str, run_report::Format),
 ) -> ExitCode {
     let grid = launch.grid;
     let start = Instant::now();
@@ -723,8 +764,7 @@ fn execute(
     }
     let stats = match result {
         Ok(s) => s,
-        Err(e) if e.line > 0 => return failed(&format!("{}:{}: {}", file, e.line, e.message)),
-        Err(e) => return failed(&format!("{}: {}", file, e.message)),
+        Err(e) => return run_report::error(format, file, &e),
     };
     for &(b, path) in dumps {
         let array = NpyArray {
@@ -736,16 +776,13 @@ fn execute(
             return failed(&format!("cannot write '{path}': {e}"));
         }
     }
-    let ctas = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
-    eprintln!(
-        "ori run: {} ran {ctas} CTA(s): {} warpgroup steps, {} wgmma, {} groups retired, {:.2} s",
-        f.name,
-        stats.steps,
-        stats.wgmma,
-        stats.groups_retired,
-        start.elapsed().as_secs_f64()
-    );
-    ExitCode::SUCCESS
+    let ran = run_report::Ran {
+        kernel: &f.name,
+        stats: &stats,
+        ctas: u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]),
+        secs: start.elapsed().as_secs_f64(),
+    };
+    run_report::finished(format, file, ran)
 }
 
 /// `ori run`.
@@ -818,10 +855,14 @@ pub fn run(a: RunArgs) -> ExitCode {
         param_bytes,
         param_block,
         check_proxy: !a.no_proxy_check,
+        stop_on_hazard: a.stop_on_hazard,
+        race_check: !a.no_race_check,
+        schedule: a.schedule.with_seed(a.seed),
         ..Launch::default()
     };
     if let Some(n) = a.max_steps {
         launch.step_limit = n;
     }
-    execute(&module, f, &launch, &g, &dumps, &a.file)
+    let format = run_report::Format::of(a.message_format);
+    execute((&module, f), &launch, &g, &dumps, (&a.file, format))
 }

@@ -1,6 +1,7 @@
 //! `ori run`: a real Triton matmul from the command line, and every way its
 //! command line or input can be wrong (exit 2 for the command line, 1 for
-//! the kernel or a file, each with a message naming what is wrong).
+//! a file, 3 for a kernel that cannot run to its end, each with a message
+//! naming what is wrong), and the sanitizer's reports (exit 4).
 
 mod common;
 
@@ -208,7 +209,7 @@ fn command_line_mistakes_exit_2_and_say_what() {
 }
 
 #[test]
-fn kernel_and_file_problems_exit_1_with_the_line() {
+fn kernel_and_file_problems_exit_1_or_3_with_the_line() {
     let d = scratch("bad");
     let c = d.join("c.npy").to_string_lossy().into_owned();
     // A four-warp kernel launched with two warps: its wgmma is run by a
@@ -216,7 +217,7 @@ fn kernel_and_file_problems_exit_1_with_the_line() {
     let mut v = matmul_args(&c);
     v.extend(["--block".into(), "64".into()]);
     let (code, _, err) = run(&v);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 3, "{err}");
     assert!(err.contains("mm_f16_64x32x32_s5_w4.ptx:"), "{err}");
     // Not a .npy file.
     let junk = d.join("junk.npy");
@@ -229,9 +230,11 @@ fn kernel_and_file_problems_exit_1_with_the_line() {
     let mut v = matmul_args(&c);
     v[9] = "2=zeros:f16:100".into();
     let (code, _, err) = run(&v);
-    assert_eq!(code, 1);
+    assert_eq!(code, 3);
     assert!(
-        err.contains("mm_f16_64x32x32_s5_w4.ptx:") && err.contains("outside every buffer"),
+        err.contains("mm_f16_64x32x32_s5_w4.ptx:")
+            && err.contains("is outside memory: offset")
+            && err.contains("of the 200-byte buffer at 0x"),
         "{err}"
     );
     // An instruction the host backend does not implement stops the run.
@@ -242,11 +245,120 @@ fn kernel_and_file_problems_exit_1_with_the_line() {
     )
     .unwrap();
     let (code, _, err) = ori(&["run", k.to_str().unwrap()]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 3);
     assert!(
         err.contains("k.ptx:7: mul24.lo.s32 is not supported by the host backend"),
         "{err}"
     );
+    // A generic access through a null pointer: an error at its line.
+    std::fs::write(
+        &k,
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<3>;\n\tld.param.u64 %rd1, [p];\n\tadd.s64 %rd2, %rd1, 64;\n\tst.u32 [%rd2], %r1;\n\tret;\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = ori(&["run", k.to_str().unwrap()]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("k.ptx:10: access through the null address 0x40"),
+        "{err}"
+    );
+    // Triton's device-side TMA descriptors with the scratch pointer left
+    // null (omitted): `tensormap.cp_fenceproxy` writes through it, an
+    // error at its line (it once panicked in the tensor-map decoder).
+    let inputs = repo("tests/host/triton/inputs");
+    let (code, _, err) = ori(&[
+        "run",
+        &repo("tests/real/triton39/tma_device_f16_64x64x64_s4_w4.ptx"),
+        "--grid",
+        "4",
+        "--arg",
+        &format!("0=@{inputs}/a_fp16_128x128.npy"),
+        "--arg",
+        &format!("1=@{inputs}/b_fp16_128x128.npy"),
+        "--arg",
+        "2=zeros:f16:16384",
+        "--arg",
+        "3=128",
+        "--arg",
+        "4=128",
+        "--arg",
+        "5=128",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("tma_device_f16_64x64x64_s4_w4.ptx:130: CTA (0,0,0): access through the null address 0x0"),
+        "{err}"
+    );
+}
+
+/// A kernel whose warps race on shared memory (warp 1 reads what warp 0
+/// wrote, with no barrier between): reported once with both lines, the
+/// run goes on and writes its output, exit 4; `--stop-on-hazard` stops
+/// there; `--message-format json` gives the report as data.
+#[test]
+fn a_race_is_reported_the_run_goes_on_and_exits_4() {
+    let d = scratch("race");
+    let k = d.join("race.ptx");
+    std::fs::write(
+        &k,
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.shared .align 16 .b8 smem[256];\n\
+         .visible .entry k(.param .u64 out)\n{\n\t.reg .pred %p<2>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\
+         \tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, smem;\n\tsetp.lt.u32 %p1, %r1, 32;\n\
+         \t@%p1 st.shared.u32 [%r2], %r1;\n\
+         \tld.shared.u32 %r3, [%r2];\n\
+         \tld.param.u64 %rd1, [out];\n\tcvta.to.global.u64 %rd1, %rd1;\n\tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\
+         \tst.global.u32 [%rd3], %r3;\n\tret;\n}\n",
+    )
+    .unwrap();
+    let out = d.join("out.npy").to_string_lossy().into_owned();
+    let k = k.to_str().unwrap();
+    let args = [
+        "run",
+        k,
+        "--block",
+        "64",
+        "--arg",
+        "0=zeros:u32:64",
+        "--dump",
+    ];
+    let (code, _, err) = ori(&[&args[..], &[&format!("0={out}")]].concat());
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("race.ptx:14: warning[data-race]: this read of shared memory at 0x0 races with the write at line 13 by thread 31 (warp 0)"),
+        "{err}"
+    );
+    assert_eq!(err.matches("warning[data-race]").count(), 1, "{err}");
+    assert!(err.contains("found 1 hazard(s)"), "{err}");
+    assert!(std::path::Path::new(&out).exists(), "the output is written");
+    let (code, _, err) = ori(&[&args[..], &[&format!("0={out}"), "--stop-on-hazard"]].concat());
+    assert_eq!(code, 4, "{err}");
+    let (code, _, err) = ori(&[
+        &args[..],
+        &[&format!("0={out}"), "--message-format", "json"],
+    ]
+    .concat());
+    assert_eq!(code, 4, "{err}");
+    let lines: Vec<serde_json::Value> = err
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines[0]["type"], "hazard", "{err}");
+    assert_eq!(
+        (
+            &lines[0]["kind"],
+            &lines[0]["line"],
+            &lines[0]["other_line"]
+        ),
+        (&"data-race".into(), &14.into(), &13.into())
+    );
+    assert_eq!(lines.last().unwrap()["exit_status"], 4, "{err}");
+    // With a barrier between the store and the load: clean.
+    let fixed = std::fs::read_to_string(k)
+        .unwrap()
+        .replace("\tld.shared.u32 %r3", "\tbar.sync 0; ld.shared.u32 %r3");
+    std::fs::write(k, fixed).unwrap();
+    let (code, _, err) = ori(&[&args[..], &[&format!("0={out}")]].concat());
+    assert_eq!(code, 0, "{err}");
 }
 
 /// A raw parameter block, as recorded on the GPU (here built by hand for a

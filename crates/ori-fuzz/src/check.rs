@@ -219,3 +219,81 @@ pub fn kind(e: &str) -> String {
 /// None now: the fix-it family (`fixit-C7511`, `fixit-C7517`,
 /// `fixit-C7519`) is cured by R-fixit-fixpoint (`ori::fixit_ptx`).
 pub const KNOWN_KINDS: &[&str] = &[];
+
+/// How many leading bytes of a [`host_launch`] input choose the launch.
+pub const LAUNCH_BYTES: usize = 16;
+
+/// Bytes as `ori run` sees them: the first [`LAUNCH_BYTES`] choose the
+/// launch (grid, block, cluster, dynamic shared memory, each parameter a
+/// 4 KiB buffer, a null pointer, a small integer or a pointer past a
+/// buffer, the step limit, the schedule and its seed, whether to stop at
+/// the first hazard), the rest is the kernel as PTX, run through ori's
+/// passes or as written. Every entry runs and must stop with a result or
+/// a typed error, never a panic; an error must name a line when it is about
+/// an instruction (what `ori run` prints).
+pub fn host_launch(data: &[u8]) -> Result<(), String> {
+    let (head, text) = data.split_at(data.len().min(LAUNCH_BYTES));
+    let mut b = [0u8; LAUNCH_BYTES];
+    b[..head.len()].copy_from_slice(head);
+    let Ok(src) = std::str::from_utf8(text) else {
+        return Ok(());
+    };
+    let passes = b[15] & 1 == 0;
+    let m = if passes {
+        ori::compile_ptx("fuzz.ptx", src, &opts(false, false)).module
+    } else {
+        ori::ptx_to_ir("fuzz.ptx", src).ok()
+    };
+    let Some(m) = &m else {
+        return Ok(());
+    };
+    let pick = |v: u8, of: &[u32]| of[usize::from(v) % of.len()];
+    for f in m.funcs.values().filter(|f| f.has_body) {
+        let mut g = ori::host::GlobalMemory::new();
+        let params = f
+            .params
+            .iter()
+            .enumerate()
+            .map(|(k, _)| match (b[8 + k % 4] >> (2 * (k / 4 % 4))) & 3 {
+                0 => g.alloc(vec![0; 4096]),
+                1 => 0,
+                2 => u64::from(b[12]) * 16,
+                _ => g.alloc(vec![0; 64]) + 64,
+            })
+            .collect();
+        let cluster = [pick(b[4], &[1, 1, 2, 4]), 1, 1];
+        let launch = ori::host::Launch {
+            params,
+            dynamic_shared: u64::from(pick(b[0], &[0, 1024, 4096, 65536])),
+            step_limit: 20_000,
+            grid: [cluster[0] * pick(b[1], &[1, 2]), pick(b[2], &[1, 1, 2]), 1],
+            block: [pick(b[3], &[32, 128, 256, 384, 96, 1024]), 1, 1],
+            cluster,
+            stop_on_hazard: b[5] & 1 == 1,
+            race_check: b[5] & 2 == 0,
+            check_proxy: b[5] & 4 == 0,
+            schedule: if b[6] & 1 == 1 {
+                ori::host::Schedule::Random {
+                    seed: u64::from(b[7]),
+                }
+            } else {
+                ori::host::Schedule::Deterministic
+            },
+            ..Default::default()
+        };
+        if let Err(e) = ori::host::run(m, &f.name, &launch, &g) {
+            let about_an_instruction = matches!(
+                e.fault,
+                ori::host::Fault::OutOfBounds { .. }
+                    | ori::host::Fault::NullPointer { .. }
+                    | ori::host::Fault::Hazard(_)
+            );
+            if about_an_instruction && e.line == 0 {
+                return Err(format!(
+                    "an error about an instruction without its line: {e}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}

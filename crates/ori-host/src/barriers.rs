@@ -73,14 +73,21 @@ impl Barriers {
     /// Fill every barrier whose arrivals reached its count (`live` threads
     /// for one without a count): the warpgroups to run again.
     pub fn release(&mut self, live: u32) -> Vec<usize> {
+        self.release_ids(live).1
+    }
+
+    /// [`Barriers::release`], with the ids of the barriers that filled.
+    pub fn release_ids(&mut self, live: u32) -> (Vec<u32>, Vec<usize>) {
+        let mut ids = Vec::new();
         let mut out = Vec::new();
-        for slot in &mut self.slots {
+        for (id, slot) in self.slots.iter_mut().enumerate() {
             if slot.arrived > 0 && slot.arrived >= slot.count.unwrap_or(live) {
                 out.extend(slot.waiting.drain(..));
                 *slot = Slot::default();
+                ids.push(id as u32);
             }
         }
-        out
+        (ids, out)
     }
 
     /// Barriers with waiting warpgroups: `(id, line of its first arrival,

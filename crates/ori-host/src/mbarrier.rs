@@ -70,6 +70,11 @@ impl MBarriers {
             .ok_or_else(|| format!("no mbarrier was initialized at shared address {addr:#x}"))
     }
 
+    /// The state of the mbarrier at `addr`, if one was initialized there.
+    pub fn state(&self, addr: u64) -> Option<MBarrier> {
+        self.by_addr.get(&addr).copied()
+    }
+
     /// The phase of the mbarrier at `addr` (its state token).
     pub fn phase(&mut self, addr: u64) -> Result<u64, String> {
         Ok(self.get(addr)?.phase)

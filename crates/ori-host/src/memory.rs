@@ -8,11 +8,16 @@
 //! addresses be told apart. An access outside every buffer is an error, not
 //! a silent read of zeros.
 
+use crate::error::{Fault, Space};
 use crate::wgmma_math::SharedMemory;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Where global buffers start: buffer `i` at `(i + 1) << GLOBAL_SHIFT`.
 pub const GLOBAL_SHIFT: u32 = 40;
+
+/// Global addresses below this are a null pointer's (plus an offset):
+/// nothing is mapped there.
+pub const NULL_LIMIT: u64 = 1 << 32;
 
 /// One global buffer: its bytes in 64-bit words that CTAs running in
 /// parallel read and write without a lock (relaxed atomics; a write of some
@@ -158,17 +163,23 @@ impl GlobalMemory {
     }
 
     #[inline]
-    fn locate(&self, addr: u64, len: usize) -> Result<(&Buffer, usize), String> {
+    fn locate(&self, addr: u64, len: usize) -> Result<(&Buffer, usize), Fault> {
         match self.find(addr) {
-            Some((b, off)) if off + len <= b.len => Ok((b, off)),
-            _ => Err(format!(
-                "global access of {len} bytes at {addr:#x} is outside every buffer"
-            )),
+            Some((b, off)) if off.checked_add(len).is_some_and(|end| end <= b.len) => Ok((b, off)),
+            // Nothing is mapped this low: a null pointer plus an offset.
+            None if addr < NULL_LIMIT => Err(Fault::NullPointer { addr }),
+            found => Err(Fault::OutOfBounds {
+                space: Space::Global,
+                addr,
+                len,
+                buffer: found.map(|(b, _)| b.base),
+                size: found.map_or(0, |(b, _)| b.len as u64),
+            }),
         }
     }
 
     /// Read `out.len()` bytes at `addr` into `out`.
-    pub fn read_into(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+    pub fn read_into(&self, addr: u64, out: &mut [u8]) -> Result<(), Fault> {
         let (b, off) = self.locate(addr, out.len())?;
         let mut at = off;
         for chunk in out.chunks_mut(8) {
@@ -193,7 +204,7 @@ impl GlobalMemory {
     /// value stays in registers (a result passed through memory as two
     /// words and read back as one stalls the load).
     #[inline]
-    pub fn read16(&self, addr: u64) -> Result<u128, String> {
+    pub fn read16(&self, addr: u64) -> Result<u128, Fault> {
         let (b, off) = self.locate(addr, 16)?;
         if off % 8 == 0 {
             let w = off / 8;
@@ -219,7 +230,7 @@ impl GlobalMemory {
     }
 
     /// Read `len` (1..=8) bytes, little-endian.
-    pub fn read(&self, addr: u64, len: usize) -> Result<u64, String> {
+    pub fn read(&self, addr: u64, len: usize) -> Result<u64, Fault> {
         let (b, off) = self.locate(addr, len)?;
         let (w, sh) = (off / 8, (off % 8) * 8);
         let lo = b.words[w].load(Relaxed) >> sh;
@@ -236,7 +247,7 @@ impl GlobalMemory {
     }
 
     /// Write the low `len` (1..=8) bytes of `v`, little-endian.
-    pub fn write(&self, addr: u64, len: usize, v: u64) -> Result<(), String> {
+    pub fn write(&self, addr: u64, len: usize, v: u64) -> Result<(), Fault> {
         let (b, off) = self.locate(addr, len)?;
         let (w, sh) = (off / 8, (off % 8) * 8);
         let bits = if len == 8 {
@@ -263,7 +274,7 @@ impl GlobalMemory {
     /// Write `bytes` at `addr` (a vector store), or nothing and an error
     /// if they are not all inside one buffer. Words they cover whole are
     /// stored at once; the bytes of the others as [`GlobalMemory::write`] does.
-    pub fn write_span(&self, addr: u64, bytes: &[u8]) -> Result<(), String> {
+    pub fn write_span(&self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
         let (b, off) = self.locate(addr, bytes.len())?;
         let mut at = 0;
         while at < bytes.len() {
@@ -326,26 +337,29 @@ impl Shared {
         self.version
     }
 
-    fn range(&self, addr: u64, len: usize) -> Result<std::ops::Range<usize>, String> {
+    fn range(&self, addr: u64, len: usize) -> Result<std::ops::Range<usize>, Fault> {
         let a = addr as usize;
         if addr < (1 << GLOBAL_SHIFT) && a + len <= self.bytes.len() {
             Ok(a..a + len)
         } else {
-            Err(format!(
-                "shared access of {len} bytes at {addr:#x} is outside the {} bytes of shared memory",
-                self.bytes.len()
-            ))
+            Err(Fault::OutOfBounds {
+                space: Space::Shared,
+                addr,
+                len,
+                buffer: None,
+                size: self.bytes.len() as u64,
+            })
         }
     }
 
     /// Read `len` (1..=8) bytes, little-endian.
-    pub fn read(&self, addr: u64, len: usize) -> Result<u64, String> {
+    pub fn read(&self, addr: u64, len: usize) -> Result<u64, Fault> {
         Ok(le(&self.bytes[self.range(addr, len)?]))
     }
 
     /// Write `bytes` at `addr`.
     #[inline]
-    pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), String> {
+    pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
         let r = self.range(addr, bytes.len())?;
         self.version += 1;
         match <&[u8; 16]>::try_from(bytes) {
@@ -357,7 +371,7 @@ impl Shared {
     }
 
     /// Write the low `len` bytes of `v`, little-endian.
-    pub fn write(&mut self, addr: u64, len: usize, v: u64) -> Result<(), String> {
+    pub fn write(&mut self, addr: u64, len: usize, v: u64) -> Result<(), Fault> {
         let r = self.range(addr, len)?;
         self.version += 1;
         self.bytes[r].copy_from_slice(&v.to_le_bytes()[..len]);
@@ -367,7 +381,7 @@ impl Shared {
 
 impl SharedMemory for Shared {
     fn granule(&self, addr: u32) -> Result<[u8; 16], String> {
-        let r = self.range(u64::from(addr), 16)?;
+        let r = self.range(u64::from(addr), 16).map_err(|e| e.to_string())?;
         let mut g = [0u8; 16];
         g.copy_from_slice(&self.bytes[r]);
         Ok(g)

@@ -25,6 +25,9 @@ struct Write {
     line: u32,
     thread: u32,
     barriers: u64,
+    /// A non-bulk `cp.async` wrote it (the documented ISA hazard of
+    /// Triton 3.6 and CUTLASS's cp.async mainloops when unfenced).
+    copy: bool,
 }
 
 /// An unfenced generic write an async-proxy read found.
@@ -36,6 +39,8 @@ pub struct Unfenced {
     pub line: u32,
     /// CTA thread that wrote it.
     pub thread: u32,
+    /// A non-bulk `cp.async` wrote it.
+    pub copy: bool,
 }
 
 /// Generic-proxy writes to one CTA's shared memory not yet fenced.
@@ -77,13 +82,15 @@ impl GenericWrites {
         covered_grown(&mut self.granules, self.size, addr, len)
     }
 
-    /// Thread `thread` wrote `len` bytes at `addr` through the generic proxy.
+    /// Thread `thread` wrote `len` bytes at `addr` through the generic
+    /// proxy (`copy`: with a non-bulk `cp.async`).
     #[inline]
-    pub fn generic_write(&mut self, addr: u64, len: usize, line: u32, thread: u32) {
+    pub fn generic_write(&mut self, addr: u64, len: usize, line: u32, thread: u32, copy: bool) {
         let w = Write {
             line,
             thread,
             barriers: self.barriers,
+            copy,
         };
         for g in self.range_to_write(addr, len) {
             if self.granules[g].is_none() {
@@ -144,6 +151,7 @@ impl GenericWrites {
                 addr: g as u64 * GRANULE,
                 line: w.line,
                 thread: w.thread,
+                copy: w.copy,
             })
         })
     }
@@ -156,8 +164,8 @@ mod tests {
     #[test]
     fn a_fence_clears_its_own_writes_and_those_a_barrier_ordered() {
         let mut w = GenericWrites::new(1024);
-        w.generic_write(0, 16, 10, 0);
-        w.generic_write(16, 16, 11, 200);
+        w.generic_write(0, 16, 10, 0, false);
+        w.generic_write(16, 16, 11, 200, true);
         assert_eq!(w.check(0, 64).map(|u| u.line), Some(10));
         // Thread 0 fences before any barrier: only its own write clears.
         w.fence(|t| t < 128);
@@ -166,7 +174,8 @@ mod tests {
             Some(Unfenced {
                 addr: 16,
                 line: 11,
-                thread: 200
+                thread: 200,
+                copy: true
             })
         );
         // After a barrier, warpgroup 0's fence covers what thread 200 wrote.
@@ -174,7 +183,7 @@ mod tests {
         w.fence(|t| t < 128);
         assert_eq!(w.check(0, 64), None);
         // A TMA landing clears too.
-        w.generic_write(512, 40, 12, 3);
+        w.generic_write(512, 40, 12, 3, false);
         w.async_write(512, 48);
         assert_eq!(w.check(500, 100), None);
     }

@@ -33,7 +33,10 @@
 pub struct TensorMap {
     /// Global address of element (0, 0, ...).
     pub address: u64,
-    /// Dimensions used (1..=5).
+    /// Dimensions used: 1..=5 in a valid map. The field holds 1..=8, so
+    /// a map a kernel wrote itself may say more, which
+    /// [`TensorMap::unsupported`] refuses; the rest of this type looks at
+    /// the first five at most ([`TensorMap::dims_used`]).
     pub rank: usize,
     /// The hardware element-type code (see the module table).
     pub elem_code: u32,
@@ -127,7 +130,7 @@ impl TensorMap {
         set_word(&mut b, 0, self.address as u32);
         set_word(&mut b, 1, (self.address >> 32) as u32);
         let mut w2 = 0;
-        set_bits(&mut w2, 4, 3, self.rank as u32 - 1);
+        set_bits(&mut w2, 4, 3, (self.rank as u32).wrapping_sub(1));
         set_bits(&mut w2, 7, 4, self.elem_code);
         set_bits(&mut w2, 13, 2, self.swizzle);
         set_bits(&mut w2, 15, 1, u32::from(self.oob_nan));
@@ -135,7 +138,7 @@ impl TensorMap {
         set_bits(&mut w2, 17, 2, self.l2);
         set_word(&mut b, 2, w2);
         let mut w7 = 0;
-        for k in 0..self.rank.saturating_sub(1) {
+        for k in 0..self.dims_used().saturating_sub(1) {
             let s = self.strides[k] >> 4;
             set_word(&mut b, 3 + k, s as u32);
             set_bits(&mut w7, 4 * k as u32, 4, (s >> 32) as u32);
@@ -143,13 +146,23 @@ impl TensorMap {
         set_word(&mut b, 7, w7);
         let mut w13 = 0;
         let mut w14 = 0;
-        for k in 0..self.rank {
-            set_word(&mut b, 8 + k, (self.dims[k] - 1) as u32);
-            set_bits(&mut w13, 3 * k as u32, 3, self.elem_strides[k] - 1);
+        for k in 0..self.dims_used() {
+            set_word(&mut b, 8 + k, self.dims[k].wrapping_sub(1) as u32);
+            set_bits(
+                &mut w13,
+                3 * k as u32,
+                3,
+                self.elem_strides[k].wrapping_sub(1),
+            );
             if k == 0 {
-                set_bits(&mut w13, 24, 8, self.box_dims[0] - 1);
+                set_bits(&mut w13, 24, 8, self.box_dims[0].wrapping_sub(1));
             } else {
-                set_bits(&mut w14, 8 * (k as u32 - 1), 8, self.box_dims[k] - 1);
+                set_bits(
+                    &mut w14,
+                    8 * (k as u32 - 1),
+                    8,
+                    self.box_dims[k].wrapping_sub(1),
+                );
             }
         }
         set_word(&mut b, 13, w13);
@@ -159,6 +172,11 @@ impl TensorMap {
         b
     }
 
+    /// The dimensions a copy goes through: the rank, at most five.
+    pub fn dims_used(&self) -> usize {
+        self.rank.min(5)
+    }
+
     /// Elements of the box in dimension `k` (box size over element stride).
     pub fn box_elems(&self, k: usize) -> usize {
         (self.box_dims[k] / self.elem_strides[k].max(1)) as usize
@@ -166,12 +184,18 @@ impl TensorMap {
 
     /// Bytes one copy moves.
     pub fn box_bytes(&self) -> usize {
-        let n: usize = (0..self.rank).map(|k| self.box_elems(k)).product();
+        let n: usize = (0..self.dims_used()).map(|k| self.box_elems(k)).product();
         n * elem_bytes(self.elem_code).unwrap_or(1)
     }
 
     /// Why a copy through this map cannot be run, if it cannot.
     pub fn unsupported(&self) -> Option<String> {
+        if self.rank > 5 {
+            return Some(format!(
+                "rank {} (a tensor map has at most 5 dimensions)",
+                self.rank
+            ));
+        }
         if elem_bytes(self.elem_code).is_none() {
             return Some(format!("element type code {}", self.elem_code));
         }
@@ -195,19 +219,19 @@ impl TensorMap {
         let mut rest = idx;
         let mut inside = true;
         let mut at = self.address;
-        for k in 0..self.rank {
-            let i = rest % box_elems[k];
-            rest /= box_elems[k];
+        for k in 0..self.dims_used().min(coords.len()).min(box_elems.len()) {
+            let i = rest % box_elems[k].max(1);
+            rest /= box_elems[k].max(1);
             let g = coords[k] + i as i64;
             if g < 0 || g as u64 >= self.dims[k] {
                 inside = false;
                 continue;
             }
-            at += if k == 0 {
-                g as u64 * elem as u64
+            at = at.wrapping_add(if k == 0 {
+                (g as u64).wrapping_mul(elem as u64)
             } else {
-                g as u64 * self.strides[k - 1]
-            };
+                (g as u64).wrapping_mul(self.strides[k - 1])
+            });
         }
         inside.then_some(at)
     }
@@ -218,7 +242,7 @@ impl TensorMap {
     /// of the swizzle atom (address bits 7..), 1, 2 or 3 bits for 32B,
     /// 64B, 128B: what wgmma's swizzled layouts read back.
     pub fn swizzled(&self, base: u64, offset: u64) -> u64 {
-        let a = base + offset;
+        let a = base.wrapping_add(offset);
         let nbits = self.swizzle;
         if nbits == 0 {
             return a;
@@ -274,7 +298,7 @@ pub fn replace(b: &mut [u8; 128], field: &str, ord: usize, v: u64) -> Result<(),
     t.rank = 5;
     let mut out = t.encode();
     let mut w2 = word(&out, 2);
-    set_bits(&mut w2, 4, 3, rank as u32 - 1);
+    set_bits(&mut w2, 4, 3, (rank as u32).wrapping_sub(1));
     set_word(&mut out, 2, w2);
     *b = out;
     Ok(())
@@ -350,6 +374,19 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 60, "{checked} probe lines");
+    }
+
+    #[test]
+    fn a_rank_past_five_is_refused_not_a_panic() {
+        // The rank field holds 1..=8: a map a kernel wrote itself (or
+        // garbage read as one) may say 6, 7 or 8.
+        let mut b = [0xffu8; 128];
+        b[8] = 0x70;
+        let t = TensorMap::decode(&b);
+        assert_eq!(t.rank, 8);
+        assert!(t.unsupported().unwrap().contains("rank 8"));
+        let _ = (t.box_bytes(), t.encode(), t.swizzled(u64::MAX, 16));
+        let _ = t.box_element(&[0; 8], &[1; 8], 0, 2);
     }
 
     #[test]

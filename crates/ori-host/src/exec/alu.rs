@@ -41,10 +41,16 @@ impl Machine<'_> {
                 }
                 out
             }
-            // The parameter space's generic window; shared and global
-            // addresses are the same in both (see `memory`).
+            // The generic windows of the parameter space and shared
+            // memory; global addresses are the same in both (see `memory`).
             "cvta" if d.has_mod("param") && !d.has_mod("to") => src(1)? + PARAM_GENERIC,
             "cvta" if d.has_mod("param") => src(1)?.wrapping_sub(PARAM_GENERIC),
+            "cvta" if d.mods.iter().any(|m| m.starts_with("shared")) && !d.has_mod("to") => {
+                src(1)?.wrapping_add(SHARED_GENERIC)
+            }
+            "cvta" if d.mods.iter().any(|m| m.starts_with("shared")) => {
+                src(1)?.wrapping_sub(SHARED_GENERIC)
+            }
             "cvta" => src(1)?,
             // Half precision, scalar and packed pairs (see `half_arith`).
             "add" | "sub" | "mul" | "fma" | "min" | "max" | "neg" | "abs"
@@ -67,7 +73,12 @@ impl Machine<'_> {
             "neg" if float => u64::from((-as_f32(src(1)?)).to_bits()),
             "abs" if float => u64::from(as_f32(src(1)?).abs().to_bits()),
             // Distributed shared memory (see `cluster`).
-            "mapa" => self.mapa(src(1)?, src(2)?)?,
+            // `mapa.u64` (no state space) maps a generic address to a
+            // generic one; `mapa.shared::cluster` shared ones.
+            "mapa" if d.mods.iter().any(|m| m.starts_with("shared")) => {
+                self.mapa(src(1)?, src(2)?)?
+            }
+            "mapa" => self.mapa(src(1)?, src(2)?)? + SHARED_GENERIC,
             "getctarank" => self.ctarank_of(src(1)?)?,
             "setp" => return self.setp(t, d, ty, bits),
             "cvt" if d.has_mod("pack") => cvt_pack(d, &|k| src(k))?,
@@ -85,10 +96,10 @@ impl Machine<'_> {
                     int_op(iop, s, arg(1)?, arg(2)?, arg(3)?)
                 }
                 None => {
-                    return Err(format!(
+                    return Err(Fault::Unsupported(format!(
                         "{} is not supported by the host backend",
                         d.mnemonic()
-                    ))
+                    )))
                 }
             },
         };
@@ -126,9 +137,9 @@ impl Machine<'_> {
                 ),
                 // `f16x2`/`bf16x2` set two predicates, one a half.
                 _ => {
-                    return Err(format!(
+                    return Err(Fault::Unsupported(format!(
                         "setp.{cmp}.{ty} is not supported by the host backend"
-                    ))
+                    )))
                 }
             };
             let unordered = x.is_nan() || y.is_nan();
@@ -148,9 +159,9 @@ impl Machine<'_> {
                 "num" => !unordered,
                 "nan" => unordered,
                 _ => {
-                    return Err(format!(
+                    return Err(Fault::Unsupported(format!(
                         "setp.{cmp}.{ty} is not supported by the host backend"
-                    ))
+                    )))
                 }
             };
             ordered || (or_nan && unordered)
@@ -242,7 +253,12 @@ fn bit_family(
 /// in the low bits and `a` above it; the bits above those come from the
 /// low bits of `c` (none for 16-bit types).
 pub(super) fn cvt_pack(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
-    let unsupported = || format!("{} is not supported by the host backend", d.mnemonic());
+    let unsupported = || {
+        Fault::Unsupported(format!(
+            "{} is not supported by the host backend",
+            d.mnemonic()
+        ))
+    };
     let to = d.mods.get(2).map(|m| &**m).ok_or_else(unsupported)?;
     let (width, signed) = match to {
         "u16" => (16, false),
@@ -279,9 +295,14 @@ pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
         |m: &str| type_bytes(m).is_some() || matches!(m, "e4m3x2" | "e5m2x2" | "e4m3" | "e5m2");
     let types: Vec<&str> = d.mods.iter().map(|m| &**m).filter(|m| is_type(m)).collect();
     let [to, from] = types[..] else {
-        return Err(format!("{}: two types expected", d.mnemonic()));
+        return Err(fault!("{}: two types expected", d.mnemonic()));
     };
-    let unsupported = || format!("{} is not supported by the host backend", d.mnemonic());
+    let unsupported = || {
+        Fault::Unsupported(format!(
+            "{} is not supported by the host backend",
+            d.mnemonic()
+        ))
+    };
     let satfinite = d.has_mod("satfinite");
     let v = src(1)?;
     let (tb, fb) = (bits_of(to), bits_of(from));
@@ -521,10 +542,10 @@ pub(super) fn half_arith(name: &str, ty: &str, src: &Src<'_>) -> Res<u64> {
 /// even); the directed modes are refused, not approximated.
 pub(super) fn f64_arith(name: &str, d: &InstData, src: &Src<'_>) -> Res<u64> {
     if ["rz", "rm", "rp"].iter().any(|r| d.has_mod(r)) {
-        return Err(format!(
+        return Err(Fault::Unsupported(format!(
             "{} (a directed rounding on .f64) is not supported by the host backend",
             d.mnemonic()
-        ));
+        )));
     }
     let x = |k: usize| -> Res<f64> { Ok(f64::from_bits(src(k)?)) };
     let r = match name {
@@ -549,10 +570,10 @@ pub(super) fn f64_arith(name: &str, d: &InstData, src: &Src<'_>) -> Res<u64> {
 /// two-sum), toward the mode.
 pub(super) fn f32_arith(name: &str, d: &InstData, ty: &str, src: &Src<'_>) -> Res<u64> {
     if ty != "f32" {
-        return Err(format!(
+        return Err(Fault::Unsupported(format!(
             "{} on .{ty} is not supported by the host backend",
             d.mnemonic()
-        ));
+        )));
     }
     let ftz = d.has_mod("ftz");
     let (a, b) = (flush(as_f32(src(1)?), ftz), flush(as_f32(src(2)?), ftz));
@@ -565,10 +586,10 @@ pub(super) fn f32_arith(name: &str, d: &InstData, ty: &str, src: &Src<'_>) -> Re
             "mul" => (x * y, 0.0),
             "mad" | "fma" => two_sum(x * y, f64::from(flush(as_f32(src(3)?), ftz))),
             _ => {
-                return Err(format!(
+                return Err(Fault::Unsupported(format!(
                     "{} is not supported by the host backend",
                     d.mnemonic()
-                ))
+                )))
             }
         };
         return Ok(u64::from(
@@ -606,10 +627,10 @@ fn saturate(r: f32, d: &InstData) -> f32 {
 /// using them compare within a tolerance (README, host backend).
 pub(super) fn f32_special(name: &str, d: &InstData, ty: &str, src: &Src<'_>) -> Res<u64> {
     if ty != "f32" {
-        return Err(format!(
+        return Err(Fault::Unsupported(format!(
             "{} on .{ty} is not supported by the host backend",
             d.mnemonic()
-        ));
+        )));
     }
     let ftz = d.has_mod("ftz");
     let a = flush(as_f32(src(1)?), ftz);

@@ -128,7 +128,7 @@ fn prepare<'a>(m: &'a Module, name: &str, launch: &Launch) -> Res<Prepared<'a>> 
         .filter(|f| f.has_body)
         .ok_or_else(|| format!("no function '{name}' with a body"))?;
     if launch.param_block.is_none() && f.params.len() != launch.params.len() {
-        return Err(format!(
+        return Err(fault!(
             "'{name}' takes {} parameters, the launch gives {}",
             f.params.len(),
             launch.params.len()
@@ -143,14 +143,14 @@ fn prepare<'a>(m: &'a Module, name: &str, launch: &Launch) -> Res<Prepared<'a>> 
         top = top.saturating_add(v.size.unwrap_or(launch.dynamic_shared));
     }
     if top > MAX_SHARED {
-        return Err(format!(
+        return Err(fault!(
             "{top} bytes of shared memory; a CTA of sm_90 has at most {MAX_SHARED}"
         ));
     }
     let [bx, by, bz] = launch.block;
     let threads = (bx as usize) * (by as usize) * (bz as usize);
     if threads == 0 || threads > 1024 {
-        return Err(format!("a CTA of {bx}x{by}x{bz} threads (1 to 1024)"));
+        return Err(fault!("a CTA of {bx}x{by}x{bz} threads (1 to 1024)"));
     }
     Ok(Prepared {
         f,
@@ -197,14 +197,10 @@ pub(super) fn run_cluster(
         if launch.grid == [1, 1, 1] {
             e
         } else {
-            let [x, y, z] = ctaid;
-            HostError {
-                line: e.line,
-                message: format!("CTA ({x},{y},{z}): {}", e.message),
-            }
+            e.in_cta(ctaid)
         }
     };
-    let fail = |message: String| named(ctas[0], HostError { line: 0, message });
+    let fail = |fault: Fault| named(ctas[0], HostError::new(0, Fault::Launch(fault.to_string())));
     let p = prepare(m, name, launch).map_err(fail)?;
     let (param_at, param_mem) = param_space(p.f, launch).map_err(fail)?;
     let size = p.top as usize;
@@ -221,6 +217,13 @@ pub(super) fn run_cluster(
         cta_barriers: 0,
         line: 0,
         check_proxy: launch.check_proxy,
+        reports: hazards::Reports {
+            stop: launch.stop_on_hazard,
+            ..Default::default()
+        },
+        races: launch
+            .race_check
+            .then(|| crate::races::Races::new(ctas.len(), p.threads.div_ceil(32), size)),
         shared_addr: p.shared_addr,
         shared: Shared::new(size),
         global,
@@ -246,9 +249,19 @@ pub(super) fn run_cluster(
         })
         .collect();
     let limit = launch.step_limit.saturating_mul(ctas.len() as u64);
-    match schedule(&mut mach, &mut runs, limit) {
-        Ok(()) => Ok(mach.stats),
-        Err(e) => Err(named(mach.ctaid, e)),
+    let [nx, ny, _] = launch.grid.map(u64::from);
+    let [cx, cy, _] = launch.cluster.map(u64::from);
+    let index = u64::from(id[0]) + nx / cx * (u64::from(id[1]) + ny / cy * u64::from(id[2]));
+    let mut order = interleave::Order::new(launch.schedule, index);
+    match schedule(&mut mach, &mut runs, limit, &mut order) {
+        Ok(()) => {
+            mach.stats.hazards = std::mem::take(&mut mach.reports.hazards);
+            Ok(mach.stats)
+        }
+        Err(e) => Err(HostError {
+            hazards: std::mem::take(&mut mach.reports.hazards),
+            ..named(mach.ctaid, e)
+        }),
     }
 }
 
@@ -279,7 +292,12 @@ fn share_seen(wgs: &mut [Warpgroup]) {
 
 /// Let the warpgroups the running CTA's filled barriers hold run again.
 fn release_barriers(mach: &mut Machine<'_>, run: &mut CtaRun) {
-    let released = run.barriers.release(live_threads(&run.wgs));
+    let (ids, released) = run.barriers.release_ids(live_threads(&run.wgs));
+    if let Some(r) = mach.races.as_mut() {
+        for id in ids {
+            r.barrier_filled(mach.rank, id);
+        }
+    }
     if !released.is_empty() {
         mach.cta_barriers += 1;
         share_seen(&mut run.wgs);
@@ -330,11 +348,31 @@ fn settle_cluster_barrier(mach: &mut Machine<'_>, runs: &mut [CtaRun]) {
 }
 
 /// The next warpgroup that can run, looking at CTA `first` first, each
-/// CTA from its `next`: `(rank, warpgroup)`.
-fn pick(mach: &Machine<'_>, runs: &[CtaRun], first: usize) -> Option<(usize, usize)> {
+/// CTA from its `next` (or, in a random order, any ready one):
+/// `(rank, warpgroup)`.
+fn pick(
+    mach: &Machine<'_>,
+    runs: &[CtaRun],
+    first: usize,
+    order: &mut interleave::Order,
+) -> Option<(usize, usize)> {
+    let mut ready = ready_warpgroups(mach, runs, first);
+    let n = ready.clone().count();
+    match order.choose(n) {
+        None => ready.next(),
+        Some(k) => ready.nth(k),
+    }
+}
+
+/// The warpgroups that can run, CTA `first` first, each CTA from its `next`.
+fn ready_warpgroups<'r>(
+    mach: &'r Machine<'_>,
+    runs: &'r [CtaRun],
+    first: usize,
+) -> impl Iterator<Item = (usize, usize)> + Clone + 'r {
     let n = runs.len();
     let phase = mach.cluster_bar.phase;
-    (0..n).map(|j| (first + j) % n).find_map(|r| {
+    (0..n).map(move |j| (first + j) % n).flat_map(move |r| {
         let epoch = if r == mach.rank {
             mach.mbarriers.epoch
         } else {
@@ -342,14 +380,16 @@ fn pick(mach: &Machine<'_>, runs: &[CtaRun], first: usize) -> Option<(usize, usi
         };
         let run = &runs[r];
         let m = run.wgs.len();
-        (0..m).map(|j| (run.next + j) % m).find_map(|k| {
-            let w = &run.wgs[k];
-            let ready = w.running()
-                && !w.waiting
-                && w.yielded.is_none_or(|(e, _)| e != epoch)
-                && w.cluster_wait.is_none_or(|(p, _)| p != phase);
-            ready.then_some((r, k))
-        })
+        (0..m)
+            .map(move |j| (run.next + j) % m)
+            .filter_map(move |k| {
+                let w = &run.wgs[k];
+                let ready = w.running()
+                    && !w.waiting
+                    && w.yielded.is_none_or(|(e, _)| e != epoch)
+                    && w.cluster_wait.is_none_or(|(p, _)| p != phase);
+                ready.then_some((r, k))
+            })
     })
 }
 
@@ -357,15 +397,21 @@ fn pick(mach: &Machine<'_>, runs: &[CtaRun], first: usize) -> Option<(usize, usi
 /// waits at a barrier, yields or exits (round robin over the CTAs, and in
 /// a CTA from its lowest warpgroup); a barrier that fills lets its
 /// waiters run again. Correct kernels synchronize through barriers, so
-/// this order computes what any order does.
-fn schedule(mach: &mut Machine<'_>, runs: &mut [CtaRun], limit: u64) -> Result<(), HostError> {
+/// this order computes what any order does; `order` may pick another
+/// (see [`interleave`]).
+fn schedule(
+    mach: &mut Machine<'_>,
+    runs: &mut [CtaRun],
+    limit: u64,
+    order: &mut interleave::Order,
+) -> Result<(), HostError> {
     let n = runs.len();
     let mut first = 0;
     loop {
         let cur = mach.rank;
         release_barriers(mach, &mut runs[cur]);
         settle_cluster_barrier(mach, runs);
-        let Some((r, k)) = pick(mach, runs, first) else {
+        let Some((r, k)) = pick(mach, runs, first, order) else {
             if runs.iter().all(|r| r.wgs.iter().all(|w| !w.running())) {
                 return Ok(());
             }
@@ -377,14 +423,14 @@ fn schedule(mach: &mut Machine<'_>, runs: &mut [CtaRun], limit: u64) -> Result<(
         run.wgs[k].yielded = None;
         run.wgs[k].cluster_wait = None;
         std::mem::swap(&mut mach.wg, &mut run.wgs[k]);
-        let stop = run_warpgroup(mach, limit);
+        let stop = run_warpgroup(mach, limit, order.slice());
         std::mem::swap(&mut mach.wg, &mut run.wgs[k]);
         let nw = run.wgs.len();
         // Next time, the next CTA first (the same warpgroup after an
         // arrival that does not wait: it runs on).
         first = (r + 1) % n;
         match stop? {
-            Stop::Exit => {}
+            Stop::Exit | Stop::Preempt => {}
             Stop::Yield(line) => run.wgs[k].yielded = Some((mach.mbarriers.epoch, line)),
             Stop::ClusterWait(line) => {
                 run.wgs[k].cluster_wait = Some((mach.cluster_bar.phase, line))
@@ -392,7 +438,14 @@ fn schedule(mach: &mut Machine<'_>, runs: &mut [CtaRun], limit: u64) -> Result<(
             Stop::Barrier(line, a) => {
                 run.barriers
                     .arrive(a.id, k, a.threads, a.count, a.wait, line)
-                    .map_err(|message| HostError { line, message })?;
+                    .map_err(|message| HostError::new(line, Fault::Invalid(message)))?;
+                if let Some(races) = mach.races.as_mut() {
+                    let warps: Vec<usize> = (0..WARPGROUP / 32)
+                        .filter(|w| a.warps >> w & 1 == 1)
+                        .map(|w| k * WARPGROUP / 32 + w)
+                        .collect();
+                    races.barrier_arrive(r, a.id, &warps, a.wait);
+                }
                 run.wgs[k].waiting = a.wait;
                 if !a.wait {
                     first = r;
@@ -409,46 +462,54 @@ fn schedule(mach: &mut Machine<'_>, runs: &mut [CtaRun], limit: u64) -> Result<(
 /// machine is switched to the CTA named.
 fn deadlock(mach: &mut Machine<'_>, runs: &[CtaRun]) -> HostError {
     for (r, run) in runs.iter().enumerate() {
-        if let Some((_, line)) = run
-            .wgs
-            .iter()
-            .find_map(|w| w.yielded.filter(|_| !w.waiting))
-        {
+        if let Some((line, on)) = run.wgs.iter().find_map(|w| {
+            w.yielded
+                .filter(|_| !w.waiting)
+                .map(|(_, l)| (l, w.waits_on))
+        }) {
             mach.switch_to(r);
-            return HostError {
-                line,
-                message: "deadlock: every warpgroup still running waits, and this mbarrier wait's phase can no longer complete".into(),
+            let state = on.and_then(|a| Some((a, mach.mbarriers.state(a)?)));
+            let why = match state {
+                Some((a, b)) => format!(
+                    ": the mbarrier at {a:#x} is in phase {} with {} of its {} arrivals and {} transaction bytes still expected",
+                    b.phase, b.pending, b.expected, b.tx
+                ),
+                None => String::new(),
             };
+            return HostError::new(
+                line,
+                Fault::Deadlock(format!("deadlock: every warpgroup still running waits, and this mbarrier wait's phase can no longer complete{why}")),
+            );
         }
     }
     for (r, run) in runs.iter().enumerate() {
         if let Some((_, line)) = run.wgs.iter().find_map(|w| w.cluster_wait) {
             let (arrived, live) = cluster_count(mach.cluster_bar.phase, runs);
             mach.switch_to(r);
-            return HostError {
+            return HostError::new(
                 line,
-                message: format!(
+                Fault::Deadlock(format!(
                     "deadlock: every warpgroup still running waits; barrier.cluster.wait has {arrived} of the cluster's {live} threads arrived"
-                ),
-            };
+                )),
+            );
         }
     }
     for (r, run) in runs.iter().enumerate() {
         let live = live_threads(&run.wgs);
         if let Some(&(id, line, arrived, want)) = run.barriers.stuck(live).first() {
             mach.switch_to(r);
-            return HostError {
+            return HostError::new(
                 line,
-                message: format!(
+                Fault::Deadlock(format!(
                     "deadlock: every warpgroup still running waits at a barrier; barrier {id} has {arrived} of its {want} threads"
-                ),
-            };
+                )),
+            );
         }
     }
-    HostError {
-        line: 0,
-        message: "deadlock: no warpgroup of the cluster can run".into(),
-    }
+    HostError::new(
+        0,
+        Fault::Deadlock("deadlock: no warpgroup of the cluster can run".into()),
+    )
 }
 
 impl Machine<'_> {
@@ -488,13 +549,19 @@ impl Machine<'_> {
     /// else the peer's rank; and the offset in that CTA's shared memory.
     #[inline]
     pub(super) fn locate(&self, addr: u64) -> Res<(Option<usize>, u64)> {
+        // A generic address of shared memory (see `SHARED_GENERIC`).
+        let addr = if (SHARED_GENERIC..PARAM_GENERIC).contains(&addr) {
+            addr - SHARED_GENERIC
+        } else {
+            addr
+        };
         let w = addr >> WINDOW_SHIFT;
         if w == 0 || addr >= PARAM_GENERIC {
             return Ok((None, addr));
         }
         let r = (w - 1) as usize;
         if r >= self.peers.len() {
-            return Err(format!(
+            return Err(fault!(
                 "shared address {addr:#x} is outside shared memory (in the shared::cluster window of CTA rank {r}; the cluster has {} CTAs)",
                 self.peers.len()
             ));
@@ -507,8 +574,8 @@ impl Machine<'_> {
     #[inline]
     pub(super) fn shared_read(&self, addr: u64, len: usize) -> Res<u64> {
         match self.locate(addr)? {
-            (None, a) => self.shared.read(a, len),
-            (Some(r), a) => self.peers[r].shared.read(a, len),
+            (None, a) => Ok(self.shared.read(a, len)?),
+            (Some(r), a) => Ok(self.peers[r].shared.read(a, len)?),
         }
     }
 
@@ -516,8 +583,8 @@ impl Machine<'_> {
     #[inline]
     pub(super) fn shared_write(&mut self, addr: u64, len: usize, v: u64) -> Res<()> {
         match self.locate(addr)? {
-            (None, a) => self.shared.write(a, len, v),
-            (Some(r), a) => self.peers[r].shared.write(a, len, v),
+            (None, a) => Ok(self.shared.write(a, len, v)?),
+            (Some(r), a) => Ok(self.peers[r].shared.write(a, len, v)?),
         }
     }
 
@@ -538,7 +605,7 @@ impl Machine<'_> {
     pub(super) fn local_mbarrier(&self, addr: u64, what: &str) -> Res<u64> {
         match self.locate(addr)? {
             (None, a) => Ok(a),
-            (Some(r), _) => Err(format!(
+            (Some(r), _) => Err(fault!(
                 "{what} on the mbarrier at {addr:#x}, in CTA rank {r}'s shared memory: only arrive, expect_tx and complete_tx reach a peer's mbarrier"
             )),
         }
@@ -548,7 +615,7 @@ impl Machine<'_> {
     /// variable in the CTA of rank `rank`.
     pub(super) fn mapa(&self, addr: u64, rank: u64) -> Res<u64> {
         if rank >= self.peers.len() as u64 {
-            return Err(format!(
+            return Err(fault!(
                 "mapa: CTA rank {rank} of a cluster of {} CTAs",
                 self.peers.len()
             ));
@@ -571,35 +638,37 @@ impl Machine<'_> {
         let phase = self.cluster_bar.phase;
         if d.has_mod("arrive") {
             if self.wg.cluster_arrived & lanes != 0 {
-                return Err(format!(
+                return Err(fault!(
                     "{}: threads that arrived at the cluster barrier arrive again before their barrier.cluster.wait",
                     d.mnemonic()
                 ));
             }
             if self.wg.cluster_arrived != 0 && self.wg.cluster_phase != phase {
-                return Err(format!(
+                return Err(Fault::Unsupported(format!(
                     "{}: threads of one warpgroup in two phases of the cluster barrier (not supported by the host backend)",
                     d.mnemonic()
-                ));
+                )));
             }
             self.wg.cluster_arrived |= lanes;
             self.wg.cluster_phase = phase;
+            self.race_cluster(lanes, true, phase);
             return Ok(Flow::Next);
         }
         if !d.has_mod("wait") {
-            return Err(format!(
+            return Err(Fault::Unsupported(format!(
                 "{} is not supported by the host backend",
                 d.mnemonic()
-            ));
+            )));
         }
         if lanes & !self.wg.cluster_arrived != 0 {
-            return Err(format!(
+            return Err(fault!(
                 "{}: threads wait at the cluster barrier without a barrier.cluster.arrive first",
                 d.mnemonic()
             ));
         }
         if phase > self.wg.cluster_phase {
             self.wg.cluster_arrived &= !lanes;
+            self.race_cluster(lanes, false, self.wg.cluster_phase);
             Ok(Flow::Next)
         } else {
             Ok(Flow::ClusterWait)

@@ -14,17 +14,24 @@ impl Machine<'_> {
             return Ok(());
         }
         for (k, p) in x.parts.iter().enumerate() {
-            let a = addr.wrapping_add((k * len) as u64);
+            let (space, a) = self.resolve(x.space, addr.wrapping_add((k * len) as u64))?;
+            let thread = (self.wg.index * WARPGROUP + t) as u32;
+            if space == "shared" && !x.synchronizing && x.load {
+                self.race_access(thread, false, (a, len), false)?;
+            }
             if x.load {
-                if x.space == "shared" || (x.space == "generic" && a < PARAM_GENERIC) {
-                    self.check_tma_ready("this load", a, len)?;
+                if space == "shared" {
+                    self.check_tma_ready("this load", t, a, len)?;
                 }
-                let v = self.load(x.space, a, len)?;
+                let v = self.load(space, a, len)?;
                 self.set(t, p, v, x.bits)?;
             } else {
                 let v = self.value_fast(t, p)?;
-                self.store(x.space, a, len, v)?;
-                if x.space == "shared" || (x.space != "global" && a < PARAM_GENERIC) {
+                if space == "shared" && !x.synchronizing {
+                    self.race_write_value(thread, (a, len), v)?;
+                }
+                self.store(space, a, len, v)?;
+                if space == "shared" {
                     self.note_generic_write(t, a, len);
                 }
             }
@@ -77,7 +84,12 @@ impl Machine<'_> {
         };
         let is_atom = &*d.name == "atom";
         let (addr_k, val_k) = if is_atom { (1, 2) } else { (0, 1) };
-        let unsupported = || format!("{} is not supported by the host backend", d.mnemonic());
+        let unsupported = || {
+            Fault::Unsupported(format!(
+                "{} is not supported by the host backend",
+                d.mnemonic()
+            ))
+        };
         // One element: the new value from the old one and the operand(s).
         let apply =
             |old: u64, b: u64, c: u64| atomic_result(what, ty, old, b, c).ok_or_else(unsupported);
@@ -94,11 +106,9 @@ impl Machine<'_> {
             };
             let mut olds = Vec::with_capacity(vals.len());
             for (k, vo) in vals.iter().enumerate() {
-                let a = addr + (k * len) as u64;
+                let (space, a) = self.resolve(space, addr.wrapping_add((k * len) as u64))?;
                 let b = self.value(t, vo)?;
-                let global_space = space == "global"
-                    || (space.is_empty() && a >= 1 << crate::memory::GLOBAL_SHIFT);
-                let old = if global_space {
+                let old = if space == "global" {
                     // Other CTAs may run at the same time: one at a time.
                     let g = self.global;
                     g.atomically(|| -> Res<u64> {
@@ -112,7 +122,7 @@ impl Machine<'_> {
                     self.store(space, a, len, new)?;
                     old
                 };
-                if space == "shared" || (space.is_empty() && a < PARAM_GENERIC) {
+                if space == "shared" {
                     self.note_generic_write(t, a, len);
                 }
                 olds.push(old);
@@ -131,17 +141,18 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// Copy `len` bytes between a generic (or shared) address and a buffer.
-    pub(super) fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Res<()> {
+    /// Copy bytes between an address of `space` (`"generic"`, `"global"`,
+    /// `"shared"`) and a buffer.
+    pub(super) fn read_bytes(&mut self, space: &str, addr: u64, out: &mut [u8]) -> Res<()> {
         for (k, b) in out.iter_mut().enumerate() {
-            *b = self.generic_read(addr + k as u64, 1)? as u8;
+            *b = self.load(space, addr.wrapping_add(k as u64), 1)? as u8;
         }
         Ok(())
     }
 
-    pub(super) fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Res<()> {
+    pub(super) fn write_bytes(&mut self, space: &str, addr: u64, bytes: &[u8]) -> Res<()> {
         for (k, b) in bytes.iter().enumerate() {
-            self.store("", addr + k as u64, 1, u64::from(*b))?;
+            self.store(space, addr.wrapping_add(k as u64), 1, u64::from(*b))?;
         }
         Ok(())
     }
@@ -165,63 +176,79 @@ impl Machine<'_> {
             .iter()
             .any(|m| (m.starts_with("multicast") && !tensor) || *m == "im2col")
         {
-            return Err(format!(
+            return Err(Fault::Unsupported(format!(
                 "{} is not supported by the host backend",
                 d.mnemonic()
-            ));
+            )));
         }
         let shared_at = mods.iter().position(|m| m.starts_with("shared"));
         let global_at = mods.iter().position(|m| *m == "global");
         let load = match (shared_at, global_at) {
             (Some(s), Some(g)) => s < g,
-            _ => {
-                return Err(format!(
-                    "{}: no direction (shared and global)",
-                    d.mnemonic()
-                ))
-            }
+            _ => return Err(fault!("{}: no direction (shared and global)", d.mnemonic())),
         };
         for t in (0..WARPGROUP).filter(|t| act[*t]) {
             if tensor {
                 self.tensor_copy(t, d, load)?;
             } else {
-                let (_, dst) = self.address(t, op(d, 0)?)?;
-                let (_, src) = self.address(t, op(d, 1)?)?;
-                let n = self.value(t, op(d, 2)?)?;
-                if n % 16 != 0 || n > MAX_SHARED {
-                    return Err(format!(
-                        "{}: a bulk copy of {n} bytes (a multiple of 16, at most the {MAX_SHARED} bytes of shared memory)",
-                        d.mnemonic()
-                    ));
-                }
-                let n = n as usize;
-                let mut buf = vec![0u8; n];
-                if !load {
-                    self.check_async_read("this bulk copy", src, n)?;
-                } else if self.locate(dst)?.0.is_some() {
-                    return Err(format!(
-                        "{}: a bulk copy into a peer CTA's shared memory is not supported by the host backend",
-                        d.mnemonic()
-                    ));
-                }
-                self.read_bytes(src, &mut buf)?;
-                self.write_bytes(dst, &buf)?;
-                if load {
-                    self.proxy.async_write(dst, n);
-                    let (_, mbar) = self.address(t, op(d, 3)?)?;
-                    let phase = self.mbarriers.phase(mbar)?;
-                    self.fills.landed(
-                        dst,
-                        n,
-                        Fill {
-                            mbar,
-                            phase,
-                            line: self.line,
-                        },
-                    );
-                    self.mbarriers.complete_tx(mbar, n as i64)?;
-                }
+                self.plain_bulk_copy(t, d, load)?;
             }
+        }
+        Ok(())
+    }
+
+    /// One thread's plain (not tensor) `cp.async.bulk`: `n` bytes between
+    /// global and shared memory (`load`: into shared memory, completing
+    /// on the mbarrier operand).
+    fn plain_bulk_copy(&mut self, t: usize, d: &InstData, load: bool) -> Res<()> {
+        let (_, dst) = self.address(t, op(d, 0)?)?;
+        let (_, src) = self.address(t, op(d, 1)?)?;
+        let n = self.value(t, op(d, 2)?)?;
+        if n % 16 != 0 || n > MAX_SHARED {
+            return Err(fault!(
+                "{}: a bulk copy of {n} bytes (a multiple of 16, at most the {MAX_SHARED} bytes of shared memory)",
+                d.mnemonic()
+            ));
+        }
+        let n = n as usize;
+        let mut buf = vec![0u8; n];
+        if !load {
+            self.check_async_read("this bulk copy", t, src, n)?;
+        } else if self.locate(dst)?.0.is_some() {
+            return Err(Fault::Unsupported(format!(
+                "{}: a bulk copy into a peer CTA's shared memory is not supported by the host backend",
+                d.mnemonic()
+            )));
+        }
+        let (from, to) = if load {
+            ("global", "shared")
+        } else {
+            ("shared", "global")
+        };
+        let thread = (self.wg.index * WARPGROUP + t) as u32;
+        if load {
+            self.race_copy_issued(t, dst)?;
+            self.race_access(thread, true, (dst, n), true)?;
+        } else {
+            self.race_access(thread, false, (src, n), false)?;
+        }
+        self.read_bytes(from, src, &mut buf)?;
+        self.write_bytes(to, dst, &buf)?;
+        if load {
+            self.proxy.async_write(dst, n);
+            let (_, mbar) = self.address(t, op(d, 3)?)?;
+            let phase = self.mbarriers.phase(mbar)?;
+            self.fills.landed(
+                dst,
+                n,
+                Fill {
+                    mbar,
+                    phase,
+                    line: self.line,
+                },
+            );
+            self.mbarriers.complete_tx(mbar, n as i64)?;
+            self.race_copy_complete(mbar, phase);
         }
         Ok(())
     }
@@ -237,7 +264,7 @@ impl Machine<'_> {
         load: bool,
     ) -> Res<(TensorMap, Vec<i64>)> {
         let Operand::Vector(parts) = map_op else {
-            return Err(format!(
+            return Err(fault!(
                 "{}: no [tensor map, {{coordinates}}] operand",
                 d.mnemonic()
             ));
@@ -249,24 +276,24 @@ impl Machine<'_> {
                 .map(|o| self.value(t, o).map(|v| i64::from(v as u32 as i32)))
                 .collect::<Res<_>>()?,
             Some(o) => vec![i64::from(self.value(t, o)? as u32 as i32)],
-            None => return Err(format!("{}: no coordinates", d.mnemonic())),
+            None => return Err(fault!("{}: no coordinates", d.mnemonic())),
         };
         let mut bytes = [0u8; 128];
-        self.read_bytes(map_addr, &mut bytes)?;
+        self.read_bytes("generic", map_addr, &mut bytes)?;
         let tm = TensorMap::decode(&bytes);
         if let Some(why) = tm.unsupported() {
-            return Err(format!("{}: the tensor map at {map_addr:#x} has {why}, which the host backend does not support", d.mnemonic()));
+            return Err(fault!("{}: the tensor map at {map_addr:#x} has {why}, which the host backend does not support", d.mnemonic()));
         }
         // A tf32 map rounds what it loads (numbers::tma_round_tf32, probed
         // on the device); what it stores and its NaN fill were not probed.
         if tm.tf32 && (!load || tm.oob_nan) {
-            return Err(format!(
+            return Err(fault!(
                 "{}: tf32 tensor maps are supported for loads with zero fill only",
                 d.mnemonic()
             ));
         }
         if coords.len() != tm.rank {
-            return Err(format!(
+            return Err(fault!(
                 "{}: {} coordinates for a rank-{} tensor map",
                 d.mnemonic(),
                 coords.len(),
@@ -292,6 +319,8 @@ impl Machine<'_> {
         let (tm, coords) = self.tensor_operand(t, d, map_op, load)?;
         let (_, smem) = self.address(t, mem_op)?;
         if !load {
+            let thread = (self.wg.index * WARPGROUP + t) as u32;
+            self.race_access(thread, false, (smem, tm.box_bytes()), false)?;
             return self.tensor_store(&tm, &coords, smem);
         }
         let (_, mbar) = self.address(t, op(d, 2)?)?;
@@ -302,35 +331,46 @@ impl Machine<'_> {
             let mask = self.value(t, op(d, 3)?)? & 0xffff;
             let n = self.peers.len();
             if mask >> n != 0 {
-                return Err(format!(
+                return Err(fault!(
                     "{}: ctaMask {mask:#x} names a CTA outside the cluster of {n}",
                     d.mnemonic()
                 ));
             }
             for r in (0..n).filter(|r| mask >> r & 1 == 1) {
-                self.on_cta(r, |m| m.tensor_load(&tm, &coords, dst, bar))?;
+                self.race_copy_issued(t, cluster::cluster_address(r, dst))?;
+                self.on_cta(r, |m| m.tensor_load(&tm, &coords, (dst, bar), t))?;
             }
             return Ok(());
         }
         if bar_rank.unwrap_or(self.rank) != dst_rank {
-            return Err(format!(
+            return Err(fault!(
                 "{}: the destination and the mbarrier are in different CTAs",
                 d.mnemonic()
             ));
         }
-        self.on_cta(dst_rank, |m| m.tensor_load(&tm, &coords, dst, bar))
+        self.race_copy_issued(t, cluster::cluster_address(dst_rank, dst))?;
+        self.on_cta(dst_rank, |m| m.tensor_load(&tm, &coords, (dst, bar), t))
     }
 
     /// A TMA load's box into the running CTA's shared memory at `smem`,
     /// completing its bytes on the mbarrier at `mbar` (both offsets in it).
-    fn tensor_load(&mut self, tm: &TensorMap, coords: &[i64], smem: u64, mbar: u64) -> Res<()> {
+    /// Lane `t` of the running warpgroup issued it.
+    fn tensor_load(
+        &mut self,
+        tm: &TensorMap,
+        coords: &[i64],
+        (smem, mbar): (u64, u64),
+        t: usize,
+    ) -> Res<()> {
+        let thread = (self.wg.index * WARPGROUP + t) as u32;
+        self.race_access(thread, true, (smem, tm.box_bytes()), true)?;
         let fill = Fill {
             mbar,
             phase: self.mbarriers.phase(mbar)?,
             line: self.line,
         };
         let esz = crate::tensor_map::elem_bytes(tm.elem_code).unwrap_or(1);
-        let n: Vec<usize> = (0..tm.rank).map(|k| tm.box_elems(k)).collect();
+        let n: Vec<usize> = (0..tm.dims_used()).map(|k| tm.box_elems(k)).collect();
         let total: usize = n.iter().product();
         let nan: u64 = match tm.elem_code {
             6 | 10 => 0x7fff,
@@ -354,17 +394,18 @@ impl Machine<'_> {
             self.fills.landed(saddr, esz, fill);
         }
         self.mbarriers.complete_tx(mbar, tm.box_bytes() as i64)?;
+        self.race_copy_complete(mbar, fill.phase);
         Ok(())
     }
 
     /// A TMA store of the box at `smem` (the running CTA's shared memory).
     fn tensor_store(&mut self, tm: &TensorMap, coords: &[i64], smem: u64) -> Res<()> {
         let esz = crate::tensor_map::elem_bytes(tm.elem_code).unwrap_or(1);
-        let n: Vec<usize> = (0..tm.rank).map(|k| tm.box_elems(k)).collect();
+        let n: Vec<usize> = (0..tm.dims_used()).map(|k| tm.box_elems(k)).collect();
         let total: usize = n.iter().product();
         for idx in 0..total {
             let saddr = tm.swizzled(smem, (idx * esz) as u64);
-            self.check_async_read("this TMA store", saddr, esz)?;
+            self.check_async_read("this TMA store", 0, saddr, esz)?;
             if let Some(gaddr) = tm.box_element(coords, &n, idx, esz) {
                 let v = self.shared.read(saddr, esz)?;
                 self.global.write(gaddr, esz, v)?;
@@ -392,30 +433,32 @@ impl Machine<'_> {
                         (0, self.value(t, op(d, 1)?)?)
                     };
                     let mut bytes = [0u8; 128];
-                    self.read_bytes(at, &mut bytes)?;
+                    let space = map_space(d);
+                    self.read_bytes(space, at, &mut bytes)?;
                     crate::tensor_map::replace(&mut bytes, field, ord, v)?;
-                    self.write_bytes(at, &bytes)?;
+                    self.write_bytes(space, at, &bytes)?;
                 }
                 "cp_fenceproxy" => {
                     let (_, dst) = self.address(t, op(d, 0)?)?;
                     let (_, src) = self.address(t, op(d, 1)?)?;
                     let n = self.value(t, op(d, 2)?)?;
                     if n != 128 {
-                        return Err(format!(
+                        return Err(fault!(
                             "{}: a tensor map is 128 bytes, not {n}",
                             d.mnemonic()
                         ));
                     }
                     let n = n as usize;
                     let mut buf = vec![0u8; n];
-                    self.read_bytes(src, &mut buf)?;
-                    self.write_bytes(dst, &buf)?;
+                    // `.global.shared::cta`: to global from shared.
+                    self.read_bytes("shared", src, &mut buf)?;
+                    self.write_bytes("global", dst, &buf)?;
                 }
                 _ => {
-                    return Err(format!(
+                    return Err(Fault::Unsupported(format!(
                         "{} is not supported by the host backend",
                         d.mnemonic()
-                    ))
+                    )))
                 }
             }
         }
@@ -429,7 +472,7 @@ impl Machine<'_> {
         let everyone = self.all_live(act);
         let landed = match what {
             "commit_group" | "wait_group" | "wait_all" if !everyone => {
-                return Err(format!(
+                return Err(fault!(
                     "{} with some threads of the warpgroup inactive: the host backend keeps one group list per warpgroup",
                     d.mnemonic()
                 ))
@@ -453,10 +496,10 @@ impl Machine<'_> {
             // arrive changes nothing (PTX ISA 9.7.9.25.3.3). The copies
             // may complete at any point from their issue on: here, now.
             "mbarrier" if d.has_mod("noinc") => {
-                return Err(format!(
+                return Err(Fault::Unsupported(format!(
                     "{} is not supported by the host backend",
                     d.mnemonic()
-                ))
+                )))
             }
             "mbarrier" => {
                 let base = (self.wg.index * WARPGROUP) as u32;
@@ -479,19 +522,25 @@ impl Machine<'_> {
                 return Ok(());
             }
             _ => {
-                return Err(format!(
+                return Err(Fault::Unsupported(format!(
                     "{} is not supported by the host backend",
                     d.mnemonic()
-                ))
+                )))
             }
         };
         self.sync_proxy_order();
+        let line = self.line;
         for c in &landed {
+            // A write of the issuing warp, at the copy's line.
+            self.line = c.line;
+            let raced = self.race_access(c.thread, false, (c.dst, c.bytes().len()), true);
+            self.line = line;
+            raced?;
             self.shared.write_bytes(c.dst, c.bytes())?;
             // cp.async writes through the generic proxy.
             self.fills.overwritten(c.dst, c.bytes().len());
             self.proxy
-                .generic_write(c.dst, c.bytes().len(), c.line, c.thread);
+                .generic_write(c.dst, c.bytes().len(), c.line, c.thread, true);
         }
         self.wg.copies.recycle(landed);
         Ok(())
@@ -517,7 +566,7 @@ impl Machine<'_> {
             Some((o, false)) => {
                 let n = self.value_fast(t, o)? as usize;
                 if n > size {
-                    return Err(format!(
+                    return Err(fault!(
                         "cp.async: src-size {n} is larger than the copy ({size})"
                     ));
                 }
@@ -530,12 +579,16 @@ impl Machine<'_> {
         } else if read > 0 {
             self.global.read_into(src, &mut data[..read])?;
         }
+        // The copy may write from its issue on (it lands here at its
+        // wait): what it overwrites must be ordered before the issue.
+        let thread = (self.wg.index * WARPGROUP + t) as u32;
+        self.race_access(thread, false, (dst, size), true)?;
         self.wg.copies.issue(PendingCopy {
             dst,
             data,
             len: size as u8,
             line: self.line,
-            thread: (self.wg.index * WARPGROUP + t) as u32,
+            thread,
         });
         Ok(())
     }
@@ -547,13 +600,13 @@ impl Machine<'_> {
         let load = &*d.name == "ldmatrix";
         let has = |m: &str| d.has_mod(m);
         if !has("m8n8") || !has("b16") {
-            return Err(format!(
+            return Err(Fault::Unsupported(format!(
                 "{} is not supported by the host backend (m8n8 .b16 only)",
                 d.mnemonic()
-            ));
+            )));
         }
         if !act.iter().all(|a| *a) {
-            return Err(format!(
+            return Err(fault!(
                 "{} with inactive threads (it is .aligned)",
                 d.mnemonic()
             ));
@@ -564,7 +617,7 @@ impl Machine<'_> {
             .map(|(_, n)| *n)
             .ok_or("ldmatrix/stmatrix without .x1, .x2 or .x4")?;
         let trans = has("trans");
-        let (regs_op, addr_op) = if load {
+        let (regs_op, _) = if load {
             (op(d, 0)?, op(d, 1)?)
         } else {
             (op(d, 1)?, op(d, 0)?)
@@ -574,17 +627,15 @@ impl Machine<'_> {
             o => vec![o.clone()],
         };
         if regs.len() != num {
-            return Err(format!("{} registers for .x{num}", regs.len()));
+            return Err(fault!("{} registers for .x{num}", regs.len()));
         }
         for warp in 0..WARPGROUP / 32 {
             for (i, reg) in regs.iter().enumerate() {
-                let mut addrs = [0u64; 8];
-                for (j, a) in addrs.iter_mut().enumerate() {
-                    *a = self.address(warp * 32 + 8 * i + j, addr_op)?.1;
-                }
+                let addrs = self.matrix_rows(d, warp * 32 + 8 * i, load)?;
                 if load && !self.fills.empty() {
-                    for a in addrs {
-                        self.check_tma_ready(&format!("this {}", d.mnemonic()), a, 16)?;
+                    for (j, a) in addrs.into_iter().enumerate() {
+                        let what = format!("this {}", d.mnemonic());
+                        self.check_tma_ready(&what, warp * 32 + 8 * i + j, a, 16)?;
                     }
                 }
                 let mut rows: Rows = [[0; 16]; 8];
@@ -627,6 +678,31 @@ impl Machine<'_> {
     }
 }
 
+impl Machine<'_> {
+    /// The 8 row addresses of an `ldmatrix`/`stmatrix` matrix that lanes
+    /// `first..first + 8` give: offsets in the running CTA's shared memory
+    /// (a generic address of it too), each row an access of its lane.
+    fn matrix_rows(&mut self, d: &InstData, first: usize, load: bool) -> Res<[u64; 8]> {
+        let addr_op = if load { op(d, 1)? } else { op(d, 0)? };
+        let mut addrs = [0u64; 8];
+        for (j, a) in addrs.iter_mut().enumerate() {
+            let t = first + j;
+            *a = match self.locate(self.address(t, addr_op)?.1)? {
+                (None, off) => off,
+                (Some(r), _) => {
+                    return Err(fault!(
+                        "{}: an address in CTA rank {r}'s shared memory (ldmatrix and stmatrix reach their own CTA's only)",
+                        d.mnemonic()
+                    ))
+                }
+            };
+            let thread = (self.wg.index * WARPGROUP + t) as u32;
+            self.race_access(thread, false, (*a, 16), !load)?;
+        }
+        Ok(addrs)
+    }
+}
+
 /// What an `ld` or `st` is, read once for all its threads.
 pub(super) struct Access<'a> {
     /// Element width.
@@ -639,6 +715,9 @@ pub(super) struct Access<'a> {
     pub(super) parts: &'a [Operand],
     /// The address operand.
     pub(super) addr_op: &'a Operand,
+    /// `.volatile`, `.relaxed`, `.acquire` or `.release`: a flag other
+    /// threads poll, not data the race detector looks at.
+    pub(super) synchronizing: bool,
 }
 
 /// What every thread's `cp.async.{ca,cg}` needs of the instruction, read
@@ -744,4 +823,16 @@ fn atomic_result(what: &str, ty: &str, old: u64, b: u64, c: u64) -> Option<u64> 
             }
         }
     })
+}
+
+/// The state space of a `tensormap.replace`'s map: `.shared::cta`,
+/// `.global`, else a generic address.
+fn map_space(d: &InstData) -> &'static str {
+    if d.mods.iter().any(|m| m.starts_with("shared")) {
+        "shared"
+    } else if d.has_mod("global") {
+        "global"
+    } else {
+        "generic"
+    }
 }

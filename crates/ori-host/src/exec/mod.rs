@@ -13,9 +13,10 @@
 //! `wgmma.commit_group` (and phase 87's `_warpgroup.commit_batch`) closes
 //! the open group. A later wgmma accumulating into the same registers chains
 //! on the pending result, as the hardware does. Any other instruction that
-//! reads or writes a register a wgmma in flight will write is stopped with
-//! an error naming both: the PTX ISA leaves such an access undefined, and
-//! that is exactly what phase 87's waits are there to prevent.
+//! reads or writes a register a wgmma in flight will write is reported as
+//! a hazard naming both (see [`hazards`]): the PTX ISA leaves such an
+//! access undefined, and that is exactly what phase 87's waits are there to
+//! prevent. The run goes on with the register as it was.
 
 use crate::async_copy::{AsyncCopies, PendingCopy};
 use crate::barriers::Barriers;
@@ -34,26 +35,7 @@ use ori_ir::WgmmaA;
 use ori_ir::{AddrBase, Block, Function, Imm, Inst, InstData, Module, Opcode, Operand, VReg};
 use std::collections::VecDeque;
 
-/// A run that stopped: where and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostError {
-    /// PTX line of the instruction (0 when none).
-    pub line: u32,
-    /// What went wrong.
-    pub message: String,
-}
-
-impl std::fmt::Display for HostError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.line > 0 {
-            write!(f, "line {}: {}", self.line, self.message)
-        } else {
-            f.write_str(&self.message)
-        }
-    }
-}
-
-impl std::error::Error for HostError {}
+pub use crate::error::{Fault, Hazard, HazardKind, HostError};
 
 /// How to launch the kernel.
 #[derive(Debug, Clone)]
@@ -73,9 +55,19 @@ pub struct Launch {
     /// The bytes of array parameters by index (a `.param .b8 p[128]` tensor
     /// map); every other parameter takes its value from `params`.
     pub param_bytes: Vec<(usize, Vec<u8>)>,
-    /// Stop at an async-proxy read of shared memory that a generic write
+    /// Report an async-proxy read of shared memory that a generic write
     /// left unfenced (see [`crate::proxy_fence`]); on by default.
     pub check_proxy: bool,
+    /// Look for data races on shared memory between the warps of a CTA
+    /// (and across a cluster's distributed shared memory), see
+    /// [`crate::races`]; on by default.
+    pub race_check: bool,
+    /// The order warpgroups run in (see [`Schedule`]).
+    pub schedule: Schedule,
+    /// Stop at the first hazard the sanitizer finds (it becomes the run's
+    /// error, [`Fault::Hazard`]); by default each is reported once per
+    /// site in [`RunStats::hazards`] and the run goes on.
+    pub stop_on_hazard: bool,
     /// The whole parameter space as bytes (a parameter block recorded on
     /// the GPU, a CUTLASS kernel's `Params`); `params` and `param_bytes`
     /// are then ignored. It must cover every declared parameter.
@@ -97,15 +89,40 @@ impl Default for Launch {
             block: [WARPGROUP as u32, 1, 1],
             param_bytes: Vec::new(),
             check_proxy: true,
+            stop_on_hazard: false,
+            race_check: true,
+            schedule: Schedule::Deterministic,
             param_block: None,
             cluster: [1, 1, 1],
         }
     }
 }
 
+/// The order in which a cluster's warpgroups run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Schedule {
+    /// Each warpgroup runs until it blocks (a barrier, an incomplete
+    /// mbarrier wait, the cluster barrier) or exits; the next is taken
+    /// round robin. The same run every time.
+    #[default]
+    Deterministic,
+    /// A pseudo-random ready warpgroup runs for a pseudo-random number of
+    /// steps (1 to 64) before the next pick, from this seed: another
+    /// interleaving per seed, the same one for the same seed (each
+    /// cluster's stream is the seed mixed with the cluster's index), so a
+    /// run that shows an order-dependent bug replays.
+    Random {
+        /// The seed.
+        seed: u64,
+    },
+}
+
 /// What a finished run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunStats {
+    /// The hazards the sanitizer found, the first of each site (kind and
+    /// lines), in grid order.
+    pub hazards: Vec<Hazard>,
     /// Instructions executed (warpgroup steps).
     pub steps: u64,
     /// wgmma issued.
@@ -123,6 +140,9 @@ struct PendingMma {
     /// `values[j * WARPGROUP + t]`.
     values: Vec<u32>,
     line: u32,
+    /// The shared-memory granules it reads (when the race detector runs):
+    /// its reads last until a wait retires it.
+    reads: Vec<u32>,
 }
 
 /// One warpgroup's own state: its threads' registers, its wgmma pipeline,
@@ -146,6 +166,9 @@ struct Warpgroup {
     /// Yielded at an incomplete mbarrier wait (its line), when the
     /// mbarriers were at this epoch: it cannot progress until they change.
     yielded: Option<(u64, u32)>,
+    /// The mbarrier (offset) of its last incomplete wait, for a deadlock
+    /// report.
+    waits_on: Option<u64>,
     /// The mbarrier phases it has seen complete (the TMA check).
     seen: Seen,
     /// Threads of it that arrived at the cluster barrier and have not
@@ -231,8 +254,12 @@ struct Machine<'a> {
     cta_barriers: u64,
     /// Line of the instruction running.
     line: u32,
-    /// Whether the proxy check stops the run.
+    /// Whether the proxy check is on.
     check_proxy: bool,
+    /// What the sanitizer found (see [`hazards`]).
+    reports: hazards::Reports,
+    /// The race detector, when the launch asks for it (see [`crate::races`]).
+    races: Option<crate::races::Races>,
     shared_addr: FxHashMap<String, u64>,
     shared: Shared,
     global: &'a GlobalMemory,
@@ -257,17 +284,27 @@ struct Machine<'a> {
     cluster_bar: cluster::ClusterBarrier,
 }
 
-type Res<T> = Result<T, String>;
+type Res<T> = Result<T, Fault>;
+
+/// `Err` of a [`Fault::Invalid`] with a formatted message.
+macro_rules! fault {
+    ($($t:tt)*) => {
+        $crate::error::Fault::Invalid(format!($($t)*))
+    };
+}
 
 // What each instruction does, by family; this module keeps the machine,
 // the scheduler and the step that dispatches to them.
 mod alu;
 pub mod cluster;
+mod hazards;
 mod int_arith;
+mod interleave;
 mod lane_ops;
 mod lane_regs;
 mod memory_ops;
 mod operand_cache;
+mod race_hooks;
 mod sync_ops;
 mod warp_mma;
 mod warp_ops;
@@ -304,10 +341,10 @@ pub fn run_with_progress(
     let [gx, gy, gz] = launch.grid;
     let total_ctas = u64::from(gx) * u64::from(gy) * u64::from(gz);
     if gx == 0 || gy == 0 || gz == 0 {
-        return Err(HostError {
-            line: 0,
-            message: format!("an empty grid {gx},{gy},{gz}"),
-        });
+        return Err(HostError::new(
+            0,
+            Fault::Launch(format!("an empty grid {gx},{gy},{gz}")),
+        ));
     }
     let [cx, cy, cz] = launch.cluster;
     let size = u64::from(cx) * u64::from(cy) * u64::from(cz);
@@ -317,13 +354,13 @@ pub fn run_with_progress(
         || gy % cy != 0
         || gz % cz != 0
     {
-        return Err(HostError {
-            line: 0,
-            message: format!(
+        return Err(HostError::new(
+            0,
+            Fault::Launch(format!(
                 "a cluster of {cx}x{cy}x{cz} CTAs for a grid of {gx}x{gy}x{gz}: the grid must be a whole number of clusters, of 1 to {} CTAs",
                 cluster::MAX_CLUSTER
-            ),
-        });
+            )),
+        ));
     }
     // Every cluster, in parallel across the cores; a CTA's shared memory
     // and warpgroups are its own (its cluster's CTAs reach its shared
@@ -350,13 +387,27 @@ pub fn run_with_progress(
         })
         .collect();
     let mut total = RunStats::default();
+    let mut found = Vec::new();
+    let mut first_error = None;
     for r in results {
-        let one = r?;
-        total.steps += one.steps;
-        total.wgmma += one.wgmma;
-        total.groups_retired += one.groups_retired;
+        match r {
+            Ok(one) => {
+                total.steps += one.steps;
+                total.wgmma += one.wgmma;
+                total.groups_retired += one.groups_retired;
+                found.extend(one.hazards);
+            }
+            Err(mut e) => {
+                found.append(&mut e.hazards);
+                first_error = first_error.or(Some(e));
+            }
+        }
     }
-    Ok(total)
+    let hazards = hazards::merge(found);
+    match first_error {
+        Some(e) => Err(HostError { hazards, ..e }),
+        None => Ok(RunStats { hazards, ..total }),
+    }
 }
 
 /// The most shared memory a CTA of sm_90 has (227 KiB).
@@ -368,6 +419,15 @@ pub const MAX_PARAMS: u64 = 32764;
 /// Generic addresses of the parameter space start here: above shared
 /// memory, below the global buffers (`cvta.param` adds it).
 pub const PARAM_GENERIC: u64 = 1 << 39;
+
+/// Generic addresses of shared memory start here (`cvta.shared` adds it,
+/// `cvta.to.shared` takes it away): the running CTA's shared::cta
+/// addresses, then its cluster's shared::cluster window (see [`cluster`]).
+/// Nothing is mapped below it, so that a generic access through a null
+/// pointer (plus an offset) is an error, as on the GPU, rather than a
+/// read of shared memory. Instructions that take a shared address accept
+/// its generic form too.
+pub const SHARED_GENERIC: u64 = 1 << 32;
 
 /// A parameter's size and alignment from its declared type
 /// (`.u64 .ptr .global .align 1`, `.b8 .align 64 [128]`).
@@ -397,7 +457,7 @@ fn param_space<'f>(f: &'f Function, launch: &Launch) -> Res<(FxHashMap<&'f str, 
         let (size, align) = param_size_align(&p.ty);
         let off = (mem.len() as u64).div_ceil(align) * align;
         if off + size > MAX_PARAMS {
-            return Err(format!(
+            return Err(fault!(
                 "the parameters of '{}' take more than the {MAX_PARAMS} bytes a kernel may have",
                 f.name
             ));
@@ -411,7 +471,7 @@ fn param_space<'f>(f: &'f Function, launch: &Launch) -> Res<(FxHashMap<&'f str, 
         match launch.param_bytes.iter().find(|(j, _)| *j == k) {
             Some((_, bytes)) => {
                 if bytes.len() as u64 != size {
-                    return Err(format!(
+                    return Err(fault!(
                         "parameter {k} ({}) is {size} bytes; {} given",
                         p.name,
                         bytes.len()
@@ -428,7 +488,7 @@ fn param_space<'f>(f: &'f Function, launch: &Launch) -> Res<(FxHashMap<&'f str, 
     }
     if let Some(block) = &launch.param_block {
         if block.len() < mem.len() {
-            return Err(format!(
+            return Err(fault!(
                 "the parameter block is {} bytes; '{}' declares {}",
                 block.len(),
                 f.name,
@@ -451,14 +511,24 @@ enum Stop {
     /// It waits at `barrier.cluster.wait` (and runs it again when it
     /// runs again).
     ClusterWait(u32),
+    /// Its slice of a random schedule ran out (it is ready to go on).
+    Preempt,
 }
 
 /// Run the warpgroup in `mach.wg` from where it is until it exits,
 /// reaches a barrier, yields at an incomplete mbarrier wait or blocks at
 /// the cluster barrier (see [`Stop`]).
-fn run_warpgroup(mach: &mut Machine<'_>, step_limit: u64) -> Result<Stop, HostError> {
+fn run_warpgroup(
+    mach: &mut Machine<'_>,
+    step_limit: u64,
+    mut slice: u64,
+) -> Result<Stop, HostError> {
     let f = mach.f;
     while let Some(&Frame { at: (b, pos), .. }) = mach.wg.stack.last() {
+        if slice == 0 {
+            return Ok(Stop::Preempt);
+        }
+        slice -= 1;
         let insts = f.layout.block_insts(b);
         let Some(&i) = insts.get(pos) else {
             mach.wg.enter(f.layout.next_block(b));
@@ -466,15 +536,10 @@ fn run_warpgroup(mach: &mut Machine<'_>, step_limit: u64) -> Result<Stop, HostEr
         };
         mach.stats.steps += 1;
         if mach.stats.steps > step_limit {
-            return Err(HostError {
-                line: 0,
-                message: format!("stopped after {step_limit} steps (a loop that does not end?)"),
-            });
+            return Err(HostError::new(0, Fault::StepLimit(step_limit)));
         }
         let line = f.insts[i].line;
-        let flow = mach
-            .step(i)
-            .map_err(|message| HostError { line, message })?;
+        let flow = mach.step(i).map_err(|fault| HostError::new(line, fault))?;
         if let Flow::ClusterWait = flow {
             return Ok(Stop::ClusterWait(line));
         }
@@ -563,6 +628,8 @@ struct Arrival {
     count: Option<u32>,
     threads: u32,
     wait: bool,
+    /// The warps of the warpgroup that arrive (bit `w`: warp `w` of it).
+    warps: u32,
 }
 
 /// The type suffix of an instruction: its last modifier that names a type.
@@ -599,28 +666,6 @@ fn as_f32(v: u64) -> f32 {
 impl Machine<'_> {
     fn name(&self, r: VReg) -> &str {
         &self.f.vregs[r].name
-    }
-
-    /// Refuse a non-wgmma access to a register a wgmma in flight writes.
-    fn check_not_in_flight(&self, d: &InstData) -> Res<()> {
-        if self.wg.in_flight.is_empty() {
-            return Ok(());
-        }
-        for r in d.uses().into_iter().chain(d.defs()) {
-            if let Some(line) = self.wg.in_flight.get(&r) {
-                return Err(format!(
-                    "{} {} while the wgmma of line {line} that writes it is in flight \
-                     (undefined in the PTX ISA: wait with wgmma.wait_group first)",
-                    if d.defs().contains(&r) {
-                        "writes"
-                    } else {
-                        "reads"
-                    },
-                    self.name(r)
-                ));
-            }
-        }
-        Ok(())
     }
 
     /// The threads of the warpgroup that run `d`: those of the running
@@ -677,7 +722,7 @@ impl Machine<'_> {
                 }
                 out
             }
-            other => return Err(format!("operand {other:?} is not a value")),
+            other => return Err(fault!("operand {other:?} is not a value")),
         })
     }
 
@@ -699,7 +744,7 @@ impl Machine<'_> {
             .or_else(|| self.param_at.get(s))
             .copied()
             .ok_or_else(|| {
-                format!("symbol '{s}' is not a shared variable or parameter the host backend knows")
+                fault!("symbol '{s}' is not a shared variable or parameter the host backend knows")
             })
     }
 
@@ -711,20 +756,36 @@ impl Machine<'_> {
                 .iter()
                 .rev()
                 .fold(0u64, |acc, x| (acc << 8) | u64::from(*x))),
-            None => Err(format!(
+            None => Err(fault!(
                 "parameter-space read of {len} bytes at {addr:#x} is past the parameters"
             )),
         }
     }
 
-    /// Read `len` bytes (1..=8) at a generic address.
-    fn generic_read(&mut self, addr: u64, len: usize) -> Res<u64> {
-        if addr >= 1 << crate::memory::GLOBAL_SHIFT {
-            self.global.read(addr, len)
+    /// The state space a generic address points into, and the address in
+    /// it (see [`SHARED_GENERIC`]): below the shared window nothing is
+    /// mapped, and an access there is a null pointer's.
+    fn resolve_generic(&self, addr: u64) -> Res<(&'static str, u64)> {
+        Ok(if addr >= 1 << crate::memory::GLOBAL_SHIFT {
+            ("global", addr)
         } else if addr >= PARAM_GENERIC {
-            self.param_read(addr - PARAM_GENERIC, len)
+            ("param", addr - PARAM_GENERIC)
+        } else if addr >= SHARED_GENERIC {
+            ("shared", addr - SHARED_GENERIC)
         } else {
-            self.shared_read(addr, len)
+            return Err(Fault::NullPointer { addr });
+        })
+    }
+
+    /// `space` with a generic access (`"generic"` or `""`) resolved to the
+    /// space its address points into.
+    fn resolve<'s>(&self, space: &'s str, addr: u64) -> Res<(&'s str, u64)> {
+        match space {
+            "" | "generic" => self.resolve_generic(addr),
+            "local" | "const" => Err(Fault::Unsupported(format!(
+                "{space} memory is not supported by the host backend"
+            ))),
+            _ => Ok((space, addr)),
         }
     }
 
@@ -738,7 +799,7 @@ impl Machine<'_> {
                 AddrBase::Sym(s) => (None, self.symbol(s)?.wrapping_add(*offset as u64)),
                 AddrBase::None => (None, *offset as u64),
             }),
-            other => Err(format!("{other:?} is not an address")),
+            other => Err(fault!("{other:?} is not an address")),
         }
     }
 
@@ -757,25 +818,27 @@ impl Machine<'_> {
                 }
                 Ok(())
             }
-            other => Err(format!("cannot write {other:?}")),
+            other => Err(fault!("cannot write {other:?}")),
         }
     }
 
     fn load(&mut self, space: &str, addr: u64, len: usize) -> Res<u64> {
+        let (space, addr) = self.resolve(space, addr)?;
         match space {
             "param" => self.param_read(addr, len),
             "shared" => self.shared_read(addr, len),
-            "global" => self.global.read(addr, len),
-            _ => self.generic_read(addr, len),
+            _ => Ok(self.global.read(addr, len)?),
         }
     }
 
     fn store(&mut self, space: &str, addr: u64, len: usize, v: u64) -> Res<()> {
+        let (space, addr) = self.resolve(space, addr)?;
         match space {
             "shared" => self.shared_write(addr, len, v),
-            "global" => self.global.write(addr, len, v),
-            _ if addr >= 1 << crate::memory::GLOBAL_SHIFT => self.global.write(addr, len, v),
-            _ => self.shared_write(addr, len, v),
+            "param" => Err(fault!(
+                "a store to the parameter space at {addr:#x} (kernel parameters are read-only)"
+            )),
+            _ => Ok(self.global.write(addr, len, v)?),
         }
     }
 
@@ -828,7 +891,7 @@ impl Machine<'_> {
             o => std::slice::from_ref(o),
         };
         if parts.len() != vec_n {
-            return Err(format!("{} values for .v{vec_n}", parts.len()));
+            return Err(fault!("{} values for .v{vec_n}", parts.len()));
         }
         let access = Access {
             bits,
@@ -836,6 +899,10 @@ impl Machine<'_> {
             load,
             parts,
             addr_op,
+            synchronizing: d
+                .mods
+                .iter()
+                .any(|m| matches!(&**m, "volatile" | "relaxed" | "acquire" | "release")),
         };
         for t in (0..WARPGROUP).filter(|t| act[*t]) {
             self.memory_op(t, &access)?;
@@ -865,8 +932,10 @@ impl Machine<'_> {
                 let n = d.wait_count().unwrap_or(0).max(0) as usize;
                 while self.wg.committed.len() > n {
                     let g = self.wg.committed.pop_front().unwrap_or_default();
+                    self.race_retired_reads(&g)?;
                     self.retire(g);
                 }
+                self.race_warpgroup_wait();
                 return Ok(Flow::Next);
             }
             _ => {}
@@ -924,7 +993,7 @@ fn op(d: &InstData, k: usize) -> Res<&Operand> {
     d.slots
         .get(k)
         .map(|s| &s.op)
-        .ok_or_else(|| format!("{}: operand {} missing", d.mnemonic(), k + 1))
+        .ok_or_else(|| fault!("{}: operand {} missing", d.mnemonic(), k + 1))
 }
 
 /// The registers of a register list (`{%r1, %r2, ...}`'s elements), for
@@ -934,7 +1003,7 @@ fn registers(items: &[Operand], what: &str) -> Res<Vec<VReg>> {
         .iter()
         .map(|e| match e {
             Operand::Reg(r) => Ok(*r),
-            other => Err(format!("{other:?} in the register list of {what}")),
+            other => Err(fault!("{other:?} in the register list of {what}")),
         })
         .collect()
 }
@@ -975,9 +1044,9 @@ fn special(
         "%lanemask_gt" => !((1u64 << (t % 32 + 1)) - 1) & 0xffff_ffff,
         "%lanemask_ge" => !((1u64 << (t % 32)) - 1) & 0xffff_ffff,
         _ => {
-            return Err(format!(
+            return Err(Fault::Unsupported(format!(
                 "special register {s} is not supported by the host backend"
-            ))
+            )))
         }
     })
 }

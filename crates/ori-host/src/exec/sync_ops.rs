@@ -26,10 +26,10 @@ impl Machine<'_> {
         } else if mods.contains(&"arrive") {
             false
         } else {
-            return Err(format!(
+            return Err(Fault::Unsupported(format!(
                 "{} is not supported by the host backend",
                 d.mnemonic()
-            ));
+            )));
         };
         let uniform = |k: usize| -> Res<Option<u32>> {
             let Some(o) = d.slots.get(k).map(|s| &s.op) else {
@@ -39,7 +39,7 @@ impl Machine<'_> {
             for t in (0..WARPGROUP).filter(|t| act[*t]) {
                 let x = self.value(t, o)? as u32;
                 if v.is_some_and(|y| y != x) {
-                    return Err(format!(
+                    return Err(fault!(
                         "{}: operand {} differs between threads",
                         d.mnemonic(),
                         k + 1
@@ -51,12 +51,15 @@ impl Machine<'_> {
         };
         let id = uniform(0)?.unwrap_or(0);
         let count = uniform(1)?;
-        let warps = (0..WARPGROUP / 32).filter(|w| act[w * 32..w * 32 + 32].iter().any(|a| *a));
+        let warps = (0..WARPGROUP / 32)
+            .filter(|w| act[w * 32..w * 32 + 32].iter().any(|a| *a))
+            .fold(0u32, |m, w| m | 1 << w);
         Ok(Flow::Barrier(Arrival {
             id,
             count,
-            threads: 32 * warps.count() as u32,
+            threads: 32 * warps.count_ones(),
             wait,
+            warps,
         }))
     }
 
@@ -85,9 +88,10 @@ impl Machine<'_> {
                 "expect_tx" | "complete_tx" => {
                     let (a, n) = (addr(self, 0)?, self.value(t, op(d, 1)?)? as i64);
                     if what == "expect_tx" {
-                        self.mbarrier_at(a, |m, a| m.expect_tx(a, n))?;
+                        self.mbarrier_at(a, |m, a| Ok(m.expect_tx(a, n)?))?;
                     } else {
-                        self.mbarrier_at(a, |m, a| m.complete_tx(a, n))?;
+                        self.race_mbarrier_release(t, a)?;
+                        self.mbarrier_at(a, |m, a| Ok(m.complete_tx(a, n)?))?;
                     }
                 }
                 "arrive" | "arrive_drop" => {
@@ -100,44 +104,64 @@ impl Machine<'_> {
                         count = self.value(t, op(d, 2)?)? as u32;
                     }
                     let drop = what == "arrive_drop";
+                    self.race_mbarrier_release(t, a)?;
                     let token = self.mbarrier_at(a, |m, a| {
                         if let Some(n) = tx {
                             m.expect_tx(a, n)?;
                         }
-                        m.arrive(a, count, drop)
+                        Ok(m.arrive(a, count, drop)?)
                     })?;
                     let dst = op(d, 0)?.clone();
                     self.set(t, &dst, token, 64)?;
                 }
                 "try_wait" | "test_wait" => {
                     let a = self.local_mbarrier(addr(self, 1)?, d.mnemonic().as_str())?;
-                    let x = self.value(t, op(d, 2)?)?;
-                    let completed = self.mbarriers.phase(a)?;
-                    let done = if d.has_mod("parity") {
-                        if let Some(msg) = parity_aliased(a, completed, &self.wg.seen) {
-                            return Err(msg);
-                        }
-                        self.mbarriers.parity_done(a, x)?
-                    } else {
-                        self.mbarriers.token_done(a, x)?
-                    };
-                    if done {
-                        let e = self.wg.seen.entry(a).or_insert(0);
-                        *e = (*e).max(completed);
-                    }
+                    let done = self.mbarrier_wait(t, d, a)?;
                     incomplete |= !done;
                     let dst = op(d, 0)?.clone();
                     self.set(t, &dst, u64::from(done), 1)?;
                 }
                 _ => {
-                    return Err(format!(
+                    return Err(Fault::Unsupported(format!(
                         "{} is not supported by the host backend",
                         d.mnemonic()
-                    ))
+                    )))
                 }
             }
         }
         Ok(if incomplete { Flow::Yield } else { Flow::Next })
+    }
+
+    /// Lane `t`'s `try_wait`/`test_wait` (`.parity` or a state token) on
+    /// the running CTA's mbarrier at offset `a`: whether its phase
+    /// completed. A parity wait phases behind is reported; a wait that
+    /// succeeds is what the TMA check and the race detector see.
+    fn mbarrier_wait(&mut self, t: usize, d: &InstData, a: u64) -> Res<bool> {
+        let x = self.value(t, op(d, 2)?)?;
+        let completed = self.mbarriers.phase(a)?;
+        let done = if d.has_mod("parity") {
+            if let Some(message) = parity_aliased(a, completed, &self.wg.seen) {
+                self.report(hazards::Finding {
+                    kind: HazardKind::ParityAliased,
+                    other_line: 0,
+                    lane: t,
+                    other_thread: None,
+                    addr: Some(a),
+                    message,
+                })?;
+            }
+            self.mbarriers.parity_done(a, x)?
+        } else {
+            self.mbarriers.token_done(a, x)?
+        };
+        if done {
+            let e = self.wg.seen.entry(a).or_insert(0);
+            *e = (*e).max(completed);
+            self.race_mbarrier_acquire(t, a, completed);
+        } else {
+            self.wg.waits_on = Some(a);
+        }
+        Ok(done)
     }
 
     /// Bring the proxy tracker's count of ordering events (CTA barriers and
@@ -158,47 +182,7 @@ impl Machine<'_> {
         self.fills.overwritten(addr, len);
         self.sync_proxy_order();
         let thread = (self.wg.index * WARPGROUP + t) as u32;
-        self.proxy.generic_write(addr, len, self.line, thread);
-    }
-
-    /// An async-proxy read (`what`) of shared memory must not find an
-    /// unfenced generic write.
-    pub(super) fn check_async_read(&self, what: &str, addr: u64, len: usize) -> Res<()> {
-        if !self.check_proxy {
-            return Ok(());
-        }
-        let (None, addr) = self.locate(addr)? else {
-            // A peer's shared memory: its tracker is not checked from here.
-            return Ok(());
-        };
-        match self.proxy.check(addr, len) {
-            None => Ok(()),
-            Some(u) => Err(format!(
-                "{what} reads shared memory at {:#x} that thread {} wrote at line {} through the generic proxy, \
-                 with no fence.proxy.async since: the async proxy may not see the write",
-                u.addr, u.thread, u.line
-            )),
-        }
-    }
-
-    /// A read of shared memory a TMA load filled must come after the
-    /// reading warpgroup saw the load's mbarrier phase complete.
-    pub(super) fn check_tma_ready(&self, what: &str, addr: u64, len: usize) -> Res<()> {
-        if self.fills.empty() {
-            return Ok(());
-        }
-        let (None, addr) = self.locate(addr)? else {
-            // A peer's shared memory: its mbarriers are not this warpgroup's
-            // to have seen.
-            return Ok(());
-        };
-        match self.fills.unready(addr, len, &self.wg.seen) {
-            None => Ok(()),
-            Some((at, f)) => Err(format!(
-                "{what} reads shared memory at {at:#x} that the TMA load of line {} fills, before this warpgroup \
-                 saw phase {} of its mbarrier (at {:#x}) complete: wait on the mbarrier first",
-                f.line, f.phase, f.mbar
-            )),
-        }
+        self.proxy
+            .generic_write(addr, len, self.line, thread, false);
     }
 }

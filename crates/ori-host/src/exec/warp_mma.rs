@@ -36,10 +36,10 @@ fn mma_types(d: &InstData) -> Res<(ElemType, ElemType, ElemType)> {
             Some(b),
             Some(ct @ (F16 | F32)),
         ) if a == b && mods.len() == 9 => Ok((dt, a, ct)),
-        _ => Err(format!(
+        _ => Err(Fault::Unsupported(format!(
             "{} is not supported by the host backend (it runs m16n8k16.row.col with f16 or bf16 inputs)",
             d.mnemonic()
-        )),
+        ))),
     }
 }
 
@@ -93,14 +93,14 @@ impl Machine<'_> {
             match op(d, k)? {
                 Operand::Vector(v) => registers(v, "mma.sync"),
                 Operand::Reg(r) => Ok(vec![*r]),
-                other => Err(format!("{other:?} where mma.sync wants registers")),
+                other => Err(fault!("{other:?} where mma.sync wants registers")),
             }
         };
         let (dr, ar, br, cr) = (regs_of(0)?, regs_of(1)?, regs_of(2)?, regs_of(3)?);
         let d_words = if types.0 == ElemType::F32 { 4 } else { 2 };
         let c_words = if types.2 == ElemType::F32 { 4 } else { 2 };
         if ar.len() != 4 || br.len() != 2 || dr.len() != d_words || cr.len() != c_words {
-            return Err(format!("{}: wrong fragment register counts", d.mnemonic()));
+            return Err(fault!("{}: wrong fragment register counts", d.mnemonic()));
         }
         for warp in 0..WARPGROUP / 32 {
             let lanes = warp * 32..warp * 32 + 32;
@@ -109,7 +109,7 @@ impl Machine<'_> {
                 continue;
             }
             if live != 32 {
-                return Err(format!(
+                return Err(fault!(
                     "{}: {live} of the 32 lanes of warp {warp} run it; .aligned needs all",
                     d.mnemonic()
                 ));

@@ -32,7 +32,7 @@ impl Machine<'_> {
                 for &t in lanes.iter().filter(|t| act[**t]) {
                     let member = self.value(t, op(d, k)?)? as u32;
                     if member & (1 << lane_of(t)) == 0 {
-                        return Err(format!(
+                        return Err(fault!(
                             "{}: thread {} runs it outside its member mask {member:#x}",
                             d.mnemonic(),
                             self.wg.index * WARPGROUP + t
@@ -69,7 +69,7 @@ impl Machine<'_> {
             let c = self.value(t, op(d, 3)?)? as u32;
             let (j, ok) = crate::warp_shuffle::source_lane(mode, lane_of(t), b, c);
             if active & (1 << j) == 0 {
-                return Err(format!(
+                return Err(fault!(
                     "{}: lane {} reads lane {j}, which is not active",
                     d.mnemonic(),
                     lane_of(t)
@@ -106,10 +106,10 @@ impl Machine<'_> {
             "any" => u64::from(ballot != 0),
             "uni" => u64::from(ballot == 0 || ballot == active),
             _ => {
-                return Err(format!(
+                return Err(Fault::Unsupported(format!(
                     "{} is not supported by the host backend",
                     d.mnemonic()
-                ))
+                )))
             }
         };
         let bits = if kind == "ballot" { 32 } else { 1 };
@@ -172,10 +172,10 @@ impl Machine<'_> {
             "or" => vals.iter().fold(0, |a, v| a | v),
             "xor" => vals.iter().fold(0, |a, v| a ^ v),
             _ => {
-                return Err(format!(
+                return Err(Fault::Unsupported(format!(
                     "{} is not supported by the host backend",
                     d.mnemonic()
-                ))
+                )))
             }
         };
         let dst = op(d, 0)?.clone();

@@ -9,7 +9,7 @@ impl Machine<'_> {
     /// Issue a wgmma: compute its result now, make it pending in the open group.
     pub(super) fn mma(&mut self, d: &InstData) -> Res<()> {
         if self.wg.live < WARPGROUP {
-            return Err(format!(
+            return Err(fault!(
                 "wgmma.mma_async needs the 128 threads of a warpgroup; warpgroup {} of this CTA has {}",
                 self.wg.index, self.wg.live
             ));
@@ -67,11 +67,15 @@ impl Machine<'_> {
             fills: &self.fills,
             seen: &self.wg.seen,
             unready: std::cell::Cell::new(None),
+            read: self.races.as_ref().map(|_| Default::default()),
         };
         let version = self.shared.version();
         let cache = (&mut self.wg.operands, &mut self.wg.spare_values);
         let values = compute_cached(cache, version, &mma, c, &checked)?;
-        self.sanitizer_findings(&checked)?;
+        let (unready, found) = (checked.unready.get(), checked.found.get());
+        let mut read = checked.read.map(|r| r.into_inner()).unwrap_or_default();
+        self.sanitizer_findings(unready, found)?;
+        self.race_wgmma_reads(&mut read)?;
         let mut unique = dregs.clone();
         unique.sort_unstable();
         unique.dedup();
@@ -86,6 +90,7 @@ impl Machine<'_> {
             regs: dregs,
             values,
             line: d.line,
+            reads: read,
         });
         self.stats.wgmma += 1;
         Ok(())
@@ -101,7 +106,7 @@ impl Machine<'_> {
                 }
             });
             if let Some(r) = bad {
-                return Err(format!(
+                return Err(fault!(
                     "wgmma reads {} while the wgmma of line {} that writes it is in flight",
                     self.name(r),
                     self.wg.in_flight.get(&r).unwrap_or_default()
@@ -119,13 +124,13 @@ impl Machine<'_> {
             let row = self.wg.regs.row(r.index() as u32);
             return match row.iter().all(|v| *v == row[0]) {
                 true => Ok(row[0]),
-                false => Err(format!("{what} differs between threads of the warpgroup")),
+                false => Err(fault!("{what} differs between threads of the warpgroup")),
             };
         }
         let first = self.value(0, op)?;
         for t in 1..WARPGROUP {
             if self.value(t, op)? != first {
-                return Err(format!("{what} differs between threads of the warpgroup"));
+                return Err(fault!("{what} differs between threads of the warpgroup"));
             }
         }
         Ok(first)
@@ -133,20 +138,16 @@ impl Machine<'_> {
 
     /// What the sanitizer found in a wgmma's shared-memory reads: a TMA
     /// fill not yet seen complete, a generic write with no proxy fence.
-    fn sanitizer_findings(&self, checked: &ProxyChecked<'_>) -> Res<()> {
-        if let Some((at, f)) = checked.unready.get() {
-            return Err(format!(
-                "this wgmma reads shared memory at {at:#x} that the TMA load of line {} fills, before this warpgroup \
-                 saw phase {} of its mbarrier (at {:#x}) complete: wait on the mbarrier first",
-                f.line, f.phase, f.mbar
-            ));
+    fn sanitizer_findings(
+        &mut self,
+        unready: Option<(u64, Fill)>,
+        found: Option<crate::proxy_fence::Unfenced>,
+    ) -> Res<()> {
+        if let Some((at, f)) = unready {
+            self.unready("this wgmma", 0, at, f)?;
         }
-        if let Some(u) = checked.found.get().filter(|_| self.check_proxy) {
-            return Err(format!(
-                "this wgmma reads shared memory at {:#x} that thread {} wrote at line {} through the generic proxy, \
-                 with no fence.proxy.async since: the async proxy may not see the write",
-                u.addr, u.thread, u.line
-            ));
+        if let Some(u) = found.filter(|_| self.check_proxy) {
+            self.unfenced("this wgmma", 0, u)?;
         }
         Ok(())
     }
@@ -267,7 +268,13 @@ fn compute_cached(
         |s| wgmma_math::operand_b(mma, s),
         || before && clean_now(),
     )?;
-    wgmma_math::accumulate(mma, &a, &bt, c, spare.pop().unwrap_or_default())
+    Ok(wgmma_math::accumulate(
+        mma,
+        &a,
+        &bt,
+        c,
+        spare.pop().unwrap_or_default(),
+    )?)
 }
 
 /// How many retired value lists a warpgroup keeps for reuse (a pipeline
@@ -285,6 +292,8 @@ pub(super) struct ProxyChecked<'a> {
     pub(super) fills: &'a TmaFills,
     pub(super) seen: &'a Seen,
     pub(super) unready: std::cell::Cell<Option<(u64, Fill)>>,
+    /// The granules read, for the race detector (when it runs).
+    pub(super) read: Option<std::cell::RefCell<Vec<u32>>>,
 }
 
 impl wgmma_math::SharedMemory for ProxyChecked<'_> {
@@ -296,11 +305,15 @@ impl wgmma_math::SharedMemory for ProxyChecked<'_> {
         if self.unready.get().is_none() {
             self.unready.set(self.fills.unready(a, 16, self.seen));
         }
+        if let Some(r) = &self.read {
+            r.borrow_mut().push(addr);
+        }
         self.shared.granule(addr)
     }
 
     fn plain(&self) -> Option<&[u8]> {
-        (self.proxy.clean() && self.fills.empty()).then(|| self.shared.bytes())
+        (self.proxy.clean() && self.fills.empty() && self.read.is_none())
+            .then(|| self.shared.bytes())
     }
 }
 

@@ -1,0 +1,223 @@
+//! Where the interpreter tells the race detector ([`crate::races`]) what
+//! happened: shared-memory accesses by a warp or by the copy engine, and
+//! the synchronizations that order them. Each hook does nothing when the
+//! launch did not ask for race detection.
+
+use super::*;
+use crate::races::{Access as Seen4, Race};
+
+impl Machine<'_> {
+    /// The race detector's agent for CTA thread `thread` of the running CTA.
+    fn agent_of(&self, thread: u32) -> usize {
+        self.races
+            .as_ref()
+            .map_or(0, |r| r.warp_agent(self.rank, thread as usize / 32))
+    }
+
+    /// CTA thread `thread` writes `len` bytes of shared memory at `addr`
+    /// that hold `value` already: not a race with anything (the memory is
+    /// the same whichever order), and not kept (a later access is checked
+    /// against the write that put the value there). Else as
+    /// [`Machine::race_access`].
+    pub(super) fn race_write_value(
+        &mut self,
+        thread: u32,
+        (addr, len): (u64, usize),
+        value: u64,
+    ) -> Res<()> {
+        if self.races.is_none() {
+            return Ok(());
+        }
+        let keep = if len >= 8 {
+            u64::MAX
+        } else {
+            (1 << (8 * len)) - 1
+        };
+        if self.shared_read(addr, len).ok() == Some(value & keep) {
+            return Ok(());
+        }
+        self.race_access(thread, false, (addr, len), true)
+    }
+
+    /// CTA thread `thread` of the running CTA (`engine`: its copy engine,
+    /// for a copy that thread issued) accesses `len` bytes of shared memory
+    /// at `addr` (a shared::cta, shared::cluster or generic address).
+    pub(super) fn race_access(
+        &mut self,
+        thread: u32,
+        engine: bool,
+        (addr, len): (u64, usize),
+        write: bool,
+    ) -> Res<()> {
+        if self.races.is_none() {
+            return Ok(());
+        }
+        let (peer, off) = self.locate(addr)?;
+        let rank = peer.unwrap_or(self.rank);
+        let Some(races) = self.races.as_mut() else {
+            return Ok(());
+        };
+        let agent = if engine {
+            races.copy_agent(rank)
+        } else {
+            races.warp_agent(self.rank, thread as usize / 32)
+        };
+        let who = Seen4 {
+            agent: agent as u16,
+            clock: 0,
+            line: self.line,
+            thread,
+        };
+        match races.access(rank, off, len, write, who) {
+            // A read of what a TMA load wrote before its mbarrier phase was
+            // seen: the TMA check reports it, with the phase.
+            Some(race) if race.earlier_write && races.is_engine(race.earlier.agent.into()) => {
+                Ok(())
+            }
+            None => Ok(()),
+            Some(race) => self.report_race(thread, peer, race),
+        }
+    }
+
+    fn report_race(&mut self, thread: u32, peer: Option<usize>, race: Race) -> Res<()> {
+        let verb = |w: bool| if w { "write" } else { "read" };
+        let whose = peer.map_or(String::new(), |r| format!(" of CTA rank {r}"));
+        let e = race.earlier;
+        let message = format!(
+            "this {} of shared memory{whose} at {:#x} races with the {} at line {} by thread {} (warp {}): \
+             no barrier, mbarrier wait or cluster barrier orders them",
+            verb(race.write),
+            race.addr,
+            verb(race.earlier_write),
+            e.line,
+            e.thread,
+            e.thread / 32
+        );
+        let lane = (thread as usize).saturating_sub(self.wg.index * WARPGROUP);
+        self.report(hazards::Finding {
+            kind: HazardKind::DataRace,
+            other_line: e.line,
+            lane,
+            other_thread: Some(e.thread),
+            addr: Some(race.addr),
+            message,
+        })
+    }
+
+    /// Lane `t` of the running warpgroup releases into the mbarrier at
+    /// `mbar` (an arrive, or a `complete_tx` it does itself).
+    pub(super) fn race_mbarrier_release(&mut self, t: usize, mbar: u64) -> Res<()> {
+        if self.races.is_none() {
+            return Ok(());
+        }
+        let (peer, off) = self.locate(mbar)?;
+        let agent = self.agent_of((self.wg.index * WARPGROUP + t) as u32);
+        let rank = peer.unwrap_or(self.rank);
+        let phase = self.mbarrier_at(mbar, |m, a| Ok(m.phase(a)?))?;
+        if let Some(r) = self.races.as_mut() {
+            r.mbarrier_release(agent, (rank, off), phase);
+        }
+        Ok(())
+    }
+
+    /// The running CTA's copy engine completes bytes on phase `phase` of
+    /// its mbarrier at offset `mbar` (after its writes).
+    pub(super) fn race_copy_complete(&mut self, mbar: u64, phase: u64) {
+        let rank = self.rank;
+        if let Some(r) = self.races.as_mut() {
+            let engine = r.copy_agent(rank);
+            r.mbarrier_release(engine, (rank, mbar), phase);
+        }
+    }
+
+    /// Lane `t` saw the running CTA's mbarrier at offset `mbar` with
+    /// `completed` phases completed.
+    pub(super) fn race_mbarrier_acquire(&mut self, t: usize, mbar: u64, completed: u64) {
+        let agent = self.agent_of((self.wg.index * WARPGROUP + t) as u32);
+        let rank = self.rank;
+        if let Some(r) = self.races.as_mut() {
+            r.mbarrier_acquire(agent, (rank, mbar), completed);
+        }
+    }
+
+    /// Lane `t` starts a copy that lands in the shared memory at `dst`
+    /// (the copy engine of that CTA comes after what `t` did).
+    pub(super) fn race_copy_issued(&mut self, t: usize, dst: u64) -> Res<()> {
+        if self.races.is_none() {
+            return Ok(());
+        }
+        let rank = self.locate(dst)?.0.unwrap_or(self.rank);
+        let agent = self.agent_of((self.wg.index * WARPGROUP + t) as u32);
+        if let Some(r) = self.races.as_mut() {
+            r.copy_issued(agent, rank);
+        }
+        Ok(())
+    }
+
+    /// The warps of the running warpgroup whose lanes are in `lanes`
+    /// arrive at the cluster barrier in phase `phase` (`arrive`) or pass
+    /// the wait of that phase.
+    pub(super) fn race_cluster(&mut self, lanes: LaneMask, arrive: bool, phase: u64) {
+        let base = self.wg.index * WARPGROUP;
+        let warps: Vec<usize> = (0..WARPGROUP / 32)
+            .filter(|w| (lanes >> (32 * w)) & 0xffff_ffff != 0)
+            .map(|w| self.agent_of((base + 32 * w) as u32))
+            .collect();
+        if let Some(r) = self.races.as_mut() {
+            for a in warps {
+                if arrive {
+                    r.cluster_arrive(a, phase);
+                } else {
+                    r.cluster_acquire(a, phase);
+                }
+            }
+        }
+    }
+
+    /// The running warpgroup passes `wgmma.wait_group` (see
+    /// [`crate::races`]): its warps' clocks join.
+    pub(super) fn race_warpgroup_wait(&mut self) {
+        let base = self.wg.index * WARPGROUP;
+        let warps: Vec<usize> = (0..self.wg.live.div_ceil(32))
+            .map(|w| self.agent_of((base + 32 * w) as u32))
+            .collect();
+        if let Some(r) = self.races.as_mut() {
+            r.join_warps(&warps);
+        }
+    }
+
+    /// A wait retires `group`: its wgmma's reads of shared memory end
+    /// now, as reads by the warps of the warpgroup at this point (the
+    /// async proxy may read until the wait).
+    pub(super) fn race_retired_reads(&mut self, group: &[PendingMma]) -> Res<()> {
+        if self.races.is_none() {
+            return Ok(());
+        }
+        let line = self.line;
+        for p in group {
+            self.line = p.line;
+            let mut reads = p.reads.clone();
+            let raced = self.race_wgmma_reads(&mut reads);
+            self.line = line;
+            raced?;
+        }
+        Ok(())
+    }
+
+    /// A wgmma of the running warpgroup read the shared-memory granules
+    /// (16 bytes) at `granules`: reads by each of its four warps.
+    pub(super) fn race_wgmma_reads(&mut self, granules: &mut Vec<u32>) -> Res<()> {
+        if self.races.is_none() {
+            return Ok(());
+        }
+        granules.sort_unstable();
+        granules.dedup();
+        let base = (self.wg.index * WARPGROUP) as u32;
+        for &g in granules.iter() {
+            for w in 0..(WARPGROUP / 32) as u32 {
+                self.race_access(base + 32 * w, false, (u64::from(g), 16), false)?;
+            }
+        }
+        Ok(())
+    }
+}
