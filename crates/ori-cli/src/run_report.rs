@@ -1,7 +1,8 @@
 //! What `ori run` tells its user when the kernel has run: the sanitizer's
 //! hazards (each site once, with both lines), the error that stopped the
-//! run, and a summary line, as human text or as JSON lines
-//! (`--message-format json`); and the exit status that sums them up.
+//! run, and a summary line, as human text on stderr or as JSON lines on
+//! stdout (`--message-format json`, as `ori compile`'s); and the exit
+//! status that sums them up.
 //!
 //! Exit statuses (documented in `docs/sanitizer.md`):
 //!
@@ -46,7 +47,7 @@ impl Format {
 /// The version of `ori run`'s JSON objects.
 const VERSION: u32 = 1;
 
-/// One hazard, on stderr.
+/// One hazard: as text on stderr, as JSON on stdout.
 pub fn hazard(format: Format, file: &str, h: &Hazard) {
     match format {
         Format::Human => {
@@ -72,7 +73,7 @@ pub fn hazard(format: Format, file: &str, h: &Hazard) {
             }
             eprintln!("{text}");
         }
-        Format::Json => eprintln!(
+        Format::Json => println!(
             "{}",
             json!({
                 "version": VERSION,
@@ -110,7 +111,7 @@ pub fn error(format: Format, file: &str, e: &HostError) -> ExitCode {
         (_, Fault::Hazard(_)) => {}
         (Format::Human, _) if e.line > 0 => eprintln!("error: {file}:{}: {}", e.line, e.message),
         (Format::Human, _) => eprintln!("error: {file}: {}", e.message),
-        (Format::Json, f) => eprintln!(
+        (Format::Json, f) => println!(
             "{}",
             json!({
                 "version": VERSION,
@@ -174,7 +175,7 @@ fn summary_line(format: Format, file: &str, ran: Option<Ran<'_>>, hazards: usize
                 );
             }
         }
-        Format::Json => eprintln!(
+        Format::Json => println!(
             "{}",
             json!({
                 "version": VERSION,

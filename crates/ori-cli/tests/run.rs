@@ -332,12 +332,14 @@ fn a_race_is_reported_the_run_goes_on_and_exits_4() {
     assert!(std::path::Path::new(&out).exists(), "the output is written");
     let (code, _, err) = ori(&[&args[..], &[&format!("0={out}"), "--stop-on-hazard"]].concat());
     assert_eq!(code, 4, "{err}");
-    let (code, _, err) = ori(&[
+    let (code, json, err) = ori(&[
         &args[..],
         &[&format!("0={out}"), "--message-format", "json"],
     ]
     .concat());
     assert_eq!(code, 4, "{err}");
+    assert_eq!(err, "", "JSON reports go to stdout");
+    let err = json;
     let lines: Vec<serde_json::Value> = err
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))

@@ -2,10 +2,11 @@
 //! together: see [`cluster`]); in it, each warpgroup (128 threads in
 //! lockstep) runs until it waits at a barrier or exits.
 //!
-//! Every instruction runs for all threads whose guard holds; branches must
-//! be uniform (the same way for every thread), which is what wgmma code
-//! needs anyway (`wgmma.*` are `.sync.aligned`). A divergent branch is an
-//! error, not a silently wrong answer.
+//! Every instruction runs for all threads whose guard holds and that are
+//! on its path: a divergent branch splits the warpgroup's threads, and the
+//! two sides join again at the branch's immediate post-dominator
+//! ([`crate::reconvergence`]). The scheduler runs one warpgroup at a time,
+//! in a fixed order or, with a seed, a random one ([`Schedule`]).
 //!
 //! wgmma is asynchronous, as on the GPU: `wgmma.mma_async` computes its
 //! result from its inputs at issue, but the result reaches the accumulator
