@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # The newcomer's path, as README.md writes it: clone the committed tree into
 # a fresh directory and run the quick-start block there, line by line, as
-# written; then every subcommand's --help. Build outputs go to this
-# checkout's target/ (CARGO_TARGET_DIR), so dependencies compiled once serve
-# both; nothing else of this checkout is visible to the clone.
+# written; then the README's checked examples and every subcommand's
+# --help. The clone builds into a target directory of its own
+# (target/fresh-clone/target, kept between runs): cargo names a workspace's
+# build outputs by paths relative to the workspace, so a clone sharing this
+# checkout's target/ would leave its test binaries, pointing into the
+# clone, in this checkout's place.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-fresh="$(mktemp -d)/ori"
-trap 'rm -rf "$(dirname "$fresh")"' EXIT
+base="$repo/target/fresh-clone"
+fresh="$base/ori"
+rm -rf "$fresh"
+mkdir -p "$base"
 git clone --quiet --no-hardlinks "$repo" "$fresh"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
+export CARGO_TARGET_DIR="$base/target"
 
 # The lines of the ```sh block between <!-- quickstart --> and <!-- /quickstart -->.
 mapfile -t commands < <(awk '
@@ -35,13 +40,14 @@ done
 # `<!-- ci: run with ori on PATH -->` line, run whole, with the release
 # binaries on PATH as an installed ori would be.
 export PATH="$CARGO_TARGET_DIR/release:$PATH"
+rm -f "$base"/example*.sh
 awk '
   /<!-- ci: run with ori on PATH -->/ { want = 1; next }
   want && /^```sh/ { on = 1; want = 0; n++; next }
   on && /^```/ { on = 0; next }
   on { print > (dir "/example" n ".sh") }
-' dir="$(dirname "$fresh")" "$fresh/README.md"
-for ex in "$(dirname "$fresh")"/example*.sh; do
+ ' dir="$base" "$fresh/README.md"
+for ex in "$base"/example*.sh; do
   [ -e "$ex" ] || { echo "quickstart: README.md has no checked example" >&2; exit 1; }
   echo "quickstart: README example:"; cat "$ex"
   bash -euo pipefail "$ex"

@@ -21,6 +21,7 @@
 mod common;
 
 use libtest_mimic::{Arguments, Failed, Trial};
+use ori_oracle::accuracy::known_differences;
 use ori_oracle::{compare, Expectation};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,27 +50,6 @@ fn cases(dir: &Path, prefix: &str, out: &mut BTreeMap<String, PathBuf>) {
             }
         }
     }
-}
-
-/// A corpus's checked list: case -> the columns it may differ on.
-fn known_differences(dir: &Path) -> BTreeMap<String, Vec<String>> {
-    let text = std::fs::read_to_string(dir.join("known_differences.txt")).unwrap_or_default();
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let mut f = l.split('\t');
-            let case = f.next().unwrap_or("").trim().to_string();
-            let cols = f
-                .next()
-                .unwrap_or("")
-                .split(',')
-                .map(|c| c.trim().to_string())
-                .filter(|c| !c.is_empty())
-                .collect();
-            (case, cols)
-        })
-        .collect()
 }
 
 /// The columns on which ori differs from ptxas for one case, and the diff.

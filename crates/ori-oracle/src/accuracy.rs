@@ -29,17 +29,25 @@ pub struct Row {
     pub skeleton_comparable: usize,
 }
 
-/// A corpus's known differences: case -> the columns it differs on.
+/// A corpus's known differences (`known_differences.txt`, lines
+/// `case<TAB>columns<TAB>why`): case -> the columns it differs on. Read by
+/// `tests/corpus_cases.rs` too, which holds each case to its line.
 pub fn known_differences(dir: &Path) -> BTreeMap<String, Vec<String>> {
     let text = std::fs::read_to_string(dir.join("known_differences.txt")).unwrap_or_default();
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .filter_map(|l| {
+        .map(|l| {
             let mut f = l.split('\t');
-            let case = f.next()?.to_string();
-            let cols = f.next().unwrap_or("").split(',').map(str::to_string);
-            Some((case, cols.filter(|c| !c.is_empty()).collect()))
+            let case = f.next().unwrap_or("").trim().to_string();
+            let cols = f
+                .next()
+                .unwrap_or("")
+                .split(',')
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect();
+            (case, cols)
         })
         .collect()
 }
