@@ -55,14 +55,30 @@ pub fn run(runs: usize) -> Result<String, String> {
     // The CPU matmul.
     let (cpu, best_cpu) = time_sgemm(&a, &b, runs);
 
-    // The host backend.
+    // The host backend, as `ori run` runs it (the race detector on), and
+    // with the race detector off (`--no-race-check`).
     let a16: Vec<u8> = a.iter().flat_map(|x| bf16_bits(*x)).collect();
     let b16: Vec<u8> = b.iter().flat_map(|x| bf16_bits(*x)).collect();
+    let (out, best_host) = time_host(&m, &a16, &b16, runs, true)?;
+    check_products(&out, &cpu)?;
+    let (out, best_unchecked) = time_host(&m, &a16, &b16, runs, false)?;
+    check_products(&out, &cpu)?;
+    Ok(report([best_host, best_unchecked], best_cpu, runs))
+}
+
+/// `runs` timed runs of the host backend on the kernel: C and the best time.
+fn time_host(
+    m: &ori::ir::Module,
+    a16: &[u8],
+    b16: &[u8],
+    runs: usize,
+    race_check: bool,
+) -> Result<(Vec<u8>, Duration), String> {
     let mut best_host = Duration::MAX;
     let mut out = Vec::new();
     for _ in 0..runs {
         let mut g = ori::host::GlobalMemory::new();
-        let (pa, pb) = (g.alloc(a16.clone()), g.alloc(b16.clone()));
+        let (pa, pb) = (g.alloc(a16.to_vec()), g.alloc(b16.to_vec()));
         let pc = g.alloc(vec![0; 2 * N * N]);
         let n = N as u64;
         let entry = m
@@ -77,18 +93,18 @@ pub fn run(runs: usize) -> Result<String, String> {
             dynamic_shared: 227 * 1024,
             grid: [(N / 128) as u32, (N / 128) as u32, 1],
             step_limit: u64::MAX,
+            race_check,
             ..ori::host::Launch::default()
         };
         let (t, cpu) = (Instant::now(), cpu_seconds());
-        ori::host::run(&m, &entry.name, &launch, &g).map_err(|e| e.to_string())?;
+        ori::host::run(m, &entry.name, &launch, &g).map_err(|e| e.to_string())?;
         best_host = best_host.min(t.elapsed());
         if std::env::var_os("ORI_BENCH_CPU").is_some() {
             eprintln!("host run: {:.3} s of CPU", cpu_seconds() - cpu);
         }
         out = g.buffer(pc).ok_or("no C")?.to_vec();
     }
-    check_products(&out, &cpu)?;
-    Ok(report(best_host, best_cpu, runs))
+    Ok((out, best_host))
 }
 
 /// `runs` timed runs of sgemm on `a` x `b`: the product and the best time.
@@ -146,7 +162,7 @@ fn check_products(out: &[u8], cpu: &[f32]) -> Result<(), String> {
 
 /// The bench's table and ratio, printed and returned (for
 /// `docs/performance.md`).
-fn report(best_host: Duration, best_cpu: Duration, runs: usize) -> String {
+fn report([best_host, best_unchecked]: [Duration; 2], best_cpu: Duration, runs: usize) -> String {
     use std::fmt::Write;
     let flop = 2.0 * (N as f64).powi(3);
     let gf = |d: Duration| flop / d.as_secs_f64() / 1e9;
@@ -159,6 +175,12 @@ fn report(best_host: Duration, best_cpu: Duration, runs: usize) -> String {
         "| ori run (host backend, 64 CTAs, {cores} cores) | {:.3} s | {:.3} |",
         best_host.as_secs_f64(),
         gf(best_host)
+    );
+    let _ = writeln!(
+        s,
+        "| ori run --no-race-check | {:.3} s | {:.3} |",
+        best_unchecked.as_secs_f64(),
+        gf(best_unchecked)
     );
     let _ = writeln!(
         s,
