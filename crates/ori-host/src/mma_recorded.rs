@@ -165,17 +165,18 @@ fn wgmma_block(r: &Record, blk: usize) -> (Vec<String>, usize) {
     (bad, m * n)
 }
 
-#[test]
-fn every_recorded_output_of_the_h100_is_the_hosts() {
-    let records = read_records();
-    assert!(records.len() >= 130, "{} records", records.len());
+/// Check every block of the records whose instruction is `kind` with
+/// `block` (the differing outputs, and how many it compared): how many
+/// outputs were compared, and one line per record that differs.
+pub(crate) fn check_records(
+    records: &[Record],
+    kind: &str,
+    block: impl Fn(&Record, usize) -> (Vec<String>, usize),
+) -> (usize, Vec<String>) {
     let (mut checked, mut failures) = (0, Vec::new());
-    for r in &records {
+    for r in records.iter().filter(|r| r.tokens[0] == kind) {
         for blk in 0..r.blocks {
-            if r.tokens[0] != "wgmma" {
-                continue;
-            }
-            let (bad, n) = wgmma_block(r, blk);
+            let (bad, n) = block(r, blk);
             checked += n;
             if let Some(first) = bad.first() {
                 failures.push(format!(
@@ -186,6 +187,14 @@ fn every_recorded_output_of_the_h100_is_the_hosts() {
             }
         }
     }
+    (checked, failures)
+}
+
+#[test]
+fn every_recorded_output_of_the_h100_is_the_hosts() {
+    let records = read_records();
+    assert!(records.len() >= 130, "{} records", records.len());
+    let (checked, failures) = check_records(&records, "wgmma", wgmma_block);
     assert!(checked > 150_000, "only {checked} outputs");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -181,7 +181,7 @@ mod tests {
         }
     }
 
-    use crate::mma_recorded::{raw, read_records, Record};
+    use crate::mma_recorded::{check_records, raw, read_records, Record};
 
     /// The outputs of block `blk` of an `mma.sync` record that differ.
     fn mma_sync_block(r: &Record, blk: usize) -> (Vec<String>, usize) {
@@ -233,20 +233,7 @@ mod tests {
     /// (`tests/host/mma/mma_probes.bin`) is the host's.
     #[test]
     fn every_recorded_mma_sync_output_of_the_h100_is_the_hosts() {
-        let (mut checked, mut failures) = (0, Vec::new());
-        for r in read_records().iter().filter(|r| r.tokens[0] == "mma") {
-            for blk in 0..r.blocks {
-                let (bad, n) = mma_sync_block(r, blk);
-                checked += n;
-                if let Some(first) = bad.first() {
-                    failures.push(format!(
-                        "{}: {} differ, first {first}",
-                        r.tokens.join(" "),
-                        bad.len()
-                    ));
-                }
-            }
-        }
+        let (checked, failures) = check_records(&read_records(), "mma", mma_sync_block);
         assert!(checked > 5000, "only {checked} outputs");
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
