@@ -21,7 +21,7 @@
 mod common;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use ori_oracle::accuracy::known_differences;
+use ori_oracle::accuracy::{known_differences, recorded_cases as cases};
 use ori_oracle::{compare, Expectation};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,25 +31,6 @@ const COLUMNS: [&str; 5] = ["messages", "lines", "serialized", "exit", "skeleton
 
 fn tests_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
-}
-
-/// Case name (relative to the corpus, without `.ptx`) -> path, for every
-/// `.ptx` below `dir` with an `.expected` beside it.
-fn cases(dir: &Path, prefix: &str, out: &mut BTreeMap<String, PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.filter_map(Result::ok) {
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if p.is_dir() {
-            cases(&p, &format!("{prefix}{name}/"), out);
-        } else if let Some(stem) = name.strip_suffix(".ptx") {
-            if p.with_extension("expected").is_file() {
-                out.insert(format!("{prefix}{stem}"), p);
-            }
-        }
-    }
 }
 
 /// The columns on which ori differs from ptxas for one case, and the diff.

@@ -10,7 +10,7 @@
 use crate::{Expectation, COLUMNS};
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One corpus (or one family of `tests/real`): how many recorded cases
 /// agree with ptxas on each column.
@@ -52,9 +52,10 @@ pub fn known_differences(dir: &Path) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
-/// Recorded cases below `dir`, named relative to it without `.ptx`, with
-/// whether their skeleton is comparable.
-fn recorded(dir: &Path, prefix: &str, out: &mut BTreeMap<String, bool>) {
+/// Recorded cases below `dir` (a `.ptx` with its `.expected` beside it),
+/// named relative to it without `.ptx`, prefixed by `prefix`: the cases
+/// `tests/corpus_cases.rs` runs and this module counts.
+pub fn recorded_cases(dir: &Path, prefix: &str, out: &mut BTreeMap<String, PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -62,15 +63,27 @@ fn recorded(dir: &Path, prefix: &str, out: &mut BTreeMap<String, bool>) {
         let p = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
         if p.is_dir() {
-            recorded(&p, &format!("{prefix}{name}/"), out);
+            recorded_cases(&p, &format!("{prefix}{name}/"), out);
         } else if let Some(stem) = name.strip_suffix(".ptx") {
-            let Ok(text) = std::fs::read_to_string(p.with_extension("expected")) else {
-                continue;
-            };
-            let comparable = Expectation::parse(&text).is_ok_and(|e| e.skeleton_comparable);
-            out.insert(format!("{prefix}{stem}"), comparable);
+            if p.with_extension("expected").is_file() {
+                out.insert(format!("{prefix}{stem}"), p);
+            }
         }
     }
+}
+
+/// Recorded cases below `dir`, with whether their skeleton is comparable.
+fn recorded(dir: &Path) -> BTreeMap<String, bool> {
+    let mut paths = BTreeMap::new();
+    recorded_cases(dir, "", &mut paths);
+    paths
+        .into_iter()
+        .map(|(name, p)| {
+            let text = std::fs::read_to_string(p.with_extension("expected")).unwrap_or_default();
+            let comparable = Expectation::parse(&text).is_ok_and(|e| e.skeleton_comparable);
+            (name, comparable)
+        })
+        .collect()
 }
 
 /// The row of the cases of `cases` (name -> skeleton comparable) under a
@@ -99,8 +112,7 @@ pub fn corpus_rows(tests: &Path) -> Vec<Row> {
     let mut rows = Vec::new();
     for label in ["corpus", "real", "generated", "bad_input"] {
         let dir = tests.join(label);
-        let mut cases = BTreeMap::new();
-        recorded(&dir, "", &mut cases);
+        let cases = recorded(&dir);
         let known = known_differences(&dir);
         if label == "real" {
             let mut families: BTreeMap<&str, BTreeMap<String, bool>> = BTreeMap::new();
