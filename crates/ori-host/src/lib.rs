@@ -19,7 +19,7 @@
 //!   layout (established on an H100's driver).
 //! * `matrix_fragments`, `warp_shuffle`, `bit_ops`, `numbers`: `ldmatrix`,
 //!   `shfl.sync`, `bfe`/`prmt`/`lop3`, the element formats.
-//! * `proxy_fence`, `tma_fill`, `races`: the sanitizer's checks (async
+//! * `proxy_fence`, `tma_fill`, `races`, `race_shadow`: the sanitizer's checks (async
 //!   proxy fences, TMA readiness and mbarrier parity, data races on shared
 //!   memory between warps with vector clocks); `error`: what a run reports
 //!   as data, its hazards (each site once, the run going on) and the typed
@@ -46,6 +46,7 @@ mod mma_recorded;
 pub mod npy;
 pub mod numbers;
 pub mod proxy_fence;
+pub mod race_shadow;
 pub mod races;
 pub mod reconvergence;
 pub mod tensor_map;

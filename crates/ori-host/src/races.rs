@@ -26,17 +26,18 @@
 //!   it with what any does after it. A wgmma's operand reads count as reads
 //!   by each of the four warps.
 //!
-//! A location's shadow keeps its last write and the reads since, each as
-//! an epoch (agent, clock) with its line and thread; an access whose
-//! conflicting epoch is not covered by the agent's clock is a race. Words
-//! are 4 bytes (each access notes the bytes it touched).
+//! A location's shadow ([`crate::race_shadow`]) keeps its last write and
+//! the reads since, each as an epoch (agent, clock) with its line and
+//! thread; an access whose conflicting epoch is not covered by the agent's
+//! clock is a race. Words are 4 bytes (each access notes the bytes it
+//! touched).
 //!
 //! A wait acquires every phase completed when it looked, not only the one
 //! its parity names: that may hide a race, never invent one (the
 //! `parity-aliased` check covers a wait that is phases behind).
 
+use crate::race_shadow::Shadow;
 use fxhash::FxHashMap;
-use smallvec::SmallVec;
 
 /// A vector clock over the cluster's agents.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -83,53 +84,6 @@ pub struct Access {
     pub line: u32,
     /// The CTA thread (for the copy engine: the thread that issued the copy).
     pub thread: u32,
-}
-
-/// A word's accesses, each with the bytes of the word it touched (bit `k`:
-/// byte `k`): the last write of each byte, and the reads since.
-#[derive(Clone, Debug, Default)]
-struct Word {
-    writes: SmallVec<[(Access, u8); 1]>,
-    reads: SmallVec<[(Access, u8); 2]>,
-}
-
-impl Word {
-    /// The first access here that conflicts with a `write` (else a read)
-    /// of bytes `mask` not ordered before it (`unordered`).
-    fn conflict(
-        &self,
-        write: bool,
-        mask: u8,
-        unordered: impl Fn(&Access) -> bool,
-    ) -> Option<(Access, bool)> {
-        let hit = |(e, m): &&(Access, u8)| m & mask != 0 && unordered(e);
-        let w = self.writes.iter().find(hit).map(|(e, _)| (*e, true));
-        match w {
-            Some(w) => Some(w),
-            None if write => self.reads.iter().find(hit).map(|(e, _)| (*e, false)),
-            None => None,
-        }
-    }
-
-    /// Keep the access `now` of bytes `mask`.
-    fn record(&mut self, write: bool, mask: u8, now: Access) {
-        if write {
-            for (_, m) in self.writes.iter_mut().chain(self.reads.iter_mut()) {
-                *m &= !mask;
-            }
-            self.writes.retain(|(_, m)| *m != 0);
-            self.reads.retain(|(_, m)| *m != 0);
-            self.writes.push((now, mask));
-        } else if let Some(r) = self
-            .reads
-            .iter_mut()
-            .find(|(r, m)| r.agent == now.agent && *m & !mask == 0)
-        {
-            *r = (now, mask);
-        } else {
-            self.reads.push((now, mask));
-        }
-    }
 }
 
 /// A barrier whose arrivals belong to phases: what the arrivals of each
@@ -187,12 +141,6 @@ pub struct Race {
     pub earlier_write: bool,
 }
 
-/// The shadow of one CTA's shared memory, grown as far as accesses reach.
-#[derive(Clone, Debug, Default)]
-struct Shadow {
-    words: Vec<Word>,
-}
-
 /// The race detector of one cluster.
 #[derive(Clone, Debug, Default)]
 pub struct Races {
@@ -203,7 +151,7 @@ pub struct Races {
     shared: usize,
     /// Each agent's clock, by agent.
     clocks: Vec<VClock>,
-    /// Each CTA's shadow, by rank.
+    /// Each CTA's shadow ([`crate::race_shadow`]), by rank.
     shadows: Vec<Shadow>,
     /// What each CTA barrier holds of its arrivals' clocks since it last
     /// filled: by rank and barrier id, with the warps waiting there.
@@ -267,38 +215,11 @@ impl Races {
         if addr.checked_add(len as u64)? > self.shared as u64 {
             return None;
         }
-        let first = (addr / 4) as usize;
-        let last = ((addr + len.max(1) as u64 - 1) / 4) as usize;
-        if shadow.words.len() <= last {
-            shadow.words.resize(last + 1, Word::default());
-        }
         let now = Access {
             clock: clock.get(agent),
             ..who
         };
-        let unordered =
-            |e: &Access| usize::from(e.agent) != agent && e.clock > clock.get(e.agent.into());
-        let mut found = None;
-        let end = addr + len.max(1) as u64;
-        for (k, w) in shadow.words[first..=last].iter_mut().enumerate() {
-            let at = (first + k) as u64 * 4;
-            // The bytes of this word the access covers.
-            let mask = (0..4u64)
-                .filter(|b| (addr..end).contains(&(at + b)))
-                .fold(0u8, |m, b| m | 1 << b);
-            if found.is_none() {
-                found = w
-                    .conflict(write, mask, unordered)
-                    .map(|(earlier, earlier_write)| Race {
-                        addr: at,
-                        write,
-                        earlier,
-                        earlier_write,
-                    });
-            }
-            w.record(write, mask, now);
-        }
-        found
+        shadow.access((addr, len.max(1) as u64), write, now, clock)
     }
 
     /// Warps `warps` of rank `rank` arrive at CTA barrier `id`: their
@@ -466,7 +387,7 @@ mod tests {
         let mut r = Races::new(1, 1, 1024);
         assert_eq!(r.access(0, 1 << 40, 4, true, at(&r, 0, 0, 1)), None);
         assert_eq!(r.access(0, u64::MAX - 2, 4, true, at(&r, 0, 0, 1)), None);
-        assert!(r.shadows[0].words.is_empty());
+        assert!(r.shadows[0].is_empty());
     }
 
     #[test]

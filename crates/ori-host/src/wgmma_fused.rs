@@ -179,14 +179,12 @@ fn is_integer(v: f64) -> bool {
 /// zero, one is not finite, or no such power divides them.
 #[inline(always)]
 fn grid_and_top(xs: &[f64], spare: i32) -> Option<(f64, f64)> {
-    let top = xs.iter().fold(0f64, |m, x| {
-        let p = mma_arith::exponent_power(*x);
-        if p > m {
-            p
-        } else {
-            m
-        }
-    });
+    // The largest exponent power as the largest of the exponent fields
+    // (an integer maximum, which the compiler vectorizes).
+    let bits = xs
+        .iter()
+        .fold(0u64, |m, x| m.max(x.to_bits() & 0x7ff0_0000_0000_0000));
+    let top = f64::from_bits(bits);
     if top == 0.0 || top.is_infinite() {
         return None;
     }

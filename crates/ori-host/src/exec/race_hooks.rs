@@ -53,6 +53,18 @@ impl Machine<'_> {
             return Ok(());
         }
         let (peer, off) = self.locate(addr)?;
+        self.race_located(thread, engine, (peer, off, len), write)
+    }
+
+    /// [`Machine::race_access`] at offset `off` of the shared memory of
+    /// CTA rank `peer` (`None`: the running CTA), already located.
+    fn race_located(
+        &mut self,
+        thread: u32,
+        engine: bool,
+        (peer, off, len): (Option<usize>, u64, usize),
+        write: bool,
+    ) -> Res<()> {
         let rank = peer.unwrap_or(self.rank);
         let Some(races) = self.races.as_mut() else {
             return Ok(());
@@ -214,8 +226,9 @@ impl Machine<'_> {
         granules.dedup();
         let base = (self.wg.index * WARPGROUP) as u32;
         for &g in granules.iter() {
+            let (peer, off) = self.locate(u64::from(g))?;
             for w in 0..(WARPGROUP / 32) as u32 {
-                self.race_access(base + 32 * w, false, (u64::from(g), 16), false)?;
+                self.race_located(base + 32 * w, false, (peer, off, 16), false)?;
             }
         }
         Ok(())
