@@ -35,8 +35,9 @@ fn dir() -> std::path::PathBuf {
     common::triton_case::dir()
 }
 
-/// One row of cases.tsv, run and compared.
-fn run_case(row: &str) -> Result<(), String> {
+/// One row of cases.tsv (or cases_rn.tsv), run and compared with its
+/// recording in `gpu_dir` (`gpu`, or `gpu_rn` for the random-normal cases).
+fn run_case(row: &str, gpu_dir: &str) -> Result<(), String> {
     let common::triton_case::Case {
         name,
         ptx,
@@ -66,14 +67,14 @@ fn run_case(row: &str) -> Result<(), String> {
             return Err(format!("line {}: {h}", h.line));
         }
     }
-    let gpu = gpu_record(&format!("{name}.gpu.npy.gz"))?;
+    let gpu = gpu_record(gpu_dir, &format!("{name}.gpu.npy.gz"))?;
     let host = g.buffer(pc).ok_or("no C")?;
     if tolerance == "approx" {
         within_tolerance("Out", &host, &gpu)?;
         if m_count == 0 {
             return Ok(());
         }
-        let gpu_m = gpu_record(&format!("{name}.M.gpu.npy.gz"))?;
+        let gpu_m = gpu_record(gpu_dir, &format!("{name}.M.gpu.npy.gz"))?;
         return within_tolerance("M", &g.buffer(pm).ok_or("no M")?, &gpu_m);
     }
     if host == gpu.data.as_slice() {
@@ -97,9 +98,9 @@ fn run_case(row: &str) -> Result<(), String> {
     ))
 }
 
-/// A recording of tests/host/triton/gpu.
-fn gpu_record(file: &str) -> Result<NpyArray, String> {
-    let gz = dir().join("gpu").join(file);
+/// A recording of tests/host/triton/`gpu_dir`.
+fn gpu_record(gpu_dir: &str, file: &str) -> Result<NpyArray, String> {
+    let gz = dir().join(gpu_dir).join(file);
     let mut bytes = Vec::new();
     let f = std::fs::File::open(&gz).map_err(|e| format!("{}: {e}", gz.display()))?;
     std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(f), &mut bytes)
@@ -162,26 +163,40 @@ fn within_tolerance(what: &str, host: &[u8], gpu: &NpyArray) -> Result<(), Strin
     Ok(())
 }
 
-fn main() {
-    let args = Arguments::from_args();
-    let table =
-        std::fs::read_to_string(dir().join("cases.tsv")).expect("tests/host/triton/cases.tsv");
-    let trials: Vec<Trial> = table
+/// The trials of one table (`cases.tsv` with recordings in `gpu`, or
+/// `cases_rn.tsv` with `gpu_rn`); with `optional`, a row whose recording
+/// is missing is an ignored trial (the random-normal inputs are generated, by
+/// `python3 tests/host/triton/cases.py --random-normal`, and recorded, by
+/// `record_gpu.py --random`, together).
+fn trials(table: &str, gpu_dir: &'static str, optional: bool) -> Vec<Trial> {
+    table
         .lines()
         .skip(1)
         .filter(|l| !l.trim().is_empty())
         .map(|row| {
             let row = row.to_string();
             let name = row.split('\t').next().unwrap_or("").to_string();
+            let recorded = dir()
+                .join(gpu_dir)
+                .join(format!("{name}.gpu.npy.gz"))
+                .exists();
             Trial::test(format!("host_triton/{name}"), move || {
-                run_case(&row).map_err(Failed::from)
+                run_case(&row, gpu_dir).map_err(Failed::from)
             })
+            .with_ignored_flag(optional && !recorded)
         })
-        .collect();
-    assert!(
-        trials.len() >= 156,
-        "cases.tsv lists {} cases",
-        trials.len()
-    );
-    libtest_mimic::run(&args, trials).exit();
+        .collect()
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let table =
+        std::fs::read_to_string(dir().join("cases.tsv")).expect("tests/host/triton/cases.tsv");
+    let mut all = trials(&table, "gpu", false);
+    assert!(all.len() >= 156, "cases.tsv lists {} cases", all.len());
+    // The random-normal cases, where generated.
+    if let Ok(table) = std::fs::read_to_string(dir().join("cases_rn.tsv")) {
+        all.extend(trials(&table, "gpu_rn", true));
+    }
+    libtest_mimic::run(&args, all).exit();
 }

@@ -9,6 +9,7 @@ re-running reproduces the same bytes.  Python 3 standard library only.
 See tests/host/README.md for the conventions.
 """
 import hashlib
+import math
 import os
 import random
 import struct
@@ -16,6 +17,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = os.path.join(HERE, "cases")
+# The random-normal cases (`--random-normal`), recorded apart from the others.
+CASES_RN = os.path.join(HERE, "cases_rn")
 THREADS = 128
 
 # element size in bytes, and instruction K, per input type
@@ -107,17 +110,79 @@ def random_elem(rng, t):
     raise ValueError(t)
 
 
+def normal(rng):
+    """A standard normal value (Box-Muller on two 53-bit uniforms)."""
+    u1 = (rng.r.getrandbits(53) + 1) / float(1 << 53)
+    u2 = rng.r.getrandbits(53) / float(1 << 53)
+    return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+
+
+def fp8_nearest(v, ebits, mbits, bias, top):
+    """v rounded to nearest even into an fp8 format, saturated at the
+    largest finite code `top`."""
+    s = 0x80 if v < 0 else 0
+    m, ex = math.frexp(abs(v))  # |v| = m * 2^ex, m in [0.5, 1)
+    if m == 0:
+        return s
+    e = max(ex - 1, 1 - bias)  # the exponent of the code (subnormals: 1 - bias)
+    q = round(abs(v) / 2.0 ** e * (1 << mbits))  # half to even
+    if q >= 2 << mbits:
+        e, q = e + 1, q >> 1
+    code = q if q < 1 << mbits else ((e + bias) << mbits) | (q - (1 << mbits))
+    return s | min(code, top)
+
+
+def bf16_nearest(v):
+    b = f32_bits(v)
+    return (b + 0x7FFF + ((b >> 16) & 1)) >> 16
+
+
+def normal_elem(rng, t, scale=1.0):
+    """A random normal value rounded to nearest even into type t (the
+    integer types: uniform over their whole range; tf32: every f32 bit)."""
+    if t == "s8":
+        return struct.pack("<b", rng.int_in(-128, 127))
+    if t == "u8":
+        return struct.pack("<B", rng.int_in(0, 255))
+    v = scale * normal(rng)
+    if t == "f16":
+        return struct.pack("<H", f16_bits(v))
+    if t == "bf16":
+        return struct.pack("<H", bf16_nearest(v))
+    if t == "tf32":
+        return struct.pack("<I", f32_bits(v))
+    if t == "e4m3":
+        return bytes([fp8_nearest(v, 4, 3, 7, 0x7E)])
+    if t == "e5m2":
+        return bytes([fp8_nearest(v, 5, 2, 15, 0x7B)])
+    raise ValueError(t)
+
+
+def elem(rng, t, rand):
+    """One element: random normal (rand == "rn"), random non-integer (True)
+    or a small integer."""
+    if rand == "rn":
+        return normal_elem(rng, t)
+    return random_elem(rng, t) if rand else small_elem(rng, t)
+
+
 def fill(rng, t, nbytes, rand):
     out = bytearray()
     es = ESIZE[t]
     assert nbytes % es == 0
     for _ in range(nbytes // es):
-        out += random_elem(rng, t) if rand else small_elem(rng, t)
+        out += elem(rng, t, rand)
     return bytes(out)
 
 
 def acc_word(rng, dtype, rand):
     """One 32-bit accumulator register's initial bits."""
+    if rand == "rn":
+        if dtype == "f32":
+            return struct.pack("<I", f32_bits(4.0 * normal(rng)))
+        if dtype == "f16":
+            return struct.pack("<HH", f16_bits(4.0 * normal(rng)), f16_bits(4.0 * normal(rng)))
+        return struct.pack("<i", rng.int_in(-(1 << 20), 1 << 20))
     if dtype == "f32":
         v = (rng.unit() * 8.0 - 4.0) if rand else float(rng.int_in(-3, 3))
         return struct.pack("<I", f32_bits(v))
@@ -191,7 +256,7 @@ class Case:
         del self.__dict__["self"]
 
 
-def case_list():
+def case_list(normal=False):
     C = []
 
     def add(dtype, atype, btype, n, a, b, **kw):
@@ -211,7 +276,9 @@ def case_list():
             name += "_nega"
         if kw.get("sb", 1) == -1:
             name += "_negb"
-        if kw.get("rand"):
+        if kw.get("rand") == "rn":
+            name += "_rn"
+        elif kw.get("rand"):
             name += "_random"
         C.append(Case(name, dtype, atype, btype, n, a, b, **kw))
 
@@ -298,7 +365,37 @@ def case_list():
     add(*f, 64, K(64), K(64))
     add(*f, 16, R, K(128))
     add(*f, 8, K(0), K(0), scale_d=0)
+    if normal:
+        before = len(C)
+        random_normal_cases(C, add)
+        return C[before:]
     return C
+
+
+def random_normal_cases(C, add):
+    """Every case above again on random normal data (`_rn`), then a sweep
+    of N over every dense form: K-major B with each swizzle, MN-major B
+    where the form has it, A in shared memory or in registers."""
+    for c in list(C):
+        if not c.rand:
+            kw = {k: getattr(c, k) for k in ("nk", "scale_d", "sa", "sb", "two_groups", "av", "bv")}
+            add(c.dtype, c.atype, c.btype, c.n, c.a, c.b, rand="rn", **kw)
+    forms = [("f32", "f16", "f16"), ("f32", "bf16", "bf16"), ("f32", "tf32", "tf32"),
+             ("f16", "f16", "f16"), ("f32", "e4m3", "e4m3"), ("f32", "e4m3", "e5m2"),
+             ("f32", "e5m2", "e4m3"), ("f32", "e5m2", "e5m2"), ("f16", "e4m3", "e4m3"),
+             ("f16", "e4m3", "e5m2"), ("f16", "e5m2", "e4m3"), ("f16", "e5m2", "e5m2"),
+             ("s32", "s8", "s8"), ("s32", "s8", "u8"), ("s32", "u8", "s8"), ("s32", "u8", "u8")]
+    sweep = [(24, ("k", 0), ("k", 0)), (40, ("k", 64), ("k", 0)), (96, ("r", 0), ("k", 64)),
+             (136, ("k", 32), ("k", 0)), (192, ("m", 128), ("m", 128)), (240, ("r", 0), ("k", 128)),
+             (64, ("m", 0), ("m", 32))]
+    for f in forms:
+        transposable = f[1] in ("f16", "bf16")
+        for n, a, b in sweep:
+            if not transposable and "m" in (a[0], b[0]):
+                continue
+            if f[0] == "s32" and n > 24 and n % 16:
+                continue  # the integer forms' N: 8, 16, 24, then multiples of 16
+            add(*f, n, a, b, rand="rn")
 
 
 # ---------------------------------------------------------------- emission
@@ -346,7 +443,7 @@ def build(c):
         per_reg = 4 // es_a
         for _ in range(THREADS * RA):
             for _ in range(per_reg):
-                abytes += random_elem(rng, c.atype) if c.rand else small_elem(rng, c.atype)
+                abytes += elem(rng, c.atype, c.rand)
     inbin = bytes(img) + bytes(cbytes) + bytes(abytes)
     out_bytes = THREADS * R * 4
 
@@ -368,7 +465,8 @@ def build(c):
         desc.append("imm-scale-a=-1")
     if c.sb == -1:
         desc.append("imm-scale-b=-1")
-    desc.append("random non-integer data: compare with tolerance" if c.rand else "small-integer data: exact")
+    desc.append({"rn": "random normal data rounded to each type: exact",
+                 True: "random non-integer data: compare with tolerance"}.get(c.rand, "small-integer data: exact"))
     L = []
     L.append("// host-case: threads=%d out_bytes=%d s_bytes=%d c_off=%d a_off=%s %s"
              % (THREADS, out_bytes, S, c_off, "none" if a_off is None else a_off, "; ".join(desc)))
@@ -476,21 +574,23 @@ def build(c):
 
 
 def main():
-    os.makedirs(CASES, exist_ok=True)
-    cases = case_list()
+    """Write the cases (with --random-normal, the `_rn` cases into cases_rn/)."""
+    normal = "--random-normal" in sys.argv
+    out = CASES_RN if normal else CASES
+    os.makedirs(out, exist_ok=True)
+    cases = case_list(normal)
     names = [c.name for c in cases]
     assert len(set(names)) == len(names), "duplicate case names"
     for c in cases:
         ptx, inbin = build(c)
-        with open(os.path.join(CASES, c.name + ".ptx"), "w", newline="\n") as f:
+        with open(os.path.join(out, c.name + ".ptx"), "w", newline="\n") as f:
             f.write(ptx)
-        with open(os.path.join(CASES, c.name + ".in.bin"), "wb") as f:
+        with open(os.path.join(out, c.name + ".in.bin"), "wb") as f:
             f.write(inbin)
-    print("%d cases written to %s" % (len(cases), CASES))
+    print("%d cases written to %s" % (len(cases), out))
     if "-v" in sys.argv:
         for n in names:
             print(" ", n)
-
 
 if __name__ == "__main__":
     main()

@@ -115,7 +115,13 @@ class DriverLauncher:
 
 
 def main():
+    global CASES
     args = sys.argv[1:]
+    if "--cases" in args:
+        # Another case directory (tests/host/cases_rn: gen_cases.py --random-normal).
+        i = args.index("--cases")
+        CASES = args[i + 1]
+        del args[i:i + 2]
     outdir = CASES
     if "--out" in args:
         i = args.index("--out")

@@ -27,94 +27,9 @@ impl PostDominators {
     pub fn compute(f: &Function) -> PostDominators {
         let cfg = ControlFlowGraph::compute(f);
         let blocks: Vec<Block> = f.layout.blocks().to_vec();
-        let n = blocks.len();
-        // Node numbers: 0 is the virtual exit, block k is k + 1.
-        let index: SecondaryMap<Block, usize> = {
-            let mut m = SecondaryMap::with_capacity(f.blocks.len());
-            for (k, b) in blocks.iter().enumerate() {
-                m[*b] = k + 1;
-            }
-            m
-        };
-        // Reverse CFG: a node's "predecessors" are its CFG successors.
-        let succ_nodes = |k: usize| -> Vec<usize> {
-            if k == 0 {
-                return Vec::new();
-            }
-            let s = cfg.succs(blocks[k - 1]);
-            if s.is_empty() {
-                vec![0]
-            } else {
-                s.iter().map(|b| index[*b]).collect()
-            }
-        };
-        // Postorder of the reverse graph from the exit: predecessors there
-        // are CFG predecessors (and the blocks without successors for the exit).
-        let rev_preds = |k: usize| -> Vec<usize> {
-            if k == 0 {
-                (1..=n)
-                    .filter(|&j| cfg.succs(blocks[j - 1]).is_empty())
-                    .collect()
-            } else {
-                cfg.preds(blocks[k - 1]).iter().map(|b| index[*b]).collect()
-            }
-        };
-        let mut order = Vec::with_capacity(n + 1);
-        let mut seen = vec![false; n + 1];
-        let mut stack = vec![(0usize, 0usize)];
-        seen[0] = true;
-        while let Some(&mut (v, ref mut i)) = stack.last_mut() {
-            let next = rev_preds(v);
-            if *i < next.len() {
-                let w = next[*i];
-                *i += 1;
-                if !seen[w] {
-                    seen[w] = true;
-                    stack.push((w, 0));
-                }
-            } else {
-                order.push(v);
-                stack.pop();
-            }
-        }
-        let mut po_num = vec![usize::MAX; n + 1];
-        for (k, &v) in order.iter().enumerate() {
-            po_num[v] = k;
-        }
-        let mut idom = vec![usize::MAX; n + 1];
-        idom[0] = 0;
-        let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
-            while a != b {
-                while po_num[a] < po_num[b] {
-                    a = idom[a];
-                }
-                while po_num[b] < po_num[a] {
-                    b = idom[b];
-                }
-            }
-            a
-        };
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &v in order.iter().rev().filter(|&&v| v != 0) {
-                let mut new = usize::MAX;
-                for p in succ_nodes(v) {
-                    if idom[p] == usize::MAX {
-                        continue;
-                    }
-                    new = if new == usize::MAX {
-                        p
-                    } else {
-                        intersect(&idom, p, new)
-                    };
-                }
-                if new != usize::MAX && idom[v] != new {
-                    idom[v] = new;
-                    changed = true;
-                }
-            }
-        }
+        let g = Reversed::new(f, &cfg, &blocks);
+        let order = g.postorder();
+        let idom = g.dominators(&order);
         let mut ipdom = SecondaryMap::with_capacity(f.blocks.len());
         for (k, b) in blocks.iter().enumerate() {
             let d = idom[k + 1];
@@ -142,6 +57,102 @@ pub struct Frame {
     pub lanes: LaneMask,
     /// The reconvergence block that ends this entry (`None`: the bottom).
     pub until: Option<Block>,
+}
+
+/// The reversed CFG over node numbers: 0 is the virtual exit, block `k` of
+/// the layout is `k + 1`.
+struct Reversed {
+    /// A node's predecessors here: its CFG successors (the exit for a
+    /// block without any).
+    preds: Vec<Vec<usize>>,
+    /// A node's successors here: its CFG predecessors (for the exit, the
+    /// blocks without successors).
+    succs: Vec<Vec<usize>>,
+}
+
+impl Reversed {
+    fn new(f: &Function, cfg: &ControlFlowGraph, blocks: &[Block]) -> Reversed {
+        let mut index: SecondaryMap<Block, usize> = SecondaryMap::with_capacity(f.blocks.len());
+        for (k, b) in blocks.iter().enumerate() {
+            index[*b] = k + 1;
+        }
+        let mut preds = vec![Vec::new()];
+        let mut succs = vec![Vec::new()];
+        for (k, b) in blocks.iter().enumerate() {
+            let s = cfg.succs(*b);
+            if s.is_empty() {
+                preds.push(vec![0]);
+                succs[0].push(k + 1);
+            } else {
+                preds.push(s.iter().map(|b| index[*b]).collect());
+            }
+            succs.push(cfg.preds(*b).iter().map(|b| index[*b]).collect());
+        }
+        Reversed { preds, succs }
+    }
+
+    /// The nodes reachable from the exit, in postorder (depth first).
+    fn postorder(&self) -> Vec<usize> {
+        let n = self.preds.len();
+        let mut order = Vec::with_capacity(n);
+        let mut seen = vec![false; n];
+        let mut stack = vec![(0usize, 0usize)];
+        seen[0] = true;
+        while let Some(&mut (v, ref mut i)) = stack.last_mut() {
+            if let Some(&w) = self.succs[v].get(*i) {
+                *i += 1;
+                if !seen[w] {
+                    seen[w] = true;
+                    stack.push((w, 0));
+                }
+            } else {
+                order.push(v);
+                stack.pop();
+            }
+        }
+        order
+    }
+
+    /// Each node's immediate dominator here (`usize::MAX`: unreachable),
+    /// by Cooper, Harvey and Kennedy's iteration in reverse postorder.
+    fn dominators(&self, order: &[usize]) -> Vec<usize> {
+        let n = self.preds.len();
+        let mut po_num = vec![usize::MAX; n];
+        for (k, &v) in order.iter().enumerate() {
+            po_num[v] = k;
+        }
+        let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
+            while a != b {
+                while po_num[a] < po_num[b] {
+                    a = idom[a];
+                }
+                while po_num[b] < po_num[a] {
+                    b = idom[b];
+                }
+            }
+            a
+        };
+        let mut idom = vec![usize::MAX; n];
+        idom[0] = 0;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &v in order.iter().rev().filter(|&&v| v != 0) {
+                let new = self.preds[v]
+                    .iter()
+                    .filter(|&&p| idom[p] != usize::MAX)
+                    .fold(usize::MAX, |new, &p| match new {
+                        usize::MAX => p,
+                        _ => intersect(&idom, p, new),
+                    });
+                if new != usize::MAX && idom[v] != new {
+                    idom[v] = new;
+                    changed = true;
+                }
+            }
+        }
+        idom
+    }
 }
 
 #[cfg(test)]

@@ -223,20 +223,61 @@ fn exact_sums(
             })
         });
     }
-    // Four lanes at a time, everything in locals: vector conversions.
-    products_each(a, bt, shape, |row, col, sums| {
-        each_four(row, col, sums, |j, t0, four| {
+    // The sums in the accumulators' order, then one pass that adds C and
+    // rounds (vector conversions).
+    let mut sums = vec![0f64; out.len()];
+    products_each(a, bt, shape, |row, col, s| {
+        each_four(row, col, s, |j, t0, four| {
             let at = j * WARPGROUP + t0;
-            let cq: [u32; 4] = c[at..at + 4].try_into().expect("four");
-            let four: [f64; 4] = four.try_into().expect("four");
-            let mut r = [0u32; 4];
-            for q in 0..4 {
-                let x = f64::from(f32::from_bits(cq[q] & keep)) + four[q];
-                r[q] = mma_arith::f32_toward_zero(x).to_bits();
-            }
-            out[at..at + 4].copy_from_slice(&r);
+            sums[at..at + 4].copy_from_slice(four);
         })
     });
+    add_toward_zero(out, c, keep, &sums);
+}
+
+/// `out = c + sums` (C's bits AND `keep`) rounded toward zero into f32
+/// (`mma_arith::f32_toward_zero`), by the fastest code the CPU runs.
+fn add_toward_zero(out: &mut [u32], c: &[u32], keep: u32, sums: &[f64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has the feature the function is compiled for.
+            return unsafe { add_toward_zero_avx512(out, c, keep, sums) };
+        }
+    }
+    for ((o, c), s) in out.iter_mut().zip(c).zip(sums) {
+        *o = mma_arith::f32_toward_zero(f64::from(f32::from_bits(c & keep)) + s).to_bits();
+    }
+}
+
+/// [`add_toward_zero`] 8 lanes at a time, the rounding by the
+/// conversion's own `{rz-sae}` (the same bits as
+/// `mma_arith::f32_toward_zero`: both round toward zero once).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn add_toward_zero_avx512(out: &mut [u32], c: &[u32], keep: u32, sums: &[f64]) {
+    use std::arch::x86_64::*;
+    const TRUNC: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    let n = out.len().min(c.len()).min(sums.len());
+    let keep8 = _mm256_set1_epi32(keep as i32);
+    let mut i = 0;
+    while i + 8 <= n {
+        // SAFETY: `i + 8 <= n` elements of each slice.
+        unsafe {
+            let cw = _mm256_and_si256(_mm256_loadu_si256(c.as_ptr().add(i).cast()), keep8);
+            let x = _mm512_add_pd(
+                _mm512_cvtps_pd(_mm256_castsi256_ps(cw)),
+                _mm512_loadu_pd(sums.as_ptr().add(i)),
+            );
+            let r = _mm512_cvt_roundpd_ps::<TRUNC>(x);
+            _mm256_storeu_ps(out.as_mut_ptr().add(i).cast(), r);
+        }
+        i += 8;
+    }
+    for k in i..n {
+        let x = f64::from(f32::from_bits(c[k] & keep)) + sums[k];
+        out[k] = mma_arith::f32_toward_zero(x).to_bits();
+    }
 }
 
 /// C of the output at `at` (f32 numbering, register-major: register

@@ -10,7 +10,7 @@ and compares. The same file serves both, so the two cannot disagree on an input:
 `python3 tests/host/triton/cases.py` writes `cases.tsv` and `inputs/*.npy`, which the test
 reads (standard library only; the same bytes every time).
 """
-import csv, json, os, re, struct
+import csv, hashlib, json, math, os, random, re, struct
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(ROOT, "..", "..", ".."))
@@ -54,7 +54,76 @@ DESCR = {"fp16": "<f2", "bf16": "<u2", "fp32": "<f4", "i8": "|i1", "fp8e4nv": "|
 
 
 def matrix(rows, cols, dtype, salt):
+    if NORMAL:
+        return normal_matrix(rows, cols, dtype, salt, 1)
     return b"".join(encode(value(i, j, salt), dtype) for i in range(rows) for j in range(cols))
+
+
+# Random-normal inputs instead of small integers (`random_cases`): where
+# the tensor core's own rounding shows.
+NORMAL = False
+
+
+class Normal:
+    """Standard normal values from a random.Random seeded with sha256(key),
+    drawn only through getrandbits (Box-Muller): the same on every Python."""
+
+    def __init__(self, key):
+        self.r = random.Random(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little"))
+
+    def __call__(self):
+        u1 = (self.r.getrandbits(53) + 1) / float(1 << 53)
+        u2 = self.r.getrandbits(53) / float(1 << 53)
+        return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+
+    def int_in(self, lo, hi):
+        """Uniform in lo..hi (rejection: version-stable)."""
+        n = hi - lo + 1
+        while True:
+            x = self.r.getrandbits(n.bit_length())
+            if x < n:
+                return lo + x
+
+
+def fp8_nearest(v, ebits, mbits, top):
+    """v to nearest even in an fp8 format, saturated at the code `top`."""
+    bias = (1 << (ebits - 1)) - 1
+    s = 0x80 if v < 0 else 0
+    m, ex = math.frexp(abs(v))
+    if m == 0:
+        return s
+    e = max(ex - 1, 1 - bias)
+    q = round(abs(v) / 2.0 ** e * (1 << mbits))  # half to even
+    if q >= 2 << mbits:
+        e, q = e + 1, q >> 1
+    code = q if q < 1 << mbits else ((e + bias) << mbits) | (q - (1 << mbits))
+    return s | min(code, top)
+
+
+def encode_nearest(v, dtype):
+    """v rounded to nearest even into dtype (i8: rounded and clamped)."""
+    if dtype == "fp16":
+        return struct.pack("<e", v)
+    if dtype == "bf16":
+        b = struct.unpack("<I", struct.pack("<f", v))[0]
+        return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).to_bytes(2, "little")
+    if dtype == "fp32":
+        return struct.pack("<f", v)
+    if dtype == "i8":
+        return struct.pack("<b", max(-128, min(127, round(v))))
+    if dtype == "fp8e4nv":
+        return bytes([fp8_nearest(v, 4, 3, 0x7E)])
+    if dtype == "fp8e5":
+        return bytes([fp8_nearest(v, 5, 2, 0x7B)])
+    raise ValueError(dtype)
+
+
+def normal_matrix(rows, cols, dtype, salt, scale):
+    """rows x cols standard normal values / scale (i8: times 40), rounded
+    to dtype."""
+    draw = Normal(f"{rows}x{cols}_{dtype}_{salt}_{scale}")
+    mul = 40.0 if dtype == "i8" else 1.0 / scale
+    return b"".join(encode_nearest(mul * draw(), dtype) for _ in range(rows * cols))
 
 
 TENSORDESC_META = {"triton39": json.load(open(os.path.join(ROOT, "tensordesc_meta.json")))}
@@ -190,7 +259,7 @@ def attention_case(ver, r):
     rows = HEADS * N_CTX
     ptx = f"tests/real/{ver}/{r['name']}.ptx"
     block = reqntid(os.path.join(REPO, ptx)) or 32 * int(cfg.get("num_warps", "4"))
-    scaled = lambda salt: b"".join(encode(value(i, j, salt) / 8, tq) for i in range(rows) for j in range(d))
+    scaled = lambda salt: scaled_matrix(rows, d, tq, salt, 8)
     return {
         "name": f"{ver}_{r['name']}",
         "ptx": ptx,
@@ -213,6 +282,8 @@ def attention_case(ver, r):
 
 def scaled_matrix(rows, cols, dtype, salt, scale=1):
     """Like `matrix`, each value divided by `scale` (a power of two: exact)."""
+    if NORMAL:
+        return normal_matrix(rows, cols, dtype, salt, scale)
     return b"".join(encode(value(i, j, salt) / scale, dtype) for i in range(rows) for j in range(cols))
 
 
@@ -301,6 +372,9 @@ def int4_packed(rows, cols, salt):
     """int4 values -3..3 packed two per byte along the rows: byte (r, c)
     holds row 2r in its low nibble and row 2r + 1 in its high one."""
     out = bytearray()
+    if NORMAL:
+        draw = Normal(f"int4_{rows}x{cols}_{salt}")
+        return bytes(draw.int_in(0, 255) for _ in range(rows // 2 * cols))
     for i in range(rows // 2):
         for j in range(cols):
             lo, hi = value(2 * i, j, salt), value(2 * i + 1, j, salt)
@@ -497,31 +571,65 @@ def input_name(which, data_spec):
     return f"{which}_{dtype}_{'x'.join(map(str, shape))}.npy"
 
 
-def write(out_dir=ROOT):
+def family_of(name):
+    """The kernel function of a case (its manifest row's `kernel_fn`)."""
+    ver, kernel = name.split("_", 1)
+    with open(os.path.join(REPO, "tests", "real", ver, "manifest.tsv")) as f:
+        fns = {r["name"]: r["kernel_fn"] for r in csv.DictReader(f, delimiter="\t")}
+    return fns.get(kernel) or fns.get(kernel.rsplit("_", 1)[0])
+
+
+def random_cases():
+    """The cases again on random normal inputs (`normal_matrix`: N(0, 1) rounded to
+    each input's type, divided as the integer inputs are; i8 N(0, 40²); scales,
+    routing and row statistics as before), named NAME_rn: for each kernel family,
+    input and output type and tolerance, its first kernel, and its last where the
+    group has six or more. Each input is drawn from its own seed, so the
+    selection does not change the others' bytes."""
+    global NORMAL
+    NORMAL = True
+    try:
+        every = cases()
+    finally:
+        NORMAL = False
+    groups = {}
+    for c in every:
+        key = (family_of(c["name"]), c["a_dtype"], c["b_dtype"], c["c"][0], c.get("tolerance"))
+        groups.setdefault(key, []).append(c)
+    out = []
+    for g in groups.values():
+        for c in g[:1] + g[-1:] * (len(g) >= 6):
+            out.append(dict(c, name=c["name"] + "_rn"))
+    return out
+
+
+def write(out_dir=ROOT, normal=False):
     """Write cases.tsv (what tests/host_triton.rs runs) and inputs/*.npy (each distinct
-    input once). Same bytes every time."""
-    os.makedirs(os.path.join(out_dir, "inputs"), exist_ok=True)
+    input once), or with `normal` cases_rn.tsv and inputs_rn/*.npy (`random_cases`).
+    Same bytes every time."""
+    table, inputs = ("cases_rn.tsv", "inputs_rn") if normal else ("cases.tsv", "inputs")
+    os.makedirs(os.path.join(out_dir, inputs), exist_ok=True)
     rows = ["name\tptx\tgrid\tblock\ta\tb\tc_descr\tc_count\tparams\tv\tm_count\ttolerance\textra"]
     written = set()
-    for c in cases():
+    for c in (random_cases() if normal else cases()):
         files = []
         for which in ("ab" + ("v" if "v" in c else "")):
             data, descr, shape = c[which]
             dtype = c[which + "_dtype"]
             fname = input_name(which, (descr, shape, dtype))
             if fname not in written:
-                with open(os.path.join(out_dir, "inputs", fname), "wb") as f:
+                with open(os.path.join(out_dir, inputs, fname), "wb") as f:
                     f.write(npy(data, descr, shape))
                 written.add(fname)
-            files.append("inputs/" + fname)
+            files.append(f"{inputs}/{fname}")
         extra = []
         for name, data, descr, shape, dtype in c.get("extra", []):
             fname = input_name(name.lower(), (descr, shape, dtype))
             if fname not in written:
-                with open(os.path.join(out_dir, "inputs", fname), "wb") as f:
+                with open(os.path.join(out_dir, inputs, fname), "wb") as f:
                     f.write(npy(data, descr, shape))
                 written.add(fname)
-            extra.append(f"{name}=inputs/{fname}")
+            extra.append(f"{name}={inputs}/{fname}")
         descr, size, shape = c["c"]
         rows.append("\t".join([c["name"], c["ptx"], ",".join(map(str, c["grid"])), str(c["block"]), files[0],
                                files[1], descr, str(shape[0] * shape[1]),
@@ -530,9 +638,10 @@ def write(out_dir=ROOT):
                                str(c["m_out"][2][0]) if "m_out" in c else "-",
                                c.get("tolerance", "exact"),
                                ";".join(extra) or "-"]))
-    with open(os.path.join(out_dir, "cases.tsv"), "w") as f:
+    with open(os.path.join(out_dir, table), "w") as f:
         f.write("\n".join(rows) + "\n")
 
 
 if __name__ == "__main__":
-    write()
+    import sys
+    write(normal="--random-normal" in sys.argv)

@@ -3,7 +3,7 @@
 
 Run on a machine with an sm_90a GPU, ptxas 13.0 and CuPy:
 
-    python3 tests/host/triton/record_gpu.py --out DIR [NAME-SUBSTRING ...]
+    python3 tests/host/triton/record_gpu.py --out DIR [--random] [NAME-SUBSTRING ...]
 
 For each case: `ptxas -arch=sm_90a` compiles the kernel's PTX to a cubin (ptxas must
 accept it), CuPy loads the cubin and launches it on the case's grid with 32 threads per warp, 227 KiB of dynamic shared memory, A and B as device copies of the inputs, C zeroed,
@@ -50,6 +50,9 @@ def main():
     out = "."
     if args[:1] == ["--out"]:
         out, args = args[1], args[2:]
+    # --random: the random-normal cases (cases_rn.tsv) instead.
+    every = cases.random_cases() if "--random" in args else cases.cases()
+    args = [a for a in args if a != "--random"]
     os.makedirs(out, exist_ok=True)
     ptxas = os.environ.get("PTXAS") or shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
     props = cp.cuda.runtime.getDeviceProperties(0)
@@ -58,7 +61,7 @@ def main():
     print(f"GPU: {name} (sm_{props['major']}{props['minor']}), ptxas {ver}, CuPy {cp.__version__}")
     tmp = tempfile.mkdtemp()
     done = 0
-    for c in cases.cases():
+    for c in every:
         if args and not any(a in c["name"] for a in args):
             continue
         ptx = os.path.join(cases.REPO, c["ptx"])

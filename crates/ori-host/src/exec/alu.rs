@@ -30,28 +30,8 @@ impl Machine<'_> {
         let v: u64 = match name {
             // `mov.b32 %r, {%h0, %h1}`: pack the elements, each of
             // bits / n bits, the first lowest.
-            "mov" if matches!(op(d, 1)?, Operand::Vector(_)) => {
-                let Operand::Vector(parts) = op(d, 1)? else {
-                    unreachable!("matched above")
-                };
-                let w = bits / parts.len() as u32;
-                let mut out = 0u64;
-                for (k, e) in parts.iter().enumerate() {
-                    out |= (self.value(t, e)? & mask(w)) << (w * k as u32);
-                }
-                out
-            }
-            // The generic windows of the parameter space and shared
-            // memory; global addresses are the same in both (see `memory`).
-            "cvta" if d.has_mod("param") && !d.has_mod("to") => src(1)? + PARAM_GENERIC,
-            "cvta" if d.has_mod("param") => src(1)?.wrapping_sub(PARAM_GENERIC),
-            "cvta" if d.mods.iter().any(|m| m.starts_with("shared")) && !d.has_mod("to") => {
-                src(1)?.wrapping_add(SHARED_GENERIC)
-            }
-            "cvta" if d.mods.iter().any(|m| m.starts_with("shared")) => {
-                src(1)?.wrapping_sub(SHARED_GENERIC)
-            }
-            "cvta" => src(1)?,
+            "mov" if matches!(op(d, 1)?, Operand::Vector(_)) => self.pack(t, d, bits)?,
+            "cvta" => cvta(d, src(1)?),
             // Half precision, scalar and packed pairs (see `half_arith`).
             "add" | "sub" | "mul" | "fma" | "min" | "max" | "neg" | "abs"
                 if matches!(ty, "f16" | "bf16" | "f16x2" | "bf16x2") =>
@@ -104,6 +84,23 @@ impl Machine<'_> {
             },
         };
         self.set(t, dst, v, shape.out_bits)
+    }
+
+    /// `mov.b32 %r, {%h0, %h1}`: the vector operand's elements packed,
+    /// each of `bits / n` bits, the first lowest.
+    fn pack(&self, t: usize, d: &InstData, bits: u32) -> Res<u64> {
+        let Operand::Vector(parts) = op(d, 1)? else {
+            return Err(Fault::Unsupported(format!(
+                "{}: no vector to pack",
+                d.mnemonic()
+            )));
+        };
+        let w = bits / parts.len() as u32;
+        let mut out = 0u64;
+        for (k, e) in parts.iter().enumerate() {
+            out |= (self.value(t, e)? & mask(w)) << (w * k as u32);
+        }
+        Ok(out)
     }
 
     pub(super) fn setp(&mut self, t: usize, d: &InstData, ty: &str, bits: u32) -> Res<()> {
@@ -290,6 +287,25 @@ pub(super) fn cvt_pack(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64
 
 /// `cvt`: integer widening and narrowing, and the float conversions an
 /// epilogue uses (f32 <-> f16, f16x2 packing, integer <-> f32).
+/// `cvta`: between the generic windows of the parameter space and shared
+/// memory and their own addresses; global addresses are the same in both
+/// (see `memory`).
+fn cvta(d: &InstData, a: u64) -> u64 {
+    let to = d.has_mod("to");
+    if d.has_mod("param") {
+        return if to {
+            a.wrapping_sub(PARAM_GENERIC)
+        } else {
+            a.wrapping_add(PARAM_GENERIC)
+        };
+    }
+    match d.mods.iter().any(|m| m.starts_with("shared")) {
+        true if to => a.wrapping_sub(SHARED_GENERIC),
+        true => a.wrapping_add(SHARED_GENERIC),
+        false => a,
+    }
+}
+
 pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
     let is_type =
         |m: &str| type_bytes(m).is_some() || matches!(m, "e4m3x2" | "e5m2x2" | "e4m3" | "e5m2");
@@ -314,36 +330,12 @@ pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
     };
     let value = float_value;
     let round_into = |t: &str, x: f64| round_to_float(t, x, satfinite);
-    let pair = packed_pair;
-    if let Some((elem, w)) = pair(to) {
-        let (hi, lo) = match (from, pair(from)) {
-            ("f32", _) => (f64::from(as_f32(v)), f64::from(as_f32(src(2)?))),
-            (_, Some((felem, fw))) => {
-                let part =
-                    |k: u32| value(felem, (v >> (fw * k)) & mask(fw)).ok_or_else(unsupported);
-                (part(1)?, part(0)?)
-            }
-            _ => return Err(unsupported()),
-        };
-        let (h, l) = (
-            round_into(elem, hi).ok_or_else(unsupported)?,
-            round_into(elem, lo).ok_or_else(unsupported)?,
-        );
-        return Ok((h << w) | l);
+    if packed_pair(to).is_some() {
+        let second = if from == "f32" { src(2)? } else { 0 };
+        return cvt_pair((to, from), (v, second), satfinite).ok_or_else(unsupported);
     }
-    // tf32 is an f32 with the low 13 mantissa bits zero; `.rna` rounds
-    // to nearest, ties away from zero (a NaN or infinity stays one).
     if (to, from) == ("tf32", "f32") {
-        if !d.has_mod("rna") {
-            return Err(unsupported());
-        }
-        let b = v as u32;
-        let r = if (b & 0x7f80_0000) == 0x7f80_0000 {
-            b
-        } else {
-            b.wrapping_add(0x1000) & !0x1fff
-        };
-        return Ok(u64::from(r));
+        return tf32_rna(d, v).ok_or_else(unsupported);
     }
     if int(to) && int(from) {
         return Ok(int_convert(
@@ -378,6 +370,42 @@ pub(super) fn cvt(d: &InstData, src: &dyn Fn(usize) -> Res<u64>) -> Res<u64> {
         return Ok(float_to_int(d, x, to.starts_with('s'), tb));
     }
     round_into(to, x).ok_or_else(unsupported)
+}
+
+/// `cvt` into a packed pair of `to`'s elements: from two f32 sources `v`
+/// and `second` (the first the high element) or from a packed pair `v` of
+/// another type (`None`: a form the host does not have).
+fn cvt_pair((to, from): (&str, &str), (v, second): (u64, u64), satfinite: bool) -> Option<u64> {
+    let (elem, w) = packed_pair(to)?;
+    let (hi, lo) = match (from, packed_pair(from)) {
+        ("f32", _) => (f64::from(as_f32(v)), f64::from(as_f32(second))),
+        (_, Some((felem, fw))) => {
+            let part = |k: u32| float_value(felem, (v >> (fw * k)) & mask(fw));
+            (part(1)?, part(0)?)
+        }
+        _ => return None,
+    };
+    let (h, l) = (
+        round_to_float(elem, hi, satfinite)?,
+        round_to_float(elem, lo, satfinite)?,
+    );
+    Some((h << w) | l)
+}
+
+/// `cvt.rna.tf32.f32`: tf32 is an f32 with the low 13 mantissa bits zero;
+/// `.rna` rounds to nearest, ties away from zero (a NaN or infinity stays
+/// one). `None` without `.rna`.
+fn tf32_rna(d: &InstData, v: u64) -> Option<u64> {
+    if !d.has_mod("rna") {
+        return None;
+    }
+    let b = v as u32;
+    let r = if (b & 0x7f80_0000) == 0x7f80_0000 {
+        b
+    } else {
+        b.wrapping_add(0x1000) & !0x1fff
+    };
+    Some(u64::from(r))
 }
 
 /// A scalar float's value (`None` for another type).

@@ -120,24 +120,10 @@ fn integer_type(ty: &str) -> bool {
         || (ty.starts_with('b') && ty[1..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
-impl LaneOp {
-    /// Every instruction of `f` decoded, indexed by `Inst`; `None` where
-    /// the interpreter runs it.
-    pub(super) fn decode_function(f: &Function) -> Vec<Option<LaneOp>> {
-        f.insts.values().map(LaneOp::decode).collect()
-    }
-
-    /// `d` decoded, if it is one of the instructions this path runs
-    /// exactly as `alu` would.
-    pub(super) fn decode(d: &InstData) -> Option<LaneOp> {
-        if d.opcode != Opcode::Generic {
-            return None;
-        }
-        let shape = AluShape::of(d);
-        let name: &str = &d.name;
-        let dst = Dst::of(&d.slots.first()?.op)?;
-        let src = |k: usize| Src::of(&d.slots.get(k)?.op);
-        let kind = match name {
+impl Kind {
+    /// What `d` computes, if this path runs it (`shape`: its `AluShape`).
+    fn of(d: &InstData, shape: &AluShape<'_>) -> Option<Kind> {
+        Some(match &*d.name {
             "setp" => {
                 let [cmp, ty] = &d.mods[..] else {
                     return None;
@@ -147,38 +133,8 @@ impl LaneOp {
                 }
                 Kind::Setp(IntCmp::of(cmp)?, shape.bits, ty.starts_with('s'))
             }
-            "cvt" if d.mods.len() > 2 => {
-                // `cvt.rn{.satfinite}.{bf16x2,f16x2}.f32`, nothing else.
-                let (rest, types) = d.mods.split_at(d.mods.len() - 2);
-                let satfinite = match rest.iter().map(|m| &**m).collect::<Vec<_>>()[..] {
-                    ["rn"] => false,
-                    ["rn", "satfinite"] => true,
-                    _ => return None,
-                };
-                let bf16 = match (&*types[0], &*types[1]) {
-                    ("bf16x2", "f32") => true,
-                    ("f16x2", "f32") => false,
-                    _ => return None,
-                };
-                if d.slots.len() != 3 {
-                    return None;
-                }
-                Kind::PackHalves(bf16, satfinite)
-            }
-            "cvt" => {
-                let [to, from] = &d.mods[..] else {
-                    return None;
-                };
-                if !integer_type(to) || !integer_type(from) || d.slots.len() != 2 {
-                    return None;
-                }
-                Kind::Convert(
-                    bits_of(from),
-                    from.starts_with('s'),
-                    bits_of(to),
-                    to.starts_with('s'),
-                )
-            }
+            "cvt" if d.mods.len() > 2 => Kind::pack_halves(d)?,
+            "cvt" => Kind::convert(d)?,
             "bfe" => {
                 if !integer_type(shape.ty) || d.slots.len() != 4 {
                     return None;
@@ -186,7 +142,7 @@ impl LaneOp {
                 Kind::Bfe(shape.bits, shape.ty.starts_with('s'))
             }
             _ => {
-                let op = IntOp::of(name)?;
+                let op = IntOp::of(&d.name)?;
                 // `alu` sends these types to its float and half-precision
                 // paths first; `mov` and `selp` have none.
                 if !integer_type(shape.ty) && !matches!(op, IntOp::Mov | IntOp::Selp) {
@@ -205,7 +161,62 @@ impl LaneOp {
                     },
                 )
             }
+        })
+    }
+
+    /// `cvt.rn{.satfinite}.{bf16x2,f16x2}.f32`, nothing else.
+    fn pack_halves(d: &InstData) -> Option<Kind> {
+        let (rest, types) = d.mods.split_at(d.mods.len() - 2);
+        let satfinite = match rest.iter().map(|m| &**m).collect::<Vec<_>>()[..] {
+            ["rn"] => false,
+            ["rn", "satfinite"] => true,
+            _ => return None,
         };
+        let bf16 = match (&*types[0], &*types[1]) {
+            ("bf16x2", "f32") => true,
+            ("f16x2", "f32") => false,
+            _ => return None,
+        };
+        if d.slots.len() != 3 {
+            return None;
+        }
+        Some(Kind::PackHalves(bf16, satfinite))
+    }
+
+    /// `cvt` between integer types.
+    fn convert(d: &InstData) -> Option<Kind> {
+        let [to, from] = &d.mods[..] else {
+            return None;
+        };
+        if !integer_type(to) || !integer_type(from) || d.slots.len() != 2 {
+            return None;
+        }
+        Some(Kind::Convert(
+            bits_of(from),
+            from.starts_with('s'),
+            bits_of(to),
+            to.starts_with('s'),
+        ))
+    }
+}
+
+impl LaneOp {
+    /// Every instruction of `f` decoded, indexed by `Inst`; `None` where
+    /// the interpreter runs it.
+    pub(super) fn decode_function(f: &Function) -> Vec<Option<LaneOp>> {
+        f.insts.values().map(LaneOp::decode).collect()
+    }
+
+    /// `d` decoded, if it is one of the instructions this path runs
+    /// exactly as `alu` would.
+    pub(super) fn decode(d: &InstData) -> Option<LaneOp> {
+        if d.opcode != Opcode::Generic {
+            return None;
+        }
+        let shape = AluShape::of(d);
+        let dst = Dst::of(&d.slots.first()?.op)?;
+        let src = |k: usize| Src::of(&d.slots.get(k)?.op);
+        let kind = Kind::of(d, &shape)?;
         if matches!(dst, Dst::Pair(..)) && !matches!(kind, Kind::Setp(..)) {
             return None;
         }

@@ -76,6 +76,19 @@ impl Machine<'_> {
         let mut read = checked.read.map(|r| r.into_inner()).unwrap_or_default();
         self.sanitizer_findings(unready, found)?;
         self.race_wgmma_reads(&mut read)?;
+        self.make_pending(d.line, dregs, values, read)
+    }
+
+    /// The wgmma of `line` writes `values` into the accumulators `dregs`
+    /// when a wait retires it: they are in flight until then, and it is
+    /// pending in the open group (with the shared-memory granules it read).
+    fn make_pending(
+        &mut self,
+        line: u32,
+        dregs: Vec<VReg>,
+        values: Vec<u32>,
+        reads: Vec<u32>,
+    ) -> Res<()> {
         let mut unique = dregs.clone();
         unique.sort_unstable();
         unique.dedup();
@@ -83,14 +96,14 @@ impl Machine<'_> {
             return Err("a register appears twice among the accumulators".into());
         }
         for r in &dregs {
-            self.wg.in_flight.insert(*r, d.line);
+            self.wg.in_flight.insert(*r, line);
         }
         self.wg.open.push(PendingMma {
             span: register_span(&dregs),
             regs: dregs,
             values,
-            line: d.line,
-            reads: read,
+            line,
+            reads,
         });
         self.stats.wgmma += 1;
         Ok(())
