@@ -198,6 +198,28 @@ impl Shadow {
     }
 }
 
+impl Shadow {
+    /// Each of `nows` (with its agent's clock) reads the 16-byte granule
+    /// at `base` in turn: the race each makes, as [`Shadow::access`]
+    /// answers them one by one.
+    pub fn read_granule<const N: usize>(
+        &mut self,
+        base: u64,
+        nows: [(Access, &VClock); N],
+    ) -> [Option<Race>; N] {
+        let k = (base / 16) as usize;
+        if self.granules.len() <= k {
+            self.granules.resize(k + 1, Granule::default());
+        }
+        match &mut self.granules[k] {
+            Granule::Uniform(w) if base.is_multiple_of(16) => {
+                nows.map(|(now, clock)| w.access(base, (false, 0xf), now, clock, false))
+            }
+            _ => nows.map(|(now, clock)| self.access((base, 16), false, now, clock)),
+        }
+    }
+}
+
 /// An access of the bytes `[addr, end)` of granule `g` at byte `base`,
 /// word by word (splitting a uniform granule first); a write of the whole
 /// granule leaves it uniform again.
@@ -306,6 +328,26 @@ mod tests {
                 thread: 32 * agent as u32,
             };
             let write = next(3) == 0;
+            if !write && next(4) == 0 {
+                // Four agents read a granule together.
+                let base = 16 * next(16);
+                let nows: [(Access, &VClock); 4] = std::array::from_fn(|a| {
+                    let now = Access {
+                        agent: a as u16,
+                        clock: clocks[a].get(a),
+                        line: step,
+                        thread: 32 * a as u32,
+                    };
+                    (now, &clocks[a])
+                });
+                let want: Vec<_> = nows
+                    .iter()
+                    .map(|(now, c)| by_words(&mut words, (base, 16), false, *now, c))
+                    .collect();
+                let got = shadow.read_granule(base, nows);
+                assert_eq!(got.to_vec(), want, "step {step}: granule {base}");
+                continue;
+            }
             let want = by_words(&mut words, (addr, len), write, now, &clocks[agent]);
             let got = shadow.access((addr, len), write, now, &clocks[agent]);
             assert_eq!(got, want, "step {step}: {len} bytes at {addr}");

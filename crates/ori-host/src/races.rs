@@ -222,6 +222,38 @@ impl Races {
         shadow.access((addr, len.max(1) as u64), write, now, clock)
     }
 
+    /// Each of `whos` (warps of the running CTA) reads the 16-byte granule
+    /// at `addr` of rank `rank`'s shared memory in turn: the race each
+    /// makes, as [`Races::access`] answers them one by one.
+    pub fn read_granule<const N: usize>(
+        &mut self,
+        rank: usize,
+        addr: u64,
+        whos: [Access; N],
+    ) -> [Option<Race>; N] {
+        let known = whos
+            .iter()
+            .all(|w| usize::from(w.agent) < self.clocks.len());
+        let (Some(shadow), true, true) = (
+            self.shadows.get_mut(rank),
+            known,
+            addr.checked_add(16)
+                .is_some_and(|e| e <= self.shared as u64),
+        ) else {
+            return [None; N];
+        };
+        let clocks = &self.clocks;
+        let nows = whos.map(|who| {
+            let clock = &clocks[usize::from(who.agent)];
+            let now = Access {
+                clock: clock.get(who.agent.into()),
+                ..who
+            };
+            (now, clock)
+        });
+        shadow.read_granule(addr, nows)
+    }
+
     /// Warps `warps` of rank `rank` arrive at CTA barrier `id`: their
     /// clocks go into it (a release); `wait` says whether they wait there.
     pub fn barrier_arrive(&mut self, rank: usize, id: u32, warps: &[usize], wait: bool) {

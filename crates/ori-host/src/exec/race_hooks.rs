@@ -80,15 +80,26 @@ impl Machine<'_> {
             line: self.line,
             thread,
         };
-        match races.access(rank, off, len, write, who) {
-            // A read of what a TMA load wrote before its mbarrier phase was
-            // seen: the TMA check reports it, with the phase.
-            Some(race) if race.earlier_write && races.is_engine(race.earlier.agent.into()) => {
-                Ok(())
-            }
-            None => Ok(()),
-            Some(race) => self.report_race(thread, peer, race),
+        let race = races.access(rank, off, len, write, who);
+        self.race_found(thread, peer, race)
+    }
+
+    /// Report `race`, found at an access by CTA thread `thread` to the
+    /// shared memory of CTA rank `peer` (`None`: the running CTA), unless
+    /// it is a read of what a TMA load wrote before its mbarrier phase was
+    /// seen: the TMA check reports that, with the phase.
+    fn race_found(&mut self, thread: u32, peer: Option<usize>, race: Option<Race>) -> Res<()> {
+        let Some(race) = race else {
+            return Ok(());
+        };
+        let engine = self
+            .races
+            .as_ref()
+            .is_some_and(|r| r.is_engine(race.earlier.agent.into()));
+        if race.earlier_write && engine {
+            return Ok(());
         }
+        self.report_race(thread, peer, race)
     }
 
     fn report_race(&mut self, thread: u32, peer: Option<usize>, race: Race) -> Res<()> {
@@ -227,8 +238,20 @@ impl Machine<'_> {
         let base = (self.wg.index * WARPGROUP) as u32;
         for &g in granules.iter() {
             let (peer, off) = self.locate(u64::from(g))?;
-            for w in 0..(WARPGROUP / 32) as u32 {
-                self.race_located(base + 32 * w, false, (peer, off, 16), false)?;
+            let rank = peer.unwrap_or(self.rank);
+            let (line, own) = (self.line, self.rank);
+            let Some(races) = self.races.as_mut() else {
+                return Ok(());
+            };
+            let whos: [Seen4; WARPGROUP / 32] = std::array::from_fn(|w| Seen4 {
+                agent: races.warp_agent(own, base as usize / 32 + w) as u16,
+                clock: 0,
+                line,
+                thread: base + 32 * w as u32,
+            });
+            let found = races.read_granule(rank, off, whos);
+            for (who, race) in whos.iter().zip(found) {
+                self.race_found(who.thread, peer, race)?;
             }
         }
         Ok(())
