@@ -225,14 +225,30 @@ fn exact_sums(
     }
     // The sums in the accumulators' order, then one pass that adds C and
     // rounds (vector conversions).
-    let mut sums = vec![0f64; out.len()];
-    products_each(a, bt, shape, |row, col, s| {
-        each_four(row, col, s, |j, t0, four| {
-            let at = j * WARPGROUP + t0;
-            sums[at..at + 4].copy_from_slice(four);
-        })
+    SUMS.with(|cell| {
+        let mut sums = cell.borrow_mut();
+        if sums.len() < out.len() {
+            sums.resize(out.len(), 0.0);
+        }
+        let sums = &mut sums[..out.len()];
+        if out.len() != shape.0 * shape.1 {
+            // Not one output per accumulator: no slot may keep an old sum.
+            sums.fill(0.0);
+        }
+        products_each(a, bt, shape, |row, col, s| {
+            each_four(row, col, s, |j, t0, four| {
+                let at = j * WARPGROUP + t0;
+                sums[at..at + 4].copy_from_slice(four);
+            })
+        });
+        add_toward_zero(out, c, keep, sums);
     });
-    add_toward_zero(out, c, keep, &sums);
+}
+
+thread_local! {
+    /// `exact_sums`' sums, kept from one wgmma to the next: each output
+    /// writes its own slot before the slot is read, so it is not cleared.
+    static SUMS: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `out = c + sums` (C's bits AND `keep`) rounded toward zero into f32
