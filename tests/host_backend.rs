@@ -73,10 +73,9 @@ fn host_backend_computes_what_the_h100_computed() {
 /// `python3 tests/host/gen_cases.py --random-normal`: every case above on
 /// N(0, 1) data, and N from 24 to 240 over every dense form, K- and
 /// MN-major, A in registers), bit for bit against their recordings
-/// (`record_gpu.py --cases tests/host/cases_rn`). Ignored until recorded:
-/// the generated inputs and the GPU's outputs are committed together.
+/// (`record_gpu.py --cases tests/host/cases_rn`, on an H200: see
+/// `tests/host/cases_rn/record.log`).
 #[test]
-#[ignore = "needs tests/host/cases_rn with its GPU recordings"]
 fn host_backend_computes_what_the_gpu_computed_on_random_normal_data() {
     let paths = cases_in("tests/host/cases_rn").expect("tests/host/cases_rn");
     let (checked, bad) = compare(&paths);
