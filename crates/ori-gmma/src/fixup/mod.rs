@@ -10,8 +10,8 @@
 //! 2. **Decide** (`solve`, R-first-visit): one visit over ptxas's
 //!    first-pass states (the fixpoint's first pass) and one over the
 //!    converged states (where it differs from the first) ask the rules
-//!    (`rules`, one [`RuleId`] per ptxas behaviour, their precedence stated
-//!    once in `walk`) where a `_warpgroup.arrive` or `_warpgroup.wait` goes,
+//!    (`rules`, one item per ptxas behaviour in a file per family, their
+//!    precedence stated once in [`rules::PRECEDENCE`]) where a `_warpgroup.arrive` or `_warpgroup.wait` goes,
 //!    or why the pipeline must be serialized (`plan`). The failures the
 //!    walk finds itself (calls, injections into divergent code: C7509,
 //!    C7518, C7520) end its injections; the later checks' failures keep

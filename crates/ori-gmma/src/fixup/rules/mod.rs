@@ -18,16 +18,6 @@
 //! instruction, [`PRECEDENCE`] states once, for each point of the walk,
 //! which is asked first; a rule placed at no point is a compile error.
 
-use ori_ir::consts::*;
-
-mod arrive;
-mod budget;
-mod call;
-mod divergence;
-mod kill;
-pub(super) mod read;
-mod wait;
-
 /// How a rule behaves under ISA-strict mode (`--isa-strict`).
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum Mode {
@@ -91,7 +81,15 @@ macro_rules! rules {
     (@strict) => { false };
     (@strict isa_strict_only) => { true };
 }
-use rules;
+
+// The families, after the macro they define their rules with.
+mod arrive;
+mod budget;
+mod call;
+mod divergence;
+mod kill;
+pub(super) mod read;
+mod wait;
 
 /// Makes [`RuleId`] of the rule types, in the table's order.
 macro_rules! rule_ids {
@@ -174,7 +172,8 @@ rule_ids! {
     budget::FunctionPressure,
     kill::ZeroTripJoin,
     read::UndefinedWrite,
-    arrive::UndefinedArrive,}
+    arrive::UndefinedArrive,
+}
 
 impl RuleId {
     /// The rule's stable name (`R-...`).
@@ -205,7 +204,7 @@ pub enum Point {
     /// the read rules.
     Plain,
     /// A plain instruction reading an accumulator in flight: the first rule
-    /// of [`read::READ_ORDER`] that applies decides (the walk asks them
+    /// of the read family's `READ_ORDER` that applies decides (the walk asks them
     /// through that very list).
     Read,
     /// The end of a block (its branch).
@@ -267,11 +266,8 @@ pub const PRECEDENCE: &[(Point, &[RuleId])] = &[
             RuleId::UndefinedWrite,
         ],
     ),
-    (Point::Read, &read::READ_ORDER),
-    (
-        Point::BlockEnd,
-        &[RuleId::JoinWaitLevels],
-    ),
+    (Point::Read, read::READ_ORDER),
+    (Point::BlockEnd, &[RuleId::JoinWaitLevels]),
     (
         Point::Late,
         &[
