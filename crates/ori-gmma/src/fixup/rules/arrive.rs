@@ -15,17 +15,20 @@ rules! {
     ArriveAfterWrite => "R-arrive-after-write", Some(C7519_ARRIVE_INJECTED),
         "injects warpgroup.arrive before a wgmma when its accumulator or A-fragment registers, or any accumulator after a wgmma of the stage, were written since the last arrive; reads do not count",
         "corpus/c7519_def_other_set_between_mma",
-        "wgmma.fence is required before a wgmma whose registers were modified";
+        "wgmma.fence is required before a wgmma whose registers were modified",
+        culprit: "this wgmma uses registers accessed since the last warpgroup arrive";
     /// An arrive before the first wgmma of a ptxas block with no arrive in it.
     ArriveMissing => "R-arrive-missing", Some(C7519_ARRIVE_INJECTED),
         "injects an arrive before a wgmma with no arrive since the start of its block (ptxas forgets the arrive state at every block boundary it keeps, after if-conversion and full unrolling) or since a call",
         "corpus/c7519_no_fence",
-        "wgmma.fence is required before the first wgmma.mma_async";
+        "wgmma.fence is required before the first wgmma.mma_async",
+        culprit: "no warpgroup arrive before this wgmma since the start of its block";
     /// The dummy wgmma of an empty group, and its arrive.
     EmptyGroup => "R-empty-group", Some(C7519_ARRIVE_INJECTED),
         "gives a commit with no wgmma before it in its block a dummy HGMMA.64x8x16.F16 and, unless an arrive follows the block's last plain instruction, an injected arrive at the commit; serialization keeps the dummy",
         "corpus/c7519_empty_commit",
-        "an empty commit_group makes an empty wgmma-group";
+        "an empty commit_group makes an empty wgmma-group",
+        culprit: "this commit closes a group with no wgmma: ptxas gives it a dummy wgmma, fenced here";
     /// A fence the ISA wants and ptxas does not give.
     UndefinedArrive (isa_strict_only) => "R-undefined-arrive", None,
         "gives no arrive before a wgmma whose registers were only read, or used by a wgmma of another shape, since the last arrive; ori notes it, and arrives in ISA-strict mode",

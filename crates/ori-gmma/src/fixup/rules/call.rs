@@ -15,7 +15,8 @@ rules! {
     WaitAtCall => "R-wait-at-call", Some(C7517_WAIT_INJECTED),
         "inlines a defined callee, whose body reads the arguments at the call's line: accumulators passed in flight get a wait at the call",
         "corpus/heldout_35_call_helper_with_acc_args_before_wait",
-        ISA_ASYNC_ACCESS;
+        ISA_ASYNC_ACCESS,
+        culprit: "this call passes accumulators in flight to a callee ptxas inlines";
     /// Accumulators passed to an inlined callee after a partial wait.
     CallAfterPartialWait => "R-call-after-partial-wait", Some(C7514_READS_ACCUMULATORS),
         "does not strengthen a partial wait for an inlined callee's reads of accumulators passed to it",

@@ -52,14 +52,18 @@ pub trait Rule {
     /// Whether its decisions are ori's ISA-strict additions only (ptxas
     /// leaves the access as it is; ori notes it).
     const ISA_STRICT_ONLY: bool;
+    /// What the instruction the rule's injection goes before has to do with
+    /// it, where the rule says more than its family's default (the note at
+    /// the culprit of its advisory).
+    const CULPRIT: Option<&'static str>;
 }
 
 /// Defines rule types, each with its [`RuleInfo`]; `(isa_strict_only)`
 /// after the name marks a rule whose decisions apply in ISA-strict mode
-/// only.
+/// only, `culprit: "..."` after its ISA sentence gives [`Rule::CULPRIT`].
 macro_rules! rules {
     ($( $(#[$doc:meta])* $id:ident $(($strict:ident))? => $name:literal, $code:expr,
-        $ptxas:literal, $example:literal, $isa:expr; )*) => {
+        $ptxas:literal, $example:literal, $isa:expr $(, culprit: $culprit:literal)?; )*) => {
         $(
             $(#[$doc])*
             #[derive(Copy, Clone, Debug)]
@@ -75,11 +79,14 @@ macro_rules! rules {
                     isa: $isa,
                 };
                 const ISA_STRICT_ONLY: bool = rules!(@strict $($strict)?);
+                const CULPRIT: Option<&'static str> = rules!(@culprit $($culprit)?);
             }
         )*
     };
     (@strict) => { false };
     (@strict isa_strict_only) => { true };
+    (@culprit) => { None };
+    (@culprit $c:literal) => { Some($c) };
 }
 
 // The families, after the macro they define their rules with.
@@ -113,6 +120,14 @@ macro_rules! rule_ids {
             pub fn info(self) -> RuleInfo {
                 match self {
                     $(RuleId::$id => <$fam::$id as Rule>::INFO,)*
+                }
+            }
+
+            /// What the instruction the rule's injection goes before has to
+            /// do with it ([`Rule::CULPRIT`]), where the rule says.
+            pub fn culprit(self) -> Option<&'static str> {
+                match self {
+                    $(RuleId::$id => <$fam::$id as Rule>::CULPRIT,)*
                 }
             }
 

@@ -20,7 +20,8 @@ rules! {
     ReadBeforeRmw => "R-read-before-rmw", Some(C7517_WAIT_INJECTED),
         "waits before a pure read of the open stage when a read-modify-write of the stage follows it before the next wgmma (the RMW needs the wait anyway), naming the read's line; without the RMW the read is C7514 (R-read-between-wgmma)",
         "corpus/c7517_c7519_add_read_then_rmw_between_mma",
-        ISA_ASYNC_ACCESS;
+        ISA_ASYNC_ACCESS,
+        culprit: "this instruction reads an accumulator of a wgmma still in flight";
     /// A copy of an in-flight accumulator is no read; its uses are.
     CopyPropagation => "R-copy-propagation", None,
         "propagates mov copies (and mov.b32 {lo, hi} unpacks) of in-flight accumulators before phase 87: the copy is no read, its uses are; ori moves the copy down to its first use",

@@ -17,7 +17,8 @@ rules! {
     WaitBeforeRead => "R-wait-before-read", Some(C7517_WAIT_INJECTED),
         "injects commit (when the stage is open) and warpgroup.wait 0 before a non-wgmma instruction reading or rewriting in place an accumulator in flight, hoisted to uniform code but naming the reader's line",
         "corpus/c7517_c7519_read_then_rmw_between_mma",
-        ISA_ASYNC_ACCESS;
+        ISA_ASYNC_ACCESS,
+        culprit: "this instruction reads an accumulator of a wgmma still in flight";
     /// The user's commit moved up to the wait its reads get.
     HoistCommit => "R-hoist-commit", Some(C7517_WAIT_INJECTED),
         "moves the user's commit_group that follows plain reads of the open stage up to the wait the reads get, instead of committing an empty group later",
@@ -27,22 +28,26 @@ rules! {
     WaitAtExit => "R-wait-at-exit", Some(C7517_WAIT_INJECTED),
         "waits before an exit reached with anything in flight (the dummy wgmma of an empty group included); a branch to a block holding only ret becomes a predicated exit, so the wait goes before the branch",
         "corpus/c7517_exit_branch_to_bare_ret",
-        ISA_ASYNC_ACCESS;
+        ISA_ASYNC_ACCESS,
+        culprit: "the function exits here with wgmma in flight";
     /// A wgmma overwriting an accumulator whose copy is still live.
     WaitBeforeCopiedOverwrite => "R-wait-before-copied-overwrite", Some(C7517_WAIT_INJECTED),
         "propagates copies of in-flight accumulators; a wgmma overwriting a copied accumulator of a committed group waits first",
         "corpus/c7517_read_acc_after_commit_then_mma",
-        ISA_ASYNC_ACCESS;
+        ISA_ASYNC_ACCESS,
+        culprit: "this wgmma overwrites an accumulator whose copy is still live";
     /// A copy whose value lives out of its block sinks to the user's wait.
     UnpackSinksToWait => "R-unpack-sinks-to-wait", Some(C7517_WAIT_INJECTED),
         "sinks a copy (an f16x2 unpack) of an in-flight accumulator whose value lives out of its block to the block's wait_group 0 and waits there; C7517 names the line before the user's wait",
         "corpus/c7517_f16x2_loop_nounroll_repacked_halves",
-        ISA_ASYNC_ACCESS;
+        ISA_ASYNC_ACCESS,
+        culprit: "ptxas sinks a copy of an in-flight accumulator (used past its block) to this wait_group and waits here";
     /// The wait at a join of arms that waited at different levels.
     JoinWaitLevels => "R-join-wait-levels", Some(C7517_WAIT_INJECTED),
         "waits at the end of a join of uniform arms that each end in a wait of a different level, naming its branch, when some path then touches the sets before waiting itself",
         "corpus/heldout4_30_loop_last_iter_wait0_else_wait1_uniform_diamond_then_read",
-        ISA_ASYNC_ACCESS;
+        ISA_ASYNC_ACCESS,
+        culprit: "paths reaching this point left different groups in flight";
     /// A wait reached with the stage still open closes it.
     ImplicitCommit => "R-wait-closes-stage", None,
         "closes a stage left open at a user's wait_group (the last HGMMA carries gsb0); ori writes the commit out",
