@@ -1,6 +1,7 @@
 //! The budget family: the registers a pipeline may hold, in flight
 //! (C7511) and live in the function (C7512).
 
+use super::RuleId;
 use crate::fixup::plan::Plan;
 use crate::fixup::state::State;
 use crate::fixup::walk::Walker;
@@ -26,6 +27,17 @@ impl Walker<'_> {
     pub(in crate::fixup) fn in_flight_budget_rule(&self, st: &State, plan: &mut Plan, i: Inst) {
         if self.in_flight_exceeds(st, self.tables.budget) {
             plan.fail_budget(i);
+        }
+    }
+
+    /// **R-function-pressure**: accumulator and A-fragment registers live at
+    /// once over the function's limit (`fixup::budget::over_function_limit`),
+    /// unless the pipeline is serialized already.
+    pub(in crate::fixup) fn function_pressure(&self, plan: &mut Plan, maxrregcount: Option<u32>) {
+        if plan.failure().is_none()
+            && crate::fixup::budget::over_function_limit(self.f, self.sets, maxrregcount)
+        {
+            plan.fail(RuleId::FunctionPressure, None, None, None);
         }
     }
 }

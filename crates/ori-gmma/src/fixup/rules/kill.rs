@@ -6,10 +6,13 @@
 
 use super::{RuleId, ISA_ASYNC_ACCESS, ISA_FENCE};
 use crate::fixup::plan::{Close, Plan};
-use crate::fixup::state::State;
+use crate::fixup::state::{add_all, State};
 use crate::fixup::walk::{Access, BlockCx, Walker, CHAIN};
+use crate::in_flight::PipeState;
+use cranelift_entity::SecondaryMap;
 use ori_ir::consts::*;
-use ori_ir::{AccumSet, Inst, VReg};
+use ori_ir::{AccumSet, Block, Inst, Opcode, VReg};
+use smallvec::SmallVec;
 
 rules! {
     /// A write killing an accumulator a later wgmma of the block chains on.
@@ -181,6 +184,110 @@ impl Walker<'_> {
                 bx.close_stage();
             }
             st.retire_all();
+        }
+    }
+
+    /// C7515 at a join (not a loop header) where one path brings an
+    /// accumulator set in flight and another path, in blocks of its own
+    /// (not dominating the join) where the set was never issued, wrote some
+    /// of its registers with a plain instruction: ptxas merges a fresh value
+    /// into the accumulator registers while the group is in flight (Triton's
+    /// zero-trip block around a `wait_group 1` mainloop:
+    /// `tests/triton2/accread_partial_*`, `tests/triton/fp8e4m3_128x256x128_*`).
+    /// A write before the split is the same value on every path, and a path
+    /// that issued the set joins a value the wgmma chain produced
+    /// (`c7517_uniform_branch_read_acc`). Only joins with a set in flight are
+    /// looked at, and only the straight-line blocks above each predecessor
+    /// up to the join's dominator, so the cost stays linear.
+    pub(in crate::fixup) fn check_plain_joins(
+        &self,
+        outs: &SecondaryMap<Block, Option<PipeState>>,
+        plan: &mut Plan,
+    ) {
+        if plan.failure().is_some() {
+            return;
+        }
+        let dt = &self.an.dt;
+        for &j in self.an.cfg.rpo() {
+            let preds = self.an.cfg.preds(j);
+            if preds.len() < 2 || preds.iter().any(|p| dt.dominates(j, *p)) {
+                continue;
+            }
+            let mut flying: SmallVec<[AccumSet; 4]> = SmallVec::new();
+            for p in preds {
+                if let Some(o) = &outs[*p] {
+                    add_all(&mut flying, o.all());
+                }
+            }
+            if flying.is_empty() {
+                continue;
+            }
+            for &p in preds {
+                let carries = outs[p].as_ref().is_some_and(|o| !o.is_empty());
+                if carries {
+                    continue;
+                }
+                let Some(at) = self.fresh_write_above(p, j, &flying, dt) else {
+                    continue;
+                };
+                // The written set must never have been issued on the way here.
+                let sets: SmallVec<[AccumSet; 4]> = self.f.insts[at]
+                    .defs()
+                    .iter()
+                    .flat_map(|r| self.tables.reg_sets[*r].iter().copied())
+                    .collect();
+                let mut up = Some(p);
+                let mut issued_above = false;
+                while let Some(b) = up {
+                    if self.f.layout.block_insts(b).iter().any(|i| {
+                        let d = &self.f.insts[*i];
+                        d.opcode == Opcode::WgmmaMmaAsync
+                            && d.accum.is_some_and(|w| sets.contains(&w.dst))
+                    }) {
+                        issued_above = true;
+                        break;
+                    }
+                    up = dt.idom(b).filter(|x| *x != b);
+                }
+                if !issued_above {
+                    plan.fail(RuleId::ZeroTripJoin, Some(at), None, None);
+                    // ptxas sees the fresh value at this join, not a wait to add.
+                    plan.waits
+                        .retain(|w| self.f.layout.inst_block(w.at) != Some(j));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A plain write of a register of `sets` in the straight-line blocks from
+    /// `p` up to (not including) a block dominating `j`, none of which issues
+    /// a wgmma.
+    fn fresh_write_above(
+        &self,
+        mut p: Block,
+        j: Block,
+        sets: &[AccumSet],
+        dt: &ori_ir::DominatorTree,
+    ) -> Option<Inst> {
+        let mut found = None;
+        loop {
+            if dt.dominates(p, j) {
+                return found;
+            }
+            for &i in self.f.layout.block_insts(p) {
+                let d = &self.f.insts[i];
+                if d.opcode == Opcode::WgmmaMmaAsync {
+                    return None;
+                }
+                if d.opcode == Opcode::Generic && d.defs().iter().any(|r| self.hits(*r, sets)) {
+                    found.get_or_insert(i);
+                }
+            }
+            match self.an.cfg.preds(p) {
+                [q] => p = *q,
+                _ => return found,
+            }
         }
     }
 }

@@ -9,6 +9,8 @@ use super::{Rule, RuleId, ISA_ASYNC_ACCESS};
 use crate::fixup::plan::{Close, Plan, Seen};
 use crate::fixup::state::State;
 use crate::fixup::walk::{Access, BlockCx, Walker};
+use crate::in_flight::PipeState;
+use cranelift_entity::SecondaryMap;
 use ori_ir::consts::*;
 use ori_ir::{Block, Inst, Opcode, VReg};
 
@@ -237,6 +239,51 @@ impl Walker<'_> {
         let op = self.f.insts[i].opcode;
         if op.is_wait() && !st.pipe.open.is_empty() && plan.record(Seen::ImplicitCommit, i) {
             plan.implicit_commits.push(i);
+        }
+    }
+
+    /// **R-wait-at-exit** for a block holding only a `ret`, reached with
+    /// accumulators in flight: ptxas turns a branch to it into a predicated
+    /// exit at the branch, so the wait goes before the branches of the
+    /// in-flight predecessors (from their converged exit states).
+    pub(in crate::fixup) fn bare_exit_waits(
+        &self,
+        outs: &SecondaryMap<Block, Option<PipeState>>,
+        plan: &mut Plan,
+    ) {
+        for b in std::mem::take(&mut plan.bare_exits) {
+            let ret = self.f.layout.block_insts(b)[0];
+            for &p in self.an.cfg.preds(b) {
+                let Some(out) = outs[p].as_ref().filter(|o| !o.is_empty()) else {
+                    continue;
+                };
+                let close = Close::for_open(out);
+                let last = self.f.layout.block_insts(p).last().copied();
+                let at = last
+                    .filter(|l| self.f.insts[*l].opcode == Opcode::Branch)
+                    .unwrap_or(ret);
+                plan.wait(at, close, None, RuleId::WaitAtExit);
+            }
+        }
+    }
+
+    /// **R-unrolled-loop-wait**: a wait injected into a loop ptxas unrolls
+    /// with a remainder is refused by its late check (C7514; see `loops`):
+    /// a small loop with a run-time trip count that waits itself.
+    pub(in crate::fixup) fn check_unrolled_loop_waits(&self, plan: &mut Plan) {
+        if plan.failure().is_some() {
+            return;
+        }
+        let f = self.f;
+        let looped = plan.waits.iter().find(|w| {
+            !f.insts[w.at].opcode.is_terminator()
+                && f.layout
+                    .inst_block(w.at)
+                    .is_some_and(|b| self.an.loops.waiting_unrolled[b])
+        });
+        if let Some(w) = looped {
+            let at = w.at;
+            plan.fail(RuleId::UnrolledLoopWait, Some(at), None, None);
         }
     }
 }
