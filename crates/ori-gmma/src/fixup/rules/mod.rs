@@ -448,6 +448,16 @@ mod tests {
     }
 
     #[test]
+    fn each_point_asks_a_rule_once() {
+        for (point, rules) in PRECEDENCE {
+            let mut seen = rules.to_vec();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), rules.len(), "{point:?} lists a rule twice");
+        }
+    }
+
+    #[test]
     fn every_example_is_a_recorded_case() {
         let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
         for info in RuleId::ALL.iter().map(|r| r.info()).chain(ANALYSIS_RULES) {
