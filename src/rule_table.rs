@@ -139,7 +139,7 @@ pub fn render_doc(decided: &BTreeMap<&'static str, Vec<String>>) -> String {
          (`properties.rule`) and under `--print-after FixupGmmaSequence`. \
          `ori explain RULE` says what ptxas does, what the PTX ISA says, the fix and \
          a recorded case; `ori explain CODE` lists the rules behind a message code. \
-         The rules live in `crates/ori-gmma/src/fixup/rules.rs`.\n\n{}",
+         The rules live in `crates/ori-gmma/src/fixup/rules/`, one file per family.\n\n{}",
         render(decided)
     )
 }

@@ -17,10 +17,15 @@
 //!   prints C7510 once per unit, after the unit's other messages, naming the
 //!   first function in the unit's order whose call crosses (the others are
 //!   serialized without a word).
+//! * **R-one-failure-per-unit.** A unit is serialized once and prints one
+//!   serialization message: a walk failure of the kernel or of an inlined
+//!   callee (C7520, C7518, C7509) before the unit's C7510, and that before
+//!   a late check's failure (`c7520_kernel_walk_failure_then_crossing_call`,
+//!   `..._after_crossing_call`, `..._then_nested_crossing_call`).
 //! * **R-inlined-callee.** A device function is compiled inlined into the
 //!   unit, in the kernel's context: its advisories are printed under its
 //!   name, a failure of the walk inside it (C7520, C7518, C7509) is the
-//!   unit's one serialization message (no C7510 then), and its late-check
+//!   unit's serialization message, and its late-check
 //!   failures (C7511, C7513-C7515) are not printed: the unit's C7510 stands
 //!   (`c7520_inlined_callee_divergent_empty_commit`,
 //!   `c7510_inlined_callee_read_after_wait1`).
@@ -83,7 +88,6 @@ pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) 
         order.clear();
         post_order(k, &callees, &mut visited, &mut order);
         let mut crossing = None;
-        let mut callee_walk_failure = false;
         let unit_start = out.len();
         for &i in &order {
             for d in &by_func[i] {
@@ -94,7 +98,6 @@ pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) 
                     // R-inlined-callee: the late checks run on the unit,
                     // whose C7510 is the one failure printed.
                 } else if callee && d.code.is_some_and(is_walk_failure) {
-                    callee_walk_failure = true;
                     out.push(unit_failure(d, funcs[k]));
                 } else {
                     out.push(d.clone());
@@ -105,11 +108,49 @@ pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) 
         // the rest, each in the unit's function order
         // (`c7510_callee_advisories_sorted_with_the_kernels`).
         out[unit_start..].sort_by_key(|d| advisory_rank(d.code));
-        if !callee_walk_failure {
-            out.extend(crossing);
-        }
+        let unit = out.split_off(unit_start);
+        out.extend(one_failure(unit, crossing, &funcs[k].name));
     }
     out
+}
+
+/// R-one-failure-per-unit: a kernel compiled with its callees inlined is
+/// serialized once, and ptxas prints one serialization message for it (in
+/// the recorded whole-program cases no unit prints two). The walk's
+/// failure comes first (R-walk-failure-first on the unit: it serializes
+/// the unit before its calls and late checks are looked at; C7520 before
+/// C7518 before C7509, the kernel's own before an inlined callee's), then
+/// the unit's C7510, then a late check's failure
+/// (`c7520_kernel_walk_failure_then_nested_crossing_call`).
+fn one_failure(
+    unit: Vec<Diagnostic>,
+    crossing: Option<Diagnostic>,
+    kernel: &str,
+) -> Vec<Diagnostic> {
+    let rank = |d: &Diagnostic| -> Option<(u8, bool)> {
+        let code = d.code?;
+        let class = match code {
+            C7520_WGAR_DIVERGENT => 0,
+            C7518_WGDP_DIVERGENT => 1,
+            C7509_EXTERN_CALLS => 2,
+            C7510_CROSSES_CALL => 3,
+            c if is_late_check(c) => 4,
+            _ => return None,
+        };
+        Some((class, d.function.as_deref() != Some(kernel)))
+    };
+    let all: Vec<Diagnostic> = unit.into_iter().chain(crossing).collect();
+    let kept = all
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| rank(d).map(|r| (r, i)))
+        .min()
+        .map(|(_, i)| i);
+    all.into_iter()
+        .enumerate()
+        .filter(|(i, d)| rank(d).is_none() || Some(*i) == kept)
+        .map(|(_, d)| d)
+        .collect()
 }
 
 /// An inlined callee's walk failure as the unit prints it: named after the
@@ -167,8 +208,8 @@ fn advisory_rank(code: Option<u32>) -> u8 {
     }
 }
 
-/// A serialization the walk itself finds (divergence, an extern call): it
-/// ends the unit's walk, so the unit prints it and not the late C7510.
+/// A serialization the walk itself finds (divergence, an extern call): an
+/// inlined callee's is the unit's, named as [`unit_failure`] says.
 fn is_walk_failure(code: u32) -> bool {
     matches!(
         code,
@@ -306,6 +347,57 @@ mod tests {
         let mut order = Vec::new();
         post_order(3, &callees, &mut visited, &mut order);
         assert_eq!(order, vec![0, 2, 1, 3]);
+    }
+
+    fn msg(code: u32, function: &str) -> Diagnostic {
+        let mut d = Diagnostic::new(ori_ir::Severity::Info, Some(code), "");
+        d.function = Some(function.to_string());
+        d
+    }
+
+    fn codes(ds: &[Diagnostic]) -> Vec<(u32, &str)> {
+        ds.iter()
+            .map(|d| (d.code.unwrap(), d.function.as_deref().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn one_failure_per_unit_walk_failure_then_crossing_then_late_check() {
+        let arrive = msg(C7519_ARRIVE_INJECTED, "dev");
+        // The kernel's late check and a callee's walk failure: the walk's.
+        let unit = vec![
+            arrive.clone(),
+            msg(C7520_WGAR_DIVERGENT, "dev"),
+            msg(C7514_READS_ACCUMULATORS, "k"),
+        ];
+        let kept = one_failure(unit, Some(msg(C7510_CROSSES_CALL, "dev")), "k");
+        assert_eq!(
+            codes(&kept),
+            vec![
+                (C7519_ARRIVE_INJECTED, "dev"),
+                (C7520_WGAR_DIVERGENT, "dev")
+            ]
+        );
+        // C7518 and C7520 of one unit: C7520; the kernel's before a callee's.
+        let unit = vec![
+            msg(C7518_WGDP_DIVERGENT, "k"),
+            msg(C7520_WGAR_DIVERGENT, "dev"),
+            msg(C7520_WGAR_DIVERGENT, "k"),
+        ];
+        assert_eq!(
+            codes(&one_failure(unit, None, "k")),
+            vec![(C7520_WGAR_DIVERGENT, "k")]
+        );
+        // No walk failure: the unit's C7510 over the kernel's late check.
+        let unit = vec![arrive, msg(C7511_PIPELINE_REGISTERS, "k")];
+        assert_eq!(
+            codes(&one_failure(
+                unit,
+                Some(msg(C7510_CROSSES_CALL, "dev")),
+                "k"
+            )),
+            vec![(C7519_ARRIVE_INJECTED, "dev"), (C7510_CROSSES_CALL, "dev")]
+        );
     }
 
     #[test]

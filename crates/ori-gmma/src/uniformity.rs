@@ -209,34 +209,13 @@ fn inst_sources_divergent(d: &InstData, div: &impl Fn(VReg) -> bool, c31: &Clamp
 
 /// Immediate post-dominators, from the dominator algorithm on the reversed CFG.
 fn post_dominators(f: &Function, cfg: &ControlFlowGraph) -> SecondaryMap<Block, Option<Block>> {
-    // Reverse postorder of the reversed graph, from a virtual exit joining every exit block.
-    let blocks = cfg.rpo();
-    let exits: Vec<Block> = blocks
+    let exits: Vec<Block> = cfg
+        .rpo()
         .iter()
         .copied()
         .filter(|b| cfg.succs(*b).is_empty())
         .collect();
-    let mut order: Vec<Block> = Vec::new();
-    let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
-    for &e in &exits {
-        if seen[e] {
-            continue;
-        }
-        seen[e] = true;
-        let mut stack = vec![(e, 0usize)];
-        while let Some((b, k)) = stack.pop() {
-            if let Some(&p) = cfg.preds(b).get(k) {
-                stack.push((b, k + 1));
-                if !seen[p] {
-                    seen[p] = true;
-                    stack.push((p, 0));
-                }
-            } else {
-                order.push(b);
-            }
-        }
-    }
-    order.reverse();
+    let order = reversed_rpo(cfg, &exits);
     let mut index: SecondaryMap<Block, u32> = SecondaryMap::with_default(u32::MAX);
     for (k, b) in order.iter().enumerate() {
         index[*b] = k as u32 + 1; // 0 is the virtual exit
@@ -294,6 +273,33 @@ fn post_dominators(f: &Function, cfg: &ControlFlowGraph) -> SecondaryMap<Block, 
         out[b] = ipdom[b].and_then(node);
     }
     out
+}
+
+/// Reverse postorder of the reversed graph, from a virtual exit joining
+/// every block of `exits`.
+fn reversed_rpo(cfg: &ControlFlowGraph, exits: &[Block]) -> Vec<Block> {
+    let mut order: Vec<Block> = Vec::new();
+    let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
+    for &e in exits {
+        if seen[e] {
+            continue;
+        }
+        seen[e] = true;
+        let mut stack = vec![(e, 0usize)];
+        while let Some((b, k)) = stack.pop() {
+            if let Some(&p) = cfg.preds(b).get(k) {
+                stack.push((b, k + 1));
+                if !seen[p] {
+                    seen[p] = true;
+                    stack.push((p, 0));
+                }
+            } else {
+                order.push(b);
+            }
+        }
+    }
+    order.reverse();
+    order
 }
 
 impl Uniformity {

@@ -81,20 +81,11 @@ fn advisory(
     d
 }
 
-/// What the instruction an injected wait goes before has to do with it.
+/// What the instruction an injected wait goes before has to do with it:
+/// the rule's own words ([`RuleId::culprit`]), else the read rules' case.
 fn wait_culprit(rule: RuleId) -> &'static str {
-    match rule {
-        RuleId::WaitAtExit => "the function exits here with wgmma in flight",
-        RuleId::WaitAtCall => "this call passes accumulators in flight to a callee ptxas inlines",
-        RuleId::UnpackSinksToWait => {
-            "ptxas sinks a copy of an in-flight accumulator (used past its block) to this wait_group and waits here"
-        }
-        RuleId::JoinWaitLevels => "paths reaching this point left different groups in flight",
-        RuleId::WaitBeforeCopiedOverwrite => {
-            "this wgmma overwrites an accumulator whose copy is still live"
-        }
-        _ => "this instruction reads an accumulator of a wgmma still in flight",
-    }
+    rule.culprit()
+        .unwrap_or("this instruction reads an accumulator of a wgmma still in flight")
 }
 
 /// A note pointing at `i` (a secondary span of a diagnostic).
@@ -113,13 +104,16 @@ fn advisories(f: &Function, plan: &Plan, wgmmas: &[Inst]) -> Vec<Diagnostic> {
     let arrives = plan.arrives.iter().map(|&(i, rule)| {
         let touched = touched_before(f, i).map(|(j, r, wrote)| {
             let verb = if wrote { "writes" } else { "reads" };
-            note_at(f, j, format!("{verb} {}, which the wgmma uses", f.vregs[r].name))
+            note_at(
+                f,
+                j,
+                format!("{verb} {}, which the wgmma uses", f.vregs[r].name),
+            )
         });
-        let why = match rule {
-            RuleId::EmptyGroup => "this commit closes a group with no wgmma: ptxas gives it a dummy wgmma, fenced here",
-            RuleId::ArriveMissing => "no warpgroup arrive before this wgmma since the start of its block",
-            _ => "this wgmma uses registers accessed since the last warpgroup arrive",
-        };
+        // The rule's own words, else R-arrive-after-write's case.
+        let why = rule
+            .culprit()
+            .unwrap_or("this wgmma uses registers accessed since the last warpgroup arrive");
         advisory(
             f,
             C7519_ARRIVE_INJECTED,

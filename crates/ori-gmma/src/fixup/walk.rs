@@ -1,6 +1,7 @@
 //! The primary fixup's walk over one block (seed 003: `sub_ADEB40`): the
-//! transfer function of [`State`] and, at each instruction, the rules that
-//! decide an injection or a serialization, asked in one stated order.
+//! transfer function of [`State`]. At each instruction it asks the rules
+//! (`rules`, one item each, with their predicates and actions) of that
+//! point of the walk, in the order `rules::PRECEDENCE` states.
 //!
 //! `solve` runs the walk over each block in the fixpoint: its first pass
 //! records the first visits' decisions, its later rounds use a scratch
@@ -11,24 +12,24 @@
 
 use super::analyses::Analyses;
 use super::inst_regs::InstRegs;
-use super::plan::{Close, Plan, Seen, WaitAt};
-use super::rules::{Mode, RuleId};
-use super::state::{add_all, set_shape, shape_of, wgmma_shape, ArriveAt, State};
+use super::plan::{Plan, WaitAt};
+use super::rules::read::{CopyShapes, ReadAt};
+use super::rules::Mode;
+use super::state::{add_all, set_shape, wgmma_shape, ArriveAt, State};
 use cranelift_entity::packed_option::ReservedValue;
 
 use cranelift_entity::{EntityRef, SecondaryMap};
 use fxhash::FxHashSet;
 use ori_ir::{
-    AccumSet, AccumSetPool, Block, FuncKind, Function, Inst, InstData, Opcode, Operand, RegClass,
-    VReg,
+    AccumSet, AccumSetPool, Block, Function, Inst, InstData, Opcode, Operand, RegClass, VReg,
 };
 use smallvec::SmallVec;
 
-/// The set id standing for the dummy wgmma of an empty group (no registers).
 /// How many wgmma of one stage into one set make a chain
 /// (R-kill-after-chain): the stage's issues are counted up to this.
-const CHAIN: usize = 2;
+pub(super) const CHAIN: usize = 2;
 
+/// The set id standing for the dummy wgmma of an empty group (no registers).
 fn dummy_group_set() -> AccumSet {
     AccumSet::reserved_value()
 }
@@ -107,44 +108,8 @@ pub(super) struct Walker<'a> {
     /// there, so that they retire the groups on every path out of the block.
     pub(super) hoisted: SecondaryMap<Block, SmallVec<[WaitAt; 1]>>,
     /// The copies' shapes found so far (`Walker::copy_shape`).
-    copy_shapes: std::cell::RefCell<CopyShapes>,
+    pub(super) copy_shapes: std::cell::RefCell<CopyShapes>,
 }
-
-/// `Walker::copy_shape`'s answers, by instruction: a table of one word per
-/// instruction (0: not asked yet; [`CopyShapes::NONE`]: not a copy that
-/// sinks; `k`: `found[k - 1]`) read in the walk's own order, where a hash
-/// map of the answers cost one cache miss per visit of every plain
-/// instruction (a third of the walk's time on the generated 1M matmul).
-struct CopyShapes {
-    at: SecondaryMap<Inst, u32>,
-    found: Vec<CopyShape>,
-}
-
-impl CopyShapes {
-    const NONE: u32 = u32::MAX;
-
-    fn get(&self, i: Inst) -> Option<Option<&CopyShape>> {
-        match self.at[i] {
-            0 => None,
-            CopyShapes::NONE => Some(None),
-            k => Some(self.found.get(k as usize - 1)),
-        }
-    }
-
-    fn insert(&mut self, i: Inst, shape: Option<CopyShape>) {
-        self.at[i] = match shape {
-            None => CopyShapes::NONE,
-            Some(s) => {
-                self.found.push(s);
-                self.found.len() as u32
-            }
-        };
-    }
-}
-
-/// A copy of an accumulator: (destinations, source, where it is made,
-/// whether that is the user's `wait_group 0`).
-type CopyShape = (SmallVec<[VReg; 4]>, VReg, Inst, bool);
 
 /// Registers a wgmma reads as a fragment (A fragment, sparse metadata):
 /// ptxas fences both alike.
@@ -158,22 +123,22 @@ pub(super) fn accumulator_regs(d: &InstData) -> SmallVec<[VReg; 4]> {
 }
 
 /// What the walk tracks within one PTX block only.
-struct BlockCx {
-    b: Block,
+pub(super) struct BlockCx {
+    pub(super) b: Block,
     /// A wgmma since the last commit or wait, in this ptxas block.
-    block_wgmma: bool,
+    pub(super) block_wgmma: bool,
     /// An arrive after the last plain instruction, in this ptxas block.
-    fresh_arrive: bool,
+    pub(super) fresh_arrive: bool,
     /// Destination sets of the open stage's wgmma, one entry per wgmma.
-    block_issues: SmallVec<[AccumSet; 8]>,
+    pub(super) block_issues: SmallVec<[AccumSet; 8]>,
     /// A-fragment registers of the wgmma earlier in this PTX block.
-    block_fragments: FxHashSet<VReg>,
+    pub(super) block_fragments: FxHashSet<VReg>,
     /// Accumulator registers a wgmma earlier in this PTX block wrote, with
     /// the number of wgmma that wrote each.
-    block_wgmma_defs: RegCounts,
+    pub(super) block_wgmma_defs: RegCounts,
     /// A loop header that forgot an arrive R-arrive-kept would keep: the
     /// arrive still holds after the block unless a call intervened.
-    restore_arrive: bool,
+    pub(super) restore_arrive: bool,
 }
 
 /// A count per register, dense (indexed by register) and cleared by the
@@ -187,18 +152,18 @@ pub(super) struct RegCounts {
 }
 
 impl RegCounts {
-    fn incr(&mut self, r: VReg) {
+    pub(super) fn incr(&mut self, r: VReg) {
         if self.counts[r] == 0 {
             self.touched.push(r);
         }
         self.counts[r] += 1;
     }
 
-    fn get(&self, r: VReg) -> u32 {
+    pub(super) fn get(&self, r: VReg) -> u32 {
         self.counts.get(r).copied().unwrap_or(0)
     }
 
-    fn remove(&mut self, r: VReg) {
+    pub(super) fn remove(&mut self, r: VReg) {
         if self.counts.get(r).is_some() {
             self.counts[r] = 0;
         }
@@ -214,42 +179,30 @@ impl RegCounts {
 impl BlockCx {
     /// A wait or commit injected here closes the stage: a commit later in
     /// the block closes an empty group (probe n10).
-    fn close_stage(&mut self) {
+    pub(super) fn close_stage(&mut self) {
         self.block_wgmma = false;
         self.block_issues.clear();
     }
 }
 
 /// A plain instruction's register accesses, as ptxas sees them.
-struct Access {
-    defs: SmallVec<[VReg; 8]>,
+pub(super) struct Access {
+    pub(super) defs: SmallVec<[VReg; 8]>,
     /// Reads, with a guarded instruction's definitions (a predicated write
     /// keeps the old value where the guard is false) and the accumulators
     /// behind live copies.
-    uses: SmallVec<[VReg; 8]>,
+    pub(super) uses: SmallVec<[VReg; 8]>,
     /// Every set in flight before the instruction.
-    all: SmallVec<[AccumSet; 4]>,
+    pub(super) all: SmallVec<[AccumSet; 4]>,
     /// A register read of an open (uncommitted) set.
-    read_open: Option<VReg>,
+    pub(super) read_open: Option<VReg>,
     /// A register read of any set in flight.
-    read_any: Option<VReg>,
+    pub(super) read_any: Option<VReg>,
     /// Whether the instruction writes a register of a set in flight.
-    defines_acc: bool,
+    pub(super) defines_acc: bool,
     /// A pure read of the open stage with more wgmma of the stage to come.
-    between: Option<VReg>,
+    pub(super) between: Option<VReg>,
 }
-
-/// Precedence of the rules for a plain instruction that reads an
-/// accumulator in flight, stated once: the first rule that applies decides.
-const READ_RULES: [RuleId; 7] = [
-    RuleId::ReadBeforeRmw,
-    RuleId::ReadBetweenWgmma,
-    RuleId::UndefinedWrite,
-    RuleId::ReadUnsureGroup,
-    RuleId::DivergentStoreRun,
-    RuleId::RefuseAfterUserWait,
-    RuleId::WaitBeforeRead,
-];
 
 impl Walker<'_> {
     /// One walk over block `b` from `st`; records decisions in `plan`.
@@ -260,9 +213,8 @@ impl Walker<'_> {
         for &i in self.f.layout.block_insts(b) {
             let d = &self.f.insts[i];
             let at_branch = Some(i) == last && d.opcode == Opcode::Branch;
-            if join_wait && at_branch && !st.mixed.is_empty() && !st.pipe.is_empty() {
-                plan.wait(i, Close::for_open(&st.pipe), None, RuleId::JoinWaitLevels);
-                st.retire_all();
+            if join_wait && at_branch {
+                self.join_wait_levels(&mut st, plan, i);
             }
             if Some(i) == last && !self.hoisted[b].is_empty() {
                 self.make_hoisted_waits(&mut bx, &mut st, plan, b);
@@ -274,8 +226,11 @@ impl Walker<'_> {
                 op if op.is_arrive() => self.on_arrive(&mut bx, &mut st, i),
                 Opcode::WgmmaMmaAsync => self.on_wgmma(&mut bx, &mut st, plan, i),
                 op if op.is_commit() || op.is_wait() => self.on_sync(&mut bx, &mut st, plan, i),
-                Opcode::Return => self.on_return(&bx, &mut st, plan, i),
-                Opcode::Call => self.on_call(&mut bx, &mut st, plan, i),
+                Opcode::Return => self.exit_rules(&bx, &mut st, plan, i),
+                Opcode::Call => {
+                    self.call_rules(&mut bx, &mut st, plan, i);
+                    call_transfer(&mut bx, &mut st);
+                }
                 _ => self.on_plain(&mut bx, &mut st, plan, i),
             }
         }
@@ -288,43 +243,6 @@ impl Walker<'_> {
         bx.block_wgmma_defs.clear();
         self.spare_counts.replace(bx.block_wgmma_defs);
         st
-    }
-
-    /// A wait an earlier visit decided before `i` stands on every later
-    /// visit (R-first-visit), so where a back edge brings wgmmas open to it
-    /// they are committed first, as [`Plan::wait`] upgrades a recorded wait
-    /// (fuzz input `ok-hazard-unannounced-1331bb41`: a write and a read at a
-    /// loop's top, the read's wait decided on the first visit, the loop's
-    /// last wgmma open round the back edge). Only the edit changes: the
-    /// decisions stay those of the visits (`heldout3_19` keeps its C7514
-    /// from the converged state). Waits hoisted out of divergent code are
-    /// made where they go (`make_hoisted_waits`).
-    fn keep_recorded_wait(&self, st: &State, plan: &mut Plan, i: Inst) {
-        if st.pipe.open.is_empty() || super::apply::hoist_to_uniform(self.f, self.an, i) != i {
-            return;
-        }
-        plan.wait(i, Close::CommitBatch, None, RuleId::WaitBeforeRead);
-    }
-
-    /// **R-hoisted-wait-retires**: a wait hoisted out of divergent code to
-    /// the end of uniform block `b` (`apply::hoist_to_uniform`) runs on
-    /// every path out of `b`, so the groups it retires are retired at the
-    /// join after the divergent code too: ptxas names the divergent reader
-    /// once and waits for nothing more after the join
-    /// (`c7517_divergent_read_after_loop_one_wait`). Made before `b`'s last
-    /// instruction, where the edit puts it, naming the reader.
-    fn make_hoisted_waits(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, b: Block) {
-        for w in &self.hoisted[b] {
-            // The stage open here is committed first, whatever the reader
-            // saw below: a user's commit in the divergent code comes after
-            // this point (fuzz input `ok-hazard-strict-df523a77`).
-            let close = Close::for_open(&st.pipe);
-            if close == Close::CommitBatch {
-                bx.close_stage();
-            }
-            plan.wait(w.at, close, w.line, w.rule);
-        }
-        st.retire_all();
     }
 
     /// The state at the top of `b`: ptxas forgets the arrive at a block
@@ -358,77 +276,6 @@ impl Walker<'_> {
         }
     }
 
-    /// **R-join-wait-levels.** Entered from uniform arms that each end in a
-    /// wait of their own, at different levels: unless a read needs it
-    /// first, ptxas waits at the end of this block, naming its branch
-    /// (`heldout4_30`). With a wait on one side only, reads here are C7514
-    /// instead (R-read-unsure-group).
-    fn join_needs_wait(&self, b: Block, st: &State) -> bool {
-        let f = self.f;
-        let arm_waits = |p: &Block| {
-            self.an.cfg.preds(*p).len() == 1
-                && f.layout
-                    .block_insts(*p)
-                    .iter()
-                    .any(|i| f.insts[*i].opcode == Opcode::WgmmaWaitGroup)
-        };
-        self.an.cfg.preds(b).len() > 1
-            && !self.an.loops.header[b]
-            && !st.mixed.is_empty()
-            && !st.divergent_wait
-            && self.an.cfg.preds(b).iter().all(arm_waits)
-            && self.unwaited_use_after(b, &st.pipe.all())
-    }
-
-    /// **R-empty-group**'s arrive: the dummy wgmma of an empty group gets one
-    /// when no arrive came since the start of its block (R-arrive-missing,
-    /// without R-arrive-kept: generated pipeline `g1113`)
-    /// or an accumulator register was written since the last arrive
-    /// (`c7517_c7519_rmw_last_before_commit`); a plain instruction alone
-    /// does not need it (`clean_empty_commits_after_plain_write`: a second
-    /// and a third commit after the fence's group, with a store and a
-    /// write of another register between, get no arrive).
-    fn touched_needs_arrive(&self, st: &State) -> bool {
-        st.touched.iter().any(|r| self.tables.kinds.tensor(*r))
-    }
-
-    /// **R-divergent-arrive** holds in kernels only: in a `.func` compiled
-    /// as a function of its own (`-c`), ptxas 13.0.88 injects an arrive in
-    /// divergent code (C7519) where a kernel serializes (C7520), for a wgmma,
-    /// an empty group's dummy wgmma and a fence in divergent code alike
-    /// (`c7519_func_divergent_*`); waits in divergent code still serialize
-    /// there (C7518). Without `-c` a device function is compiled inlined
-    /// into its kernels, so the kernel's rule applies
-    /// (`c7520_inlined_callee_divergent_empty_commit`).
-    fn arrives_check_divergence(&self) -> bool {
-        self.f.kind == FuncKind::Entry || !self.module.compile_only
-    }
-
-    /// **R-arrive-kept**: ptxas forgets the arrive at a block boundary it
-    /// keeps, unless no wgmma was issued since the arrive and block `b` is
-    /// control-equivalent to the arrive's block (dominated by it and
-    /// post-dominating it) and outside every run-time loop (a fence inside a
-    /// loop does not serve a wgmma after it: generated pipeline `g1013`): a
-    /// fence before a spin loop still serves the
-    /// wgmma after the loop (`clean_fence_then_loop_then_wgmma`), not one
-    /// in a branch arm (`c7519_mma_in_uniform_branch`) nor a second wgmma
-    /// after the loop (`heldout5_30`).
-    /// A loop header forgets it for its own instructions all the same
-    /// (ptxas knows the back edge on its first visit:
-    /// `c7519_loop_mma_fence_outside`,
-    /// `c7519_loop_header_arrive_then_divergent_fence`), and passes it on
-    /// when nothing in it used it (`restore_arrive`).
-    fn arrive_kept(&self, b: Block, st: &State) -> bool {
-        let ArriveAt::At(a) = st.arrive_block else {
-            return false;
-        };
-        !st.no_arrive
-            && !st.wgmma_since_arrive
-            && !self.an.loops.runtime[a]
-            && self.an.dt.dominates(a, b)
-            && self.an.uni.post_dominates(b, a, 64)
-    }
-
     /// A fence (or an injected arrive) orders everything before it.
     fn on_arrive(&self, bx: &mut BlockCx, st: &mut State, i: Inst) {
         bx.fresh_arrive = true;
@@ -452,128 +299,6 @@ impl Walker<'_> {
         self.wgmma_over_copy(st, plan, i, &accs);
         self.wgmma_arrive(bx, st, plan, i, &accs);
         self.wgmma_transfer(bx, st, plan, i, &accs);
-    }
-
-    /// **R-overlapping-sets** and **R-fragment-from-wgmma**.
-    fn wgmma_register_failures(&self, st: &State, plan: &mut Plan, i: Inst, accs: &[VReg]) {
-        // Accumulator sets that overlap an in-flight one without starting at
-        // the same register cannot be allocated in place (`heldout5_22`: n16
-        // {f0..f7} then n32 {f4..f19}). Sets are compared by their lowest
-        // register (sets are sorted by register id): CUTLASS writes its
-        // accumulator vectors in descending order (`{%f2930, ..., %f2867}`),
-        // so the first operand is not where the set starts.
-        let flying = st.pipe.all();
-        let lowest = accs.iter().min();
-        let misaligned = accs.iter().any(|r| {
-            self.tables.reg_sets[*r].iter().any(|s| {
-                flying.contains(s) && self.sets.get(*s).and_then(|set| set.first()) != lowest
-            })
-        });
-        if misaligned {
-            let rule = RuleId::OverlappingSets;
-            plan.fail(rule, Some(i), accs.first().copied(), st.last_wgmma);
-        }
-        // An A fragment a wgmma wrote since the last arrive: no injected
-        // arrive can order it (`heldout5_28`, fixed only by wait + fence).
-        let frag_from_wgmma = self
-            .tables
-            .regs
-            .frags(i)
-            .iter()
-            .copied()
-            .find(|r| self.hits(*r, &st.wgmma_sets_since_arrive));
-        if let Some(r) = frag_from_wgmma {
-            plan.fail(RuleId::FragmentFromWgmma, Some(i), Some(r), st.last_wgmma);
-        }
-    }
-
-    /// A wgmma overwriting an accumulator whose old value lives on in a
-    /// copy: the copy must be made first. In a committed group ptxas waits
-    /// before this wgmma (**R-wait-before-copied-overwrite**); in the open
-    /// stage it cannot (**R-copied-overwrite-in-stage**).
-    fn wgmma_over_copy(&self, st: &mut State, plan: &mut Plan, i: Inst, accs: &[VReg]) {
-        let all = st.pipe.all();
-        let copied = st
-            .aliases
-            .iter()
-            .map(|(_, s)| *s)
-            .find(|s| accs.contains(s) && self.hits(*s, &all));
-        let Some(src) = copied else { return };
-        if self.hits(src, &st.pipe.open) {
-            let rule = RuleId::CopiedOverwriteInStage;
-            plan.fail(rule, Some(i), Some(src), st.last_wgmma);
-        } else {
-            plan.wait(i, Close::Nothing, None, RuleId::WaitBeforeCopiedOverwrite);
-            st.retire_all();
-            // The copy, made here, reads the register just before this
-            // wgmma overwrites it: the ISA wants a fence between, ptxas
-            // gives none.
-            st.read_touched.insert(src);
-        }
-        st.aliases.retain(|(_, s)| !accs.contains(s));
-    }
-
-    /// **R-arrive-after-write**, **R-arrive-missing**, **R-divergent-arrive**
-    /// and **R-undefined-arrive**: whether this wgmma needs an arrive.
-    fn wgmma_arrive(
-        &self,
-        bx: &mut BlockCx,
-        st: &mut State,
-        plan: &mut Plan,
-        i: Inst,
-        accs: &[VReg],
-    ) {
-        let d = &self.f.insts[i];
-        let mut regs: SmallVec<[VReg; 8]> = accs.iter().copied().collect();
-        regs.extend(self.tables.regs.frags(i).iter().copied());
-        // A write of any accumulator register after a wgmma of this arrive's
-        // stage also needs a new arrive, whatever registers the next wgmma
-        // uses (`heldout4_38`: an add into D between D's last wgmma and E's).
-        let touched = regs.iter().any(|r| st.touched.contains(r))
-            || (st.wgmma_since_arrive && st.touched.iter().any(|r| self.tables.kinds.tensor(*r)));
-        // What the ISA also orders and ptxas 13.0.88 does not: a plain read
-        // of the registers since the last arrive, or an accumulator last used
-        // by a wgmma of another shape ("except when these are accumulator
-        // register accesses across multiple wgmma.mma_async instructions of
-        // the same shape").
-        let shape = wgmma_shape(d);
-        let isa_only = !(st.no_arrive || touched)
-            && (regs.iter().any(|r| st.read_touched.contains(r))
-                || accs
-                    .iter()
-                    .any(|r| shape_of(&st.shapes, *r).is_some_and(|s| s != shape)));
-        let arrived = |bx: &mut BlockCx, st: &mut State| {
-            st.touched.clear();
-            st.read_touched.clear();
-            st.shapes.clear();
-            bx.fresh_arrive = true;
-            st.arrive_block = ArriveAt::At(bx.b);
-        };
-        if isa_only {
-            if plan.record(Seen::UbArrive, i) {
-                plan.ub_arrives.push(i);
-            }
-            if RuleId::UndefinedArrive.injects_in(self.mode) {
-                arrived(bx, st);
-            }
-        }
-        if st.no_arrive || touched {
-            let divergent = self.an.uni.inst_is_divergent(bx.b, i) || st.divergent_fence;
-            // R-first-visit: an arrive decided here on the first visit
-            // stands; the converged state's divergent fence round the back
-            // edge does not take it back (`c7519_loop_header_arrive_then_
-            // divergent_fence`).
-            if divergent && self.arrives_check_divergence() && !plan.has_arrive(i) {
-                plan.fail(RuleId::DivergentArrive, Some(i), None, None);
-            } else if st.no_arrive {
-                plan.arrive(i, RuleId::ArriveMissing);
-            } else {
-                plan.arrive(i, RuleId::ArriveAfterWrite);
-            }
-            arrived(bx, st);
-            st.no_arrive = false;
-            st.block_no_arrive = false;
-        }
     }
 
     /// How a wgmma moves the state: its set goes in flight, its registers
@@ -621,9 +346,7 @@ impl Walker<'_> {
             }
         }
         st.last_wgmma = Some(i);
-        if self.in_flight_exceeds(st, self.tables.budget) {
-            plan.fail_budget(i);
-        }
+        self.in_flight_budget_rule(st, plan, i);
     }
 
     /// A user's commit or wait. In divergent code it is fine by itself
@@ -639,32 +362,8 @@ impl Walker<'_> {
             st.divergent_wait = divergent;
             st.user_waited |= op == Opcode::WgmmaWaitGroup;
         }
-        // R-empty-group: a commit with no wgmma before it in its own block.
-        let empty_group = op == Opcode::WgmmaCommitGroup && !bx.block_wgmma;
-        if empty_group && plan.first(Seen::EmptyCommit, i) {
-            plan.empty_commits.push(i);
-        }
-        if op.is_commit()
-            && !bx.block_wgmma
-            && (st.block_no_arrive || self.touched_needs_arrive(st))
-        {
-            if (divergent || st.divergent_fence) && self.arrives_check_divergence() {
-                plan.fail(RuleId::DivergentArrive, Some(i), None, None);
-            } else {
-                plan.arrive(i, RuleId::EmptyGroup);
-            }
-            bx.fresh_arrive = true;
-            st.arrive_block = ArriveAt::At(bx.b);
-            st.touched.clear();
-            st.no_arrive = false;
-            st.block_no_arrive = false;
-        }
-        // R-wait-closes-stage: ptxas closes a stage left open at a wait (the
-        // last HGMMA carries gsb0, `attempt_c7516_no_commit`); ori writes
-        // the commit out.
-        if op.is_wait() && !st.pipe.open.is_empty() && plan.record(Seen::ImplicitCommit, i) {
-            plan.implicit_commits.push(i);
-        }
+        let empty_group = self.empty_group(bx, st, plan, i, divergent);
+        self.implicit_commit(st, plan, i);
         bx.close_stage();
         self.sync_transfer(st, d, empty_group);
     }
@@ -748,96 +447,6 @@ impl Walker<'_> {
         st.mixed.retain(|s| all.contains(s));
     }
 
-    /// **R-wait-at-exit**: nothing may stay in flight past the exit.
-    fn on_return(&self, bx: &BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
-        if st.pipe.is_empty() {
-            return;
-        }
-        if st.divergent_wait && !st.mixed.is_empty() {
-            // In flight here only on the paths that skipped a divergent
-            // wait: the exit wait depends on it (probe d2).
-            let rule = RuleId::ReadAfterDivergentWait;
-            plan.fail(rule, Some(i), None, st.last_wgmma);
-            return;
-        }
-        if self.f.layout.block_insts(bx.b)[0] == i {
-            plan.bare_exit(bx.b, i);
-        } else {
-            plan.wait(i, Close::for_open(&st.pipe), None, RuleId::WaitAtExit);
-        }
-        st.retire_all();
-    }
-
-    /// A call: ptxas inlines a defined callee (without `-c`), whose body
-    /// reads the arguments at the call's line.
-    fn on_call(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
-        let d = &self.f.insts[i];
-        let callee = d.slots.iter().find_map(|s| match &s.op {
-            Operand::Sym(n) => Some(&**n),
-            _ => None,
-        });
-        let info = callee.and_then(|n| self.module.funcs.get(n).copied());
-        let defined = matches!(info, Some((true, _)));
-        let inlined = defined && !self.module.compile_only;
-        let all = st.pipe.all();
-        let passes_in_flight = self
-            .tables
-            .regs
-            .uses(i)
-            .iter()
-            .copied()
-            .find(|r| self.hits(*r, &all));
-        let unsure = passes_in_flight.filter(|r| {
-            st.partial_wait
-                || self.tables.reg_sets[*r]
-                    .iter()
-                    .any(|s| st.mixed.contains(s))
-        });
-        if let Some(r) = unsure.filter(|_| defined) {
-            // As for a plain read: ptxas does not strengthen a partial wait
-            // for the inlined callee's reads (`heldout3_24`).
-            plan.fail(
-                RuleId::CallAfterPartialWait,
-                Some(i),
-                Some(r),
-                st.last_wgmma,
-            );
-        } else if passes_in_flight.is_some() && inlined {
-            let close = Close::for_open(&st.pipe);
-            if close == Close::CommitBatch {
-                bx.close_stage();
-            }
-            plan.wait(i, close, None, RuleId::WaitAtCall);
-            st.retire_all();
-        }
-        if !inlined {
-            // R-extern-call: inside an open stage ptxas answers C7520.
-            let rule = if st.pipe.open.is_empty() {
-                RuleId::ExternCall
-            } else {
-                RuleId::ExternCallInStage
-            };
-            plan.fail(rule, Some(i), None, None);
-        } else if info == Some((true, true)) {
-            // R-call-crosses-pipeline: ptxas inlines the callee, whose commits
-            // and waits close this block's stage, so a commit after the call
-            // is empty (`c7510_call_pipeline_func_inside_pipeline`).
-            let rule = RuleId::CallCrossesPipeline;
-            plan.fail(rule, Some(i), None, st.last_wgmma);
-            bx.close_stage();
-        } else {
-            // R-call-ends-block: the inlined body ends ptxas's block even
-            // when it has no pipeline, so a commit right after the call
-            // closes an empty group (`c7519_commit_after_inlined_call`).
-            bx.close_stage();
-        }
-        st.touched.clear();
-        st.no_arrive = true;
-        st.block_no_arrive = true;
-        bx.restore_arrive = false;
-        bx.fresh_arrive = false;
-    }
-
     /// Any other instruction: the copy rule, the kill rules, the read rules
     /// in their order, the in-flight write rules, then what it touched.
     fn on_plain(&self, bx: &mut BlockCx, st: &mut State, plan: &mut Plan, i: Inst) {
@@ -853,7 +462,13 @@ impl Walker<'_> {
             return;
         }
         let (failed, sunk_kill) = self.kill_rules(bx, st, plan, i, &acc);
-        let waited = self.read_rules(bx, st, plan, i, &acc);
+        let waited = self.read_rules(&mut ReadAt {
+            bx,
+            st,
+            plan,
+            i,
+            acc: &acc,
+        });
         if !waited && !failed {
             self.in_flight_write_rules(bx, st, plan, i, &acc);
         }
@@ -890,360 +505,6 @@ impl Walker<'_> {
             read_any,
             defines_acc,
             between,
-        }
-    }
-
-    /// **R-copy-propagation** and **R-unpack-sinks-to-wait**: a copy of an
-    /// in-flight accumulator is no read; ori moves it down to where its
-    /// value is first needed. Returns whether the instruction was one.
-    fn copy_rule(&self, b: Block, st: &mut State, plan: &mut Plan, i: Inst, acc: &Access) -> bool {
-        let d = &self.f.insts[i];
-        let copy = self
-            .copy_shape(b, i)
-            .filter(|(_, s, _, _)| self.hits(*s, &acc.all));
-        let Some((dsts, src, end, to_wait)) = copy else {
-            return false;
-        };
-        let rule = if to_wait {
-            RuleId::UnpackSinksToWait
-        } else {
-            RuleId::CopyPropagation
-        };
-        if plan.record(Seen::CopySink, i) {
-            plan.copy_sinks.push((i, end, rule));
-        }
-        if to_wait {
-            // A copy whose value lives out of the block sinks to the user's
-            // `wait_group 0`, and a wait is injected before it there (two
-            // WARPGROUP.DEPBAR in the SASS); C7517 names the line of the
-            // instruction just before the user's wait.
-            let line = self.line_before(b, end).unwrap_or(d.line);
-            plan.wait(end, Close::for_open(&st.pipe), Some(line), rule);
-        }
-        for dst in dsts {
-            st.aliases.push((dst, src));
-            st.read_touched.insert(dst);
-        }
-        true
-    }
-
-    /// Where the copy `i` (if it is one: `accumulator_copy`) must be
-    /// made, found once per run: its destinations, its source, the
-    /// instruction it sinks to and whether that is the user's
-    /// `wait_group 0`. The answer depends on the block's instructions only,
-    /// and the walk asks on every visit (a Triton f16-accumulator epilogue
-    /// unpacks every accumulator register, each a scan down its block).
-    fn copy_shape(&self, b: Block, i: Inst) -> Option<CopyShape> {
-        if let Some(known) = self.copy_shapes.borrow().get(i) {
-            return known.cloned();
-        }
-        let shape = self.accumulator_copy(i).and_then(|(dsts, src)| {
-            match self.copy_end(b, i, &dsts, src) {
-                Some(end) => Some((dsts, src, end, false)),
-                None => self
-                    .retiring_wait_after(b, i, &dsts, src)
-                    .map(|w| (dsts, src, w, true)),
-            }
-        });
-        self.copy_shapes.borrow_mut().insert(i, shape.clone());
-        shape
-    }
-
-    /// **R-kill-before-chain** and **R-kill-after-chain**: a write that
-    /// kills an accumulator (its old value unread). Found on ptxas 13.0.88
-    /// (probes n1, n3, n9, n13): when a later wgmma of the block takes the
-    /// register as accumulator, C7511, even across commits and waits when a
-    /// single wgmma wrote it (after two or more ptxas keeps the chain,
-    /// `heldout3_30`); when no later wgmma does but two or more wgmma of the
-    /// open stage chained into it, C7515; after a single wgmma, the write is
-    /// moved past the wait and nothing is said. Returns (serialized here,
-    /// the kill was sunk past a commit or wait of its block).
-    fn kill_rules(
-        &self,
-        bx: &BlockCx,
-        st: &State,
-        plan: &mut Plan,
-        i: Inst,
-        acc: &Access,
-    ) -> (bool, bool) {
-        let b = bx.b;
-        let kill_chain = acc.defs.iter().copied().find(|r| {
-            bx.block_wgmma_defs.get(*r) == 1
-                && !acc.uses.contains(r)
-                && self.wgmma_later_in_block_using(b, i, *r)
-        });
-        let kill_open = || {
-            acc.defs
-                .iter()
-                .copied()
-                .find(|r| self.hits(*r, &st.pipe.open) && !acc.uses.contains(r))
-        };
-        let fail = |plan: &mut Plan, rule, r| {
-            plan.fail(rule, Some(i), Some(r), st.last_wgmma);
-            (true, false)
-        };
-        if let Some(r) = kill_chain {
-            return fail(plan, RuleId::KillBeforeChain, r);
-        }
-        let Some(r) = kill_open() else {
-            return (false, false);
-        };
-        let chained = |s: &AccumSet| bx.block_issues.iter().filter(|x| *x == s).count() >= CHAIN;
-        if self.wgmma_later_using(b, i, r) {
-            fail(plan, RuleId::KillBeforeChain, r)
-        } else if self.tables.reg_sets[r].iter().any(chained) {
-            fail(plan, RuleId::KillAfterChain, r)
-        } else {
-            (false, self.sync_later_in_block(b, i))
-        }
-    }
-
-    /// Whether `rule` of [`READ_RULES`] applies to the plain instruction
-    /// `i`, and with which register and rule (R-read-unsure-group becomes
-    /// R-read-after-divergent-wait when the wait was divergent).
-    fn read_rule_applies(
-        &self,
-        rule: RuleId,
-        bx: &BlockCx,
-        st: &State,
-        i: Inst,
-        acc: &Access,
-    ) -> Option<(RuleId, VReg)> {
-        let in_any = |r: VReg, ids: &[AccumSet]| self.hits(r, ids);
-        let committed = acc.read_any.filter(|_| acc.read_open.is_none());
-        match rule {
-            RuleId::ReadBeforeRmw => {
-                let r = acc.between?;
-                self.rmw_later(bx.b, i, &st.pipe.open)?;
-                Some((rule, r))
-            }
-            RuleId::ReadBetweenWgmma => acc.between.map(|r| (rule, r)),
-            // After a partial wait, a read of a set that a retired group also
-            // wrote passes ptxas 13.0.88 unchecked, though a group still in
-            // flight writes it too (`heldout_04`).
-            RuleId::UndefinedWrite => committed
-                .filter(|r| st.partial_wait && in_any(*r, &st.retired) && !in_any(*r, &st.mixed))
-                .map(|r| (rule, r)),
-            // A read of a group a partial wait left in flight, or one in flight
-            // on some paths only (a wait in one arm of a branch).
-            RuleId::ReadUnsureGroup => committed
-                .filter(|r| st.partial_wait || in_any(*r, &st.mixed))
-                .map(|r| match st.divergent_wait {
-                    true => (RuleId::ReadAfterDivergentWait, r),
-                    false => (rule, r),
-                }),
-            // ptxas turns a run of stores under one divergent predicate into
-            // a branch around them (`heldout_26`; one store alone gets its
-            // wait, C7517).
-            RuleId::DivergentStoreRun => acc
-                .read_any
-                .filter(|_| self.an.uni.guard_is_divergent(i))
-                .filter(|_| self.in_store_run(bx.b, i))
-                .map(|r| (rule, r)),
-            RuleId::RefuseAfterUserWait => acc
-                .read_any
-                .filter(|_| (st.user_waited || self.tables.wait_above[i]) && !acc.defines_acc)
-                .map(|r| (rule, r)),
-            RuleId::WaitBeforeRead => acc.read_any.map(|r| (rule, r)),
-            _ => None,
-        }
-    }
-
-    /// The first of [`READ_RULES`] that applies decides. Returns whether a
-    /// wait now covers the instruction.
-    fn read_rules(
-        &self,
-        bx: &mut BlockCx,
-        st: &mut State,
-        plan: &mut Plan,
-        i: Inst,
-        acc: &Access,
-    ) -> bool {
-        let Some((rule, r)) = READ_RULES
-            .iter()
-            .find_map(|&rule| self.read_rule_applies(rule, bx, st, i, acc))
-        else {
-            return false;
-        };
-        // R-first-visit: a wait decided here on the first visit stands, so
-        // the converged visit sees the read covered
-        // (`c7517_loop_commits_then_read_own_wait`: the back edge brings the
-        // set retired by that very wait, which a fresh look would call in
-        // flight on some paths only).
-        if plan.has_wait(i) && matches!(rule, RuleId::ReadUnsureGroup) {
-            plan.state_from_plan = true;
-            let close = Close::for_open(&st.pipe);
-            if close == Close::CommitBatch {
-                bx.close_stage();
-            }
-            plan.wait(i, close, None, RuleId::WaitBeforeRead);
-            st.retire_all();
-            return true;
-        }
-        match rule {
-            RuleId::ReadBeforeRmw | RuleId::WaitBeforeRead => {
-                if self.wait_unplaceable(bx.b, st) {
-                    let rule = RuleId::DivergentHoist;
-                    plan.fail(rule, Some(i), Some(r), st.last_wgmma);
-                    return false;
-                }
-                self.wait_before_read(bx, st, plan, i, acc, rule);
-                true
-            }
-            RuleId::UndefinedWrite => {
-                // The ISA-strict wait retires committed groups only: the
-                // wgmmas still open here are committed first, as for a write
-                // (`in_flight_write_rules`).
-                let close = Close::for_open(&st.pipe);
-                plan.undefined_write(i, r, close);
-                let strict = rule.injects_in(self.mode);
-                if strict && !self.strict_wait_placeable(plan, i, r, st) {
-                    return false;
-                }
-                if strict {
-                    if close == Close::CommitBatch {
-                        bx.close_stage();
-                    }
-                    st.retire_all();
-                    st.retired.clear();
-                }
-                strict
-            }
-            _ => {
-                plan.fail(rule, Some(i), Some(r), st.last_wgmma);
-                false
-            }
-        }
-    }
-
-    /// **R-divergent-hoist**: whether the wait for an instruction of block
-    /// `b` cannot be placed. ptxas hoists the waits of divergent code to the
-    /// end of the nearest uniform dominator; it serializes instead (C7518)
-    /// when the climb there passes the divergent header of a run-time loop
-    /// holding `b` (`c7518_divergent_loop_read_only`, `..._read_then_mma`),
-    /// or when the wgmma last issued on the way lies below that point, in
-    /// divergent code (`c7518_divergent_wgmma_then_read`). A read in a
-    /// divergent branch of a stage issued in uniform code gets its hoisted
-    /// wait (C7517).
-    fn wait_unplaceable(&self, b: Block, st: &State) -> bool {
-        let (uni, loops, dt) = (&self.an.uni, &self.an.loops, &self.an.dt);
-        let (passed, target) = self.an.climb_to_uniform(b);
-        if passed.iter().any(|h| loops.header[*h] && loops.runtime[*h]) {
-            return true;
-        }
-        let Some(h) = target.filter(|_| !passed.is_empty()) else {
-            return false;
-        };
-        let issued_below = |w: Inst| {
-            self.f
-                .layout
-                .inst_block(w)
-                .is_some_and(|wb| wb != h && uni.divergent_block[wb] && dt.dominates(h, wb))
-        };
-        st.last_wgmma.is_some_and(issued_below)
-    }
-
-    /// In ISA-strict mode, whether the wait the ISA wants before `i` has a
-    /// legal place: not where ptxas could not hoist it to uniform code
-    /// (R-divergent-hoist), where the only legal form left is the
-    /// serialized one (ptxas 13.0.88 leaves the access as it is; this
-    /// serialization is ori's, in ISA-strict mode only), nor where a wgmma
-    /// may issue between that place and `i` (the hoisted wait would retire
-    /// nothing of it: fuzz input `hazard-strict-db7824e8`).
-    fn strict_wait_placeable(&self, plan: &mut Plan, i: Inst, r: VReg, st: &State) -> bool {
-        let Some(b) = self.f.layout.inst_block(i) else {
-            return true;
-        };
-        if !self.wait_unplaceable(b, st) && !self.wgmma_after_hoist(b, i) {
-            return true;
-        }
-        plan.fail(RuleId::DivergentHoist, Some(i), Some(r), st.last_wgmma);
-        false
-    }
-
-    /// **R-wait-before-read**, **R-read-before-rmw** (and
-    /// **R-hoist-commit**, **R-rmw-twice**): a wait before the reader; in divergent code ptxas hoists it to uniform
-    /// code but still names the reader's line.
-    fn wait_before_read(
-        &self,
-        bx: &mut BlockCx,
-        st: &mut State,
-        plan: &mut Plan,
-        i: Inst,
-        acc: &Access,
-        rule: RuleId,
-    ) {
-        // The same accumulator rewritten in place a second time in one chain
-        // (after a wgmma that took the first rewrite): C7515 (`heldout5_33`;
-        // other registers each time are fine).
-        let in_place = || acc.defs.iter().copied().filter(|r| acc.uses.contains(r));
-        if let Some(r) = in_place().find(|r| st.rmw_regs.contains(r)) {
-            plan.fail(RuleId::RmwTwice, Some(i), Some(r), st.last_wgmma);
-        }
-        for r in in_place() {
-            if self.tables.kinds.tensor(r) && !st.rmw_regs.contains(&r) {
-                st.rmw_regs.push(r);
-            }
-        }
-        let hoist = || {
-            self.commit_after_reads(bx.b, i)
-                .filter(|_| !acc.defines_acc)
-        };
-        let close = if st.pipe.open.is_empty() {
-            Close::Nothing
-        } else if let Some(c) = hoist() {
-            Close::Hoist(c)
-        } else {
-            bx.close_stage();
-            Close::CommitBatch
-        };
-        plan.wait(i, close, None, rule);
-        st.retire_all();
-    }
-
-    /// **R-loop-carried-fragment** and **R-undefined-write**: a write to a
-    /// register of a wgmma that may still be in flight, which no rule above
-    /// handled: undefined behaviour by the PTX ISA ("accessing the
-    /// accumulator register or the input register containing the fragments
-    /// of matrix A ... without first performing a wgmma.wait_group ... is
-    /// undefined behavior"), left alone by ptxas 13.0.88 unless it is an A
-    /// fragment rewritten, in a run-time loop, after the wgmma of its own
-    /// block that reads it (seed 003: "in the same basic block and after the
-    /// WGMMA"): the next iteration's wgmma reads the same register, which
-    /// ptxas cannot rename (C7513, `heldout2_13`; a load at the loop top is
-    /// fine, `heldout_29`; ptxas is also clean when it unrolls the loop,
-    /// which ori does not model).
-    fn in_flight_write_rules(
-        &self,
-        bx: &mut BlockCx,
-        st: &mut State,
-        plan: &mut Plan,
-        i: Inst,
-        acc: &Access,
-    ) {
-        let all = st.pipe.all();
-        let Some(r) = acc
-            .defs
-            .iter()
-            .copied()
-            .find(|r| self.hits(*r, &all) || st.a_frags.iter().any(|(x, _)| x == r))
-        else {
-            return;
-        };
-        let fragment = bx.block_fragments.contains(&r) && !self.tables.kinds.tensor(r);
-        if fragment && self.an.loops.runtime[bx.b] {
-            plan.fail(RuleId::LoopCarriedFragment, Some(i), Some(r), st.last_wgmma);
-            return;
-        }
-        let close = Close::for_open(&st.pipe);
-        plan.undefined_write(i, r, close);
-        if RuleId::UndefinedWrite.injects_in(self.mode)
-            && self.strict_wait_placeable(plan, i, r, st)
-        {
-            if close == Close::CommitBatch {
-                bx.close_stage();
-            }
-            st.retire_all();
         }
     }
 
@@ -1306,6 +567,16 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// How a call moves the state: the callee's body ends ptxas's block and
+/// its arrive (R-call-ends-block; its stage was closed by the rules).
+fn call_transfer(bx: &mut BlockCx, st: &mut State) {
+    st.touched.clear();
+    st.no_arrive = true;
+    st.block_no_arrive = true;
+    bx.restore_arrive = false;
+    bx.fresh_arrive = false;
 }
 
 /// What the walk reads of a function besides the analyses: made apart
@@ -1413,10 +684,7 @@ impl<'a> Walker<'a> {
             mode,
             spare_counts: Default::default(),
             hoisted: SecondaryMap::new(),
-            copy_shapes: std::cell::RefCell::new(CopyShapes {
-                at: ori_ir::sized_map(f.insts.len()),
-                found: Vec::new(),
-            }),
+            copy_shapes: std::cell::RefCell::new(CopyShapes::new(f.insts.len())),
         }
     }
 }
