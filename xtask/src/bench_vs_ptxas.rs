@@ -196,7 +196,7 @@ pub fn run(runs: usize, filter: Option<&str>, pgo: bool) -> Result<(ExitCode, St
         ptxas,
         version,
     };
-    let (rows, failed) = compare(&programs, runs, filter)?;
+    let (rows, failed) = compare(&programs, runs, filter, 1)?;
     let summary = format!(
         "Against ptxas {}, process start included, best of {runs} runs each:\n\n- {}\n- {}\n",
         programs.version,
@@ -214,19 +214,21 @@ pub fn run(runs: usize, filter: Option<&str>, pgo: bool) -> Result<(ExitCode, St
     Ok((ExitCode::SUCCESS, summary))
 }
 
-/// Time the kernels of [`CORPORA`] whose path contains `filter` with
-/// `programs`, printing a row each; the timings and the kernels that did
-/// not run.
+/// Time the kernels of [`CORPORA`] whose path contains `filter` (of
+/// those, every `every`th) with `programs`, printing a row each; the
+/// timings and the kernels that did not run.
 pub(crate) fn compare(
     programs: &Programs,
     runs: usize,
     filter: Option<&str>,
+    every: usize,
 ) -> Result<(Vec<Timing>, Vec<String>), String> {
     let mut files = Vec::new();
     for c in CORPORA {
         kernels(&root().join(c), &mut files);
     }
     files.retain(|p| filter.is_none_or(|f| p.to_string_lossy().contains(f)));
+    let files: Vec<PathBuf> = files.into_iter().step_by(every.max(1)).collect();
     let tmp = std::env::temp_dir().join(format!("ori-vs-ptxas-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
     let cubin = tmp.join("k.cubin");

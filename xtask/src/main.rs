@@ -84,11 +84,12 @@ commands:
                                profile-guided when rustup's llvm-tools is installed; it says which)
                                and pack them with the Python package python/ori into a py3-none
                                wheel in target/wheels (pip install target/wheels/ori-*.whl)
-  speed [--runs N] [--only TEXT] [--out FILE]
+  speed [--runs N] [--only TEXT] [--every K] [--out FILE] [--doc]
                                build nothing; time target/release/ori and target/dist/ori against
                                ptxas ($PTXAS, else target/oracle-tools) on tests/triton*, tests/real
                                and `ori scan tests/real` on 1 and 2 threads, interleaved (best of
-                               N, default 5); write the table to target/speed.md (or FILE)
+                               N, default 5; --every K: every Kth kernel); write the table to
+                               target/speed.md (or FILE) and, with --doc, into docs/performance.md
   bench [OPTIONS]              time parse, lowering, phase 85, phase 87 and the pipeline (release,
                                best of N) on generated kernels of 125k..1M instructions
                                (cargo xtask bench --help for the options)

@@ -18,20 +18,27 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: cargo xtask speed [--runs N] [--only TEXT] [--out FILE]";
+const USAGE: &str =
+    "usage: cargo xtask speed [--runs N] [--only TEXT] [--every K] [--out FILE] [--doc]";
 
 /// The command's options.
 struct Options {
     runs: usize,
     only: Option<String>,
+    /// `--every K`: every Kth kernel only (a quick sample).
+    every: usize,
     out: PathBuf,
+    /// `--doc`: also write the table into `docs/performance.md`.
+    doc: bool,
 }
 
 fn parse(args: &[&str]) -> Result<Options, String> {
     let mut o = Options {
         runs: 5,
         only: None,
+        every: 1,
         out: root().join("target/speed.md"),
+        doc: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -46,7 +53,11 @@ fn parse(args: &[&str]) -> Result<Options, String> {
                     .map_err(|_| format!("bad --runs; {USAGE}"))?
             }
             "--only" => o.only = Some(value()?.to_string()),
+            "--every" => {
+                o.every = value()?.parse().map_err(|_| format!("bad --every; {USAGE}"))?
+            }
             "--out" => o.out = PathBuf::from(value()?),
+            "--doc" => o.doc = true,
             _ => return Err(format!("unknown option '{a}'; {USAGE}")),
         }
     }
@@ -163,13 +174,14 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
     let o = parse(args)?;
     let p = programs()?;
     let before = load();
-    let (rows, failed) = compare(&p, o.runs, o.only.as_deref())?;
+    let (rows, failed) = compare(&p, o.runs, o.only.as_deref(), o.every)?;
     let scan = scan_scaling(&p.ori, o.runs)?;
+    let command: Vec<&str> = ["cargo", "xtask", "speed"].iter().chain(args).copied().collect();
     let mut text = format!(
-        "Measured with `cargo xtask speed --runs {}`: {} kernels of tests/triton, tests/triton2 and tests/real, \
+        "Measured with `{}`: {} kernels of tests/triton, tests/triton2 and tests/real, \
          best of {} interleaved runs each, process start included; ptxas {}; {} CPUs; load average {before} before, {} after.\n\n\
          | measure | result | target |\n|---|---:|---|\n",
-        o.runs,
+        command.join(" "),
         rows.len(),
         o.runs,
         p.version,
@@ -182,6 +194,9 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
     println!("\n{text}");
     std::fs::write(&o.out, &text).map_err(|e| format!("{}: {e}", o.out.display()))?;
     eprintln!("speed: table written to {}", o.out.display());
+    if o.doc {
+        crate::perf_doc::write_section("The speed targets", "cargo xtask speed", &text)?;
+    }
     if !failed.is_empty() {
         eprintln!(
             "speed: {} kernels did not run: {}",

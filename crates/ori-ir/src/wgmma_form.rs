@@ -303,7 +303,7 @@ impl WgmmaForm {
             // ptxas 13.0.88 also takes N = 240 and 256 for the integer and
             // b1 types, which seed 004's table leaves out (tests/wgmma_table).
             Family::Int8 | Family::Bit => INT_NS.contains(&n) || n == 240 || n == 256,
-            _ => n % 8 == 0 && (8..=256).contains(&n),
+            _ => n.is_multiple_of(8) && (8..=256).contains(&n),
         }
     }
 
