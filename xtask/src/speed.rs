@@ -54,7 +54,9 @@ fn parse(args: &[&str]) -> Result<Options, String> {
             }
             "--only" => o.only = Some(value()?.to_string()),
             "--every" => {
-                o.every = value()?.parse().map_err(|_| format!("bad --every; {USAGE}"))?
+                o.every = value()?
+                    .parse()
+                    .map_err(|_| format!("bad --every; {USAGE}"))?
             }
             "--out" => o.out = PathBuf::from(value()?),
             "--doc" => o.doc = true,
@@ -176,7 +178,11 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
     let before = load();
     let (rows, failed) = compare(&p, o.runs, o.only.as_deref(), o.every)?;
     let scan = scan_scaling(&p.ori, o.runs)?;
-    let command: Vec<&str> = ["cargo", "xtask", "speed"].iter().chain(args).copied().collect();
+    let command: Vec<&str> = ["cargo", "xtask", "speed"]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
     let mut text = format!(
         "Measured with `{}`: {} kernels of tests/triton, tests/triton2 and tests/real, \
          best of {} interleaved runs each, process start included; ptxas {}; {} CPUs; load average {before} before, {} after.\n\n\
