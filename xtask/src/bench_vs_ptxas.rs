@@ -16,6 +16,7 @@
 //! `cargo xtask dist`, whose process starts about 0.35 ms sooner (see
 //! `dist.rs`); both ratios are printed.
 
+use crate::dist::Pgo;
 use crate::oracle::{case_header, root, tool, tool_version};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 const CORPORA: &[&str] = &["tests/triton", "tests/triton2", "tests/real"];
 
 /// One kernel's best wall times.
-struct Timing {
+pub(crate) struct Timing {
     name: String,
     lines: usize,
     ori: Duration,
@@ -36,13 +37,27 @@ struct Timing {
 
 impl Timing {
     /// How many times faster ori is.
-    fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         self.ptxas.as_secs_f64() / self.ori.as_secs_f64().max(1e-9)
     }
 
     /// How many times faster the static ori is.
-    fn ratio_static(&self) -> f64 {
+    pub(crate) fn ratio_static(&self) -> f64 {
         self.ptxas.as_secs_f64() / self.ori_static.as_secs_f64().max(1e-9)
+    }
+
+    /// The row of the table.
+    fn print_row(&self) {
+        println!(
+            "| {:<60} | {:>6} | {:>9.2} | {:>9.2} | {:>9.2} | {:>6.1} | {:>6.1} |",
+            self.name,
+            self.lines,
+            self.ori.as_secs_f64() * 1e3,
+            self.ori_static.as_secs_f64() * 1e3,
+            self.ptxas.as_secs_f64() * 1e3,
+            self.ratio(),
+            self.ratio_static()
+        );
     }
 }
 
@@ -129,9 +144,14 @@ fn time_kernel(
     Ok((src.lines().count(), best))
 }
 
+/// The geometric mean of `ratio` over `rows`.
+pub(crate) fn geomean(rows: &[Timing], ratio: fn(&Timing) -> f64) -> f64 {
+    (rows.iter().map(|t| ratio(t).ln()).sum::<f64>() / rows.len().max(1) as f64).exp()
+}
+
 /// Print the geometric mean of `ratio` over `rows` and the least one.
-fn summarize(rows: &[Timing], label: &str, ratio: fn(&Timing) -> f64) -> String {
-    let geo = (rows.iter().map(|t| ratio(t).ln()).sum::<f64>() / rows.len() as f64).exp();
+pub(crate) fn summarize(rows: &[Timing], label: &str, ratio: fn(&Timing) -> f64) -> String {
+    let geo = geomean(rows, ratio);
     let Some(worst) = rows.iter().min_by(|a, b| ratio(a).total_cmp(&ratio(b))) else {
         return String::new();
     };
@@ -145,27 +165,79 @@ fn summarize(rows: &[Timing], label: &str, ratio: fn(&Timing) -> f64) -> String 
     line
 }
 
+/// The programs timed against each other.
+pub(crate) struct Programs {
+    /// The `cargo build --release` ori.
+    pub ori: PathBuf,
+    /// The static ori (`target/dist/ori`).
+    pub ori_static: PathBuf,
+    /// Which build the static one is (`target/dist/BUILD`).
+    pub static_label: String,
+    /// ptxas.
+    pub ptxas: PathBuf,
+    /// ptxas's version.
+    pub version: String,
+}
+
 /// Time every kernel (those whose path contains `filter`, when given),
 /// `runs` times each, and print the table; also returns the summary, for
-/// `docs/performance.md`.
+/// `docs/performance.md`. Builds both ori programs first.
 pub fn run(runs: usize, filter: Option<&str>, pgo: bool) -> Result<(ExitCode, String), String> {
     let ptxas = tool("ptxas");
     let version = tool_version(&ptxas)
         .ok_or_else(|| format!("no ptxas at {} (cargo xtask oracle setup)", ptxas.display()))?;
     let ori = ori_binary()?;
-    let ori_static = crate::dist::build_static(true, pgo)?;
+    let pgo = if pgo { Pgo::On } else { Pgo::Off };
+    let built = crate::dist::build_static(true, pgo)?;
+    let programs = Programs {
+        ori,
+        ori_static: built.ori(),
+        static_label: built.description,
+        ptxas,
+        version,
+    };
+    let (rows, failed) = compare(&programs, runs, filter, 1)?;
+    let summary = format!(
+        "Against ptxas {}, process start included, best of {runs} runs each:\n\n- {}\n- {}\n",
+        programs.version,
+        summarize(&rows, "ori (cargo build --release)", Timing::ratio),
+        summarize(&rows, &programs.static_label, Timing::ratio_static)
+    );
+    if !failed.is_empty() {
+        println!(
+            "{} kernels did not run: {}",
+            failed.len(),
+            failed.join(", ")
+        );
+        return Ok((ExitCode::FAILURE, summary));
+    }
+    Ok((ExitCode::SUCCESS, summary))
+}
+
+/// Time the kernels of [`CORPORA`] whose path contains `filter` (of
+/// those, every `every`th) with `programs`, printing a row each; the
+/// timings and the kernels that did not run.
+pub(crate) fn compare(
+    programs: &Programs,
+    runs: usize,
+    filter: Option<&str>,
+    every: usize,
+) -> Result<(Vec<Timing>, Vec<String>), String> {
     let mut files = Vec::new();
     for c in CORPORA {
         kernels(&root().join(c), &mut files);
     }
     files.retain(|p| filter.is_none_or(|f| p.to_string_lossy().contains(f)));
+    let files: Vec<PathBuf> = files.into_iter().step_by(every.max(1)).collect();
     let tmp = std::env::temp_dir().join(format!("ori-vs-ptxas-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
     let cubin = tmp.join("k.cubin");
     println!(
-        "ori ({}; static: {}) against ptxas {version}, {} kernels, best of {runs} runs each, process start included\n",
-        ori.display(),
-        ori_static.display(),
+        "ori ({}; static: {}, {}) against ptxas {}, {} kernels, best of {runs} runs each, process start included\n",
+        programs.ori.display(),
+        programs.ori_static.display(),
+        programs.static_label,
+        programs.version,
         files.len()
     );
     println!(
@@ -178,31 +250,23 @@ pub fn run(runs: usize, filter: Option<&str>, pgo: bool) -> Result<(ExitCode, St
     );
     let mut rows = Vec::new();
     let mut failed = Vec::new();
+    let bins = (programs.ori.as_path(), programs.ori_static.as_path());
     for path in &files {
         let name = path
             .strip_prefix(root())
             .unwrap_or(path)
             .to_string_lossy()
             .into_owned();
-        match time_kernel(path, (&ori, &ori_static), &ptxas, &cubin, runs) {
-            Ok((lines, [ori_t, static_t, ptxas_t])) => {
+        match time_kernel(path, bins, &programs.ptxas, &cubin, runs) {
+            Ok((lines, [ori, ori_static, ptxas])) => {
                 let t = Timing {
                     name,
                     lines,
-                    ori: ori_t,
-                    ori_static: static_t,
-                    ptxas: ptxas_t,
+                    ori,
+                    ori_static,
+                    ptxas,
                 };
-                println!(
-                    "| {:<60} | {:>6} | {:>9.2} | {:>9.2} | {:>9.2} | {:>6.1} | {:>6.1} |",
-                    t.name,
-                    t.lines,
-                    t.ori.as_secs_f64() * 1e3,
-                    t.ori_static.as_secs_f64() * 1e3,
-                    t.ptxas.as_secs_f64() * 1e3,
-                    t.ratio(),
-                    t.ratio_static()
-                );
+                t.print_row();
                 rows.push(t);
             }
             Err(e) => {
@@ -215,23 +279,5 @@ pub fn run(runs: usize, filter: Option<&str>, pgo: bool) -> Result<(ExitCode, St
     if rows.is_empty() {
         return Err("no kernel was timed".into());
     }
-    let static_label = if pgo {
-        "static ori (cargo xtask dist --pgo)"
-    } else {
-        "static ori (cargo xtask dist)"
-    };
-    let summary = format!(
-        "Against ptxas {version}, process start included, best of {runs} runs each:\n\n- {}\n- {}\n",
-        summarize(&rows, "ori (cargo build --release)", Timing::ratio),
-        summarize(&rows, static_label, Timing::ratio_static)
-    );
-    if !failed.is_empty() {
-        println!(
-            "{} kernels did not run: {}",
-            failed.len(),
-            failed.join(", ")
-        );
-        return Ok((ExitCode::FAILURE, summary));
-    }
-    Ok((ExitCode::SUCCESS, summary))
+    Ok((rows, failed))
 }

@@ -25,7 +25,10 @@
 //! training set is disjoint from what `bench --vs-ptxas` times
 //! (`tests/triton*`, `tests/real`): every kernel of `tests/corpus` and
 //! `tests/generated` and the five bench shapes at 20k instructions. It
-//! needs `llvm-profdata` (`rustup component add llvm-tools-preview`).
+//! needs `llvm-profdata` (`rustup component add llvm-tools`). Both programs
+//! of `ori-cli` (`ori`, `ori-ptxas`) are copied to `target/dist/`, with
+//! `target/dist/BUILD`, one line saying which build they are (the wheel
+//! and `cargo xtask speed` name it).
 
 use crate::oracle::root;
 use std::path::{Path, PathBuf};
@@ -47,8 +50,8 @@ pub(crate) fn host_triple() -> Result<String, String> {
 /// address.
 pub(crate) const STATIC_FLAGS: &str = "-C target-feature=+crt-static -C relocation-model=static";
 
-/// Build `ori-cli` statically for `triple` with `extra` flags into
-/// `target_dir`; the binary's path.
+/// Build `ori-cli`'s programs statically for `triple` with `extra` flags
+/// into `target_dir`; the folder holding them.
 fn build(triple: &str, extra: &str, target_dir: &Path, quiet: bool) -> Result<PathBuf, String> {
     let var = format!(
         "CARGO_TARGET_{}_RUSTFLAGS",
@@ -75,11 +78,11 @@ fn build(triple: &str, extra: &str, target_dir: &Path, quiet: bool) -> Result<Pa
     if !status.success() {
         return Err("building the static ori failed".into());
     }
-    Ok(target_dir.join(triple).join("dist/ori"))
+    Ok(target_dir.join(triple).join("dist"))
 }
 
 /// `llvm-profdata` of the toolchain that builds (rustup's `llvm-tools`).
-fn llvm_profdata(triple: &str) -> Result<PathBuf, String> {
+pub(crate) fn llvm_profdata(triple: &str) -> Result<PathBuf, String> {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let out = Command::new(rustc)
         .args(["--print", "sysroot"])
@@ -94,7 +97,7 @@ fn llvm_profdata(triple: &str) -> Result<PathBuf, String> {
         Ok(tool)
     } else {
         Err(format!(
-            "--pgo needs {} (rustup component add llvm-tools-preview)",
+            "a profile-guided build needs {} (rustup component add llvm-tools)",
             tool.display()
         ))
     }
@@ -127,9 +130,75 @@ fn train(bin: &Path, scratch: &Path) -> Result<usize, String> {
     Ok(inputs.len())
 }
 
-/// Build the static `ori` and return its path (`target/dist/ori`);
-/// profile-guided with `pgo`.
-pub fn build_static(quiet: bool, pgo: bool) -> Result<PathBuf, String> {
+/// Whether a static build is profile-guided.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Pgo {
+    /// Not profile-guided.
+    Off,
+    /// Profile-guided, or an error when `llvm-profdata` is missing.
+    On,
+    /// Profile-guided when `llvm-profdata` is installed, else not (said).
+    WhenAvailable,
+}
+
+/// A static build copied to `target/dist/`.
+pub struct StaticBuild {
+    /// `target/dist`, holding `ori` and `ori-ptxas`.
+    pub dir: PathBuf,
+    /// Which build it is, in one line (also in `target/dist/BUILD`).
+    pub description: String,
+}
+
+impl StaticBuild {
+    /// The static `ori`.
+    pub fn ori(&self) -> PathBuf {
+        self.dir.join("ori")
+    }
+}
+
+/// The instrumented build, its training and the merge of its profiles;
+/// the merged profile and how many inputs trained it.
+fn profile(
+    triple: &str,
+    profdata: &Path,
+    dir: &Path,
+    quiet: bool,
+) -> Result<(PathBuf, usize), String> {
+    let profiles = dir.join("profiles");
+    // Profiles of an earlier build would be merged with this one's.
+    let _ = std::fs::remove_dir_all(&profiles);
+    let flags = format!("-C profile-generate={}", profiles.display());
+    let gen = build(triple, &flags, &dir.join("generate"), quiet)?;
+    let n = train(&gen.join("ori"), &dir.join("train"))?;
+    let merged = dir.join("merged.profdata");
+    let raw: Vec<PathBuf> = std::fs::read_dir(&profiles)
+        .map_err(|e| format!("{}: {e}", profiles.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "profraw"))
+        .collect();
+    if raw.is_empty() {
+        return Err(format!(
+            "the training run wrote no profile to {}",
+            profiles.display()
+        ));
+    }
+    let status = Command::new(profdata)
+        .arg("merge")
+        .arg("-o")
+        .arg(&merged)
+        .args(&raw)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", profdata.display()))?;
+    if !status.success() {
+        return Err("llvm-profdata merge failed".into());
+    }
+    Ok((merged, n))
+}
+
+/// Build the static programs, profile-guided as `pgo` says, and copy them
+/// to `target/dist/`.
+pub fn build_static(quiet: bool, pgo: Pgo) -> Result<StaticBuild, String> {
     let triple = host_triple()?;
     if !(triple.contains("-linux-gnu") || triple.contains("-linux-musl")) {
         return Err(format!(
@@ -137,62 +206,53 @@ pub fn build_static(quiet: bool, pgo: bool) -> Result<PathBuf, String> {
         ));
     }
     let target = root().join("target");
-    let built = if pgo {
-        let profdata = llvm_profdata(&triple)?;
-        let dir = target.join("pgo");
-        let profiles = dir.join("profiles");
-        // Profiles of an earlier build would be merged with this one's.
-        let _ = std::fs::remove_dir_all(&profiles);
-        let flags = format!("-C profile-generate={}", profiles.display());
-        let gen = build(&triple, &flags, &dir.join("generate"), quiet)?;
-        let n = train(&gen, &dir.join("train"))?;
-        let merged = dir.join("merged.profdata");
-        let raw: Vec<PathBuf> = std::fs::read_dir(&profiles)
-            .map_err(|e| format!("{}: {e}", profiles.display()))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "profraw"))
-            .collect();
-        if raw.is_empty() {
-            return Err(format!(
-                "the training run wrote no profile to {}",
-                profiles.display()
-            ));
+    let profdata = match pgo {
+        Pgo::Off => Err(String::new()),
+        Pgo::On => Ok(llvm_profdata(&triple)?),
+        Pgo::WhenAvailable => llvm_profdata(&triple),
+    };
+    let (built, description) = match profdata {
+        Ok(profdata) => {
+            let dir = target.join("pgo");
+            let (merged, n) = profile(&triple, &profdata, &dir, quiet)?;
+            let flags = format!("-C profile-use={}", merged.display());
+            let built = build(&triple, &flags, &dir.join("use"), quiet)?;
+            let what = format!("static dist build, profile-guided (trained on {n} kernels)");
+            (built, what)
         }
-        let status = Command::new(&profdata)
-            .arg("merge")
-            .arg("-o")
-            .arg(&merged)
-            .args(&raw)
-            .status()
-            .map_err(|e| format!("cannot run {}: {e}", profdata.display()))?;
-        if !status.success() {
-            return Err("llvm-profdata merge failed".into());
+        Err(why) => {
+            let mut what = "static dist build, not profile-guided".to_string();
+            if !why.is_empty() {
+                what.push_str(&format!(": {why}"));
+            }
+            (build(&triple, "", &target, quiet)?, what)
         }
-        if !quiet {
-            eprintln!("dist: trained on {n} kernels");
-        }
-        let flags = format!("-C profile-use={}", merged.display());
-        build(&triple, &flags, &dir.join("use"), quiet)?
-    } else {
-        build(&triple, "", &target, quiet)?
     };
     let dist = target.join("dist");
     std::fs::create_dir_all(&dist).map_err(|e| format!("{}: {e}", dist.display()))?;
-    let out = dist.join("ori");
-    std::fs::copy(&built, &out)
-        .map_err(|e| format!("{} -> {}: {e}", built.display(), out.display()))?;
-    Ok(out)
+    for program in ["ori", "ori-ptxas"] {
+        let (from, to) = (built.join(program), dist.join(program));
+        std::fs::copy(&from, &to)
+            .map_err(|e| format!("{} -> {}: {e}", from.display(), to.display()))?;
+    }
+    let stamp = dist.join("BUILD");
+    std::fs::write(&stamp, format!("{description}\n"))
+        .map_err(|e| format!("{}: {e}", stamp.display()))?;
+    Ok(StaticBuild {
+        dir: dist,
+        description,
+    })
 }
 
-/// `cargo xtask dist`.
+/// `cargo xtask dist [--pgo]`.
 pub fn run(args: &[&str]) -> Result<ExitCode, String> {
     let pgo = match args {
-        [] => false,
-        ["--pgo"] => true,
+        [] => Pgo::Off,
+        ["--pgo"] => Pgo::On,
         _ => return Err(format!("usage: cargo xtask dist [--pgo] (got {args:?})")),
     };
-    let out = build_static(false, pgo)?;
-    println!("{}", out.display());
+    let built = build_static(false, pgo)?;
+    eprintln!("dist: {}", built.description);
+    println!("{}", built.ori().display());
     Ok(ExitCode::SUCCESS)
 }

@@ -12,6 +12,7 @@
 //! cargo xtask dist [--pgo]              build the statically linked ori at target/dist/ori
 //! cargo xtask docs [--check]            write the generated documents (docs/, README figures)
 //! cargo xtask wheel                     build the pip wheel (ori, ori-ptxas, python/ori) into target/wheels
+//! cargo xtask speed                     the speed targets, from the built programs, in one table
 //! ```
 
 mod bench;
@@ -28,6 +29,7 @@ mod perf_doc;
 mod process;
 mod progress;
 mod roundtrip;
+mod speed;
 mod wgmma_table;
 mod wheel;
 
@@ -74,12 +76,20 @@ commands:
                                target/dist/ori (a third of a small kernel's time is the dynamic
                                loader's); `bench --vs-ptxas` times it beside the default build;
                                --pgo: profile-guided, trained on tests/corpus, tests/generated
-                               and the bench shapes (needs rustup's llvm-tools-preview)
+                               and the bench shapes (needs rustup's llvm-tools)
   docs [--check]               write docs/rules.md, docs/accuracy.md and README.md's figures from
                                the corpora on disk; --check only says whether they are up to date
-  wheel [--profile NAME]       build ori and ori-ptxas (dist profile, statically linked) and pack
-                               them with the Python package python/ori into a py3-none wheel in
-                               target/wheels (pip install target/wheels/ori-*.whl)
+  wheel [--no-pgo | --profile NAME]
+                               build ori and ori-ptxas (dist profile, statically linked,
+                               profile-guided when rustup's llvm-tools is installed; it says which)
+                               and pack them with the Python package python/ori into a py3-none
+                               wheel in target/wheels (pip install target/wheels/ori-*.whl)
+  speed [--runs N] [--only TEXT] [--every K] [--out FILE] [--doc]
+                               build nothing; time target/release/ori and target/dist/ori against
+                               ptxas ($PTXAS, else target/oracle-tools) on tests/triton*, tests/real
+                               and `ori scan tests/real` on 1 and 2 threads, interleaved (best of
+                               N, default 5; --every K: every Kth kernel); write the table to
+                               target/speed.md (or FILE) and, with --doc, into docs/performance.md
   bench [OPTIONS]              time parse, lowering, phase 85, phase 87 and the pipeline (release,
                                best of N) on generated kernels of 125k..1M instructions
                                (cargo xtask bench --help for the options)
@@ -116,6 +126,7 @@ fn main() -> ExitCode {
         ["dist", rest @ ..] => dist::run(rest),
         ["docs", rest @ ..] => docs::run(rest),
         ["wheel", rest @ ..] => wheel::run(rest),
+        ["speed", rest @ ..] => speed::run(rest),
         ["fuzz-grammar", rest @ ..] => fuzz_grammar::run(rest),
         ["help"] | ["--help"] | ["-h"] => {
             print!("{USAGE}");

@@ -9,10 +9,13 @@
 //! shipped build: the `dist` profile (fat LTO, one code-generation unit),
 //! statically linked as `cargo xtask dist` links them, so one wheel runs on
 //! any Linux whatever its C library; the wheel is tagged `py3-none` since
-//! no Python ABI is involved. `python/pack_wheel.py` writes the archive
+//! no Python ABI is involved. They are profile-guided (`cargo xtask dist
+//! --pgo`) when rustup's `llvm-tools` is installed, and the command says
+//! which build it packed (`--no-pgo` packs the plain one; `--profile NAME`
+//! another profile, never profile-guided). `python/pack_wheel.py` writes the archive
 //! with the standard library alone (no maturin to install).
 
-use crate::dist::{host_triple, STATIC_FLAGS};
+use crate::dist::{host_triple, Pgo, STATIC_FLAGS};
 use crate::oracle::root;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -81,26 +84,36 @@ fn pack(bins: &Path, plat: &str) -> Result<PathBuf, String> {
     Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 
-/// `cargo xtask wheel [--profile NAME]`.
+/// `cargo xtask wheel [--no-pgo | --profile NAME]`.
 pub fn run(args: &[&str]) -> Result<ExitCode, String> {
-    let profile = match args {
-        [] => "dist",
-        ["--profile", p] => p,
-        _ => {
-            return Err(format!(
-                "usage: cargo xtask wheel [--profile NAME] (got {args:?})"
-            ))
-        }
-    };
     let triple = host_triple()?;
     let plat = platform_tags(&triple)?;
     let start = Instant::now();
-    let bins = build(&triple, profile)?;
+    let (bins, description) = match args {
+        [] | ["--no-pgo"] => {
+            let pgo = if args.is_empty() {
+                Pgo::WhenAvailable
+            } else {
+                Pgo::Off
+            };
+            let built = crate::dist::build_static(false, pgo)?;
+            (built.dir, built.description)
+        }
+        ["--profile", p] => {
+            let what = format!("static {p} build, not profile-guided");
+            (build(&triple, p)?, what)
+        }
+        _ => {
+            return Err(format!(
+                "usage: cargo xtask wheel [--no-pgo | --profile NAME] (got {args:?})"
+            ))
+        }
+    };
     let built = start.elapsed();
     let wheel = pack(&bins, &plat)?;
     let size = std::fs::metadata(&wheel).map_or(0, |m| m.len());
     eprintln!(
-        "wheel: built in {:.1} s, packed in {:.1} s, {:.1} MB",
+        "wheel: {description}; built in {:.1} s, packed in {:.1} s, {:.1} MB",
         built.as_secs_f64(),
         (start.elapsed() - built).as_secs_f64(),
         size as f64 / 1e6

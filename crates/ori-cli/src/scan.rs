@@ -98,6 +98,10 @@ fn collect(paths: &[String]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
+/// What the pool returns for one file: its function count, diagnostics
+/// and, where a finding will name one, the user's source lines.
+type Compiled = (usize, Vec<Diagnostic>, ori::ir::SourceMap);
+
 /// Read every file of `files`, then compile those read on `threads`
 /// threads; in `files`' order.
 fn scan_all(files: &[PathBuf], threads: usize, bar: &ProgressBar) -> Vec<Scanned> {
@@ -105,7 +109,7 @@ fn scan_all(files: &[PathBuf], threads: usize, bar: &ProgressBar) -> Vec<Scanned
         .iter()
         .map(|p| crate::read_input(&p.display().to_string()))
         .collect();
-    let compiled = {
+    let compiled: Vec<Compiled> = {
         let inputs: Vec<(String, &str)> = files
             .iter()
             .zip(&read)
@@ -115,9 +119,17 @@ fn scan_all(files: &[PathBuf], threads: usize, bar: &ProgressBar) -> Vec<Scanned
             threads,
             ..ori::Options::default()
         };
-        ori::compile_many(&inputs, &opts, |_, c| {
+        // The source map re-reads the file's `.loc` lines: made on the
+        // pool too, or it would be the scan's serial part.
+        ori::compile_many(&inputs, &opts, |k, c| {
             bar.inc(1);
-            (c.module.map_or(0, |m| m.funcs.len()), c.diags)
+            let origins = match &inputs[k] {
+                (name, text) if c.diags.iter().any(reported) => {
+                    ori::ptx::source_map::build(name, text)
+                }
+                _ => ori::ir::SourceMap::default(),
+            };
+            (c.module.map_or(0, |m| m.funcs.len()), c.diags, origins)
         })
     };
     let mut compiled = compiled.into_iter();
@@ -136,13 +148,7 @@ fn scan_all(files: &[PathBuf], threads: usize, bar: &ProgressBar) -> Vec<Scanned
                 }
             }
             Ok(text) => {
-                let (functions, diags) = compiled.next().unwrap_or_default();
-                // The user's lines, where a finding will name one.
-                let origins = if diags.iter().any(reported) {
-                    ori::ptx::source_map::build(&path.display().to_string(), &text)
-                } else {
-                    ori::ir::SourceMap::default()
-                };
+                let (functions, diags, origins) = compiled.next().unwrap_or_default();
                 Scanned {
                     path: path.to_path_buf(),
                     text: Some(text),

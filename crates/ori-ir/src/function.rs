@@ -300,6 +300,7 @@ impl Function {
     }
 
     /// Look a register up by name.
+    #[inline]
     pub fn reg(&self, name: &str) -> Option<VReg> {
         self.names.get(name)
     }

@@ -24,6 +24,7 @@ const BASE_BITS: u32 = 6;
 const SEGMENTS: usize = 18;
 
 /// The segment of `id` and its place there.
+#[inline]
 fn locate(id: u32) -> (usize, usize) {
     let x = (id as u64 >> BASE_BITS) + 1;
     let seg = 63 - x.leading_zeros() as usize;
@@ -57,6 +58,7 @@ where
     }
 
     /// The value of `id`, if it was given out.
+    #[inline]
     pub(crate) fn get(&self, id: u32) -> Option<&'static T> {
         let (seg, at) = locate(id);
         self.segments.get(seg)?.get()?.get(at)?.get().copied()

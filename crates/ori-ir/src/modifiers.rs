@@ -16,6 +16,7 @@ use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
+#[inline]
 fn table() -> &'static Interner<[Symbol]> {
     static TABLE: OnceLock<Interner<[Symbol]>> = OnceLock::new();
     TABLE.get_or_init(Interner::new)
@@ -55,6 +56,7 @@ impl ModList {
     }
 
     /// The modifiers.
+    #[inline]
     pub fn as_slice(self) -> &'static [Symbol] {
         table().get(self.0).unwrap_or(&[])
     }
@@ -75,6 +77,7 @@ impl Default for ModList {
 
 impl std::ops::Deref for ModList {
     type Target = [Symbol];
+    #[inline]
     fn deref(&self) -> &[Symbol] {
         self.as_slice()
     }

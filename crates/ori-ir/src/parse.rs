@@ -234,103 +234,130 @@ impl FnCx<'_> {
     }
 
     fn inst(&self, cx: &Cx, line: &str, base_col: usize) -> R<InstData> {
-        let mut rest = line;
-        let mut col = base_col;
-        let advance = |rest: &mut &str, col: &mut usize, n: usize| {
-            *rest = &rest[n..];
-            let t = rest.trim_start();
-            *col += n + (rest.len() - t.len());
-            *rest = t;
+        let mut cur = Cursor {
+            rest: line,
+            col: base_col,
         };
-        // #LINE
-        let Some(r) = rest.strip_prefix('#') else {
-            return cx.err(col, "expected '#LINE'");
-        };
-        let end = r.find(' ').unwrap_or(r.len());
-        let src_line: u32 = match r[..end].parse() {
-            Ok(v) => v,
-            Err(_) => return cx.err(col + 1, "bad source line number"),
-        };
-        advance(&mut rest, &mut col, end + 1);
-        let mut guard = None;
-        if let Some(g) = rest.strip_prefix('@') {
-            let end = g.find(' ').unwrap_or(g.len());
-            let (negated, name) = match g[..end].strip_prefix('!') {
-                Some(n) => (true, n),
-                None => (false, &g[..end]),
-            };
-            guard = Some(Guard {
-                reg: self.reg(cx, col + 1, name)?,
-                negated,
-            });
-            advance(&mut rest, &mut col, end + 1);
-        }
-        // trailing !acc
-        let mut accum = None;
-        if let Some(p) = rest.find(" !acc ") {
-            let words: Vec<&str> = rest[p + 6..].split_whitespace().collect();
-            let parse = |w: &str| {
-                w.strip_prefix("0x")
-                    .and_then(|h| u32::from_str_radix(h, 16).ok())
-            };
-            match (
-                words.first().and_then(|w| parse(w)),
-                words.get(1).and_then(|w| parse(w)),
-            ) {
-                (Some(src), Some(dst)) if words.len() == 2 => match AccumSets::from_words(src, dst)
-                {
-                    Some(sets) => accum = Some(sets),
-                    None => return cx.err(
-                        col + p + 6,
-                        "'!acc' words must be 0x9....... (set read) and 0x1....... (set written)",
-                    ),
-                },
-                _ => return cx.err(col + p + 6, "expected '!acc 0xSRC 0xDST'"),
-            }
-            rest = &rest[..p];
-        }
-        let end = rest.find(' ').unwrap_or(rest.len());
-        let mnemonic = &rest[..end];
+        let src_line = cur.source_line(cx)?;
+        let guard = self.guard(cx, &mut cur)?;
+        let accum = cur.trailing_accum(cx)?;
+        let end = cur.rest.find(' ').unwrap_or(cur.rest.len());
+        let mnemonic = &cur.rest[..end];
         if mnemonic.is_empty() {
-            return cx.err(col, "expected a mnemonic");
+            return cx.err(cur.col, "expected a mnemonic");
         }
         let mut parts = mnemonic.split('.');
         let name = parts.next().unwrap_or_default();
-        let mods: Vec<&str> = parts.collect();
+        let mods: SmallVec<[&str; 8]> = parts.collect();
         let mut data = InstData::new(name, &mods, [], src_line);
         data.guard = guard;
         data.accum = accum;
-        let ops_col = col + end;
-        let ops = &rest[end..];
-        for (c, piece) in split_top(ops, ops_col) {
-            let lead = piece.len() - piece.trim_start().len();
-            let mut p = piece.trim();
-            let mut c = c + lead;
-            let mut role = Role::Use;
-            if let Some(x) = p.strip_prefix("out ") {
-                role = Role::Def;
-                p = x;
-                c += 4;
-            } else if let Some(x) = p.strip_prefix("inout ") {
-                role = Role::DefUse;
-                p = x;
-                c += 6;
-            }
-            let mut flags = 0u8;
-            if let Some(pos) = p.rfind(" !f") {
-                flags = match p[pos + 3..].parse() {
-                    Ok(v) => v,
-                    Err(_) => return cx.err(c + pos + 3, "bad operand flags"),
-                };
-                p = &p[..pos];
-            }
-            let op = self.operand(cx, c, p)?;
-            data.slots.push(Slot { op, role, flags });
+        for (c, piece) in split_top(&cur.rest[end..], cur.col + end) {
+            data.slots.push(self.slot(cx, c, piece)?);
         }
         if data.opcode == Opcode::Branch && data.branch_target().is_none() {
-            return cx.err(col, "branch without a known block target");
+            return cx.err(cur.col, "branch without a known block target");
         }
         Ok(data)
+    }
+
+    /// `@P` or `@!P` before the mnemonic, if present.
+    fn guard(&self, cx: &Cx, cur: &mut Cursor) -> R<Option<Guard>> {
+        let Some(g) = cur.rest.strip_prefix('@') else {
+            return Ok(None);
+        };
+        let end = g.find(' ').unwrap_or(g.len());
+        let (negated, name) = match g[..end].strip_prefix('!') {
+            Some(n) => (true, n),
+            None => (false, &g[..end]),
+        };
+        let reg = self.reg(cx, cur.col + 1, name)?;
+        cur.advance(end + 1);
+        Ok(Some(Guard { reg, negated }))
+    }
+
+    /// One operand slot: `[out |inout ]OPERAND[ !fFLAGS]`, at column `c`.
+    fn slot(&self, cx: &Cx, c: usize, piece: &str) -> R<Slot> {
+        let lead = piece.len() - piece.trim_start().len();
+        let mut p = piece.trim();
+        let mut c = c + lead;
+        let mut role = Role::Use;
+        if let Some(x) = p.strip_prefix("out ") {
+            role = Role::Def;
+            p = x;
+            c += 4;
+        } else if let Some(x) = p.strip_prefix("inout ") {
+            role = Role::DefUse;
+            p = x;
+            c += 6;
+        }
+        let mut flags = 0u8;
+        if let Some(pos) = p.rfind(" !f") {
+            flags = match p[pos + 3..].parse() {
+                Ok(v) => v,
+                Err(_) => return cx.err(c + pos + 3, "bad operand flags"),
+            };
+            p = &p[..pos];
+        }
+        let op = self.operand(cx, c, p)?;
+        Ok(Slot { op, role, flags })
+    }
+}
+
+/// The unread rest of an instruction line and the column it starts at.
+struct Cursor<'a> {
+    rest: &'a str,
+    col: usize,
+}
+
+impl Cursor<'_> {
+    /// Skip `n` bytes and the blanks after them.
+    fn advance(&mut self, n: usize) {
+        let after = &self.rest[n..];
+        let t = after.trim_start();
+        self.col += n + (after.len() - t.len());
+        self.rest = t;
+    }
+
+    /// The leading `#LINE`: the instruction's source line.
+    fn source_line(&mut self, cx: &Cx) -> R<u32> {
+        let Some(r) = self.rest.strip_prefix('#') else {
+            return cx.err(self.col, "expected '#LINE'");
+        };
+        let end = r.find(' ').unwrap_or(r.len());
+        let Ok(v) = r[..end].parse() else {
+            return cx.err(self.col + 1, "bad source line number");
+        };
+        self.advance(end + 1);
+        Ok(v)
+    }
+
+    /// The trailing ` !acc 0xSRC 0xDST`, if present, cut off the line.
+    fn trailing_accum(&mut self, cx: &Cx) -> R<Option<AccumSets>> {
+        let Some(p) = self.rest.find(" !acc ") else {
+            return Ok(None);
+        };
+        let col = self.col + p + 6;
+        let words: SmallVec<[&str; 2]> = self.rest[p + 6..].split_whitespace().collect();
+        let parse = |w: &str| {
+            w.strip_prefix("0x")
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+        };
+        let (Some(src), Some(dst), 2) = (
+            words.first().and_then(|w| parse(w)),
+            words.get(1).and_then(|w| parse(w)),
+            words.len(),
+        ) else {
+            return cx.err(col, "expected '!acc 0xSRC 0xDST'");
+        };
+        let Some(sets) = AccumSets::from_words(src, dst) else {
+            return cx.err(
+                col,
+                "'!acc' words must be 0x9....... (set read) and 0x1....... (set written)",
+            );
+        };
+        self.rest = &self.rest[..p];
+        Ok(Some(sets))
     }
 }
 

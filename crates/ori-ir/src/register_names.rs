@@ -97,6 +97,7 @@ impl RegisterNames {
     }
 
     /// The register named `name`.
+    #[inline]
     pub fn get(&self, name: &str) -> Option<VReg> {
         if let Some((range, k)) = self.range_member(name) {
             if let Some(r) = range.regs.get(k).and_then(|r| r.expand()) {

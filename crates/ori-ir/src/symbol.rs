@@ -16,6 +16,7 @@ use crate::interner::{Ids, Interner};
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
+#[inline]
 fn table() -> &'static Interner<str> {
     static TABLE: OnceLock<Interner<str>> = OnceLock::new();
     TABLE.get_or_init(Interner::new)
@@ -43,6 +44,7 @@ impl Symbol {
     }
 
     /// The text.
+    #[inline]
     pub fn as_str(self) -> &'static str {
         table().get(self.0).unwrap_or("")
     }
@@ -55,12 +57,14 @@ impl Symbol {
 
 impl std::ops::Deref for Symbol {
     type Target = str;
+    #[inline]
     fn deref(&self) -> &str {
         self.as_str()
     }
 }
 
 impl AsRef<str> for Symbol {
+    #[inline]
     fn as_ref(&self) -> &str {
         self.as_str()
     }
@@ -85,12 +89,14 @@ impl From<String> for Symbol {
 }
 
 impl PartialEq<str> for Symbol {
+    #[inline]
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for Symbol {
+    #[inline]
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
     }

@@ -163,6 +163,90 @@ const INT_NS: [u32; 16] = [
     8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224,
 ];
 
+/// The modifiers of a `wgmma.mma_async`, as read before any check.
+struct Scanned<'a> {
+    /// `.mMnNkK` and its text.
+    shape: Option<((u32, u32, u32), &'a str)>,
+    /// The type modifiers in order (D, A, B), the first three.
+    types: [ElemType; 3],
+    /// How many type modifiers there were.
+    ntypes: usize,
+    /// `.satfinite`.
+    satfinite: bool,
+    /// `.and` and `.popc`, the `.b1` table's operation.
+    and: bool,
+    popc: bool,
+    /// `.sp`.
+    sparse: bool,
+}
+
+impl<'a> Scanned<'a> {
+    /// Read every modifier; an unknown one is an error.
+    fn scan<S: AsRef<str>>(mods: &'a [S]) -> Result<Scanned<'a>, FormError> {
+        let mut s = Scanned {
+            shape: None,
+            types: [ElemType::F32; 3],
+            ntypes: 0,
+            satfinite: false,
+            and: false,
+            popc: false,
+            sparse: false,
+        };
+        for m in mods {
+            let m = m.as_ref();
+            match m {
+                "mma_async" | "sync" | "aligned" => {}
+                "satfinite" => s.satfinite = true,
+                "sp" => s.sparse = true,
+                "and" => s.and = true,
+                "popc" => s.popc = true,
+                _ => {
+                    if let Some(t) = ElemType::from_ptx(m) {
+                        if let Some(slot) = s.types.get_mut(s.ntypes) {
+                            *slot = t;
+                        }
+                        s.ntypes += 1;
+                    } else if let Some(shape) = parse_shape(m) {
+                        s.shape = Some((shape, m));
+                    } else {
+                        return Err(FormError::UnknownModifier(m.to_string()));
+                    }
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    /// The ISA table of the D/A/B types and the flags that go with it, or
+    /// `None` when the combination is not in the ISA (the caller names it).
+    fn family(&self) -> Result<Option<Family>, FormError> {
+        use ElemType::*;
+        if self.ntypes != 3 {
+            return Ok(None);
+        }
+        let family = match self.types {
+            [F32 | F16, F16, F16] => Family::Half,
+            [F32, Bf16, Bf16] => Family::Half,
+            [F32, Tf32, Tf32] => Family::Tf32,
+            [F32 | F16, E4m3 | E5m2, E4m3 | E5m2] => Family::Fp8,
+            [S32, S8 | U8, S8 | U8] => Family::Int8,
+            [S32, B1, B1] => Family::Bit,
+            _ => return Ok(None),
+        };
+        if self.satfinite && family != Family::Int8 {
+            return Err(FormError::UnknownModifier("satfinite".into()));
+        }
+        let bit = family == Family::Bit;
+        if (self.and || self.popc) != bit || (bit && !(self.and && self.popc)) {
+            return Ok(None);
+        }
+        if self.sparse && bit {
+            return Err(FormError::NoSparseForm);
+        }
+        Ok(Some(family))
+    }
+}
+
 impl WgmmaForm {
     /// Decode the modifiers after `wgmma` (starting with `mma_async`).
     pub fn decode<S: AsRef<str>>(mods: &[S]) -> Result<WgmmaForm, FormError> {
@@ -176,69 +260,13 @@ impl WgmmaForm {
                 .collect::<Vec<_>>()
                 .join(".")
         };
-        let mut shape = None;
-        let mut types = [ElemType::F32; 3];
-        let mut ntypes = 0;
-        let mut satfinite = false;
-        let mut and = false;
-        let mut popc = false;
-        let mut sparse = false;
-        for m in mods {
-            let m = m.as_ref();
-            match m {
-                "mma_async" | "sync" | "aligned" => {}
-                "satfinite" => satfinite = true,
-                "sp" => sparse = true,
-                "and" => and = true,
-                "popc" => popc = true,
-                _ => {
-                    if let Some(t) = ElemType::from_ptx(m) {
-                        if let Some(slot) = types.get_mut(ntypes) {
-                            *slot = t;
-                        }
-                        ntypes += 1;
-                    } else if let Some(s) = parse_shape(m) {
-                        shape = Some((s, m));
-                    } else {
-                        return Err(FormError::UnknownModifier(m.to_string()));
-                    }
-                }
-            }
-        }
-        let ((mm, n, k), shape_text) = shape.ok_or(FormError::MissingShape)?;
-        if ntypes != 3 {
+        let s = Scanned::scan(mods)?;
+        let ((mm, n, k), shape_text) = s.shape.ok_or(FormError::MissingShape)?;
+        let Some(family) = s.family()? else {
             return Err(FormError::BadTypes(type_text()));
-        }
-        let [dtype, atype, btype] = types;
-        use ElemType::*;
-        let family = match (dtype, atype, btype) {
-            (F32 | F16, F16, F16) => Family::Half,
-            (F32, Bf16, Bf16) => Family::Half,
-            (F32, Tf32, Tf32) => Family::Tf32,
-            (F32 | F16, E4m3 | E5m2, E4m3 | E5m2) => Family::Fp8,
-            (S32, S8 | U8, S8 | U8) => Family::Int8,
-            (S32, B1, B1) => Family::Bit,
-            _ => return Err(FormError::BadTypes(type_text())),
         };
-        if satfinite && family != Family::Int8 {
-            return Err(FormError::UnknownModifier("satfinite".into()));
-        }
-        if (and || popc) != (family == Family::Bit) || (family == Family::Bit && !(and && popc)) {
-            return Err(FormError::BadTypes(type_text()));
-        }
-        if sparse && family == Family::Bit {
-            return Err(FormError::NoSparseForm);
-        }
-        let want_k = 256 / atype.bits().max(1);
-        let want_k = if atype == B1 { 256 } else { want_k };
-        let want_k = if sparse { 2 * want_k } else { want_k };
-        let n_ok = match family {
-            // ptxas 13.0.88 also takes N = 240 and 256 for the integer and
-            // b1 types, which seed 004's table leaves out (tests/wgmma_table).
-            Family::Int8 | Family::Bit => INT_NS.contains(&n) || n == 240 || n == 256,
-            _ => n % 8 == 0 && (8..=256).contains(&n),
-        };
-        if mm != 64 || k != want_k || !n_ok {
+        let [dtype, atype, btype] = s.types;
+        if mm != 64 || k != Self::k_of(atype, s.sparse) || !Self::n_allowed(family, n) {
             return Err(FormError::BadShape(shape_text.to_string()));
         }
         Ok(WgmmaForm {
@@ -248,10 +276,35 @@ impl WgmmaForm {
             dtype,
             atype,
             btype,
-            satfinite,
+            satfinite: s.satfinite,
             family,
-            sparse,
+            sparse: s.sparse,
         })
+    }
+
+    /// K for A elements of type `atype`: as many as fill 256 bits (`.b1`
+    /// counts 256), doubled for `.sp`.
+    fn k_of(atype: ElemType, sparse: bool) -> u32 {
+        let k = if atype == ElemType::B1 {
+            256
+        } else {
+            256 / atype.bits().max(1)
+        };
+        if sparse {
+            2 * k
+        } else {
+            k
+        }
+    }
+
+    /// Whether the ISA table of `family` has N = `n`.
+    fn n_allowed(family: Family, n: u32) -> bool {
+        match family {
+            // ptxas 13.0.88 also takes N = 240 and 256 for the integer and
+            // b1 types, which seed 004's table leaves out (tests/wgmma_table).
+            Family::Int8 | Family::Bit => INT_NS.contains(&n) || n == 240 || n == 256,
+            _ => n.is_multiple_of(8) && (8..=256).contains(&n),
+        }
     }
 
     /// [`WgmmaForm::decode`] of an interned modifier list, decoded once per
