@@ -7,7 +7,10 @@
 # pinned Triton compiling for sm_90a on the CPU. The Triton part is skipped,
 # with a message, only when that Triton cannot be installed (no network).
 #
-#   .ci/wheel-test.sh            build the wheel (dist profile), then test it
+#   .ci/wheel-test.sh            build the wheel (dist profile, without PGO:
+#                                CI tests what the wheel does, the release
+#                                of record is built with `cargo xtask wheel`),
+#                                then test it
 #   ORI_WHEEL=PATH .ci/wheel-test.sh   test an existing wheel
 #   ORI_CI_TRITON=3.6.0          the Triton to test with (default 3.6.0)
 set -euo pipefail
@@ -17,7 +20,7 @@ triton_version=${ORI_CI_TRITON:-3.6.0}
 
 wheel=${ORI_WHEEL:-}
 if [ -z "$wheel" ]; then
-    wheel=$(cargo xtask wheel)
+    wheel=$(cargo xtask wheel --no-pgo)
 fi
 echo "wheel-test: $wheel ($(du -k "$wheel" | cut -f1) KiB)"
 
