@@ -435,85 +435,74 @@ fn lex_one(cur: &mut Cursor<'_>) -> TokKind {
 }
 
 fn lex_number(cur: &mut Cursor<'_>) -> TokKind {
+    if cur.peek(0) == b'0' {
+        if let Some(tok) = lex_prefixed_number(cur) {
+            return tok;
+        }
+    }
+    lex_decimal_number(cur)
+}
+
+/// A number written with a `0x`, `0b`, `0f` or `0d` prefix; `None` when the
+/// second character is no such prefix. A prefix without its digits lexes as
+/// the integer 0, leaving the letter to the next token.
+fn lex_prefixed_number(cur: &mut Cursor<'_>) -> Option<TokKind> {
     let b = cur.b;
     let p = cur.pos;
     let c1 = cur.peek(1);
-    if cur.peek(0) == b'0' {
-        match c1 {
-            b'x' | b'X' => {
-                let n = count_hex(b, p + 2);
-                if n > 0 {
-                    let (v, o) = parse_radix(b.get(p + 2..p + 2 + n).unwrap_or(&[]), 16);
-                    cur.bump_n(2 + n);
-                    return int_suffix(cur, v, o);
-                }
-                cur.bump();
-                return int_tok(0, false, false);
-            }
-            b'b' | b'B' => {
-                let n = b
-                    .get(p + 2..)
-                    .map(|s| s.iter().take_while(|c| **c == b'0' || **c == b'1').count())
-                    .unwrap_or(0);
-                if n > 0 {
-                    let (v, o) = parse_radix(b.get(p + 2..p + 2 + n).unwrap_or(&[]), 2);
-                    cur.bump_n(2 + n);
-                    return int_suffix(cur, v, o);
-                }
-                cur.bump();
-                return int_tok(0, false, false);
-            }
-            b'f' | b'F' | b'd' | b'D' => {
-                let want = if c1 == b'f' || c1 == b'F' { 8 } else { 16 };
-                let n = count_hex(b, p + 2);
-                if n == want && !is_ident_cont(cur.peek(2 + n)) {
-                    let (v, _) = parse_radix(b.get(p + 2..p + 2 + n).unwrap_or(&[]), 16);
-                    cur.bump_n(2 + n);
-                    return if want == 8 {
-                        TokKind::F32(v as u32)
-                    } else {
-                        TokKind::F64(v)
-                    };
-                }
-                cur.bump();
-                return int_tok(0, false, false);
-            }
-            _ => {}
+    let digits = |n: usize| b.get(p + 2..p + 2 + n).unwrap_or(&[]);
+    let tok = match c1 {
+        b'x' | b'X' => {
+            let n = count_hex(b, p + 2);
+            (n > 0).then(|| {
+                let (v, o) = parse_radix(digits(n), 16);
+                cur.bump_n(2 + n);
+                int_suffix(cur, v, o)
+            })
         }
-    }
-    // Decimal digits run.
+        b'b' | b'B' => {
+            let n = b
+                .get(p + 2..)
+                .map(|s| s.iter().take_while(|c| **c == b'0' || **c == b'1').count())
+                .unwrap_or(0);
+            (n > 0).then(|| {
+                let (v, o) = parse_radix(digits(n), 2);
+                cur.bump_n(2 + n);
+                int_suffix(cur, v, o)
+            })
+        }
+        b'f' | b'F' | b'd' | b'D' => {
+            let want = if c1 == b'f' || c1 == b'F' { 8 } else { 16 };
+            let n = count_hex(b, p + 2);
+            (n == want && !is_ident_cont(cur.peek(2 + n))).then(|| {
+                let (v, _) = parse_radix(digits(n), 16);
+                cur.bump_n(2 + n);
+                if want == 8 {
+                    TokKind::F32(v as u32)
+                } else {
+                    TokKind::F64(v)
+                }
+            })
+        }
+        _ => return None,
+    };
+    Some(tok.unwrap_or_else(|| {
+        cur.bump();
+        int_tok(0, false, false)
+    }))
+}
+
+/// A decimal integer, an octal integer (leading `0`) or a decimal float.
+fn lex_decimal_number(cur: &mut Cursor<'_>) -> TokKind {
+    let b = cur.b;
+    let p = cur.pos;
     let n = b
         .get(p..)
         .map(|s| s.iter().take_while(|c| c.is_ascii_digit()).count())
         .unwrap_or(0);
     let after = cur.peek(n);
-    let exp_follows = |k: usize| -> bool {
-        let e = cur.peek(k);
-        if e != b'e' && e != b'E' {
-            return false;
-        }
-        let s = cur.peek(k + 1);
-        s.is_ascii_digit() || ((s == b'+' || s == b'-') && cur.peek(k + 2).is_ascii_digit())
-    };
-    if after == b'.' && !is_ident_start(cur.peek(n + 1)) || exp_follows(n) {
-        // Decimal float: digits [. digits] [e[+-]digits]
-        let mut k = n;
-        if cur.peek(k) == b'.' {
-            k += 1;
-            while cur.peek(k).is_ascii_digit() {
-                k += 1;
-            }
-        }
-        if exp_follows(k) {
-            k += 2;
-            while cur.peek(k).is_ascii_digit() {
-                k += 1;
-            }
-        }
-        let text = cur.src.get(p..p + k).unwrap_or("0");
-        let v: f64 = text.parse().unwrap_or(0.0);
-        cur.bump_n(k);
-        return TokKind::DecFloat(v);
+    if after == b'.' && !is_ident_start(cur.peek(n + 1)) || exp_follows(cur, n) {
+        return lex_decimal_float(cur, n);
     }
     if cur.peek(0) == b'0' && n > 1 {
         // Octal: only the leading octal digits belong to this token.
@@ -531,6 +520,38 @@ fn lex_number(cur: &mut Cursor<'_>) -> TokKind {
     let (v, o) = parse_radix(b.get(p..p + n).unwrap_or(&[]), 10);
     cur.bump_n(n);
     int_suffix(cur, v, o)
+}
+
+/// Whether an exponent (`e`/`E`, an optional sign, a digit) starts `k` bytes ahead.
+fn exp_follows(cur: &Cursor<'_>, k: usize) -> bool {
+    let e = cur.peek(k);
+    if e != b'e' && e != b'E' {
+        return false;
+    }
+    let s = cur.peek(k + 1);
+    s.is_ascii_digit() || ((s == b'+' || s == b'-') && cur.peek(k + 2).is_ascii_digit())
+}
+
+/// Decimal float: `n` digits, then `[. digits] [e[+-]digits]`.
+fn lex_decimal_float(cur: &mut Cursor<'_>, n: usize) -> TokKind {
+    let p = cur.pos;
+    let mut k = n;
+    if cur.peek(k) == b'.' {
+        k += 1;
+        while cur.peek(k).is_ascii_digit() {
+            k += 1;
+        }
+    }
+    if exp_follows(cur, k) {
+        k += 2;
+        while cur.peek(k).is_ascii_digit() {
+            k += 1;
+        }
+    }
+    let text = cur.src.get(p..p + k).unwrap_or("0");
+    let v: f64 = text.parse().unwrap_or(0.0);
+    cur.bump_n(k);
+    TokKind::DecFloat(v)
 }
 
 fn int_tok(value: u64, unsigned: bool, overflow: bool) -> TokKind {

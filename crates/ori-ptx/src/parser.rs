@@ -58,7 +58,9 @@ type PResult<T> = Result<T, ()>;
 /// Directives that end an instruction where a modifier would go: a
 /// statement missing its `;` before `.reg` or `.loc` is ptxas's syntax
 /// error at the directive, not a modifier (the state spaces `.global`,
-/// `.shared`, ... are modifiers too, and are not listed).
+/// `.shared`, ... are modifiers too, and are not listed; so is `.weak`, the
+/// memory semantics of `ld.weak`, `st.weak`, `st.async.weak`, which names a
+/// linkage only at module scope, where no instruction stands).
 fn is_directive_word(dotted: &str) -> bool {
     matches!(
         dotted,
@@ -71,7 +73,6 @@ fn is_directive_word(dotted: &str) -> bool {
             | ".func"
             | ".visible"
             | ".extern"
-            | ".weak"
             | ".common"
             | ".version"
             | ".target"

@@ -188,12 +188,15 @@ pub(super) fn result_register_given(
 /// Any instruction without a handler of its own.
 pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
     let form = table_forms::form_of(cx, i)?;
-    if let Some(f) = form.filter(|f| !f.open) {
+    let closed = form.filter(|f| !f.open);
+    if let Some(f) = closed {
         if !table_forms::version_fits(cx, i, f) || !table_forms::operands_fit(cx, i, f) {
             return None;
         }
     }
-    if (i.opcode == "ld" || i.opcode == "st") && !i.modifiers.iter().all(|m| memory_modifier(m)) {
+    // A closed form of the table (`st.async`) has had its modifiers checked.
+    let open_memory = (i.opcode == "ld" || i.opcode == "st") && closed.is_none();
+    if open_memory && !i.modifiers.iter().all(|m| memory_modifier(m)) {
         for m in i.modifiers.iter().filter(|m| !memory_modifier(m)) {
             cx.error(i.span, format!("Unknown modifier '.{m}'"));
         }

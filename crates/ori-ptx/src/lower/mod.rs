@@ -91,6 +91,9 @@ pub struct LowerCx<'a> {
     /// The components of the function-scope vector registers, by their
     /// PTX name (`mx.x`; the IR calls it `mx$x`).
     components: NameMap<ast::Name, VReg>,
+    /// The width (2 or 4) of each vector register (`.reg .v4 .s32 abcd;`),
+    /// by the register that stands for it whole.
+    vector_widths: fxhash::FxHashMap<VReg, u32>,
     /// Per (mnemonic, modifier list), the form the instruction table gives
     /// it (`table_forms`), or the message saying why none does.
     pub(super) forms: fxhash::FxHashMap<table_forms::FormKey, table_forms::Verdict>,
@@ -577,7 +580,12 @@ fn declare_regs(cx: &mut LowerCx<'_>, stmts: &[ast::Stmt]) {
                 None => declare_scoped(cx, &n.name, ty, class),
             }
             match (vector, n.range) {
-                (Some(_), None) => declare_components(cx, &n.name, ty, class),
+                (Some(w), None) => {
+                    declare_components(cx, &n.name, ty, class);
+                    if let Some(r) = cx.lookup_reg(&n.name) {
+                        cx.vector_widths.insert(r, *w);
+                    }
+                }
                 (Some(_), Some(k)) if k <= EAGER_RANGE => {
                     for i in 0..k {
                         declare_components(cx, &format!("{}{i}", n.name), ty, class);
@@ -613,6 +621,27 @@ fn declare_components(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClas
                 cx.components.insert(ptx_name, r);
             }
         }
+    }
+}
+
+/// A vector register named whole (`st.async ... [a], abcd, [mbar];`) is the
+/// vector of its components (PTX ISA 5.4.2), `{abcd.x, .., abcd.w}` up to
+/// its width: ptxas checks it as such (`Argument vector size mismatch`,
+/// `Vector operand is not allowed`), and its reads and writes are theirs.
+fn expand_vector_registers(cx: &mut LowerCx<'_>, i: &mut ast::Instruction) {
+    for op in i.operands.iter_mut() {
+        let ast::OperandKind::Reg(n) = &op.kind else {
+            continue;
+        };
+        let Some(&width) = cx.lookup_reg(n).and_then(|r| cx.vector_widths.get(&r)) else {
+            continue;
+        };
+        let parts = ["x", "y", "z", "w"].iter().take(width as usize);
+        let elems = parts.map(|c| ast::Operand {
+            kind: ast::OperandKind::Reg(ast::Name::from(format!("{n}.{c}"))),
+            span: op.span,
+        });
+        op.kind = ast::OperandKind::Vector(elems.collect());
     }
 }
 
@@ -802,6 +831,9 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &mut [ast::Stmt], table: &HandlerTab
             }
             ast::Stmt::Inst(i) => {
                 cx.resolved.clear();
+                if !cx.vector_widths.is_empty() {
+                    expand_vector_registers(cx, i);
+                }
                 if let Some(mut data) = handlers::lower_inst(cx, i, table) {
                     data.src = Some((i.span.lo, i.span.hi));
                     cx.push(data);
@@ -918,6 +950,7 @@ fn function_cx<'a>(
         mod_checks: Default::default(),
         forms: Default::default(),
         components: Default::default(),
+        vector_widths: Default::default(),
         handlers: Default::default(),
     };
     // `.reg` parameters are registers inside the body.

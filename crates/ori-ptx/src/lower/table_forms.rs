@@ -103,6 +103,8 @@ fn types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
     let b64 = i.modifiers.iter().any(|m| m == "b64");
     // `cp.async`'s src-size may not exceed its cp-size.
     let mut cp_size = 16;
+    // An integer immediate is no `.f32`/`.f64` value (`st.async.f32 [a], 13, [m]`).
+    let float = i.modifiers.iter().any(|m| m == "f32" || m == "f64");
     let specs = form.present(&i.modifiers, i.operands.len());
     for (op, spec) in i.operands.iter().zip(specs) {
         let want = match spec.ty {
@@ -129,6 +131,9 @@ fn types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
                 (Some(w), Some(c)) => c == w,
                 _ => true,
             },
+            ast::OperandKind::Imm(v) if float && matches!(spec.ty, Some("b32" | "b64")) => {
+                imm_int(v).is_none()
+            }
             ast::OperandKind::Imm(v) => imm_fits(spec.ty, v, cp_size),
             _ => true,
         };

@@ -793,8 +793,19 @@ fn check_operands(
             );
         }
     }
-    // sp-sel in {0, 1} for the floating point types, 0 for FP8 and integers;
-    // scale-d in {0, 1}; imm-scale-a/b in {-1, 1}; imm-trans-a/b in {0, 1}.
+    check_immediates(cx, span, sig, inst, ops);
+    check_vector_types(cx, span, sig, ops);
+}
+
+/// sp-sel in {0, 1} for the floating point types, 0 for FP8 and integers;
+/// scale-d in {0, 1}; imm-scale-a/b in {-1, 1}; imm-trans-a/b in {0, 1}.
+fn check_immediates(
+    cx: &mut LowerCx<'_>,
+    span: Span,
+    sig: &Sig<'_>,
+    inst: FamText,
+    ops: &[Operand],
+) {
     let fixed = sig.fixed();
     for (k, op) in ops.iter().enumerate().skip(3) {
         let Operand::Imm(v) = op else {
@@ -832,7 +843,10 @@ fn check_operands(
             );
         }
     }
-    // A vector of metadata registers is checked like D and A.
+}
+
+/// D, A (and a sparse wgmma's metadata) vectors must not mix register types.
+fn check_vector_types(cx: &mut LowerCx<'_>, span: Span, sig: &Sig<'_>, ops: &[Operand]) {
     let vectors = if sig.sparse {
         &[0, 1, 3][..]
     } else {
