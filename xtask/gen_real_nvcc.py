@@ -10,6 +10,7 @@ Everything is pinned:
     nvidia-cuda-runtime==13.0.88  cuda_runtime.h etc.         (wheel)
     nvidia-cuda-cccl==13.0.85     cuda/std, cub, thrust       (wheel)
     nvidia-cutlass==4.2.0.0       CUTLASS/CuTe headers under cutlass_library/source/include
+    nvidia-curand==10.4.0.35      curand_kernel.h (CUDA 13.0's), for CUTLASS's examples
     host compiler: the system g++ (Debian 12.2)
     DeepGEMM      deepseek-ai/DeepGEMM @ 54e22612409371d6364144b69086735beb54e98b
     FlashAttn-3   Dao-AILab/flash-attention @ 0251105a2fb19d2957484b7f023cd8c115286ced (hopper/)
@@ -77,10 +78,12 @@ import sys
 import tempfile
 import time
 
+import real_nvcc_generators as gens
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC_DIR = os.path.join(ROOT, "xtask", "real_nvcc")
 OUT_DIR = os.path.join(ROOT, "tests", "real")
-FAMILIES = ("cutlass", "deepgemm", "fa3")
+FAMILIES = ("cutlass", "deepgemm", "fa3", "thunderkittens", "cutlass_examples", "flashinfer")
 
 WHEELS = [
     "nvidia-cuda-nvcc==13.0.88",
@@ -89,8 +92,9 @@ WHEELS = [
     "nvidia-cuda-runtime==13.0.88",
     "nvidia-cuda-cccl==13.0.85",
     "nvidia-cutlass==4.2.0.0",
+    "nvidia-curand==10.4.0.35",  # curand_kernel.h, which CUTLASS's example utilities include
 ]
-NVCC_FLAGS = ["-arch=sm_90a", "-std=c++17", "--expt-relaxed-constexpr", "-DNDEBUG", "--ptx"]
+NVCC_FLAGS = ["-arch=sm_90a", "--expt-relaxed-constexpr", "-DNDEBUG", "--ptx"]
 DEFAULT_PTXAS = os.path.join(ROOT, "target", "oracle-tools", "nvidia", "cu13", "bin", "ptxas")
 
 
@@ -160,6 +164,8 @@ def family_includes(family, args):
         if not args.fa3_src:
             sys.exit("fa3: pass --fa3-src DIR (a flash-attention checkout)")
         inc += [f"-I{os.path.join(os.path.abspath(args.fa3_src), 'hopper')}"]
+    if family in gens.FAMILIES:
+        return inc + gens.includes(family, args, cutlass_inc)
     inc += [f"-I{os.path.abspath(cutlass_inc)}"]
     return inc
 
@@ -175,9 +181,14 @@ FAMILY_FLAGS = {
 }
 
 
+NICE = "10"
+
+
 def compile_one(nvcc, family, src, inc, out):
     tmp = out + ".tmp"
-    cmd = ["nice", "-n", "10", nvcc] + NVCC_FLAGS + FAMILY_FLAGS[family] + inc + [src, "-o", tmp]
+    flags = gens.FAMILY_FLAGS.get(family) or ["-std=c++17"] + FAMILY_FLAGS[family]
+    flags = flags + gens.extra_flags(src)
+    cmd = ["nice", "-n", NICE, nvcc] + NVCC_FLAGS + flags + inc + [src, "-o", tmp]
     t0 = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True)
     dt = time.time() - t0
@@ -223,6 +234,8 @@ def families(args):
 
 
 def cmd_build(args):
+    global NICE
+    NICE = args.nice
     tk = os.path.abspath(args.toolkit)
     nvcc = args.nvcc or os.path.join(cuda_home(tk), "bin", "nvcc")
     if not os.path.exists(nvcc):
@@ -237,7 +250,7 @@ def cmd_build(args):
             continue
         srcs = sorted(f[:-3] for f in os.listdir(sdir) if f.endswith(".cu"))
         if args.only:
-            srcs = [s for s in srcs if s in args.only]
+            srcs = [s for s in args.only if s in srcs]  # in the order given
         if not srcs:
             continue
         inc = family_includes(fam, args)
@@ -519,7 +532,7 @@ def cmd_check(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("setup", "build", "check", "deepgemm-wrappers"):
+    for name in ("setup", "build", "check", "deepgemm-wrappers", "wrappers"):
         p = sub.add_parser(name)
         p.add_argument("--toolkit", default=os.path.join(ROOT, "target", "cuda-toolkit"))
         if name in ("build", "check"):
@@ -528,16 +541,18 @@ def main():
             p.add_argument("--only", nargs="*", default=None)
             p.add_argument("-j", "--jobs", type=int, default=2)
             p.add_argument("--skip-existing", action="store_true")
+            p.add_argument("--nice", default="10", help="niceness of the nvcc processes")
             p.add_argument("--nvcc", default=None, help="another nvcc 13.0.88 (default: the toolkit's)")
             p.add_argument("--cutlass-include", default=None,
                            help="CUTLASS include dir (default: the toolkit's nvidia-cutlass wheel)")
             p.add_argument("--deepgemm-src", default=os.environ.get("DEEPGEMM_SRC"))
             p.add_argument("--fa3-src", default=os.environ.get("FA3_SRC"))
+            gens.add_source_args(p)
         if name == "check":
             p.add_argument("--ptxas", default=DEFAULT_PTXAS)
     args = ap.parse_args()
     {"setup": cmd_setup, "build": cmd_build, "check": cmd_check,
-     "deepgemm-wrappers": cmd_deepgemm_wrappers}[args.cmd](args)
+     "deepgemm-wrappers": cmd_deepgemm_wrappers, "wrappers": gens.cmd_wrappers}[args.cmd](args)
 
 
 if __name__ == "__main__":

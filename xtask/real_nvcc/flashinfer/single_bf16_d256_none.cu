@@ -1,0 +1,10 @@
+// FlashInfer fb28d7242b35 sm90 (fa3) single prefill, bf16, head dim 256, mask none.
+// Config: csrc/single_prefill_sm90_customize_config.jinja rendered into target/flashinfer-gen/single_bf16_d256_none/; variant DefaultAttention<false>.
+#include <flashinfer/attention/hopper/prefill_sm90.cuh>
+#include "single_bf16_d256_none/single_prefill_sm90_config.inc"
+using namespace flashinfer;
+namespace flashinfer {
+template cudaError_t SinglePrefillWithKVCacheDispatched
+    <256, 256, MaskMode::kNone, /*USE_SLIDING_WINDOW=*/false, DefaultAttention<false>, Params>(
+    Params& params, cudaStream_t stream);
+}  // namespace flashinfer

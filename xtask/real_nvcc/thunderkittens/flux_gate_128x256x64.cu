@@ -1,0 +1,4 @@
+// ThunderKittens 0b55588d2769 kernels/flux/flux_gate.cu: Flux: GEMM + bias + gate + residual epilogue, tile 128x256x64.
+// Kernel: kittens::prototype::lcf::kernel<flux_matmul_gate_template<128, 256, 64>>.
+#include "flux/flux_gate.kernels.cuh"
+void *ori_kernel_entry() { return reinterpret_cast<void *>(&kittens::prototype::lcf::kernel<flux_matmul_gate_template<128, 256, 64>>); }
