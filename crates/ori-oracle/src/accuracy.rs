@@ -269,7 +269,7 @@ pub fn readme_figures(tests: &Path) -> String {
             "corpus",
         ),
         (
-            "real kernels: Triton, CUTLASS, DeepGEMM, FlashAttention-3 (`tests/real`)",
+            "real kernels: Triton, CUTLASS, DeepGEMM, FA3, ThunderKittens, CuTe DSL, quack, TileLang, FlashInfer (`tests/real`)",
             "real (all families)",
         ),
         (
