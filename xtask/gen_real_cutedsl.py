@@ -27,10 +27,10 @@ import importlib
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
+
+import generator_common as common
 
 DUMP = tempfile.mkdtemp(prefix="cutedsl-ptx-")
 os.environ["CUTE_DSL_ARCH"] = "sm_90a"
@@ -191,33 +191,12 @@ def ptx_of(c):
         return f.read()
 
 
-def ptxas_ok(ptxas, ptx):
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.ptx")
-        with open(p, "w") as f:
-            f.write(ptx)
-        r = subprocess.run([ptxas, "-arch=sm_90a", p, "-o", os.path.join(d, "k.cubin")], capture_output=True,
-                           text=True)
-        return r.returncode == 0, r.stderr.strip()[-2000:]
-
-
 def write_manifest(out, rows, subset):
-    man = os.path.join(out, "manifest.tsv")
     entries = {}
-    if os.path.exists(man) and subset:
-        with open(man) as f:
-            next(f, None)
-            for line in f:
-                if line.strip():
-                    entries[line.split("\t", 1)[0]] = line.rstrip("\n")
     for c in rows:
         conf = ",".join(f"{k}={v}" for k, v in c.items() if k not in ("name", "build"))
         entries[c["name"]] = "\t".join([c["name"], c["build"], conf, f"nvidia-cutlass-dsl 4.8.1, cutlass {COMMIT[:12]}"])
-    order = {c["name"]: i for i, c in enumerate(plan())}
-    with open(man, "w") as f:
-        f.write("name\texample\tconfig\tversion\n")
-        for n in sorted(entries, key=lambda n: order.get(n, 1 << 30)):
-            f.write(entries[n] + "\n")
+    common.write_manifest(out, "name\texample\tconfig\tversion", entries, [c["name"] for c in plan()], subset)
 
 
 def main():
@@ -236,31 +215,11 @@ def main():
             print(c)
         return 0
     os.makedirs(args.out, exist_ok=True)
-    rows, failed = [], []
-    for i, c in enumerate(todo):
-        t = time.time()
-        try:
-            ptx = ptx_of(c)
-        except Exception as e:  # noqa: BLE001 - report and go on
-            failed.append((c["name"], type(e).__name__ + ": " + " ".join(str(e).split())[:300]))
-            print(f"[{i + 1}/{len(todo)}] FAIL {failed[-1]}", flush=True)
-            continue
-        if args.ptxas:
-            ok, err = ptxas_ok(args.ptxas, ptx)
-            if not ok:
-                failed.append((c["name"], "ptxas: " + " ".join(err.split())[:300]))
-                print(f"[{i + 1}/{len(todo)}] PTXAS-REJECT {c['name']}: {err[:300]}", flush=True)
-                continue
-        with open(os.path.join(args.out, c["name"] + ".ptx"), "w") as f:
-            f.write(ptx)
-        rows.append(c)
-        print(f"[{i + 1}/{len(todo)}] ok {c['name']} ({len(ptx) // 1024} KiB, wgmma={ptx.count('wgmma.mma_async')}, "
-              f"{time.time() - t:.1f}s)", flush=True)
+    rows, failed = common.generate(todo, lambda c: c["name"], lambda c: (ptx_of(c), c), args.out, args.ptxas)
     write_manifest(args.out, rows, bool(args.only))
     shutil.rmtree(DUMP, ignore_errors=True)
     print(f"done: {len(rows)} ok, {len(failed)} failed")
-    for n, why in failed:
-        print(f"FAILED\t{n}\t{why}")
+    common.print_failures(failed)
     return 0
 
 

@@ -32,8 +32,9 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 import types
+
+import generator_common as common
 
 import tilelang  # noqa: E402
 import tilelang.language as T  # noqa: E402
@@ -160,38 +161,23 @@ def ptx_of(c, nvcc):
             return f.read(), fast
 
 
-def ptxas_ok(ptxas, ptx):
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.ptx")
-        with open(p, "w") as f:
-            f.write(ptx)
-        r = subprocess.run([ptxas, "-arch=sm_90a", p, "-o", os.path.join(d, "k.cubin")], capture_output=True,
-                           text=True)
-        return r.returncode == 0, r.stderr.strip()[-2000:]
-
-
 def describe(v):
     return str(v).replace("\t", " ")
 
 
 def write_manifest(out, rows, subset):
-    man = os.path.join(out, "manifest.tsv")
     entries = {}
-    if os.path.exists(man) and subset:
-        with open(man) as f:
-            next(f, None)
-            for line in f:
-                if line.strip():
-                    entries[line.split("\t", 1)[0]] = line.rstrip("\n")
     for c, fast in rows:
         conf = ",".join([describe(a) for a in c["args"]] + [f"{k}={describe(v)}" for k, v in c["kw"].items()])
         entries[c["name"]] = "\t".join([c["name"], f"{c['module']}.{c['fn']}", conf + f",fast_math={fast}",
                                         f"tilelang 0.1.13 ({COMMIT[:12]}), nvcc 13.0.88"])
-    order = {c["name"]: i for i, c in enumerate(plan())}
-    with open(man, "w") as f:
-        f.write("name\texample\tconfig\tversion\n")
-        for n in sorted(entries, key=lambda n: order.get(n, 1 << 30)):
-            f.write(entries[n] + "\n")
+    common.write_manifest(out, "name\texample\tconfig\tversion", entries, [c["name"] for c in plan()], subset)
+
+
+def made(c, nvcc):
+    """(PTX, manifest row) of one planned kernel."""
+    ptx, fast = ptx_of(c, nvcc)
+    return ptx, (c, fast)
 
 
 def main():
@@ -213,30 +199,11 @@ def main():
             print(c)
         return 0
     os.makedirs(args.out, exist_ok=True)
-    rows, failed = [], []
-    for i, c in enumerate(todo):
-        t = time.time()
-        try:
-            ptx, fast = ptx_of(c, args.nvcc)
-        except Exception as e:  # noqa: BLE001 - report and go on
-            failed.append((c["name"], type(e).__name__ + ": " + " ".join(str(e).split())[:400]))
-            print(f"[{i + 1}/{len(todo)}] FAIL {failed[-1]}", flush=True)
-            continue
-        if args.ptxas:
-            ok, err = ptxas_ok(args.ptxas, ptx)
-            if not ok:
-                failed.append((c["name"], "ptxas: " + " ".join(err.split())[:300]))
-                print(f"[{i + 1}/{len(todo)}] PTXAS-REJECT {c['name']}: {err[:300]}", flush=True)
-                continue
-        with open(os.path.join(args.out, c["name"] + ".ptx"), "w") as f:
-            f.write(ptx)
-        rows.append((c, fast))
-        print(f"[{i + 1}/{len(todo)}] ok {c['name']} ({len(ptx) // 1024} KiB, wgmma={ptx.count('wgmma.mma_async')}, "
-              f"{time.time() - t:.1f}s)", flush=True)
+    rows, failed = common.generate(todo, lambda c: c["name"], lambda c: made(c, args.nvcc), args.out, args.ptxas,
+                                   why_limit=400)
     write_manifest(args.out, rows, bool(args.only))
     print(f"done: {len(rows)} ok, {len(failed)} failed")
-    for n, why in failed:
-        print(f"FAILED\t{n}\t{why}")
+    common.print_failures(failed)
     return 0
 
 

@@ -34,10 +34,9 @@ paths to the extracted packages.
 import argparse
 import os
 import re
-import subprocess
 import sys
-import tempfile
-import time
+
+import generator_common as common
 
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
@@ -121,32 +120,10 @@ def compile_spec(spec, ptx_version):
     return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=opts).asm["ptx"]
 
 
-def ptxas_ok(ptxas, ptx):
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.ptx")
-        with open(p, "w") as f:
-            f.write(ptx)
-        r = subprocess.run([ptxas, "-arch=sm_90a", p, "-o", os.path.join(d, "k.cubin")], capture_output=True,
-                           text=True)
-        return r.returncode == 0, r.stderr.strip()[-2000:]
-
-
 def write_manifest(out, rows, subset):
-    man = os.path.join(out, "manifest.tsv")
-    entries = {}
-    if os.path.exists(man) and subset:
-        with open(man) as f:
-            next(f, None)
-            for line in f:
-                if line.strip():
-                    entries[line.split("\t", 1)[0]] = line.rstrip("\n")
-    for s in rows:
-        entries[s.name] = "\t".join([s.name, s.module, s.fn_name, s.config(), TRITON_VERSION])
-    order = {s.name: i for i, s in enumerate(plan())}
-    with open(man, "w") as f:
-        f.write("name\tmodule\tkernel_fn\tconfig\ttriton_version\n")
-        for n in sorted(entries, key=lambda n: order.get(n, 1 << 30)):
-            f.write(entries[n] + "\n")
+    entries = {s.name: "\t".join([s.name, s.module, s.fn_name, s.config(), TRITON_VERSION]) for s in rows}
+    common.write_manifest(out, "name\tmodule\tkernel_fn\tconfig\ttriton_version", entries,
+                          [s.name for s in plan()], subset)
 
 
 def main():
@@ -172,30 +149,11 @@ def main():
         for f in os.listdir(args.out):
             if f.endswith(".ptx") or f == "manifest.tsv":
                 os.remove(os.path.join(args.out, f))
-    rows, failed = [], []
-    for i, s in enumerate(specs):
-        t = time.time()
-        try:
-            ptx = compile_spec(s, ptx_version)
-        except Exception as e:  # noqa: BLE001 - report and go on
-            failed.append((s.name, "triton: " + type(e).__name__ + ": " + " ".join(str(e).split())[:400]))
-            print(f"[{i + 1}/{len(specs)}] FAIL {failed[-1][0]}: {failed[-1][1]}", flush=True)
-            continue
-        if args.ptxas:
-            ok, err = ptxas_ok(args.ptxas, ptx)
-            if not ok:
-                failed.append((s.name, "ptxas: " + " ".join(err.split())[:300]))
-                print(f"[{i + 1}/{len(specs)}] PTXAS-REJECT {s.name}: {err[:300]}", flush=True)
-                continue
-        with open(os.path.join(args.out, s.name + ".ptx"), "w") as f:
-            f.write(ptx)
-        rows.append(s)
-        print(f"[{i + 1}/{len(specs)}] ok {s.name} ({len(ptx) // 1024} KiB, wgmma={ptx.count('wgmma.mma_async')}, "
-              f"{time.time() - t:.1f}s)", flush=True)
+    rows, failed = common.generate(specs, lambda s: s.name, lambda s: (compile_spec(s, ptx_version), s), args.out,
+                                   args.ptxas, why_limit=400)
     write_manifest(args.out, rows, bool(args.only))
     print(f"done: {len(rows)} ok, {len(failed)} failed (Triton {TRITON_VERSION}, ptx_version {ptx_version})")
-    for n, why in failed:
-        print(f"FAILED\t{n}\t{why}")
+    common.print_failures(failed)
     return 0
 
 
