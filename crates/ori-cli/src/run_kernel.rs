@@ -535,11 +535,8 @@ fn tensor_map_arg(
     Ok((t.encode(), buf))
 }
 
-/// The parameter block: each `--arg` read, buffers allocated in `g`.
-/// Parameter values, their buffers, and the bytes of tensor-map parameters.
-type Parameters = (Vec<u64>, Vec<Option<Buffer>>, Vec<(usize, Vec<u8>)>);
-
-fn parameters(f: &Function, args: &[String], g: &mut GlobalMemory) -> Result<Parameters, ExitCode> {
+/// Each parameter's `--arg` value, by the parameter's index.
+fn given_arguments<'a>(f: &Function, args: &'a [String]) -> Result<Vec<Option<&'a str>>, ExitCode> {
     let mut given: Vec<Option<&str>> = vec![None; f.params.len()];
     for a in args {
         let Some((key, value)) = a.split_once('=') else {
@@ -562,6 +559,15 @@ fn parameters(f: &Function, args: &[String], g: &mut GlobalMemory) -> Result<Par
             return Err(usage(&format!("parameter {key} given twice")));
         }
     }
+    Ok(given)
+}
+
+/// The parameter block: each `--arg` read, buffers allocated in `g`.
+/// Parameter values, their buffers, and the bytes of tensor-map parameters.
+type Parameters = (Vec<u64>, Vec<Option<Buffer>>, Vec<(usize, Vec<u8>)>);
+
+fn parameters(f: &Function, args: &[String], g: &mut GlobalMemory) -> Result<Parameters, ExitCode> {
+    let given = given_arguments(f, args)?;
     // Omitted trailing pointers (Triton's scratch pointers) are null.
     let last_given = given.iter().rposition(Option::is_some).map_or(0, |k| k + 1);
     let mut values = Vec::with_capacity(f.params.len());

@@ -82,36 +82,14 @@ impl Expectation {
                         return err("text after `end`");
                     }
                 }
-                State::Head => {
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    if let Some(rest) = line.strip_prefix('#') {
-                        if e.header.is_empty() && line.starts_with(HEADER_PREFIX) {
-                            e.header = line.to_string();
-                        }
-                        let _ = rest;
-                    } else if let Some(v) = line.strip_prefix("exit:") {
-                        e.exit_code = match v.trim().parse() {
-                            Ok(n) => n,
-                            Err(_) => return err("bad exit code"),
-                        };
-                        saw_exit = true;
-                    } else if let Some(v) = line.strip_prefix("skeleton-comparable:") {
-                        e.skeleton_comparable = match v.trim() {
-                            "yes" => true,
-                            "no" => false,
-                            _ => return err("expected `yes` or `no`"),
-                        };
-                    } else if let Some(v) = line.strip_prefix("note:") {
-                        e.notes.push(v.trim().to_string());
-                    } else if line == "messages:" {
+                State::Head => match e.head_line(line, &mut saw_exit) {
+                    Ok(true) => {
                         saw_messages = true;
                         state = State::Messages;
-                    } else {
-                        return err("unexpected line in header");
                     }
-                }
+                    Ok(false) => {}
+                    Err(m) => return err(m),
+                },
                 State::Messages | State::Skeleton => {
                     if line == "end" {
                         state = State::Done;
@@ -142,6 +120,35 @@ impl Expectation {
             return Err("missing final `end` line".into());
         }
         Ok(e)
+    }
+
+    /// One line of the header (before `messages:`, which gives
+    /// `Ok(true)`), or why it is not one.
+    fn head_line(&mut self, line: &str, saw_exit: &mut bool) -> Result<bool, &'static str> {
+        if line.trim().is_empty() {
+            return Ok(false);
+        }
+        if line.starts_with('#') {
+            if self.header.is_empty() && line.starts_with(HEADER_PREFIX) {
+                self.header = line.to_string();
+            }
+        } else if let Some(v) = line.strip_prefix("exit:") {
+            self.exit_code = v.trim().parse().map_err(|_| "bad exit code")?;
+            *saw_exit = true;
+        } else if let Some(v) = line.strip_prefix("skeleton-comparable:") {
+            self.skeleton_comparable = match v.trim() {
+                "yes" => true,
+                "no" => false,
+                _ => return Err("expected `yes` or `no`"),
+            };
+        } else if let Some(v) = line.strip_prefix("note:") {
+            self.notes.push(v.trim().to_string());
+        } else if line == "messages:" {
+            return Ok(true);
+        } else {
+            return Err("unexpected line in header");
+        }
+        Ok(false)
     }
 
     /// Renders the file text; `parse(render(e)) == e` for any `e` whose

@@ -185,6 +185,25 @@ pub(super) fn result_register_given(
     !bad
 }
 
+/// The modifiers of an `ld` or `st` of no closed table form are all
+/// memory modifiers; each other one is reported as unknown (and, with no
+/// type among them, the instruction as of no type, as ptxas does).
+fn memory_modifiers_known(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
+    if i.modifiers.iter().all(|m| memory_modifier(m)) {
+        return true;
+    }
+    for m in i.modifiers.iter().filter(|m| !memory_modifier(m)) {
+        cx.error(i.span, format!("Unknown modifier '.{m}'"));
+    }
+    if !i.modifiers.iter().any(|m| arithmetic_type(m)) {
+        cx.error(
+            i.span,
+            format!("Unexpected instruction types specified for '{}'", i.opcode),
+        );
+    }
+    false
+}
+
 /// Any instruction without a handler of its own.
 pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
     let form = table_forms::form_of(cx, i)?;
@@ -196,17 +215,7 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
     }
     // A closed form of the table (`st.async`) has had its modifiers checked.
     let open_memory = (i.opcode == "ld" || i.opcode == "st") && closed.is_none();
-    if open_memory && !i.modifiers.iter().all(|m| memory_modifier(m)) {
-        for m in i.modifiers.iter().filter(|m| !memory_modifier(m)) {
-            cx.error(i.span, format!("Unknown modifier '.{m}'"));
-        }
-        // With no type among the rest, ptxas also has no instruction type.
-        if !i.modifiers.iter().any(|m| arithmetic_type(m)) {
-            cx.error(
-                i.span,
-                format!("Unexpected instruction types specified for '{}'", i.opcode),
-            );
-        }
+    if open_memory && !memory_modifiers_known(cx, i) {
         return None;
     }
     if i.opcode == "st" && !check_st_arity(cx, i) {
