@@ -76,7 +76,7 @@ pub struct Statement {
 /// The forms the generator draws from: those whose modifiers the table
 /// lists.
 fn closed_forms() -> Vec<&'static Form> {
-    Table::get().forms.iter().filter(|f| !f.open).collect()
+    Table::get().forms().filter(|f| !f.open).collect()
 }
 
 /// Modifiers chosen for `form`: one word per required slot, some of the

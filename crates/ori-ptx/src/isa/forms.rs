@@ -319,37 +319,49 @@ fn fits(want: OperandKind, op: &ast::OperandKind) -> bool {
     }
 }
 
-/// Read the table: `set` lines and form lines.
-pub fn parse_table(text: &'static str) -> Result<Vec<Form>, String> {
-    let mut sets: Vec<(&'static str, Vec<&'static str>, Option<&'static str>)> = Vec::new();
-    let mut forms = Vec::new();
+/// The table's named sets, parsed, and its form lines with their line
+/// numbers, left as text: a form is parsed when an instruction of its
+/// opcode first needs it ([`super::Table::form`]).
+pub(crate) fn split_table(text: &'static str) -> Result<(SetList, FormLines), String> {
+    let mut sets: SetList = Vec::new();
+    let mut lines = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
-        let at = |e: String| format!("line {}: {e}", n + 1);
-        if let Some(def) = line.strip_prefix("set ") {
-            let (name, words) = def
-                .split_once('=')
-                .ok_or_else(|| at("set without =".into()))?;
-            let (words, missing) = match words.split_once('!') {
-                Some((w, m)) => (w, Some(m.trim())),
-                None => (words, None),
-            };
-            let words = words.split('|').map(str::trim).collect();
-            sets.push((name.trim(), words, missing));
+        let Some(def) = line.strip_prefix("set ") else {
+            lines.push((n + 1, line));
             continue;
-        }
-        forms.push(parse_form(line, &sets).map_err(at)?);
+        };
+        let at = |e: &str| format!("line {}: {e}", n + 1);
+        let (name, words) = def.split_once('=').ok_or_else(|| at("set without ="))?;
+        let (words, missing) = match words.split_once('!') {
+            Some((w, m)) => (w, Some(m.trim())),
+            None => (words, None),
+        };
+        let words = words.split('|').map(str::trim).collect();
+        sets.push((name.trim(), words, missing));
     }
-    Ok(forms)
+    Ok((sets, lines))
+}
+
+/// The named sets, in the table's order.
+pub(crate) type SetList = Vec<(&'static str, Vec<&'static str>, Option<&'static str>)>;
+
+/// The form lines of the table: (line number, text).
+pub(crate) type FormLines = Vec<(usize, &'static str)>;
+
+/// The opcode a form line is of (its first word up to the first `.`).
+pub(crate) fn opcode_of_line(line: &'static str) -> &'static str {
+    let head = line.split_whitespace().next().unwrap_or("");
+    head.split('.').next().unwrap_or("")
 }
 
 /// The named sets: name, words, and the message for a slot left empty.
 type Sets = [(&'static str, Vec<&'static str>, Option<&'static str>)];
 
-fn parse_form(line: &'static str, sets: &Sets) -> Result<Form, String> {
+pub(crate) fn parse_form(line: &'static str, sets: &Sets) -> Result<Form, String> {
     // `:` also appears in `shared::cta`: sections are split on " :".
     let pieces: Vec<&'static str> = split_sections(line);
     let [head, operands, effects] = pieces[..] else {

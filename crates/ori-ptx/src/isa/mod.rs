@@ -33,11 +33,18 @@ use std::sync::OnceLock;
 /// The table's source text.
 pub const TABLE_TEXT: &str = include_str!("table.txt");
 
-/// The parsed table.
+/// The table: its sets parsed, its forms parsed on first use. A process
+/// that compiles one small kernel needs the forms of a few opcodes only;
+/// parsing all of them was a sixth of such a run.
 #[derive(Debug)]
 pub struct Table {
-    /// Every form, in the table's order.
-    pub forms: Vec<Form>,
+    sets: forms::SetList,
+    /// Every form line, in the table's order: (opcode, family, line
+    /// number, text); the family is the line's first word, which a
+    /// parsed form also names ([`Form::family`]).
+    lines: Vec<(&'static str, &'static str, usize, &'static str)>,
+    /// The forms parsed so far, by [`FormId`].
+    parsed: Vec<OnceLock<Form>>,
 }
 
 /// Why an opcode and its modifiers fit no form of the table.
@@ -94,19 +101,60 @@ impl Mismatch {
     }
 }
 
-/// The form an instruction takes: the index of a form in [`Table::forms`].
+/// The form an instruction takes: the index of a form in the table ([`Table::form`]).
 pub type FormId = usize;
 
 impl Table {
     /// The table, read from [`TABLE_TEXT`] on first use.
     pub fn get() -> &'static Table {
         static TABLE: OnceLock<Table> = OnceLock::new();
-        TABLE.get_or_init(|| match forms::parse_table(TABLE_TEXT) {
-            Ok(forms) => Table { forms },
+        TABLE.get_or_init(|| match forms::split_table(TABLE_TEXT) {
+            Ok((sets, lines)) => Table {
+                sets,
+                parsed: lines.iter().map(|_| OnceLock::new()).collect(),
+                lines: lines
+                    .into_iter()
+                    .map(|(n, line)| {
+                        let family = line.split_whitespace().next().unwrap_or("");
+                        (forms::opcode_of_line(line), family, n, line)
+                    })
+                    .collect(),
+            },
             // The text is part of the crate and a unit test reads it:
             // a malformed line cannot reach a user.
             Err(e) => panic!("isa/table.txt: {e}"),
         })
+    }
+
+    /// The form `k`, parsed on first use.
+    pub fn form(&self, k: FormId) -> &Form {
+        self.parsed[k].get_or_init(|| {
+            let (_, _, n, line) = self.lines[k];
+            // As above: a unit test parses every form.
+            forms::parse_form(line, &self.sets)
+                .unwrap_or_else(|e| panic!("isa/table.txt: line {n}: {e}"))
+        })
+    }
+
+    /// How many forms the table has.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Whether the table has no forms.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// Every form, in the table's order (all parsed).
+    pub fn forms(&self) -> impl Iterator<Item = &Form> {
+        (0..self.len()).map(|k| self.form(k))
+    }
+
+    /// The ids of the forms of `opcode`.
+    fn ids_of(&self, opcode: &str) -> impl Iterator<Item = FormId> + '_ {
+        let opcode = opcode.to_string();
+        (0..self.len()).filter(move |&k| self.lines[k].0 == opcode)
     }
 
     /// The forms of the longest family that `opcode` and the first of
@@ -120,25 +168,29 @@ impl Table {
         mods: &[S],
         joined: usize,
     ) -> Option<(&'static str, usize, Vec<FormId>)> {
-        let table = Table::get();
+        // Families are told apart by name, before any form is parsed.
         let mut best: Option<(&'static str, usize)> = None;
-        for f in &table.forms {
-            if f.opcode != opcode || f.prefix.len() > mods.len().min(joined) {
+        for k in self.ids_of(opcode) {
+            let family = self.lines[k].1;
+            let prefix = family.split('.').skip(1);
+            let len = prefix.clone().count();
+            if len > mods.len().min(joined) {
                 continue;
             }
-            let spelled = f.prefix.iter().zip(mods).all(|(p, m)| *p == m.as_ref());
-            if spelled && best.is_none_or(|(_, n)| f.prefix.len() > n) {
-                best = Some((f.family, f.prefix.len()));
+            let spelled = prefix.zip(mods).all(|(p, m)| p == m.as_ref());
+            if spelled && best.is_none_or(|(_, n)| len > n) {
+                best = Some((family, len));
             }
         }
-        if best.is_none() && table.forms.iter().any(|f| f.opcode == opcode) {
+        if best.is_none() && self.ids_of(opcode).next().is_some() {
             // The opcode has families, but its modifiers spell none: the
             // first modifier is unknown to it (ptxas: `cp.frob`).
             return Some((opcode_static(opcode), 0, Vec::new()));
         }
         let (family, n) = best?;
-        let ids = (0..table.forms.len())
-            .filter(|&k| table.forms[k].family == family)
+        let ids = self
+            .ids_of(opcode)
+            .filter(|&k| self.lines[k].1 == family)
             .collect();
         Some((family, n, ids))
     }
@@ -173,16 +225,16 @@ impl Table {
         };
         let mut space = false;
         for &k in &ids {
-            match self.forms[k].match_modifiers(&rest) {
+            match self.form(k).match_modifiers(&rest) {
                 Ok(()) => return Ok(Some(k)),
                 Err(e) => space |= e == Mismatch::StateSpace,
             }
         }
-        let fam = self.forms[first].family.to_string();
+        let fam = self.form(first).family.to_string();
         // A modifier no form of the family has is unknown; otherwise the
         // combination is wrong (spaces out of order, or a slot missing or
         // filled twice).
-        let known = |m: &str| ids.iter().any(|&k| self.forms[k].knows(m));
+        let known = |m: &str| ids.iter().any(|&k| self.form(k).knows(m));
         if let Some(m) = rest.iter().find(|m| !known(m)) {
             // An unknown type is ptxas's "Unexpected instruction types".
             let why = if is_type_word(m) {
@@ -194,7 +246,7 @@ impl Table {
         }
         let missing = ids
             .iter()
-            .filter_map(|&k| self.forms[k].missing_messages(&rest))
+            .filter_map(|&k| self.form(k).missing_messages(&rest))
             .find(|m| !m.is_empty());
         if let Some(m) = missing {
             return Err((fam, Mismatch::Missing(m)));
@@ -226,10 +278,10 @@ fn is_type_word(m: &str) -> bool {
 /// The table's own spelling of an opcode (a `'static` string).
 fn opcode_static(opcode: &str) -> &'static str {
     Table::get()
-        .forms
+        .lines
         .iter()
-        .find(|f| f.opcode == opcode)
-        .map_or("", |f| f.opcode)
+        .find(|(op, ..)| *op == opcode)
+        .map_or("", |(op, ..)| op)
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ fn verdict(
                 .map_err(|(family, why)| why.messages(&family))
         })
         .clone()
-        .map(|k| k.map(|k| &table.forms[k]))
+        .map(|k| k.map(|k| table.form(k)))
 }
 
 /// Check the module's PTX ISA version against the form's: ptxas's
