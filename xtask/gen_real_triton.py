@@ -31,10 +31,10 @@ default line info is kept, as users get it).
 import argparse
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
+
+import generator_common as common
 
 # Keep Triton 3.9's current default (fusion on) and silence its FutureWarning.
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
@@ -1282,16 +1282,6 @@ def compile_spec(spec, ptx_version):
     return compile_kernel(spec, ptx_version).asm["ptx"]
 
 
-def ptxas_ok(ptxas, ptx):
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "k.ptx")
-        with open(p, "w") as f:
-            f.write(ptx)
-        r = subprocess.run([ptxas, "-arch=sm_90a", p, "-o", os.path.join(d, "k.cubin")], capture_output=True,
-                           text=True)
-        return r.returncode == 0, r.stderr.strip()[-2000:]
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=False, help="output directory, e.g. tests/real/triton36")
@@ -1339,7 +1329,7 @@ def main():
             print(f"[{i + 1}/{len(specs)}] FAIL {s.name}: {type(e).__name__}: {msg}", flush=True)
             continue
         if args.ptxas:
-            ok, err = ptxas_ok(args.ptxas, ptx)
+            ok, err = common.ptxas_ok(args.ptxas, ptx)
             if not ok:
                 failed.append((s.name, "ptxas: " + " ".join(err.split())[:300]))
                 print(f"[{i + 1}/{len(specs)}] PTXAS-REJECT {s.name}: {err[:300]}", flush=True)
