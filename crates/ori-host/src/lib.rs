@@ -41,6 +41,7 @@ pub mod matrix_fragments;
 pub mod mbarrier;
 pub mod memory;
 pub mod mma_arith;
+pub mod mufu;
 #[cfg(test)]
 mod mma_recorded;
 pub mod npy;

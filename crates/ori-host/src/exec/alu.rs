@@ -5,6 +5,7 @@
 
 use super::int_arith::{int_compare, int_convert, int_op, IntCmp, IntOp, IntShape};
 use super::*;
+use crate::mufu;
 
 impl Machine<'_> {
     pub(super) fn alu(&mut self, t: usize, d: &InstData, shape: &AluShape<'_>) -> Res<()> {
@@ -631,6 +632,8 @@ pub(super) fn f32_arith(name: &str, d: &InstData, ty: &str, src: &Src<'_>) -> Re
         "mad" | "fma" => a.mul_add(b, flush(as_f32(src(3)?), ftz)),
         "min" => a.min(b),
         "max" => a.max(b),
+        "div" if d.has_mod("full") => mufu::div_full(a, b, ftz),
+        "div" if d.has_mod("approx") => mufu::div_approx(a, b, ftz),
         "div" => a / b,
         _ => a % b,
     };
@@ -646,13 +649,11 @@ fn saturate(r: f32, d: &InstData) -> f32 {
     }
 }
 
-/// The special functions, computed correctly rounded in f32. The GPU's
-/// `.approx` forms are not (its MUFU unit); measured on an H100 over 2^25
-/// f32 inputs (`tests/host/mma_probe.py`, log in `tests/host/mma/`): `ex2`
-/// within 2.1 ulp, `lg2` within 2.3 ulp (absolute 1.1e-7 near 1), `rcp`
-/// within 1 ulp, `rsqrt` within 1.6 ulp, `sin` and `cos` within 3.8e-7
-/// absolute on [-pi, pi], `tanh` within 131 ulp (relative 2^-16). Kernels
-/// using them compare within a tolerance (README, host backend).
+/// The special functions. The `.approx` forms run ptxas's sequence around
+/// the GPU's special-function unit as `crate::mufu` models it (bit-exact
+/// where the unit is modelled, within the bounds `docs/host.md` gives
+/// elsewhere); `rcp` and `sqrt` with a rounding mode are IEEE, correctly
+/// rounded.
 pub(super) fn f32_special(name: &str, d: &InstData, ty: &str, src: &Src<'_>) -> Res<u64> {
     if ty != "f32" {
         return Err(Fault::Unsupported(format!(
@@ -661,18 +662,22 @@ pub(super) fn f32_special(name: &str, d: &InstData, ty: &str, src: &Src<'_>) -> 
         )));
     }
     let ftz = d.has_mod("ftz");
-    let a = flush(as_f32(src(1)?), ftz);
+    let a = as_f32(src(1)?);
+    if !d.has_mod("approx") && matches!(name, "rcp" | "sqrt") {
+        let a = flush(a, ftz);
+        let r = if name == "rcp" { 1.0 / a } else { a.sqrt() };
+        return Ok(u64::from(flush(r, ftz).to_bits()));
+    }
     let r = match name {
-        "ex2" => a.exp2(),
-        "lg2" => a.log2(),
-        "rcp" => 1.0 / a,
-        "sqrt" => a.sqrt(),
-        "rsqrt" => 1.0 / a.sqrt(),
-        "sin" => a.sin(),
-        "cos" => a.cos(),
-        _ => a.tanh(),
+        "ex2" => mufu::ex2_approx(a, ftz),
+        "lg2" => mufu::lg2_approx(a, ftz),
+        "rcp" => mufu::rcp_approx(a, ftz),
+        "sqrt" => mufu::sqrt_approx(a, ftz),
+        "rsqrt" => mufu::rsqrt_approx(a, ftz),
+        "sin" | "cos" => mufu::sin_cos_approx(name == "cos", a, ftz),
+        _ => mufu::tanh(a),
     };
-    Ok(u64::from(flush(r, ftz).to_bits()))
+    Ok(u64::from(r.to_bits()))
 }
 
 /// The smaller (`min`) or larger of two integers of `bits` bits.

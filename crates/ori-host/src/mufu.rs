@@ -1,0 +1,347 @@
+//! The GPU's special-function unit (MUFU) and the instruction sequences
+//! ptxas 13.0.88 builds around it for the PTX `.approx` forms and
+//! `div.full`/`div.approx`, so that the host gives the GPU's bits where
+//! the unit has been modelled and the GPU's argument handling everywhere.
+//!
+//! Two kinds of knowledge are in here:
+//! - **The sequences** (`ex2_approx`, `rcp_approx`, `div_full`, ...) are
+//!   read off ptxas's SASS for each PTX form (`cuobjdump -sass` of the
+//!   kernels `tests/host/sfu/probe.py ptx` writes): which inputs are
+//!   rescaled before the unit and how the result is scaled back.
+//! - **The unit**, probed on an H100 (`tests/host/sfu/h100_special.bin.gz`,
+//!   131,072 inputs per f32 instruction over every exponent, every 16-bit
+//!   input; recorded by `tests/host/mma_probe.py`). `MUFU.RCP` and
+//!   `MUFU.EX2` are modelled as multifunction interpolators (a segment
+//!   index from the top bits of the argument's fraction, a quadratic in
+//!   the rest, the result's mantissa the floor of it) with coefficients
+//!   fitted to the recording (`tests/host/sfu/fit.py`, `mufu/tables.rs`).
+//!   The fit reproduces 99.93% of the recorded `rcp` arguments, 99.27% of
+//!   the positive `ex2` ones and 97.1% of the negative ones: the tables
+//!   are learnt from a sparse sample, not the hardware's ROM. `MUFU.LG2`,
+//!   `RSQ`, `SQRT`, `SIN`, `COS` and `TANH` are computed correctly rounded
+//!   (from f64) with the unit's flushing and NaN; their measured distance
+//!   from the GPU is in `docs/host.md`.
+//!
+//! Every unit function flushes subnormal inputs and results to zero of
+//! their sign and returns NVIDIA's canonical NaN (`0x7fffffff`) for NaN.
+
+mod tables;
+
+/// NVIDIA's canonical NaN, what MUFU returns for any NaN input.
+pub const CANONICAL_NAN: f32 = f32::from_bits(0x7fff_ffff);
+
+/// The smallest normal f32, 2^-126: the rescaling threshold of every
+/// ptxas sequence below.
+const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
+
+/// `.ftz`: a subnormal becomes a zero of its sign.
+fn flush(x: f32) -> f32 {
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+/// `2^e` as an f64, for `e` anywhere in f32's range and beyond.
+fn pow2(e: i64) -> f64 {
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+/// An f64 that is a 24-bit mantissa times a power of two, as the unit
+/// delivers it: exact when normal, flushed to zero below 2^-126, infinite
+/// above f32's range.
+fn deliver(v: f64, negative: bool) -> f32 {
+    let r = if v < f64::from(MIN_NORMAL) {
+        0.0
+    } else {
+        v as f32
+    };
+    if negative {
+        -r
+    } else {
+        r
+    }
+}
+
+/// The quadratic of one segment at offset `t` in [0, 1), floored: the
+/// result's mantissa in units of its last bit (`tests/host/sfu/fit.py`
+/// evaluates the same expression in the same order).
+fn interpolate(c: &[f64; 3], t: f64) -> f64 {
+    (c[0] + c[1] * t + c[2] * t * t).floor()
+}
+
+/// `MUFU.RCP`: 1/x. The 23-bit fraction `g` of x's mantissa picks one of
+/// 128 segments (its top 7 bits); the remaining 16 bits are the offset.
+/// The result depends on the mantissa alone, the exponent only moves it
+/// (the recording agrees wherever inputs share a mantissa); a power of
+/// two gives its exact reciprocal. Probe: `rcp.approx.f32` in
+/// `h100_special.bin.gz`, fit in `fit.py` (`rcp_points`).
+pub fn rcp(x: f32) -> f32 {
+    if x.is_nan() {
+        return CANONICAL_NAN;
+    }
+    let x = flush(x);
+    if x == 0.0 {
+        return f32::INFINITY.copysign(x);
+    }
+    if x.is_infinite() {
+        return 0.0f32.copysign(x);
+    }
+    let bits = x.to_bits();
+    let e = i64::from((bits >> 23) & 0xff) - 127;
+    let g = bits & 0x7f_ffff;
+    let mant = if g == 0 {
+        f64::from(1u32 << 24)
+    } else {
+        let t = f64::from(g & 0xffff) / 65536.0;
+        interpolate(&tables::RCP[(g >> 16) as usize], t)
+    };
+    // mant is 1/m in units of 2^-24 (m in [1, 2), 1/m in (1/2, 1]).
+    deliver(mant * pow2(-24 - e), x < 0.0)
+}
+
+/// `MUFU.EX2`'s argument: x as fixed point with 23 fraction bits, its
+/// magnitude truncated and then negated exactly for x < 0 (the older
+/// architectures' `RRO.EX2` produced such a 1.1.7.23 word). Returns the
+/// integer part `n` and the 23-bit fraction `g` of that two's-complement
+/// value. Probe: `ex2.approx.ftz.f32` inputs that share this value give
+/// one output (`fit.py`, `ex2_points`; 923 groups, none disagreeing).
+fn ex2_fixed(x: f32) -> (i64, u32) {
+    let q = (f64::from(x.abs()) * 8_388_608.0).trunc() as i64;
+    let v = if x < 0.0 { -q } else { q };
+    (v >> 23, (v & 0x7f_ffff) as u32)
+}
+
+/// `MUFU.EX2`: 2^x. After `ex2_fixed`, the fraction's top 6 bits pick a
+/// segment of one table for x >= 0 and of another for x < 0 (the
+/// negative path's outputs sit about one argument unit lower than the
+/// positive table gives: the unit does not share it); the result is
+/// `2^n` times the interpolated mantissa in [1, 2]. Probe:
+/// `ex2.approx.ftz.f32` in `h100_special.bin.gz`.
+pub fn ex2(x: f32) -> f32 {
+    if x.is_nan() {
+        return CANONICAL_NAN;
+    }
+    let x = flush(x);
+    if x >= 128.0 {
+        return f32::INFINITY;
+    }
+    if x <= -256.0 {
+        return 0.0;
+    }
+    let (n, g) = ex2_fixed(x);
+    let table = if x < 0.0 {
+        &tables::EX2_NEG
+    } else {
+        &tables::EX2_POS
+    };
+    let t = f64::from(g & 0x1_ffff) / 131_072.0;
+    let mant = interpolate(&table[(g >> 17) as usize], t);
+    deliver(mant * pow2(n - 23), false)
+}
+
+/// A unit function computed correctly rounded from its f64 value, with
+/// the unit's flushing of inputs and results and its NaN.
+fn rounded(x: f32, f: fn(f64) -> f64) -> f32 {
+    if x.is_nan() {
+        return CANONICAL_NAN;
+    }
+    let r = f(f64::from(flush(x))) as f32;
+    if r.is_nan() {
+        CANONICAL_NAN
+    } else {
+        flush(r)
+    }
+}
+
+/// `MUFU.LG2`: log2(x), correctly rounded (not yet modelled).
+pub fn lg2(x: f32) -> f32 {
+    rounded(x, f64::log2)
+}
+
+/// `MUFU.RSQ`: 1/sqrt(x), correctly rounded (not yet modelled).
+pub fn rsq(x: f32) -> f32 {
+    rounded(x, |v| 1.0 / v.sqrt())
+}
+
+/// `MUFU.SQRT`: sqrt(x), correctly rounded (not yet modelled).
+pub fn sqrt(x: f32) -> f32 {
+    rounded(x, f64::sqrt)
+}
+
+/// `MUFU.TANH`: tanh(x), correctly rounded (not yet modelled).
+pub fn tanh(x: f32) -> f32 {
+    rounded(x, f64::tanh)
+}
+
+/// `MUFU.SIN`: sin(2 pi t) of an argument in turns, correctly rounded
+/// from the argument's exact fraction (an f32 at or above 2^23 is a
+/// whole number of turns: the GPU gives 0 there).
+pub fn sin_turns(t: f32) -> f32 {
+    rounded(t, |v| (std::f64::consts::TAU * v.fract()).sin())
+}
+
+/// `MUFU.COS`: cos(2 pi t) of an argument in turns, as `sin_turns`.
+pub fn cos_turns(t: f32) -> f32 {
+    rounded(t, |v| (std::f64::consts::TAU * v.fract()).cos())
+}
+
+/// `FMUL.RZ`: the f32 product rounded toward zero (exact in f64 first).
+fn mul_rz(a: f32, b: f32) -> f32 {
+    let p = f64::from(a) * f64::from(b);
+    let r = p as f32;
+    if r.is_infinite() && p.is_finite() {
+        f32::MAX.copysign(r)
+    } else if r.is_finite() && f64::from(r).abs() > p.abs() {
+        // One step toward zero: the magnitude's bits less one.
+        f32::from_bits(r.to_bits() - 1)
+    } else {
+        r
+    }
+}
+
+/// 1/(2 pi) as the f32 constant ptxas multiplies by before `MUFU.SIN`
+/// and `MUFU.COS` (0.15915493667125701904).
+const INV_TAU: f32 = 0.159_154_94;
+
+/// `sin.approx.f32` and `cos.approx.f32` (with or without `.ftz`):
+/// `FMUL.RZ` by 1/(2 pi), then the unit on the argument in turns.
+pub fn sin_cos_approx(cos: bool, x: f32, ftz: bool) -> f32 {
+    let t = mul_rz(if ftz { flush(x) } else { x }, INV_TAU);
+    let t = if ftz { flush(t) } else { t };
+    if cos {
+        cos_turns(t)
+    } else {
+        sin_turns(t)
+    }
+}
+
+/// `ex2.approx.f32`: below -126 (where 2^x is subnormal) the unit runs on
+/// x/2 and the result is squared by an IEEE multiply; `.ftz` is the unit
+/// alone. SASS: `FSETP.GEU x, -126; @!P FMUL 0.5; MUFU.EX2; @!P FMUL r, r`.
+pub fn ex2_approx(x: f32, ftz: bool) -> f32 {
+    if ftz || !(x < -126.0) {
+        return ex2(x);
+    }
+    let r = ex2(x * 0.5);
+    r * r
+}
+
+/// `rcp.approx.f32`: subnormal inputs are scaled by 2^24 and inputs above
+/// 2^126 (whose reciprocal is subnormal) by 1/4 before the unit, the
+/// result by the same factor after (an IEEE multiply); `.ftz` is the unit
+/// alone. SASS: two `FSETP`s, two `FSEL`s, `FMUL`, `MUFU.RCP`, `FMUL`.
+pub fn rcp_approx(x: f32, ftz: bool) -> f32 {
+    if ftz {
+        return rcp(x);
+    }
+    let s = if x.abs() > 8.507_059e37 {
+        0.25
+    } else if x.abs() < MIN_NORMAL {
+        16_777_216.0
+    } else {
+        1.0
+    };
+    s * rcp(x * s)
+}
+
+/// `div.full.f32`: a * (1/b), with a and b both scaled by 1/4 when
+/// |b| > 2^126 and (without `.ftz`) by 2^24 when b is subnormal, the
+/// reciprocal from the unit, the product an IEEE multiply (flushed with
+/// `.ftz`). SASS: `FSETP`s, `@P FMUL`s, `MUFU.RCP`, `FMUL`.
+pub fn div_full(a: f32, b: f32, ftz: bool) -> f32 {
+    let (mut a, mut b) = if ftz { (flush(a), flush(b)) } else { (a, b) };
+    if b.abs() > 8.507_059e37 {
+        (a, b) = (a * 0.25, b * 0.25);
+    }
+    if !ftz && b.abs() < MIN_NORMAL {
+        (a, b) = (a * 16_777_216.0, b * 16_777_216.0);
+    }
+    let r = rcp(b) * a;
+    if ftz {
+        flush(r)
+    } else {
+        r
+    }
+}
+
+/// `div.approx.f32`: as `div_full` without the scaling of large divisors.
+/// SASS: `FSETP.GEU |b|, 2^-126; @!P FMUL`s (not with `.ftz`),
+/// `MUFU.RCP`, `FMUL`.
+pub fn div_approx(a: f32, b: f32, ftz: bool) -> f32 {
+    if ftz {
+        return flush(rcp(flush(b)) * flush(a));
+    }
+    let (a, b) = if b.abs() < MIN_NORMAL {
+        (a * 16_777_216.0, b * 16_777_216.0)
+    } else {
+        (a, b)
+    };
+    rcp(b) * a
+}
+
+/// `lg2.approx.f32`: subnormal inputs are scaled by 2^24 before the unit
+/// and 24 is subtracted after. SASS: `FSETP.GEU`, `@!P FMUL`,
+/// `MUFU.LG2`, `@!P FADD -24`.
+pub fn lg2_approx(x: f32, ftz: bool) -> f32 {
+    if ftz || !(x.abs() < MIN_NORMAL) {
+        return lg2(x);
+    }
+    lg2(x * 16_777_216.0) - 24.0
+}
+
+/// `rsqrt.approx.f32`: subnormal inputs are scaled by 2^24 before the
+/// unit and the result by 2^12 after. SASS: `FSETP.GEU`, `@!P FMUL`,
+/// `MUFU.RSQ`, `@!P FMUL 4096`.
+pub fn rsqrt_approx(x: f32, ftz: bool) -> f32 {
+    if ftz || !(x.abs() < MIN_NORMAL) {
+        return rsq(x);
+    }
+    rsq(x * 16_777_216.0) * 4096.0
+}
+
+/// `sqrt.approx.f32`: subnormal inputs are scaled by 2^24 before the
+/// unit and the result by 2^-12 after. SASS: `FSETP.GEU`, `@!P FMUL`,
+/// `MUFU.SQRT`, `@!P FMUL 0.000244140625`.
+pub fn sqrt_approx(x: f32, ftz: bool) -> f32 {
+    if ftz || !(x.abs() < MIN_NORMAL) {
+        return sqrt(x);
+    }
+    sqrt(x * 16_777_216.0) * 0.000_244_140_63
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn powers_of_two_and_specials() {
+        assert_eq!(rcp(4.0), 0.25);
+        assert_eq!(rcp(-0.5), -2.0);
+        assert_eq!(rcp(0.0), f32::INFINITY);
+        assert_eq!(rcp(-f32::INFINITY).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(rcp(f32::NAN).to_bits(), 0x7fff_ffff);
+        // 1/2^127 is subnormal: the unit flushes it, the sequence does not.
+        assert_eq!(rcp(2f32.powi(127)), 0.0);
+        assert_eq!(rcp_approx(2f32.powi(127), false), 2f32.powi(-127));
+        assert_eq!(ex2(0.0), 1.0);
+        assert_eq!(ex2(3.0), 8.0);
+        assert_eq!(ex2(128.0), f32::INFINITY);
+        assert_eq!(ex2(f32::NEG_INFINITY), 0.0);
+        assert_eq!(ex2_approx(-140.0, false), 2f32.powi(-140));
+        assert_eq!(ex2_approx(-140.0, true), 0.0);
+    }
+
+    #[test]
+    fn rz_product() {
+        // Toward zero: never above the exact product in magnitude, and the
+        // next f32 away from zero is above it.
+        for (a, b) in [(1.7f32, 1.3f32), (-2.9, 0.7), (1e-20, 3.3e-19), (0.6, -0.6)] {
+            let (r, p) = (mul_rz(a, b), f64::from(a) * f64::from(b));
+            assert!(f64::from(r).abs() <= p.abs());
+            assert!(f64::from(f32::from_bits(r.to_bits() + 1)).abs() > p.abs());
+        }
+        assert_eq!(mul_rz(f32::MAX, 2.0), f32::MAX);
+    }
+}

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Fit the special-function unit's interpolation tables to GPU recordings and
+write them as Rust (`crates/ori-host/src/mufu/tables.rs`).
+
+    python3 tests/host/sfu/fit.py convert SPECIAL_FN.BIN h100_special.bin.gz
+    python3 tests/host/sfu/fit.py fit h100_special.bin.gz crates/ori-host/src/mufu/tables.rs
+
+`convert` turns the special-function recording of `tests/host/mma_probe.py`
+(ORISFN01: per instruction its name, the count, the inputs and the GPU's
+outputs) into the committed form: the same records, each array stored as
+byte planes (all first bytes, then all second bytes, ...) so that gzip
+finds the structure (ORISFP01, gzip-compressed).
+
+`fit` models two MUFU functions as the multifunction interpolators of the
+literature (Oberman and Siu, ARITH 2005): the argument's fraction split into
+a segment index (its top bits) and an offset t in [0, 1); the result's
+24-bit mantissa is floor(c0 + c1 t + c2 t^2), one (c0, c1, c2) per segment.
+Each segment's coefficients are the centre (largest margin) of the set that
+reproduces every recorded output in it, found by linear programming
+(needs numpy and scipy). What the recordings show of the argument handling
+is in `crates/ori-host/src/mufu.rs`.
+"""
+import gzip
+import struct
+import sys
+
+import numpy as np
+
+SEG_BITS = {"rcp": 7, "ex2": 6}
+
+
+# ------------------------------------------------------------------ files
+def read_sfn(path):
+    """ORISFN01 (mma_probe.py's special_fn.bin): {name: (x, y)}."""
+    b = open(path, "rb").read()
+    assert b[:8] == b"ORISFN01", path
+    p, out = 8, {}
+    while p < len(b):
+        (n,) = struct.unpack_from("<I", b, p)
+        name = b[p + 4:p + 4 + n].decode()
+        p += 4 + n
+        (cnt,) = struct.unpack_from("<I", b, p)
+        p += 4
+        dt = np.uint32 if name.endswith("f32") else np.uint16
+        w = np.dtype(dt).itemsize
+        x = np.frombuffer(b, dt, cnt, p)
+        y = np.frombuffer(b, dt, cnt, p + cnt * w)
+        p += 2 * cnt * w
+        out[name] = (x, y)
+    return out
+
+
+def planes(a):
+    w = a.dtype.itemsize
+    return a.view(np.uint8).reshape(-1, w).T.tobytes()
+
+
+def unplanes(b, n, dt):
+    w = np.dtype(dt).itemsize
+    return np.frombuffer(b, np.uint8, n * w).reshape(w, n).T.copy().view(dt).reshape(n)
+
+
+def write_sfp(path, records):
+    out = [b"ORISFP01"]
+    for name, (x, y) in records.items():
+        nb = name.encode()
+        out.append(struct.pack("<I", len(nb)) + nb + struct.pack("<II", x.size, x.dtype.itemsize))
+        out.append(planes(x) + planes(y))
+    with open(path, "wb") as f:
+        f.write(gzip.compress(b"".join(out), 9, mtime=0))
+
+
+def read_sfp(path):
+    b = gzip.decompress(open(path, "rb").read())
+    assert b[:8] == b"ORISFP01", path
+    p, out = 8, {}
+    while p < len(b):
+        (n,) = struct.unpack_from("<I", b, p)
+        name = b[p + 4:p + 4 + n].decode()
+        p += 4 + n
+        cnt, w = struct.unpack_from("<II", b, p)
+        p += 8
+        dt = {4: np.uint32, 2: np.uint16}[w]
+        x = unplanes(b[p:p + cnt * w], cnt, dt)
+        y = unplanes(b[p + cnt * w:p + 2 * cnt * w], cnt, dt)
+        p += 2 * cnt * w
+        out[name] = (x, y)
+    return out
+
+
+def convert(src, dst):
+    rec = read_sfn(src)
+    write_sfp(dst, rec)
+    back = read_sfp(dst)
+    assert all(np.array_equal(rec[k][0], back[k][0]) and np.array_equal(rec[k][1], back[k][1])
+               for k in rec)
+    print("wrote %s: %d records" % (dst, len(back)))
+
+
+# ------------------------------------------------------------------ arguments
+def rcp_points(x, y):
+    """MUFU.RCP on normal inputs with normal results: (23-bit mantissa g of x,
+    the result's mantissa in units of 2^-24 of (0.5, 1]). Inputs whose
+    exponent the ptxas sequence rescales are left out."""
+    xb, yb = x.astype(np.int64), y.astype(np.int64)
+    ex, ey = (xb >> 23) & 255, (yb >> 23) & 255
+    s = (ex > 0) & (ex < 253) & (ey > 0) & (ey < 255)
+    g = xb[s] & 0x7FFFFF
+    mant = np.where(g == 0, 1 << 24, (yb[s] & 0x7FFFFF) + (1 << 23))
+    return g, mant
+
+
+def ex2_points(x, y):
+    """MUFU.EX2 (the .ftz form): the argument as 7.23 fixed point, |x|
+    truncated and negated exactly for x < 0 (`ex2_fixed` in mufu.rs), split
+    into n (integer) and g (23-bit fraction); the result's mantissa
+    y / 2^n in units of 2^-23. Only inputs with normal results."""
+    xf = x.view(np.float32).astype(np.float64)
+    yf = y.view(np.float32).astype(np.float64)
+    s = np.isfinite(xf) & (np.abs(xf) < 128) & np.isfinite(yf) & (yf >= 2.0 ** -126)
+    s &= np.abs(xf) >= 2.0 ** -126
+    xf, yf = xf[s], yf[s]
+    q = np.trunc(np.abs(xf) * 2.0 ** 23).astype(np.int64)
+    v = np.where(xf < 0, -q, q)
+    n, g = v >> 23, v & ((1 << 23) - 1)
+    mant = np.round(yf / np.exp2(n.astype(np.float64)) * 2.0 ** 23).astype(np.int64)
+    return g, mant, xf < 0
+
+
+# ------------------------------------------------------------------ fitting
+def fit_segments(g, mant, exact, bits):
+    """(coefficients [2^bits x 3], margins): per segment the centre of
+    {c : mant <= c0 + c1 t + c2 t^2 < mant + 1 at every point}."""
+    from scipy.optimize import linprog
+    sh = 23 - bits
+    coef, margin = np.zeros((1 << bits, 3)), np.zeros(1 << bits)
+    for seg in range(1 << bits):
+        s = (g >> sh) == seg
+        if s.sum() < 3:
+            sys.exit("segment %d has %d points: too few to fit" % (seg, s.sum()))
+        t = (g[s] & ((1 << sh) - 1)) / 2.0 ** sh
+        a = np.stack([np.ones(t.size), t, t * t], 1)
+        base = np.linalg.lstsq(a, exact[s], rcond=None)[0]
+        lo = mant[s] - a @ base
+        one = np.ones((t.size, 1))
+        r = linprog([0, 0, 0, -1], A_ub=np.vstack([np.hstack([-a, one]), np.hstack([a, one])]),
+                    b_ub=np.concatenate([-lo, lo + 1.0]), bounds=[(None, None)] * 3 + [(None, 0.5)],
+                    method="highs")
+        coef[seg], margin[seg] = r.x[:3] + base, r.x[3]
+    return coef, margin
+
+
+def evaluate(coef, g, bits):
+    """floor(c0 + c1 t + c2 t^2), the operations in the order mufu.rs does them."""
+    sh = 23 - bits
+    c = coef[g >> sh]
+    t = (g & ((1 << sh) - 1)) / 2.0 ** sh
+    return np.floor(c[:, 0] + c[:, 1] * t + c[:, 2] * t * t).astype(np.int64)
+
+
+def unique_points(g, mant):
+    """One point per argument (the recordings agree wherever two inputs share one)."""
+    u, i = np.unique(g, return_index=True)
+    return u, mant[i]
+
+
+def fit_all(path):
+    rec = read_sfp(path)
+    tables, report = {}, []
+    g, mant = rcp_points(*rec["rcp.approx.f32"])
+    u, m = unique_points(g, mant)
+    exact = 2.0 ** 47 / (2.0 ** 23 + u)
+    tables["RCP"], marg = fit_segments(u, m, exact, SEG_BITS["rcp"])
+    hit = np.mean(evaluate(tables["RCP"], u, SEG_BITS["rcp"]) == m)
+    report.append("rcp: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
+                  % (u.size, 1 << SEG_BITS["rcp"], marg.min(), hit))
+    g, mant, neg = ex2_points(*rec["ex2.approx.ftz.f32"])
+    for sign, name in ((False, "EX2_POS"), (True, "EX2_NEG")):
+        u, m = unique_points(g[neg == sign], mant[neg == sign])
+        exact = np.exp2(u / 2.0 ** 23) * 2.0 ** 23
+        tables[name], marg = fit_segments(u, m, exact, SEG_BITS["ex2"])
+        hit = np.mean(evaluate(tables[name], u, SEG_BITS["ex2"]) == m)
+        report.append("ex2 %s: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
+                      % ("x < 0" if sign else "x >= 0", u.size, 1 << SEG_BITS["ex2"], marg.min(), hit))
+    return tables, report
+
+
+def rust_tables(tables, report, source):
+    out = ["//! Generated by `tests/host/sfu/fit.py fit %s`: do not edit." % source,
+           "//! The interpolation coefficients (c0, c1, c2) per segment, fitted to",
+           "//! the recording; in units of the result's last mantissa bit.",
+           "//!"] + ["//! - %s" % line for line in report] + [""]
+    for name, coef in tables.items():
+        out.append("pub(super) const %s: [[f64; 3]; %d] = [" % (name, coef.shape[0]))
+        for c in coef:
+            out.append("    [%s, %s, %s]," % tuple(repr(float(v)) for v in c))
+        out.append("];")
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4 or sys.argv[1] not in ("convert", "fit"):
+        sys.exit(__doc__)
+    if sys.argv[1] == "convert":
+        convert(sys.argv[2], sys.argv[3])
+    else:
+        tables, report = fit_all(sys.argv[2])
+        print("\n".join(report))
+        with open(sys.argv[3], "w") as f:
+            f.write(rust_tables(tables, report, sys.argv[2].split("/")[-1]))
