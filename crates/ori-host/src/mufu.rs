@@ -22,8 +22,9 @@
 //!   (from f64) with the unit's flushing and NaN; their measured distance
 //!   from the GPU is in `docs/host.md`.
 //!
-//! Every unit function flushes subnormal inputs and results to zero of
-//! their sign and returns NVIDIA's canonical NaN (`0x7fffffff`) for NaN.
+//! Every unit function but `TANH` flushes subnormal inputs and results to
+//! zero of their sign; all return NVIDIA's canonical NaN (`0x7fffffff`)
+//! for NaN.
 
 mod tables;
 
@@ -141,6 +142,38 @@ pub fn ex2(x: f32) -> f32 {
     deliver(mant * pow2(n - 23), false)
 }
 
+/// `ex2.approx.f16` (`MUFU.EX2.F16`): the f32 unit on the f16 value, its
+/// result rounded toward zero to f16 (subnormals kept), infinity past
+/// f16's largest finite value, the canonical NaN `0x7fff`. Probe: every
+/// f16 input in `h100_special.bin.gz` (`tests/host_sfu.rs`).
+pub fn ex2_f16(h: u16) -> u16 {
+    let r = ex2(half::f16::from_bits(h).to_f32());
+    if r.is_nan() {
+        return 0x7fff;
+    }
+    if r > f32::from(half::f16::MAX) {
+        return 0x7c00;
+    }
+    let n = half::f16::from_f32(r);
+    if n.to_f32().abs() > r.abs() {
+        n.to_bits() - 1
+    } else {
+        n.to_bits()
+    }
+}
+
+/// `ex2.approx.ftz.bf16` (`MUFU.EX2.BF16`): the f32 unit on the bf16
+/// value, its result truncated to bf16 (toward zero), the canonical NaN
+/// `0x7fff`. Probe: every bf16 input in `h100_special.bin.gz`.
+pub fn ex2_bf16(h: u16) -> u16 {
+    let r = ex2(f32::from_bits(u32::from(h) << 16));
+    if r.is_nan() {
+        0x7fff
+    } else {
+        (r.to_bits() >> 16) as u16
+    }
+}
+
 /// A unit function computed correctly rounded from its f64 value, with
 /// the unit's flushing of inputs and results and its NaN.
 fn rounded(x: f32, f: fn(f64) -> f64) -> f32 {
@@ -170,9 +203,15 @@ pub fn sqrt(x: f32) -> f32 {
     rounded(x, f64::sqrt)
 }
 
-/// `MUFU.TANH`: tanh(x), correctly rounded (not yet modelled).
+/// `MUFU.TANH`: tanh(x), correctly rounded (not yet modelled). Unlike the
+/// other functions it keeps subnormals: tanh(x) = x there (the recording
+/// gives back every subnormal input).
 pub fn tanh(x: f32) -> f32 {
-    rounded(x, f64::tanh)
+    if x.is_nan() {
+        CANONICAL_NAN
+    } else {
+        f64::from(x).tanh() as f32
+    }
 }
 
 /// `MUFU.SIN`: sin(2 pi t) of an argument in turns, correctly rounded
