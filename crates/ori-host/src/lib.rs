@@ -41,9 +41,9 @@ pub mod matrix_fragments;
 pub mod mbarrier;
 pub mod memory;
 pub mod mma_arith;
-pub mod mufu;
 #[cfg(test)]
 mod mma_recorded;
+pub mod mufu;
 pub mod npy;
 pub mod numbers;
 pub mod proxy_fence;
