@@ -260,7 +260,8 @@ pub fn sin_cos_approx(cos: bool, x: f32, ftz: bool) -> f32 {
 /// x/2 and the result is squared by an IEEE multiply; `.ftz` is the unit
 /// alone. SASS: `FSETP.GEU x, -126; @!P FMUL 0.5; MUFU.EX2; @!P FMUL r, r`.
 pub fn ex2_approx(x: f32, ftz: bool) -> f32 {
-    if ftz || !(x < -126.0) {
+    // `FSETP.GEU`: unordered (NaN) or at least -126 takes the unit alone.
+    if ftz || x.is_nan() || x >= -126.0 {
         return ex2(x);
     }
     let r = ex2(x * 0.5);
@@ -324,7 +325,7 @@ pub fn div_approx(a: f32, b: f32, ftz: bool) -> f32 {
 /// and 24 is subtracted after. SASS: `FSETP.GEU`, `@!P FMUL`,
 /// `MUFU.LG2`, `@!P FADD -24`.
 pub fn lg2_approx(x: f32, ftz: bool) -> f32 {
-    if ftz || !(x.abs() < MIN_NORMAL) {
+    if ftz || x.is_nan() || x.abs() >= MIN_NORMAL {
         return lg2(x);
     }
     lg2(x * 16_777_216.0) - 24.0
@@ -334,7 +335,7 @@ pub fn lg2_approx(x: f32, ftz: bool) -> f32 {
 /// unit and the result by 2^12 after. SASS: `FSETP.GEU`, `@!P FMUL`,
 /// `MUFU.RSQ`, `@!P FMUL 4096`.
 pub fn rsqrt_approx(x: f32, ftz: bool) -> f32 {
-    if ftz || !(x.abs() < MIN_NORMAL) {
+    if ftz || x.is_nan() || x.abs() >= MIN_NORMAL {
         return rsq(x);
     }
     rsq(x * 16_777_216.0) * 4096.0
@@ -344,7 +345,7 @@ pub fn rsqrt_approx(x: f32, ftz: bool) -> f32 {
 /// unit and the result by 2^-12 after. SASS: `FSETP.GEU`, `@!P FMUL`,
 /// `MUFU.SQRT`, `@!P FMUL 0.000244140625`.
 pub fn sqrt_approx(x: f32, ftz: bool) -> f32 {
-    if ftz || !(x.abs() < MIN_NORMAL) {
+    if ftz || x.is_nan() || x.abs() >= MIN_NORMAL {
         return sqrt(x);
     }
     sqrt(x * 16_777_216.0) * 0.000_244_140_63
