@@ -10,17 +10,19 @@
 //!   rescaled before the unit and how the result is scaled back.
 //! - **The unit**, probed on an H100 (`tests/host/sfu/h100_special.bin.gz`,
 //!   131,072 inputs per f32 instruction over every exponent, every 16-bit
-//!   input; recorded by `tests/host/mma_probe.py`). `MUFU.RCP` and
-//!   `MUFU.EX2` are modelled as multifunction interpolators (a segment
+//!   input; recorded by `tests/host/mma_probe.py`). `MUFU.RCP`, `MUFU.RSQ`
+//!   and `MUFU.EX2` are modelled as multifunction interpolators (a segment
 //!   index from the top bits of the argument's fraction, a quadratic in
 //!   the rest, the result's mantissa the floor of it) with coefficients
 //!   fitted to the recording (`tests/host/sfu/fit.py`, `mufu/tables.rs`).
-//!   The fit reproduces 99.93% of the recorded `rcp` arguments, 99.27% of
-//!   the positive `ex2` ones and 97.1% of the negative ones: the tables
-//!   are learnt from a sparse sample, not the hardware's ROM. `MUFU.LG2`,
-//!   `RSQ`, `SQRT`, `SIN`, `COS` and `TANH` are computed correctly rounded
-//!   (from f64) with the unit's flushing and NaN; their measured distance
-//!   from the GPU is in `docs/host.md`.
+//!   The fit reproduces 99.93% of the recorded `rcp` arguments, 99.4% and
+//!   99.8% of the `rsq` ones (even and odd exponents), 99.27% of the
+//!   positive `ex2` ones and 97.1% of the negative ones: the tables are
+//!   learnt from a sparse sample, not the hardware's ROM (on arguments held
+//!   out of the fit, 98.7% for `rcp`, 98.5-98.9% for `rsq`, 94% for `ex2`).
+//!   `MUFU.LG2`, `SQRT`, `SIN`, `COS` and `TANH` are computed correctly
+//!   rounded (from f64) with the unit's flushing and NaN; their measured
+//!   distance from the GPU is in `docs/host.md`.
 //!
 //! Every unit function but `TANH` flushes subnormal inputs and results to
 //! zero of their sign; all return NVIDIA's canonical NaN (`0x7fffffff`)
@@ -193,9 +195,39 @@ pub fn lg2(x: f32) -> f32 {
     rounded(x, f64::log2)
 }
 
-/// `MUFU.RSQ`: 1/sqrt(x), correctly rounded (not yet modelled).
+/// `MUFU.RSQ`: 1/sqrt(x). The exponent's parity picks one of two tables
+/// (1/sqrt(m) for an even exponent, 1/sqrt(2m) for an odd one, m the
+/// mantissa in [1, 2)); the top 6 bits of the 23-bit fraction pick the
+/// segment, the remaining 17 are the offset; half the exponent moves the
+/// result. An even power of two gives its exact root. Probe:
+/// `rsqrt.approx.f32` in `h100_special.bin.gz` (`fit.py`, `rsq_points`).
 pub fn rsq(x: f32) -> f32 {
-    rounded(x, |v| 1.0 / v.sqrt())
+    let x = flush(x);
+    if x.is_nan() || x < 0.0 {
+        return CANONICAL_NAN;
+    }
+    if x == 0.0 {
+        return f32::INFINITY.copysign(x);
+    }
+    if x.is_infinite() {
+        return 0.0;
+    }
+    let bits = x.to_bits();
+    let e = i64::from(bits >> 23) - 127;
+    let (odd, g) = (e & 1, bits & 0x7f_ffff);
+    let mant = if g == 0 && odd == 0 {
+        f64::from(1u32 << 24)
+    } else {
+        let table = if odd == 1 {
+            &tables::RSQ_ODD
+        } else {
+            &tables::RSQ_EVEN
+        };
+        let t = f64::from(g & 0x1_ffff) / 131_072.0;
+        interpolate(&table[(g >> 17) as usize], t)
+    };
+    // mant is the root in units of 2^-24 of (1/2, 1].
+    deliver(mant * pow2(-24 - (e - odd) / 2), false)
 }
 
 /// `MUFU.SQRT`: sqrt(x), correctly rounded (not yet modelled).

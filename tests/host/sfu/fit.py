@@ -11,7 +11,7 @@ outputs) into the committed form: the same records, each array stored as
 byte planes (all first bytes, then all second bytes, ...) so that gzip
 finds the structure (ORISFP01, gzip-compressed).
 
-`fit` models two MUFU functions as the multifunction interpolators of the
+`fit` models three MUFU functions (rcp, rsq, ex2) as the multifunction interpolators of the
 literature (Oberman and Siu, ARITH 2005): the argument's fraction split into
 a segment index (its top bits) and an offset t in [0, 1); the result's
 24-bit mantissa is floor(c0 + c1 t + c2 t^2), one (c0, c1, c2) per segment.
@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 
-SEG_BITS = {"rcp": 7, "ex2": 6}
+SEG_BITS = {"rcp": 7, "ex2": 6, "rsq": 6}
 
 
 # ------------------------------------------------------------------ files
@@ -110,13 +110,29 @@ def rcp_points(x, y):
     return g, mant
 
 
+def rsq_points(x, y):
+    """MUFU.RSQ on positive normal inputs with normal results: (the parity
+    of x's exponent, its 23-bit mantissa g, the result's mantissa in units
+    of 2^-24 of (1/2, 1]: 1/sqrt(m) for an even exponent, 1/sqrt(2m) for
+    an odd one)."""
+    xb, yb = x.astype(np.int64), y.astype(np.int64)
+    ex, ey = (xb >> 23) & 255, (yb >> 23) & 255
+    s = (ex > 0) & (ex < 255) & (ey > 0) & (ey < 255) & ((xb >> 31) == 0)
+    odd = (ex[s] - 127) & 1
+    half = (ex[s] - 127 - odd) // 2
+    r = y[s].view(np.float32).astype(np.float64)
+    mant = np.round(r * np.exp2(half.astype(np.float64)) * 2.0 ** 24).astype(np.int64)
+    return odd, xb[s] & 0x7FFFFF, mant
+
+
 def ex2_points(x, y):
     """MUFU.EX2 (the .ftz form): the argument as 7.23 fixed point, |x|
     truncated and negated exactly for x < 0 (`ex2_fixed` in mufu.rs), split
     into n (integer) and g (23-bit fraction); the result's mantissa
     y / 2^n in units of 2^-23. Only inputs with normal results."""
-    xf = x.view(np.float32).astype(np.float64)
-    yf = y.view(np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        xf = x.view(np.float32).astype(np.float64)
+        yf = y.view(np.float32).astype(np.float64)
     s = np.isfinite(xf) & (np.abs(xf) < 128) & np.isfinite(yf) & (yf >= 2.0 ** -126)
     s &= np.abs(xf) >= 2.0 ** -126
     xf, yf = xf[s], yf[s]
@@ -174,6 +190,14 @@ def fit_all(path):
     hit = np.mean(evaluate(tables["RCP"], u, SEG_BITS["rcp"]) == m)
     report.append("rcp: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
                   % (u.size, 1 << SEG_BITS["rcp"], marg.min(), hit))
+    odd, g, mant = rsq_points(*rec["rsqrt.approx.f32"])
+    for parity, name in ((0, "RSQ_EVEN"), (1, "RSQ_ODD")):
+        u, m = unique_points(g[odd == parity], mant[odd == parity])
+        exact = 2.0 ** 24 / np.sqrt((1 + u / 2.0 ** 23) * (1 + parity))
+        tables[name], marg = fit_segments(u, m, exact, SEG_BITS["rsq"])
+        hit = np.mean(evaluate(tables[name], u, SEG_BITS["rsq"]) == m)
+        report.append("rsq %s exponent: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
+                      % ("odd" if parity else "even", u.size, 1 << SEG_BITS["rsq"], marg.min(), hit))
     g, mant, neg = ex2_points(*rec["ex2.approx.ftz.f32"])
     for sign, name in ((False, "EX2_POS"), (True, "EX2_NEG")):
         u, m = unique_points(g[neg == sign], mant[neg == sign])
