@@ -4,6 +4,11 @@ write them as Rust (`crates/ori-host/src/mufu/tables.rs`).
 
     python3 tests/host/sfu/fit.py convert SPECIAL_FN.BIN h100_special.bin.gz
     python3 tests/host/sfu/fit.py fit h100_special.bin.gz crates/ori-host/src/mufu/tables.rs
+    python3 tests/host/sfu/fit.py fit DIR crates/ori-host/src/mufu/tables.rs
+
+`fit` reads either the committed recording or a directory of `probe.py
+record` output (GROUP.npz.xz, the inputs regenerated from each set's
+name), where the `.ftz` forms (the unit alone) are preferred.
 
 `convert` turns the special-function recording of `tests/host/mma_probe.py`
 (ORISFN01: per instruction its name, the count, the inputs and the GPU's
@@ -86,6 +91,36 @@ def read_sfp(path):
         p += 2 * cnt * w
         out[name] = (x, y)
     return out
+
+
+def read_probe_dir(path):
+    """`probe.py record` output: {instruction: (inputs, outputs)}, every
+    set of an instruction concatenated (the hashes checked by `load`)."""
+    import glob
+    import os
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import probe
+    parts = {}
+    for group in sorted(glob.glob(os.path.join(path, "*.npz.xz"))):
+        for (op, spec), y in probe.load(group).items():
+            if spec.startswith("pairs"):
+                continue
+            x = probe.inputs(spec)[0]
+            parts.setdefault(op, []).append((x, y))
+    return {op: (np.concatenate([p[0] for p in v]), np.concatenate([p[1] for p in v]))
+            for op, v in parts.items()}
+
+
+def read_any(path):
+    import os
+    return read_probe_dir(path) if os.path.isdir(path) else read_sfp(path)
+
+
+def unit_form(rec, name):
+    """The recorded form of one unit function: `.ftz` (the unit alone)
+    when recorded, else the plain form (rescaled inputs are left out)."""
+    ftz = name.replace(".approx.", ".approx.ftz.")
+    return rec[ftz] if ftz in rec else rec[name]
 
 
 def convert(src, dst):
@@ -181,16 +216,16 @@ def unique_points(g, mant):
 
 
 def fit_all(path):
-    rec = read_sfp(path)
+    rec = read_any(path)
     tables, report = {}, []
-    g, mant = rcp_points(*rec["rcp.approx.f32"])
+    g, mant = rcp_points(*unit_form(rec, "rcp.approx.f32"))
     u, m = unique_points(g, mant)
     exact = 2.0 ** 47 / (2.0 ** 23 + u)
     tables["RCP"], marg = fit_segments(u, m, exact, SEG_BITS["rcp"])
     hit = np.mean(evaluate(tables["RCP"], u, SEG_BITS["rcp"]) == m)
     report.append("rcp: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
                   % (u.size, 1 << SEG_BITS["rcp"], marg.min(), hit))
-    odd, g, mant = rsq_points(*rec["rsqrt.approx.f32"])
+    odd, g, mant = rsq_points(*unit_form(rec, "rsqrt.approx.f32"))
     for parity, name in ((0, "RSQ_EVEN"), (1, "RSQ_ODD")):
         u, m = unique_points(g[odd == parity], mant[odd == parity])
         exact = 2.0 ** 24 / np.sqrt((1 + u / 2.0 ** 23) * (1 + parity))
@@ -232,4 +267,4 @@ if __name__ == "__main__":
         tables, report = fit_all(sys.argv[2])
         print("\n".join(report))
         with open(sys.argv[3], "w") as f:
-            f.write(rust_tables(tables, report, sys.argv[2].split("/")[-1]))
+            f.write(rust_tables(tables, report, sys.argv[2].rstrip("/").split("/")[-1]))

@@ -70,7 +70,7 @@ def pairs(n):
 
 
 SET_MAKERS = {"binade": lambda a: binade(int(a[0]), int(a[1])),
-              "range": lambda a: prange(int(a[0], 0), int(a[1])),
+              "range": lambda a: prange(int(a[0], 0), int(a[1], 0)),
               "sweep": lambda a: sweep(int(a[0]))}
 
 
