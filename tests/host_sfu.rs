@@ -172,6 +172,42 @@ fn sixteen_bit_ex2_on_every_input() {
     }
 }
 
+/// `tanh.approx.f16` and `.bf16` (not modelled: rounded to nearest) on
+/// every 16-bit input: at most 1 ulp from the GPU, and at least the
+/// measured share of its bits.
+#[test]
+fn sixteen_bit_tanh_within_one_ulp() {
+    let recs = records();
+    for (name, f, floor) in [
+        ("tanh.approx.f16", mufu::tanh_f16 as fn(u16) -> u16, 50_800),
+        ("tanh.approx.bf16", mufu::tanh_bf16, 63_450),
+    ] {
+        let r = recs.iter().find(|r| r.name == name).expect(name);
+        let ord = |b: u16| -> i32 {
+            let m = i32::from(b & 0x7fff);
+            if b & 0x8000 != 0 {
+                -m
+            } else {
+                m
+            }
+        };
+        let mut same = 0;
+        for (&x, &y) in r.x.iter().zip(&r.y) {
+            let (h, g) = (f(x as u16), y as u16);
+            same += usize::from(h == g);
+            assert!(
+                (ord(h) - ord(g)).abs() <= 1,
+                "{name}({x:#06x}): host {h:#06x}, GPU {g:#06x}"
+            );
+        }
+        eprintln!("{name}: {same} of {} the GPU's bits", r.x.len());
+        assert!(
+            same >= floor,
+            "{name}: {same} identical, fewer than {floor}"
+        );
+    }
+}
+
 #[test]
 fn special_functions_against_the_h100() {
     let recs = records();

@@ -48,7 +48,9 @@ impl Machine<'_> {
             "add" | "sub" | "mul" | "mad" | "fma" | "min" | "max" | "div" | "rem" if float => {
                 f32_arith(name, d, ty, &src)?
             }
-            "ex2" if matches!(ty, "f16" | "bf16" | "f16x2" | "bf16x2") => half_ex2(ty, src(1)?),
+            "ex2" | "tanh" if matches!(ty, "f16" | "bf16" | "f16x2" | "bf16x2") => {
+                half_special(name, ty, src(1)?)
+            }
             "ex2" | "lg2" | "rcp" | "sqrt" | "rsqrt" | "sin" | "cos" | "tanh" if float => {
                 f32_special(name, d, ty, &src)?
             }
@@ -681,17 +683,16 @@ pub(super) fn f32_special(name: &str, d: &InstData, ty: &str, src: &Src<'_>) -> 
     Ok(u64::from(r.to_bits()))
 }
 
-/// `ex2.approx` on f16 or bf16, scalar or each lane of a packed pair (the
-/// unit's 16-bit forms, `crate::mufu`).
-fn half_ex2(ty: &str, v: u64) -> u64 {
-    let one = |h: u64| -> u64 {
-        let h = h as u16;
-        u64::from(if ty.starts_with("bf") {
-            mufu::ex2_bf16(h)
-        } else {
-            mufu::ex2_f16(h)
-        })
+/// `ex2.approx` and `tanh.approx` on f16 or bf16, scalar or each lane of a
+/// packed pair (the unit's 16-bit forms, `crate::mufu`).
+fn half_special(name: &str, ty: &str, v: u64) -> u64 {
+    let f = match (name, ty.starts_with("bf")) {
+        ("ex2", false) => mufu::ex2_f16,
+        ("ex2", true) => mufu::ex2_bf16,
+        (_, false) => mufu::tanh_f16,
+        (_, true) => mufu::tanh_bf16,
     };
+    let one = |h: u64| -> u64 { u64::from(f(h as u16)) };
     if ty.ends_with("x2") {
         one(v & 0xffff) | one((v >> 16) & 0xffff) << 16
     } else {
