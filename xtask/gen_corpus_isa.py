@@ -165,6 +165,11 @@ GRAMMAR_OK = [
      "  .loc 1 4 5, function_name $L__info_string0, inlined_at 1 2 3\n  add.u32 %r1, %r1, 1;"),
     ("shfl_pred_pair", "shfl.sync with its predicate result d|p",
      "mov.u32 %r2, 0;\n  shfl.sync.idx.b32 %r1|%p1, %r2, 0, 31, -1;"),
+    ("vector_sizes", "vectors of the sizes their instructions take: a sink in a load's list, a one-element "
+     "list without .vN, a list packed by mov, wider registers than a load's type",
+     ".reg .v2 .b64 vd;\n  ld.global.v2.f32 {%f1, _}, [%rd1];\n  ld.global.f32 {%f2}, [%rd1];\n"
+     "  ld.global.v2.f32 vd, [%rd1];\n  mov.b64 %rd2, {%r2, %r3};\n  mov.b64 {%r4, %r5}, %rd2;\n"
+     "  st.global.v4.f32 [%rd1], {%f1, %f2, %f1, %f2};\n  add.u32 %r1, %r4, %r5;"),
     ("mbarrier_forms", "mbarrier arrive with a sink, try_wait.parity",
      "mov.u32 %r2, 0;\n  mbarrier.init.shared::cta.b64 [bar], 1;\n"
      "  mbarrier.arrive.shared::cta.b64 _, [bar];\n  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], %r2;\n"
@@ -215,6 +220,32 @@ GRAMMAR_BAD = [
      "mov.u32 %r1, %r2.x;"),
     ("unknown_special_register", "a special register the ISA does not have",
      "mov.u32 %r1, %warpsz;"),
+    ("vector_ld_too_few", "a .v4 load into two registers",
+     "ld.global.v4.f32 {%f1, %f2}, [%rd1];"),
+    ("vector_ld_illegal_size", "a .v2 load into a list of three (no vector has three)",
+     "ld.global.v2.f32 {%f1, %f2, %f3}, [%rd1];"),
+    ("vector_ld_scalar_result", "a .v2 load into one register",
+     "ld.global.v2.f32 %f1, [%rd1];"),
+    ("vector_ld_list_without_v", "a load without .vN into a list of two",
+     "ld.global.f32 {%f1, %f2}, [%rd1];"),
+    ("vector_ld_256_bit", "a 256-bit load (.v8.f32: PTX ISA 8.8 and sm_100)",
+     "ld.global.v8.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, [%rd1];"),
+    ("vector_st_too_many", "a .v2 store of four registers",
+     "st.global.v2.f32 [%rd1], {%f1, %f2, %f3, %f4};"),
+    ("vector_register_wrong_width", "a .v2 vector register loaded by a .v4 load",
+     ".reg .v2 .f32 vf;\n  ld.global.v4.f32 vf, [%rd1];"),
+    ("vector_mov_v2_wider_source", "mov.v2 of a .v4 vector register",
+     ".reg .v2 .f32 vf;\n  .reg .v4 .f32 vg;\n  mov.v2.f32 vf, vg;"),
+    ("vector_mov_pack_three", "mov.b64 packing three registers",
+     "mov.b64 %rd2, {%r1, %r2, %r3};"),
+    ("vector_mov_pack_wrong_total", "mov.b32 packing two 32-bit registers",
+     "mov.b32 %r1, {%r2, %r3};"),
+    ("vector_mov_pack_incompatible", "mov.b64 packing a .b32 and a .b64 register",
+     "mov.b64 %rd2, {%r1, %rd3};"),
+    ("vector_atom_result_size", "a .v2 atom with a result of four",
+     "atom.global.v2.f32.add {%f1, %f2, %f3, %f4}, [%rd1], {%f5, %f6};"),
+    ("vector_red_scalar_value", "a .v2 red of one register",
+     "red.global.v2.f32.add [%rd1], %f1;"),
 ]
 
 

@@ -238,6 +238,9 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
     if i.opcode == "mov" && !super::mov_types::mov_types_fit(cx, i) {
         return None;
     }
+    if !super::vectors::vector_sizes_fit(cx, i) {
+        return None;
+    }
     if (arity.is_some() || i.opcode == "st") && has_unknown_operand(cx, i) {
         // ptxas 13.0.88 types the operands before it resolves them: an
         // unknown name is an operand of no type, so the instruction's

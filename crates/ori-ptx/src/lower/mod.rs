@@ -13,6 +13,7 @@ mod handlers;
 mod mov_types;
 mod streamed;
 mod table_forms;
+mod vectors;
 mod wgmma;
 
 pub use handlers::{handler_table, Handler, HandlerTable};
