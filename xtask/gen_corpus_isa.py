@@ -170,6 +170,9 @@ GRAMMAR_OK = [
      ".reg .v2 .b64 vd;\n  ld.global.v2.f32 {%f1, _}, [%rd1];\n  ld.global.f32 {%f2}, [%rd1];\n"
      "  ld.global.v2.f32 vd, [%rd1];\n  mov.b64 %rd2, {%r2, %r3};\n  mov.b64 {%r4, %r5}, %rd2;\n"
      "  st.global.v4.f32 [%rd1], {%f1, %f2, %f1, %f2};\n  add.u32 %r1, %r4, %r5;"),
+    ("st_async_16_bit", "st.async of 16-bit integers, two operands (found by the grammar fuzzer)",
+     ".reg .b16 h;\n  mov.b16 h, 3;\n  st.async.shared.b16 [%rd1], 21;\n  st.async.weak.u16 [%rd1], h;\n"
+     "  st.async.sys.s16 [%rd1], 5;"),
     ("mbarrier_forms", "mbarrier arrive with a sink, try_wait.parity",
      "mov.u32 %r2, 0;\n  mbarrier.init.shared::cta.b64 [bar], 1;\n"
      "  mbarrier.arrive.shared::cta.b64 _, [bar];\n  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], %r2;\n"
