@@ -173,6 +173,12 @@ GRAMMAR_OK = [
     ("st_async_16_bit", "st.async of 16-bit integers, two operands (found by the grammar fuzzer)",
      ".reg .b16 h;\n  mov.b16 h, 3;\n  st.async.shared.b16 [%rd1], 21;\n  st.async.weak.u16 [%rd1], h;\n"
      "  st.async.sys.s16 [%rd1], 5;"),
+    ("cluster_stack_bits", "the closed forms of mapa, getctarank, szext, bmsk, movmatrix, griddepcontrol and the "
+     "stack (stacksave, alloca, stackrestore)",
+     "mov.u32 %r2, 5;\n  mapa.shared::cluster.u32 %r3, %r2, 1;\n  getctarank.shared::cluster.u32 %r4, %r3;\n"
+     "  szext.clamp.s32 %r5, %r2, %r4;\n  bmsk.wrap.b32 %r6, %r5, 3;\n  movmatrix.sync.aligned.m8n8.trans.b16 %r7, %r6;\n"
+     "  griddepcontrol.wait;\n  stacksave.u64 %rd2;\n  alloca.u64 %rd3, 64, 16;\n  st.local.u32 [%rd3], %r7;\n"
+     "  ld.local.u32 %r1, [%rd3];\n  stackrestore.u64 %rd2;\n  griddepcontrol.launch_dependents;"),
     ("mbarrier_forms", "mbarrier arrive with a sink, try_wait.parity",
      "mov.u32 %r2, 0;\n  mbarrier.init.shared::cta.b64 [bar], 1;\n"
      "  mbarrier.arrive.shared::cta.b64 _, [bar];\n  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], %r2;\n"
@@ -223,6 +229,16 @@ GRAMMAR_BAD = [
      "mov.u32 %r1, %r2.x;"),
     ("unknown_special_register", "a special register the ISA does not have",
      "mov.u32 %r1, %warpsz;"),
+    ("bmsk_without_mode", "bmsk without .clamp or .wrap",
+     "mov.u32 %r2, 5;\n  bmsk.b32 %r1, %r2, 3;"),
+    ("szext_wide_type", "szext of a 64-bit type (only .u32 and .s32)",
+     "mov.u32 %r2, 5;\n  szext.clamp.u64 %r1, %r2, 3;"),
+    ("movmatrix_without_trans", "movmatrix without .trans",
+     "mov.u32 %r2, 5;\n  movmatrix.sync.aligned.m8n8.b16 %r1, %r2;"),
+    ("mapa_wrong_size", "mapa.u64 of a 32-bit address",
+     "mov.u32 %r2, 5;\n  mapa.shared::cluster.u64 %rd2, %r2, 1;\n  cvt.u32.u64 %r1, %rd2;"),
+    ("stacksave_wrong_size", "stacksave.u64 into a 32-bit register",
+     "stacksave.u64 %r1;"),
     ("vector_ld_too_few", "a .v4 load into two registers",
      "ld.global.v4.f32 {%f1, %f2}, [%rd1];"),
     ("vector_ld_illegal_size", "a .v2 load into a list of three (no vector has three)",
