@@ -179,6 +179,15 @@ GRAMMAR_OK = [
      "  szext.clamp.s32 %r5, %r2, %r4;\n  bmsk.wrap.b32 %r6, %r5, 3;\n  movmatrix.sync.aligned.m8n8.trans.b16 %r7, %r6;\n"
      "  griddepcontrol.wait;\n  stacksave.u64 %rd2;\n  alloca.u64 %rd3, 64, 16;\n  st.local.u32 [%rd3], %r7;\n"
      "  ld.local.u32 %r1, [%rd3];\n  stackrestore.u64 %rd2;\n  griddepcontrol.launch_dependents;"),
+    ("bit_and_address_forms", "the closed forms of prmt, lop3 (with its predicate form), shf.l/shf.r, bfe, bfi, fns, "
+     "popc, clz, brev, cvta, cvta.to, isspacep (of a 32-bit register), testp (without its test) and copysign",
+     "mov.u32 %r2, 5;\n  prmt.b32.f4e %r3, %r2, %r2, %r2;\n  lop3.b32 %r4, %r3, %r2, %r2, 0x96;\n"
+     "  lop3.or.b32 %r5|%p1, %r4, %r3, %r2, 0xe8, %p2;\n  shf.l.wrap.b32 %r6, %r5, %r4, %r3;\n"
+     "  shf.r.clamp.b32 %r6, %r6, %r4, 7;\n  bfe.u32 %r7, %r6, 8, 4;\n  bfi.b32 %r7, %r7, %r6, 4, 4;\n"
+     "  fns.b32 %r8, %r7, 0, 1;\n  popc.b64 %r9, %rd1;\n  clz.b32 %r3, %r8;\n  brev.b32 %r4, %r9;\n"
+     "  cvta.to.global.u64 %rd2, %rd1;\n  cvta.shared.u64 %rd3, %rd2;\n  isspacep.shared %p1, %r3;\n"
+     "  mov.b32 %f1, %r4;\n  testp.f32 %p2, %f1;\n  copysign.f32 %f2, %f1, %f1;\n"
+     "  selp.u32 %r5, 1, 0, %p2;\n  add.u32 %r1, %r5, %r4;"),
     ("mbarrier_forms", "mbarrier arrive with a sink, try_wait.parity",
      "mov.u32 %r2, 0;\n  mbarrier.init.shared::cta.b64 [bar], 1;\n"
      "  mbarrier.arrive.shared::cta.b64 _, [bar];\n  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], %r2;\n"
@@ -239,6 +248,14 @@ GRAMMAR_BAD = [
      "mov.u32 %r2, 5;\n  mapa.shared::cluster.u64 %rd2, %r2, 1;\n  cvt.u32.u64 %r1, %rd2;"),
     ("stacksave_wrong_size", "stacksave.u64 into a 32-bit register",
      "stacksave.u64 %r1;"),
+    ("cvta_32_bit", "cvta of a 32-bit address with .address_size 64",
+     "cvta.global.u32 %r1, %r2;"),
+    ("cvta_to_spaced", "`cvta .to`: `cvta.to` is a name, spelt without a blank",
+     "cvta .to.global.u64 %rd2, %rd1;\n  cvt.u32.u64 %r1, %rd2;"),
+    ("shf_spaced", "`shf .l`: `shf.l` is a name, spelt without a blank",
+     "mov.u32 %r2, 5;\n  shf .l.wrap.b32 %r1, %r2, %r2, 3;"),
+    ("lop3_register_lut", "lop3 with its lookup table in a register",
+     "mov.u32 %r2, 5;\n  lop3.b32 %r1, %r2, %r2, %r2, %r2;"),
     ("vector_ld_too_few", "a .v4 load into two registers",
      "ld.global.v4.f32 {%f1, %f2}, [%rd1];"),
     ("vector_ld_illegal_size", "a .v2 load into a list of three (no vector has three)",

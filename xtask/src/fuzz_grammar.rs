@@ -120,6 +120,7 @@ fn operand(rng: &mut Rng, kind: OperandKind, ty: Option<&str>, mods: &[&str]) ->
         (_, Some("b64" | "rb64")) => format!("%rd{k}"),
         (_, Some("rb32")) => format!("%r{k}"),
         (_, Some("align")) => rng.pick(&["1", "4", "16", "64"]).to_string(),
+        (_, Some("lut")) => format!("0x{:x}", rng.below(256)),
         (_, Some("b16")) => format!("%h{k}"),
         (_, Some("imm")) => format!("{}", rng.below(4)),
         (_, Some("imm128")) => "128".into(),

@@ -126,7 +126,10 @@ pub fn ori_view(statement: &str) -> OriView {
 
 /// How the table takes `i`.
 fn table_view(i: &ori_ptx::ast::Instruction) -> String {
-    if matches!(i.opcode.as_str(), "bra" | "call" | "ret" | "exit" | "wgmma") {
+    if matches!(
+        i.opcode.as_str(),
+        "bra" | "brx" | "call" | "ret" | "exit" | "wgmma"
+    ) {
         return "handler".into();
     }
     let table = Table::get();
