@@ -188,6 +188,9 @@ GRAMMAR_OK = [
      "  cvta.to.global.u64 %rd2, %rd1;\n  cvta.shared.u64 %rd3, %rd2;\n  isspacep.shared %p1, %r3;\n"
      "  mov.b32 %f1, %r4;\n  testp.f32 %p2, %f1;\n  copysign.f32 %f2, %f1, %f1;\n"
      "  selp.u32 %r5, 1, 0, %p2;\n  add.u32 %r1, %r5, %r4;"),
+    ("cache_line_forms", "discard and applypriority of a 128-byte L2 line, with and without .global",
+     "discard.global.L2 [%rd1], 128;\n  discard.L2 [%rd1], 128;\n  applypriority.global.L2::evict_normal [%rd1], 128;\n"
+     "  applypriority.L2::evict_normal [%rd1], 128;\n  mov.u32 %r1, 0;"),
     ("mbarrier_forms", "mbarrier arrive with a sink, try_wait.parity",
      "mov.u32 %r2, 0;\n  mbarrier.init.shared::cta.b64 [bar], 1;\n"
      "  mbarrier.arrive.shared::cta.b64 _, [bar];\n  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], %r2;\n"
@@ -256,6 +259,8 @@ GRAMMAR_BAD = [
      "mov.u32 %r2, 5;\n  shf .l.wrap.b32 %r1, %r2, %r2, 3;"),
     ("lop3_register_lut", "lop3 with its lookup table in a register",
      "mov.u32 %r2, 5;\n  lop3.b32 %r1, %r2, %r2, %r2, %r2;"),
+    ("discard_register_size", "discard with its size in a register (only the immediate 128)",
+     "mov.u32 %r2, 128;\n  discard.global.L2 [%rd1], %r2;"),
     ("vector_ld_too_few", "a .v4 load into two registers",
      "ld.global.v4.f32 {%f1, %f2}, [%rd1];"),
     ("vector_ld_illegal_size", "a .v2 load into a list of three (no vector has three)",

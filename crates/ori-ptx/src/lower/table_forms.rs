@@ -128,8 +128,11 @@ fn types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
                 }
                 _ => false,
             },
-            // An alignment and a lookup table are immediates only.
-            ast::OperandKind::Reg(_) if matches!(spec.ty, Some("align" | "lut")) => false,
+            // An alignment, a lookup table and a cache line size are
+            // immediates only.
+            ast::OperandKind::Reg(_) if matches!(spec.ty, Some("align" | "lut" | "imm128")) => {
+                false
+            }
             ast::OperandKind::Reg(n) => match (want, cx.reg_class(n)) {
                 (Some(w), Some(c)) => c == w,
                 _ => true,
@@ -171,6 +174,7 @@ fn imm_fits(ty: Option<&str>, v: &ast::Imm, cp_size: i64) -> bool {
         Some("count") => int.is_some_and(|x| x > 0),
         Some("align") => int.is_some_and(|x| x > 0 && x.count_ones() == 1),
         Some("lut") => int.is_some_and(|x| (0..256).contains(&x)),
+        Some("imm128") => int == Some(128),
         Some("rb32" | "rb64") => false,
         _ => true,
     }
