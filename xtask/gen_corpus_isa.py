@@ -285,6 +285,10 @@ GRAMMAR_BAD = [
      "mov.b64 %rd2, {%r1, %rd3};"),
     ("vector_atom_result_size", "a .v2 atom with a result of four",
      "atom.global.v2.f32.add {%f1, %f2, %f3, %f4}, [%rd1], {%f5, %f6};"),
+    ("vector_ldmatrix_too_few", "an ldmatrix .x4 into two registers",
+     "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2}, [%rd1];"),
+    ("vector_stmatrix_scalar", "an stmatrix .x1 of a register not in braces",
+     "mov.u32 %r1, 0;\n  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%rd1], %r1;"),
     ("vector_red_scalar_value", "a .v2 red of one register",
      "red.global.v2.f32.add [%rd1], %f1;"),
 ]

@@ -18,7 +18,8 @@
 //!   load's scalar one), else once; a scalar result of a `.vN` is first
 //!   `Result vector expected`.
 //! - `atom` and `red`: the same for their result and value, with ptxas's
-//!   messages naming the argument (`Vector expected for argument 2`).
+//!   messages naming the argument (`Vector expected for argument 2`);
+//!   `ldmatrix` and `stmatrix` take a brace list of their `.xN` registers.
 //! - `mov.bN` packing or unpacking a list: two or four registers of N bits
 //!   together, else `Arguments mismatch for instruction 'mov'`.
 //! - A 256-bit load or store (`.v8.f32`) needs PTX ISA 8.8 and sm_100.
@@ -35,7 +36,7 @@ pub(super) fn vector_sizes_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bo
         // `st.async` and `st.bulk` are forms of the table.
         "st" if has("async") || has("bulk") => return true,
         "ld" | "ldu" | "st" | "atom" | "red" => [1, 2, 4, 8].as_slice(),
-        "mov" => [1, 2, 4].as_slice(),
+        "mov" | "ldmatrix" | "stmatrix" => [1, 2, 4].as_slice(),
         _ => return true,
     };
     let wide = wide_access_supported(cx, i);
@@ -57,6 +58,7 @@ pub(super) fn vector_sizes_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bo
         && match i.opcode.as_str() {
             "mov" if !vector_mov => packing_fits(cx, i),
             "atom" | "red" => atomic_counts_fit(cx, i),
+            "ldmatrix" | "stmatrix" => matrix_count_fits(cx, i),
             _ => counts_fit(cx, i),
         };
     wide && counts
@@ -230,6 +232,37 @@ fn atomic_counts_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
                 .is_some_and(|o| !matches!(o.kind, ast::OperandKind::Vector(_)))
     });
     generic == 0 && !vector_expected
+}
+
+/// `ldmatrix` and `stmatrix` with `.xN`: their registers are a brace list
+/// of N (even for `.x1`), `Vector of size N is expected for argument K`.
+fn matrix_count_fits(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
+    let want = i.modifiers.iter().find_map(|m| match m.as_str() {
+        "x1" => Some(1),
+        "x2" => Some(2),
+        "x4" => Some(4),
+        _ => None,
+    });
+    let k = usize::from(i.opcode == "stmatrix");
+    let (Some(want), Some(op)) = (want, i.operands.get(k)) else {
+        return true;
+    };
+    let list = matches!(op.kind, ast::OperandKind::Vector(_));
+    if list && operand_width(op) == want {
+        return true;
+    }
+    let name = i.opcode.as_str();
+    cx.error(
+        i.span,
+        format!("Vector of size {want} is expected for argument {k} of instruction '{name}'"),
+    );
+    if list {
+        cx.error(
+            i.span,
+            format!("Argument vector size mismatch for instruction '{name}'"),
+        );
+    }
+    false
 }
 
 /// `mov.bN` with a brace list: two or four registers of `N / count` bits.
