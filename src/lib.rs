@@ -146,7 +146,7 @@ pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
 /// Parse and lower PTX to IR for the architecture `arch` (ptxas `-arch`):
 /// a `.target` that `arch` cannot run is refused as ptxas refuses it.
 ///
-/// The first function body is lowered as it is parsed, so that its whole
+/// Each function body is lowered as it is parsed, so that its whole
 /// syntax tree never exists at once ([`ori_ptx::lower::parse_and_lower`]);
 /// where that cannot vouch for the whole-tree front end's result, the
 /// module is parsed and lowered as a whole instead. The result (module and

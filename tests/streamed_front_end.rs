@@ -1,5 +1,5 @@
-//! The streamed front end (`ori_ptx::lower::parse_and_lower`: the first
-//! body lowered batch by batch as it is parsed) against the whole-tree one
+//! The streamed front end (`ori_ptx::lower::parse_and_lower`: each body
+//! lowered batch by batch as it is parsed) against the whole-tree one
 //! (`parse_with_diags`, then `lower_module_owned`), one trial per `.ptx`
 //! of every corpus (`tests/triton*`, `tests/real`, `tests/corpus`,
 //! `tests/bad_input`, `tests/generated`), whatever its size.

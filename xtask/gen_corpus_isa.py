@@ -165,6 +165,32 @@ GRAMMAR_OK = [
      "  .loc 1 4 5, function_name $L__info_string0, inlined_at 1 2 3\n  add.u32 %r1, %r1, 1;"),
     ("shfl_pred_pair", "shfl.sync with its predicate result d|p",
      "mov.u32 %r2, 0;\n  shfl.sync.idx.b32 %r1|%p1, %r2, 0, 31, -1;"),
+    ("vector_sizes", "vectors of the sizes their instructions take: a sink in a load's list, a one-element "
+     "list without .vN, a list packed by mov, wider registers than a load's type",
+     ".reg .v2 .b64 vd;\n  ld.global.v2.f32 {%f1, _}, [%rd1];\n  ld.global.f32 {%f2}, [%rd1];\n"
+     "  ld.global.v2.f32 vd, [%rd1];\n  mov.b64 %rd2, {%r2, %r3};\n  mov.b64 {%r4, %r5}, %rd2;\n"
+     "  st.global.v4.f32 [%rd1], {%f1, %f2, %f1, %f2};\n  add.u32 %r1, %r4, %r5;"),
+    ("st_async_16_bit", "st.async of 16-bit integers, two operands (found by the grammar fuzzer)",
+     ".reg .b16 h;\n  mov.b16 h, 3;\n  st.async.shared.b16 [%rd1], 21;\n  st.async.weak.u16 [%rd1], h;\n"
+     "  st.async.sys.s16 [%rd1], 5;"),
+    ("cluster_stack_bits", "the closed forms of mapa, getctarank, szext, bmsk, movmatrix, griddepcontrol and the "
+     "stack (stacksave, alloca, stackrestore)",
+     "mov.u32 %r2, 5;\n  mapa.shared::cluster.u32 %r3, %r2, 1;\n  getctarank.shared::cluster.u32 %r4, %r3;\n"
+     "  szext.clamp.s32 %r5, %r2, %r4;\n  bmsk.wrap.b32 %r6, %r5, 3;\n  movmatrix.sync.aligned.m8n8.trans.b16 %r7, %r6;\n"
+     "  griddepcontrol.wait;\n  stacksave.u64 %rd2;\n  alloca.u64 %rd3, 64, 16;\n  st.local.u32 [%rd3], %r7;\n"
+     "  ld.local.u32 %r1, [%rd3];\n  stackrestore.u64 %rd2;\n  griddepcontrol.launch_dependents;"),
+    ("bit_and_address_forms", "the closed forms of prmt, lop3 (with its predicate form), shf.l/shf.r, bfe, bfi, fns, "
+     "popc, clz, brev, cvta, cvta.to, isspacep (of a 32-bit register), testp (without its test) and copysign",
+     "mov.u32 %r2, 5;\n  prmt.b32.f4e %r3, %r2, %r2, %r2;\n  lop3.b32 %r4, %r3, %r2, %r2, 0x96;\n"
+     "  lop3.or.b32 %r5|%p1, %r4, %r3, %r2, 0xe8, %p2;\n  shf.l.wrap.b32 %r6, %r5, %r4, %r3;\n"
+     "  shf.r.clamp.b32 %r6, %r6, %r4, 7;\n  bfe.u32 %r7, %r6, 8, 4;\n  bfi.b32 %r7, %r7, %r6, 4, 4;\n"
+     "  fns.b32 %r8, %r7, 0, 1;\n  popc.b64 %r9, %rd1;\n  clz.b32 %r3, %r8;\n  brev.b32 %r4, %r9;\n"
+     "  cvta.to.global.u64 %rd2, %rd1;\n  cvta.shared.u64 %rd3, %rd2;\n  isspacep.shared %p1, %r3;\n"
+     "  mov.b32 %f1, %r4;\n  testp.f32 %p2, %f1;\n  copysign.f32 %f2, %f1, %f1;\n"
+     "  selp.u32 %r5, 1, 0, %p2;\n  add.u32 %r1, %r5, %r4;"),
+    ("cache_line_forms", "discard and applypriority of a 128-byte L2 line, with and without .global",
+     "discard.global.L2 [%rd1], 128;\n  discard.L2 [%rd1], 128;\n  applypriority.global.L2::evict_normal [%rd1], 128;\n"
+     "  applypriority.L2::evict_normal [%rd1], 128;\n  mov.u32 %r1, 0;"),
     ("mbarrier_forms", "mbarrier arrive with a sink, try_wait.parity",
      "mov.u32 %r2, 0;\n  mbarrier.init.shared::cta.b64 [bar], 1;\n"
      "  mbarrier.arrive.shared::cta.b64 _, [bar];\n  mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], %r2;\n"
@@ -215,6 +241,56 @@ GRAMMAR_BAD = [
      "mov.u32 %r1, %r2.x;"),
     ("unknown_special_register", "a special register the ISA does not have",
      "mov.u32 %r1, %warpsz;"),
+    ("bmsk_without_mode", "bmsk without .clamp or .wrap",
+     "mov.u32 %r2, 5;\n  bmsk.b32 %r1, %r2, 3;"),
+    ("szext_wide_type", "szext of a 64-bit type (only .u32 and .s32)",
+     "mov.u32 %r2, 5;\n  szext.clamp.u64 %r1, %r2, 3;"),
+    ("movmatrix_without_trans", "movmatrix without .trans",
+     "mov.u32 %r2, 5;\n  movmatrix.sync.aligned.m8n8.b16 %r1, %r2;"),
+    ("mapa_wrong_size", "mapa.u64 of a 32-bit address",
+     "mov.u32 %r2, 5;\n  mapa.shared::cluster.u64 %rd2, %r2, 1;\n  cvt.u32.u64 %r1, %rd2;"),
+    ("stacksave_wrong_size", "stacksave.u64 into a 32-bit register",
+     "stacksave.u64 %r1;"),
+    ("cvta_32_bit", "cvta of a 32-bit address with .address_size 64",
+     "cvta.global.u32 %r1, %r2;"),
+    ("cvta_to_spaced", "`cvta .to`: `cvta.to` is a name, spelt without a blank",
+     "cvta .to.global.u64 %rd2, %rd1;\n  cvt.u32.u64 %r1, %rd2;"),
+    ("shf_spaced", "`shf .l`: `shf.l` is a name, spelt without a blank",
+     "mov.u32 %r2, 5;\n  shf .l.wrap.b32 %r1, %r2, %r2, 3;"),
+    ("lop3_register_lut", "lop3 with its lookup table in a register",
+     "mov.u32 %r2, 5;\n  lop3.b32 %r1, %r2, %r2, %r2, %r2;"),
+    ("discard_register_size", "discard with its size in a register (only the immediate 128)",
+     "mov.u32 %r2, 128;\n  discard.global.L2 [%rd1], %r2;"),
+    ("vector_ld_too_few", "a .v4 load into two registers",
+     "ld.global.v4.f32 {%f1, %f2}, [%rd1];"),
+    ("vector_ld_illegal_size", "a .v2 load into a list of three (no vector has three)",
+     "ld.global.v2.f32 {%f1, %f2, %f3}, [%rd1];"),
+    ("vector_ld_scalar_result", "a .v2 load into one register",
+     "ld.global.v2.f32 %f1, [%rd1];"),
+    ("vector_ld_list_without_v", "a load without .vN into a list of two",
+     "ld.global.f32 {%f1, %f2}, [%rd1];"),
+    ("vector_ld_256_bit", "a 256-bit load (.v8.f32: PTX ISA 8.8 and sm_100)",
+     "ld.global.v8.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, [%rd1];"),
+    ("vector_st_too_many", "a .v2 store of four registers",
+     "st.global.v2.f32 [%rd1], {%f1, %f2, %f3, %f4};"),
+    ("vector_register_wrong_width", "a .v2 vector register loaded by a .v4 load",
+     ".reg .v2 .f32 vf;\n  ld.global.v4.f32 vf, [%rd1];"),
+    ("vector_mov_v2_wider_source", "mov.v2 of a .v4 vector register",
+     ".reg .v2 .f32 vf;\n  .reg .v4 .f32 vg;\n  mov.v2.f32 vf, vg;"),
+    ("vector_mov_pack_three", "mov.b64 packing three registers",
+     "mov.b64 %rd2, {%r1, %r2, %r3};"),
+    ("vector_mov_pack_wrong_total", "mov.b32 packing two 32-bit registers",
+     "mov.b32 %r1, {%r2, %r3};"),
+    ("vector_mov_pack_incompatible", "mov.b64 packing a .b32 and a .b64 register",
+     "mov.b64 %rd2, {%r1, %rd3};"),
+    ("vector_atom_result_size", "a .v2 atom with a result of four",
+     "atom.global.v2.f32.add {%f1, %f2, %f3, %f4}, [%rd1], {%f5, %f6};"),
+    ("vector_ldmatrix_too_few", "an ldmatrix .x4 into two registers",
+     "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2}, [%rd1];"),
+    ("vector_stmatrix_scalar", "an stmatrix .x1 of a register not in braces",
+     "mov.u32 %r1, 0;\n  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%rd1], %r1;"),
+    ("vector_red_scalar_value", "a .v2 red of one register",
+     "red.global.v2.f32.add [%rd1], %f1;"),
 ]
 
 

@@ -12,8 +12,13 @@
 //! ptxas starts slowly, so it judges many statements in one kernel, one a
 //! line: its errors name their lines, which name the statements. A fatal
 //! error (a syntax error) ends its reading, so the statements after it are
-//! judged again in the next run. ori judges each statement alone, in
-//! process.
+//! judged again in the next run. Not every error is given for every
+//! statement of a run that has errors: some checks (`st.async` without a
+//! completion mechanism) report only their first statement, and none once
+//! another statement has an error. So a statement is judged accepted only
+//! by a run ptxas ends with success; the statements without an error in a
+//! failed run are judged again, without the rejected ones. ori judges each
+//! statement alone, in process.
 
 use crate::oracle;
 use ori_ptx::isa::{Form, OperandKind, Presence, Table};
@@ -112,7 +117,10 @@ fn operand(rng: &mut Rng, kind: OperandKind, ty: Option<&str>, mods: &[&str]) ->
         (_, Some("sink")) => "_".into(),
         (OperandKind::ResultOrSink, _) if rng.chance(30) => "_".into(),
         (_, Some("pred")) => format!("%p{k}"),
-        (_, Some("b64")) => format!("%rd{k}"),
+        (_, Some("b64" | "rb64")) => format!("%rd{k}"),
+        (_, Some("rb32")) => format!("%r{k}"),
+        (_, Some("align")) => rng.pick(&["1", "4", "16", "64"]).to_string(),
+        (_, Some("lut")) => format!("0x{:x}", rng.below(256)),
         (_, Some("b16")) => format!("%h{k}"),
         (_, Some("imm")) => format!("{}", rng.below(4)),
         (_, Some("imm128")) => "128".into(),
@@ -339,11 +347,12 @@ fn source(units: &[&Statement]) -> (String, Vec<(usize, usize)>) {
 }
 
 /// ptxas's verdict on each of `stmts`: `Some(accepted)`, or `None` for
-/// those after a fatal error (to be judged again).
+/// those after a fatal error (to be judged again); and whether ptxas ended
+/// with success (else `Some(true)` means only that no error named it).
 fn ptxas_verdicts(
     dir: &std::path::Path,
     stmts: &[&Statement],
-) -> Result<Vec<Option<bool>>, String> {
+) -> Result<(Vec<Option<bool>>, bool), String> {
     let path = dir.join("batch.ptx");
     let (text, spans) = source(stmts);
     std::fs::write(&path, text).map_err(|e| e.to_string())?;
@@ -381,7 +390,7 @@ fn ptxas_verdicts(
             *v = None;
         }
     }
-    Ok(verdict)
+    Ok((verdict, out.status.success()))
 }
 
 /// ori's verdict on one statement alone: accepted, and whether it ended in
@@ -443,29 +452,43 @@ impl Tally {
 }
 
 /// Judge `stmts` in batches; statements cut off by a fatal error go round
-/// again.
-fn judge(stmts: &[Statement], dir: &std::path::Path, t: &mut Tally) -> Result<(), String> {
-    let mut queue: Vec<&Statement> = stmts.iter().collect();
+/// again, and so do those no error named in a run that failed.
+fn judge(stmts: Vec<&Statement>, dir: &std::path::Path, t: &mut Tally) -> Result<(), String> {
+    let mut queue = stmts;
     while !queue.is_empty() {
         let n = queue.len().min(BATCH);
         let batch: Vec<&Statement> = queue.drain(..n).collect();
-        let verdicts = match ptxas_verdicts(dir, &batch) {
+        let (verdicts, success) = match ptxas_verdicts(dir, &batch) {
             Ok(v) => v,
             Err(_) if batch.len() > 1 => {
                 // An error ptxas did not give a statement's line: judge
                 // each alone.
-                for st in &batch {
-                    judge(std::slice::from_ref(*st), dir, t)?;
+                for st in batch {
+                    judge(vec![st], dir, t)?;
                 }
                 continue;
             }
             Err(e) => return Err(e),
         };
-        let mut again = Vec::new();
+        let named = verdicts.iter().any(|v| *v != Some(true));
+        let (mut again, mut unsure) = (Vec::new(), Vec::new());
         for (st, v) in batch.iter().zip(verdicts) {
             match v {
+                Some(true) if !success => unsure.push(*st),
                 Some(ptxas) => t.add(st, ptxas, ori_verdict(st)),
                 None => again.push(*st),
+            }
+        }
+        match (unsure.len(), named) {
+            (0, _) => {}
+            // The failure named another statement: these go again alone.
+            (_, true) => judge(unsure, dir, t)?,
+            // A failure that names no statement: one statement is its cause.
+            (1, false) => t.add(unsure[0], false, ori_verdict(unsure[0])),
+            (_, false) => {
+                for st in unsure {
+                    judge(vec![st], dir, t)?;
+                }
             }
         }
         again.append(&mut queue);
@@ -499,8 +522,8 @@ pub fn run(args: &[&str]) -> Result<ExitCode, String> {
     let dir = oracle::root().join("target").join("fuzz-grammar");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let mut t = Tally::default();
-    judge(&stmts, &dir, &mut t)?;
-    judge(&funcs, &dir, &mut t)?;
+    judge(stmts.iter().collect(), &dir, &mut t)?;
+    judge(funcs.iter().collect(), &dir, &mut t)?;
     report(&t, &dir, seed)?;
     let ok = t.internal == 0 && t.agree == t.judged;
     Ok(if ok {

@@ -24,6 +24,7 @@ mod docs;
 mod fuzz_functions;
 mod fuzz_grammar;
 mod gen_pipelines;
+mod isa_coverage;
 mod oracle;
 mod perf_doc;
 mod process;
@@ -72,6 +73,9 @@ commands:
                                registers, WARP_SZ, comments), valid and near misses, judged by
                                ptxas and ori; accept/reject must agree
                                (disagreements: target/fuzz-grammar/disagreements.txt)
+  isa-coverage                 every PTX ISA 9.0 instruction ptxas takes for sm_90a
+                               (xtask/isa_coverage.txt), judged by ptxas and ori, with how ori's
+                               instruction table takes it: writes docs/isa-coverage.md
   dist [--pgo]                 build the shipped ori: release, statically linked (Linux), at
                                target/dist/ori (a third of a small kernel's time is the dynamic
                                loader's); `bench --vs-ptxas` times it beside the default build;
@@ -128,6 +132,7 @@ fn main() -> ExitCode {
         ["wheel", rest @ ..] => wheel::run(rest),
         ["speed", rest @ ..] => speed::run(rest),
         ["fuzz-grammar", rest @ ..] => fuzz_grammar::run(rest),
+        ["isa-coverage", rest @ ..] => isa_coverage::run(rest),
         ["help"] | ["--help"] | ["-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -116,12 +116,12 @@ pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
     parse_inner(file, src, None)
 }
 
-/// What [`parse_streaming`] hands over while it parses the first function
-/// body of the module, so that the statements parsed so far are lowered
-/// and freed before the rest is parsed (`crate::lower::streamed`).
+/// What [`parse_streaming`] hands over while it parses each function body
+/// of the module, so that the statements parsed so far are lowered and
+/// freed before the rest is parsed (`crate::lower::streamed`).
 #[derive(Debug)]
 pub enum BodyEvent {
-    /// The first function with a body begins.
+    /// A function with a body begins.
     Start(Box<BodyStart>),
     /// The next top-level statements of that body, in source order (a
     /// nested `{ }` scope comes whole, as one statement).
@@ -133,8 +133,9 @@ pub enum BodyEvent {
 /// The beginning of a streamed function body ([`BodyEvent::Start`]).
 #[derive(Debug)]
 pub struct BodyStart {
-    /// The module as parsed so far: its header and the items before the
-    /// function.
+    /// The module's header and the items parsed since the previous body
+    /// began (the previous function, its body empty, among them): for the
+    /// first body, every item before it.
     pub module: Module,
     /// The function's header (its `body` is `None`).
     pub function: Function,
@@ -148,10 +149,9 @@ pub struct BodyStart {
 /// a batch over is noise beside parsing it.
 const STREAM_BATCH: usize = 64;
 
-/// [`parse_with_diags`], handing the first function body's statements to
-/// `sink` as they are parsed instead of keeping them: in the module it
-/// returns, that function's body is empty (`Some(vec![])`). Bodies after
-/// the first are kept as usual. The diagnostics are the same as
+/// [`parse_with_diags`], handing each function body's statements to `sink`
+/// as they are parsed instead of keeping them: in the module it returns,
+/// every body is empty (`Some(vec![])`). The diagnostics are the same as
 /// [`parse_with_diags`]'s.
 pub fn parse_streaming<'a>(
     file: &'a str,
@@ -184,7 +184,7 @@ fn parse_inner<'a>(
         mod_lists: NameMap::default(),
         opcodes: NameMap::default(),
         sink,
-        streamed: false,
+        handed: 0,
         locs: Default::default(),
     };
     let m = p.module();
@@ -284,11 +284,12 @@ struct Parser<'a> {
     /// Each mnemonic spelling met: its symbol and whether it is a known
     /// instruction.
     opcodes: NameMap<&'a str, (Symbol, bool)>,
-    /// Where the first function body's statements go as they are parsed
+    /// Where the function bodies' statements go as they are parsed
     /// ([`parse_streaming`]); `None`: they stay in the tree.
     sink: Option<Box<dyn FnMut(BodyEvent) + 'a>>,
-    /// A body was handed to `sink` already (only the first is).
-    streamed: bool,
+    /// How many items of the module the sink was handed so far (in the
+    /// [`BodyStart`]s).
+    handed: usize,
     /// The source locations `.loc` directives named so far (an
     /// `inlined_at` must name one of them).
     locs: ori_ir::NameSet<(u32, u32, u32)>,
@@ -879,12 +880,20 @@ impl<'a> Parser<'a> {
         }
         self.scopes.push(top);
         self.bump();
-        let stream = self.sink.is_some() && !self.streamed;
+        let stream = self.sink.is_some();
         if stream {
-            self.streamed = true;
             let bytes_left = self.src.len().saturating_sub(self.span().lo as usize);
+            let module = Module {
+                version: so_far.version,
+                target: so_far.target.clone(),
+                target_span: so_far.target_span,
+                address_size: so_far.address_size,
+                items: so_far.items[self.handed..].to_vec(),
+                files: Vec::new(),
+            };
+            self.handed = so_far.items.len();
             self.emit(BodyEvent::Start(Box::new(BodyStart {
-                module: so_far.clone(),
+                module,
                 function: f.clone(),
                 bytes_left,
             })));

@@ -40,39 +40,35 @@ fn param_bytes(p: &ast::Param) -> Option<u64> {
     })
 }
 
-/// The signatures of the module's functions; a second definition (a body)
-/// of one name is `Duplicate definition of function` at its line.
-pub fn signatures(
+/// Take function `f`'s signature into `out`, the module's signatures so
+/// far (a name's first one counts), in source order; a second definition
+/// (a body) of one name is `Duplicate definition of function` at its line
+/// (`defined`: the names with a body so far).
+pub fn add_signature(
     file: &str,
-    m: &ast::Module,
+    f: &ast::Function,
+    defined: &mut fxhash::FxHashSet<String>,
+    out: &mut NameMap<String, Signature>,
     diags: &mut Vec<Diag>,
-) -> NameMap<String, Signature> {
-    let mut out = NameMap::default();
-    let mut defined = fxhash::FxHashSet::default();
-    for item in &m.items {
-        let ast::Item::Function(f) = item else {
-            continue;
-        };
-        if f.body.is_some() && !defined.insert(f.name.clone()) {
-            diags.push(Diag::new(
-                file,
-                f.span,
-                Severity::Error,
-                format!("Duplicate definition of function '{}'", f.name),
-            ));
-        }
-        let sig = |ps: &[ast::Param]| {
-            ps.iter()
-                .map(|p| (p.name.clone(), param_bytes(p)))
-                .collect()
-        };
-        out.entry(f.name.clone()).or_insert(Signature {
-            is_entry: f.is_entry,
-            params: sig(&f.params),
-            ret_params: sig(&f.ret_params),
-        });
+) {
+    if f.body.is_some() && !defined.insert(f.name.clone()) {
+        diags.push(Diag::new(
+            file,
+            f.span,
+            Severity::Error,
+            format!("Duplicate definition of function '{}'", f.name),
+        ));
     }
-    out
+    let sig = |ps: &[ast::Param]| {
+        ps.iter()
+            .map(|p| (p.name.clone(), param_bytes(p)))
+            .collect()
+    };
+    out.entry(f.name.clone()).or_insert(Signature {
+        is_entry: f.is_entry,
+        params: sig(&f.params),
+        ret_params: sig(&f.ret_params),
+    });
 }
 
 /// `.align N` with N not a power of two.
@@ -84,15 +80,6 @@ pub fn check_align(file: &str, align: Option<u32>, span: Span, diags: &mut Vec<D
             Severity::Error,
             "Alignment must be a power of two",
         ));
-    }
-}
-
-/// Module-scope variables: alignment and initializer counts.
-pub fn check_module_vars(file: &str, m: &ast::Module, diags: &mut Vec<Diag>) {
-    for item in &m.items {
-        if let ast::Item::Var(v) = item {
-            check_var(file, v, diags);
-        }
     }
 }
 

@@ -238,6 +238,9 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
     if i.opcode == "mov" && !super::mov_types::mov_types_fit(cx, i) {
         return None;
     }
+    if !super::vectors::vector_sizes_fit(cx, i) {
+        return None;
+    }
     if (arity.is_some() || i.opcode == "st") && has_unknown_operand(cx, i) {
         // ptxas 13.0.88 types the operands before it resolves them: an
         // unknown name is an operand of no type, so the instruction's
@@ -291,6 +294,19 @@ pub fn lower_branch(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstDa
         [Slot::use_(t)],
         i.span.line,
     ))
+}
+
+/// `brx.idx INDEX, TARGETS`: a branch to one of a `.branchtargets` list.
+/// ptxas takes it; ori's IR has no branch of several targets (the control
+/// flow phases 85 and 87 read takes one per branch), so ori names it as an
+/// instruction it does not support, at its line, rather than lower it to
+/// a branch that would hide the other targets.
+pub fn lower_indexed_branch(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
+    cx.error(
+        i.span,
+        "Instruction 'brx.idx' is not supported by ori: a branch to one of several targets",
+    );
+    None
 }
 
 /// `ret` / `exit`.

@@ -13,6 +13,7 @@ mod handlers;
 mod mov_types;
 mod streamed;
 mod table_forms;
+mod vectors;
 mod wgmma;
 
 pub use handlers::{handler_table, Handler, HandlerTable};
@@ -24,6 +25,7 @@ use fxhash::FxHashSet;
 use ori_ir::{Block, FuncKind, Function, Guard, Module, Operand, Param, RegClass, VReg};
 use ori_ir::{NameMap, NameSet};
 use smallvec::SmallVec;
+use std::rc::Rc;
 
 /// State shared by the handlers while one function is lowered.
 pub struct LowerCx<'a> {
@@ -32,7 +34,7 @@ pub struct LowerCx<'a> {
     /// The function being built.
     pub func: Function,
     /// The module's target list.
-    pub target: &'a [String],
+    pub target: Vec<String>,
     /// `.version` of the module.
     pub version: (u32, u32),
     /// The labels each `{ }` scope defines, by scope id (0 = the function
@@ -48,13 +50,13 @@ pub struct LowerCx<'a> {
     /// an `Unknown symbol` error after the body's other errors.
     undefined: Vec<(String, Span)>,
     /// Names of module-scope and function-scope symbols (params, variables, functions).
-    symbols: &'a NameMap<String, ()>,
+    symbols: Rc<NameMap<String, ()>>,
     /// Local (function-scope) variable names.
     locals: NameMap<String, ()>,
     /// Bytes of each function-scope variable (for call arguments).
     local_sizes: NameMap<String, Option<u64>>,
     /// The module's function signatures (for calls).
-    pub sigs: &'a NameMap<String, declarations::Signature>,
+    pub sigs: Rc<NameMap<String, declarations::Signature>>,
     /// Diagnostics.
     pub diags: Vec<Diag>,
     cur: Block,
@@ -482,12 +484,9 @@ pub fn lower_module(file: &str, m: &ast::Module) -> (Module, Vec<Diag>) {
 /// memory at once (the CLI's path: on a kernel of a million instructions
 /// the tree is about half of the peak).
 pub fn lower_module_owned(file: &str, mut m: ast::Module) -> (Module, Vec<Diag>) {
-    let ModuleScope {
-        mut out,
-        mut diags,
-        sigs,
-        symbols,
-    } = module_scope(file, &m);
+    let scope = module_scope(file, &m);
+    let (sigs, symbols) = (scope.sigs.clone(), scope.symbols.clone());
+    let (mut out, mut diags) = scope.finish();
     let table = handler_table();
     for k in 0..m.items.len() {
         let body = match &mut m.items[k] {
@@ -506,47 +505,82 @@ pub fn lower_module_owned(file: &str, mut m: ast::Module) -> (Module, Vec<Diag>)
     (out, diags)
 }
 
-/// What lowering the bodies of a module needs of the module first.
+/// What lowering the bodies of a module needs of the module first, taken
+/// an item at a time in source order ([`ModuleScope::add`]): the whole
+/// module's for the whole-tree lowering, the items up to a body's for the
+/// streamed one.
 struct ModuleScope {
     /// The IR module, with its header and globals and no function yet.
     out: Module,
-    /// The module-level checks' diagnostics (signatures, variables).
-    diags: Vec<Diag>,
-    /// Every function's signature, by name.
-    sigs: NameMap<String, declarations::Signature>,
-    /// The names of the module's functions and variables.
-    symbols: NameMap<String, ()>,
+    /// The signature checks' diagnostics.
+    sig_diags: Vec<Diag>,
+    /// The module-scope variables' diagnostics (after the signatures', as
+    /// ptxas orders them).
+    var_diags: Vec<Diag>,
+    /// Every function's signature so far (its first), by name.
+    sigs: Rc<NameMap<String, declarations::Signature>>,
+    /// The names of the module's functions and variables so far.
+    symbols: Rc<NameMap<String, ()>>,
+    /// The functions with a body so far (a second body is an error).
+    defined: FxHashSet<String>,
 }
 
-fn module_scope(file: &str, m: &ast::Module) -> ModuleScope {
-    let mut out = Module {
-        version: m.version,
-        target: m.target.iter().map(|t| t.as_str().into()).collect(),
-        address_size: m.address_size.unwrap_or(64),
-        ..Module::default()
-    };
-    let mut diags = Vec::new();
-    let sigs = declarations::signatures(file, m, &mut diags);
-    declarations::check_module_vars(file, m, &mut diags);
-    let mut symbols: NameMap<String, ()> = NameMap::default();
-    for item in &m.items {
+impl ModuleScope {
+    /// The scope of `m`'s header, before any item.
+    fn new(m: &ast::Module) -> ModuleScope {
+        let out = Module {
+            version: m.version,
+            target: m.target.iter().map(|t| t.as_str().into()).collect(),
+            address_size: m.address_size.unwrap_or(64),
+            ..Module::default()
+        };
+        ModuleScope {
+            out,
+            sig_diags: Vec::new(),
+            var_diags: Vec::new(),
+            sigs: Rc::default(),
+            symbols: Rc::default(),
+            defined: FxHashSet::default(),
+        }
+    }
+
+    /// Take the next item of the module: its name, signature or global.
+    /// The maps are copied only while a lowering still holds them.
+    fn add(&mut self, file: &str, item: &ast::Item) {
         match item {
             ast::Item::Function(f) => {
-                symbols.insert(f.name.clone(), ());
+                let sigs = Rc::make_mut(&mut self.sigs);
+                declarations::add_signature(file, f, &mut self.defined, sigs, &mut self.sig_diags);
+                Rc::make_mut(&mut self.symbols).insert(f.name.clone(), ());
             }
             ast::Item::Var(v) => {
-                symbols.insert(v.name.clone(), ());
-                out.globals.push(var_decl_text(v).into());
+                declarations::check_var(file, v, &mut self.var_diags);
+                Rc::make_mut(&mut self.symbols).insert(v.name.clone(), ());
+                self.out.globals.push(var_decl_text(v).into());
             }
             ast::Item::Directive(_) => {}
         }
     }
-    ModuleScope {
-        out,
-        diags,
-        sigs,
-        symbols,
+
+    /// Whether an item taken so far had a diagnostic.
+    fn has_diags(&self) -> bool {
+        !self.sig_diags.is_empty() || !self.var_diags.is_empty()
     }
+
+    /// The IR module so far and the diagnostics, in ptxas's order.
+    fn finish(self) -> (Module, Vec<Diag>) {
+        let mut diags = self.sig_diags;
+        diags.extend(self.var_diags);
+        (self.out, diags)
+    }
+}
+
+fn module_scope(file: &str, m: &ast::Module) -> ModuleScope {
+    let mut scope = ModuleScope::new(m);
+    for item in &m.items {
+        scope.add(file, item);
+    }
+    scope
 }
 
 /// Declare the registers of one scope's own `.reg` statements (not those of
@@ -872,8 +906,8 @@ fn lower_function(
     m: &ast::Module,
     f: &ast::Function,
     body: Option<Vec<ast::Stmt>>,
-    symbols: &NameMap<String, ()>,
-    sigs: &NameMap<String, declarations::Signature>,
+    symbols: &Rc<NameMap<String, ()>>,
+    sigs: &Rc<NameMap<String, declarations::Signature>>,
     table: &HandlerTable,
 ) -> (Function, Vec<Diag>) {
     let mut cx = function_cx(file, m, f, body.is_some(), symbols, sigs);
@@ -898,11 +932,11 @@ fn lower_function(
 /// parameters declared.
 fn function_cx<'a>(
     file: &'a str,
-    m: &'a ast::Module,
+    m: &ast::Module,
     f: &ast::Function,
     has_body: bool,
-    symbols: &'a NameMap<String, ()>,
-    sigs: &'a NameMap<String, declarations::Signature>,
+    symbols: &Rc<NameMap<String, ()>>,
+    sigs: &Rc<NameMap<String, declarations::Signature>>,
 ) -> LowerCx<'a> {
     let kind = if f.is_entry {
         FuncKind::Entry
@@ -929,16 +963,16 @@ fn function_cx<'a>(
     let mut cx = LowerCx {
         file,
         func,
-        target: &m.target,
+        target: m.target.clone(),
         version: m.version,
         label_scopes: LabelScopes::default(),
         scope_path: vec![0],
         next_scope: 0,
         undefined: Vec::new(),
-        symbols,
+        symbols: Rc::clone(symbols),
         locals: NameMap::default(),
         local_sizes: NameMap::default(),
-        sigs,
+        sigs: Rc::clone(sigs),
         diags: Vec::new(),
         cur: entry.unwrap_or_else(|| Block::from_u32(0)),
         need_block: false,

@@ -1,4 +1,5 @@
-//! Lowering a function body while it is still being parsed, on one thread.
+//! Lowering each function body while it is still being parsed, on one
+//! thread.
 //!
 //! The whole-tree lowering ([`super::lower_module_owned`]) reads a whole
 //! body before it lowers a statement: every `.reg` of the function scope
@@ -6,7 +7,7 @@
 //! forward), every function-scope variable is known first. So the syntax
 //! tree of the whole body exists at once, on top of the IR made of it: on
 //! a kernel of a million instructions, about half the front end's memory.
-//! Here the parser ([`crate::parser::parse_streaming`]) hands the body's
+//! Here the parser ([`crate::parser::parse_streaming`]) hands each body's
 //! statements over in batches as it parses them, and each batch is lowered
 //! and freed before the parser goes on ([`parse_and_lower`]), on the
 //! speculation that the body is written the way compilers write one:
@@ -17,32 +18,38 @@
 //!   lowering numbers them (nvcc, Triton and CUTLASS declare at the top);
 //! - a name no scope defines yet, met in an operand, is a label the
 //!   function scope defines further down (a forward branch);
+//! - no module item after the body is named like one of its labels (the
+//!   whole-tree lowering knows every item of the module in every body, and
+//!   takes such a name for the item);
 //! - nothing is wrong with it: no error or warning at all.
 //!
-//! A name used before its declaration (a register, a variable) is taken
-//! for a label by the second rule and found undefined at the end. Nested
-//! `{ }` scopes arrive whole, so their labels and variables are known
-//! before any of their statements is lowered, as in the whole-tree
-//! lowering. When a speculation fails, [`parse_and_lower`] returns `None`
-//! and the caller parses and lowers the module as a whole, so every
-//! message ori prints about a body comes from the one lowering. When it
-//! holds, the function is the one the whole-tree lowering makes: the same
-//! instructions, registers, block names and block numbers (label blocks
-//! are made as their labels come and renumbered at the end into the
-//! whole-tree order: the entry, the function scope's labels, the nested
-//! scopes' labels, then the blocks made while lowering). The test
-//! `tests/streamed_front_end.rs` compares the two on every kernel of the
-//! corpora.
+//! A name used before its declaration (a register, a variable, a later
+//! item of the module) is taken for a label by the second rule and found
+//! undefined at the end. Nested `{ }` scopes arrive whole, so their labels
+//! and variables are known before any of their statements is lowered, as
+//! in the whole-tree lowering. The bodies of a module (a split kernel and
+//! its combine kernel, device functions and their callers) are lowered one
+//! after the other, each with the module-level items before it (variables,
+//! prototypes, the functions before it) in scope. When a speculation
+//! fails, [`parse_and_lower`] returns `None` and the caller parses and
+//! lowers the module as a whole, so every message ori prints about a body
+//! comes from the one lowering. When they hold, each function is the one
+//! the whole-tree lowering makes: the same instructions, registers, block
+//! names and block numbers (label blocks are made as their labels come and
+//! renumbered at the end into the whole-tree order: the entry, the
+//! function scope's labels, the nested scopes' labels, then the blocks
+//! made while lowering). The test `tests/streamed_front_end.rs` compares
+//! the two on every kernel of the corpora.
 
 use super::{
     collect_locals, declare_regs, function_cx, handler_table, label_defs, lower_function,
-    lower_stmts, module_scope, LowerCx, ModuleScope,
+    lower_stmts, LowerCx, ModuleScope,
 };
 use crate::ast;
 use crate::diag::Diag;
 use crate::parser::{parse_streaming, BodyEvent, BodyStart};
-use ori_ir::{Block, Module, NameMap};
-use std::cell::{OnceCell, RefCell};
+use ori_ir::{Block, Function, Module, NameMap, NameSet};
+use std::cell::RefCell;
 
 /// Bytes of source per statement, at least, in any body a compiler
 /// writes (`ret;` and a newline is 5; Triton's and nvcc's average is over
@@ -53,8 +60,8 @@ const MIN_BYTES_PER_STATEMENT: usize = 12;
 
 /// What [`parse_and_lower`] makes of a module.
 pub struct Streamed {
-    /// The syntax tree without the streamed body (its statements were
-    /// lowered and freed): the header, the items, the function's header.
+    /// The syntax tree without the function bodies (their statements were
+    /// lowered and freed): the header, the items, the functions' headers.
     pub ast: ast::Module,
     /// The lowered module, as [`super::lower_module_owned`] makes it.
     pub module: Module,
@@ -63,31 +70,17 @@ pub struct Streamed {
     pub diags: Vec<Diag>,
 }
 
-/// Parse `src` and lower its first function body as it is parsed; `None`
-/// where the result might differ from the whole-tree front end's
-/// (`parse_with_diags`, then `lower_module_owned`) or any diagnostic came
-/// up: then the caller runs that instead. Only directives may follow the
-/// streamed body (a later function or variable would be in scope in it).
+/// Parse `src` and lower each function body as it is parsed; `None` where
+/// the result might differ from the whole-tree front end's
+/// (`parse_with_diags`, then `lower_module_owned`), any diagnostic came up
+/// or the module has no body: then the caller runs that instead.
 pub fn parse_and_lower(file: &str, src: &str) -> Option<Streamed> {
-    let prefix: OnceCell<Prefix> = OnceCell::new();
-    let lowering = RefCell::new(Lowering::Waiting);
-    let sink = |e: BodyEvent| lowering.borrow_mut().take(file, &prefix, e);
+    let table = handler_table();
+    let lowering = RefCell::new(Lowering::new(file, &table));
+    let sink = |e: BodyEvent| lowering.borrow_mut().take(e);
     let (ast, parse_diags) = parse_streaming(file, src, Box::new(sink));
-    let Lowering::Ended(streaming) = lowering.into_inner() else {
-        return None;
-    };
-    let module = streaming.finish()?;
+    let module = lowering.into_inner().finish(&ast)?;
     if !parse_diags.is_empty() {
-        return None;
-    }
-    let first_body = ast
-        .items
-        .iter()
-        .position(|i| matches!(i, ast::Item::Function(f) if f.body.is_some()))?;
-    if !ast.items[first_body + 1..]
-        .iter()
-        .all(|i| matches!(i, ast::Item::Directive(_)))
-    {
         return None;
     }
     let diags = crate::target::check_version_target(file, &ast)
@@ -96,129 +89,172 @@ pub fn parse_and_lower(file: &str, src: &str) -> Option<Streamed> {
     Some(Streamed { ast, module, diags })
 }
 
-/// Where the streamed lowering of a body stands.
-enum Lowering<'a> {
-    /// The body has not begun.
-    Waiting,
-    /// Statements are lowered as they come.
-    Body(Streaming<'a>),
-    /// The body's `}` was read.
-    Ended(Streaming<'a>),
+/// Where the streamed lowering of a module stands.
+enum State<'a> {
+    /// Between bodies (or before the first).
+    Between,
+    /// A body's statements are lowered as they come (boxed: the lowering
+    /// state is large, and one exists at a time).
+    Body(Box<Streaming<'a>>),
     /// A speculation failed: what comes is dropped.
     Failed,
 }
 
+/// The streamed lowering of a module: the items met so far, the body
+/// being lowered.
+struct Lowering<'a> {
+    file: &'a str,
+    table: &'a super::HandlerTable,
+    /// The items taken so far (from the first body on), with the IR module
+    /// they made: its globals and functions.
+    scope: Option<ModuleScope>,
+    /// The module's items handed over so far ([`BodyStart::module`]).
+    handed: usize,
+    /// The bodies lowered so far.
+    bodies: usize,
+    /// The labels of the bodies lowered so far, which no later item may be
+    /// named like.
+    labels: NameSet<ast::Name>,
+    state: State<'a>,
+}
+
 impl<'a> Lowering<'a> {
+    fn new(file: &'a str, table: &'a super::HandlerTable) -> Lowering<'a> {
+        Lowering {
+            file,
+            table,
+            scope: None,
+            handed: 0,
+            bodies: 0,
+            labels: NameSet::default(),
+            state: State::Between,
+        }
+    }
+
     /// Take the parser's next event.
-    fn take(&mut self, file: &'a str, prefix: &'a OnceCell<Prefix>, e: BodyEvent) {
-        *self = match (std::mem::replace(self, Lowering::Failed), e) {
-            (Lowering::Waiting, BodyEvent::Start(start)) => Prefix::new(file, *start)
-                .map(|(p, out)| {
-                    let p = prefix.get_or_init(|| p);
-                    Lowering::Body(Streaming::new(file, p, out))
-                })
-                .unwrap_or(Lowering::Failed),
-            (Lowering::Body(mut s), BodyEvent::Stmts(batch)) => {
+    fn take(&mut self, e: BodyEvent) {
+        self.state = match (std::mem::replace(&mut self.state, State::Failed), e) {
+            (State::Between, BodyEvent::Start(start)) => self.start(*start),
+            (State::Body(mut s), BodyEvent::Stmts(batch)) => {
                 if s.push(batch) {
-                    Lowering::Body(s)
+                    State::Body(s)
                 } else {
-                    Lowering::Failed
+                    State::Failed
                 }
             }
-            (Lowering::Body(s), BodyEvent::End) => Lowering::Ended(s),
-            _ => Lowering::Failed,
+            (State::Body(s), BodyEvent::End) => match s.finish() {
+                Some((func, labels)) => {
+                    self.labels.extend(labels);
+                    self.bodies += 1;
+                    let scope = self.scope.as_mut().expect("a body began");
+                    scope.out.add_function(func);
+                    State::Between
+                }
+                None => State::Failed,
+            },
+            _ => State::Failed,
         };
     }
-}
 
-/// What a streamed body's lowering reads besides the body: the module up
-/// to the function (with the function's header, its body empty), the
-/// function's header, its signatures and symbols, the handler table.
-struct Prefix {
-    m: ast::Module,
-    header: ast::Function,
-    bytes_left: usize,
-    sigs: NameMap<String, super::declarations::Signature>,
-    symbols: NameMap<String, ()>,
-    table: super::HandlerTable,
-}
-
-impl Prefix {
-    /// The prefix `start` begins, and the IR module with the prototypes
-    /// before the function; `None` on any diagnostic, or where a function
-    /// with a body comes before (the body streamed is the module's first).
-    fn new(file: &str, start: BodyStart) -> Option<(Prefix, Module)> {
+    /// A body begins: take the items before it and its header, then lower
+    /// its statements as they come.
+    fn start(&mut self, start: BodyStart) -> State<'a> {
         let BodyStart {
-            module: mut m,
+            module: m,
             function: header,
             bytes_left,
         } = start;
-        let before = m.items.len();
+        self.handed += m.items.len();
+        let scope = self.scope.get_or_insert_with(|| ModuleScope::new(&m));
+        if !take_items(self.file, &m, &m.items, scope, (&self.labels, self.table)) {
+            return State::Failed;
+        }
         let mut empty = header.clone();
         empty.body = Some(Vec::new());
-        m.items.push(ast::Item::Function(empty));
-        let ModuleScope {
-            mut out,
-            diags,
-            sigs,
-            symbols,
-        } = module_scope(file, &m);
-        if !diags.is_empty() {
+        if self.labels.contains(header.name.as_str()) {
+            return State::Failed;
+        }
+        scope.add(self.file, &ast::Item::Function(empty));
+        if scope.has_diags() {
+            return State::Failed;
+        }
+        let (sigs, symbols) = (&scope.sigs, &scope.symbols);
+        let mut cx = function_cx(self.file, &m, &header, true, symbols, sigs);
+        cx.func.insts.reserve(bytes_left / MIN_BYTES_PER_STATEMENT);
+        State::Body(Box::new(Streaming::new(cx, self.table)))
+    }
+
+    /// The IR module once the parser is done with `ast`: the items after
+    /// the last body taken; `None` if a speculation failed, a body is
+    /// unfinished or the module has none.
+    fn finish(mut self, ast: &ast::Module) -> Option<Module> {
+        let (State::Between, Some(mut scope)) = (self.state, self.scope.take()) else {
+            return None;
+        };
+        let bodies = ast.items.iter().filter(|i| has_body(i)).count();
+        let rest = ast.items.get(self.handed..)?;
+        if bodies != self.bodies
+            || !take_items(self.file, ast, rest, &mut scope, (&self.labels, self.table))
+        {
             return None;
         }
-        let table = handler_table();
-        for item in &m.items[..before] {
-            let ast::Item::Function(g) = item else {
-                continue;
-            };
-            if g.body.is_some() {
-                return None;
-            }
-            let (func, d) = lower_function(file, &m, g, None, &symbols, &sigs, &table);
-            if !d.is_empty() {
-                return None;
-            }
-            out.add_function(func);
-        }
-        let p = Prefix {
-            m,
-            header,
-            bytes_left,
-            sigs,
-            symbols,
-            table,
-        };
-        Some((p, out))
+        Some(scope.out)
     }
+}
+
+fn has_body(item: &ast::Item) -> bool {
+    matches!(item, ast::Item::Function(f) if f.body.is_some())
+}
+
+/// Take module `m`'s `items` into `scope` (a function with a body is one
+/// lowered already: its header was taken when it began) and lower the
+/// prototypes among them; `false` on a diagnostic or an item named like a
+/// label of a body before it.
+fn take_items(
+    file: &str,
+    m: &ast::Module,
+    items: &[ast::Item],
+    scope: &mut ModuleScope,
+    (labels, table): (&NameSet<ast::Name>, &super::HandlerTable),
+) -> bool {
+    for item in items.iter().filter(|i| !has_body(i)) {
+        let name = match item {
+            ast::Item::Function(f) => &f.name,
+            ast::Item::Var(v) => &v.name,
+            ast::Item::Directive(_) => continue,
+        };
+        if labels.contains(name.as_str()) {
+            return false;
+        }
+        scope.add(file, item);
+        if let ast::Item::Function(f) = item {
+            let (func, d) = lower_function(file, m, f, None, &scope.symbols, &scope.sigs, table);
+            if !d.is_empty() {
+                return false;
+            }
+            scope.out.add_function(func);
+        }
+    }
+    !scope.has_diags()
 }
 
 /// A body being lowered as its statements come.
 struct Streaming<'a> {
     cx: LowerCx<'a>,
     table: &'a super::HandlerTable,
-    /// The IR module, the function added at the end.
-    out: Module,
     seen: Seen,
 }
 
 impl<'a> Streaming<'a> {
-    fn new(file: &'a str, p: &'a Prefix, out: Module) -> Streaming<'a> {
-        let mut cx = function_cx(file, &p.m, &p.header, true, &p.symbols, &p.sigs);
-        cx.func
-            .insts
-            .reserve(p.bytes_left / MIN_BYTES_PER_STATEMENT);
+    /// The lowering of the body `cx` has the header of.
+    fn new(mut cx: LowerCx<'a>, table: &'a super::HandlerTable) -> Streaming<'a> {
         cx.label_scopes.streaming = true;
         cx.label_scopes.defs = vec![NameMap::default()];
         let seen = Seen {
             declared: cx.func.vregs.len(),
             ..Seen::default()
         };
-        Streaming {
-            cx,
-            table: &p.table,
-            out,
-            seen,
-        }
+        Streaming { cx, table, seen }
     }
 
     /// Lower the next statements (freed here); whether every speculation
@@ -233,16 +269,16 @@ impl<'a> Streaming<'a> {
         self.cx.diags.is_empty()
     }
 
-    /// The module with the function, once the whole body came; `None` if a
+    /// The function and its labels, once the whole body came; `None` if a
     /// label stayed undefined or a diagnostic came up.
-    fn finish(mut self) -> Option<Module> {
+    fn finish(mut self) -> Option<(Function, Vec<ast::Name>)> {
         let ls = &self.cx.label_scopes;
         if !self.cx.diags.is_empty() || !self.cx.undefined.is_empty() || !ls.reserved.is_empty() {
             return None;
         }
         finish(&mut self.cx, &self.seen);
-        self.out.add_function(self.cx.func);
-        Some(self.out)
+        let labels = self.seen.top.into_iter().chain(self.seen.nested);
+        Some((self.cx.func, labels.map(|(n, _)| n).collect()))
     }
 }
 
@@ -447,14 +483,89 @@ $L_end:
     }
 
     #[test]
-    fn a_function_or_variable_after_the_body_is_declined() {
-        let body = ".visible .entry k()\n{\nret;\n}\n.func f()\n{\nret;\n}\n";
-        assert_eq!(streamed(body), None);
-        let body = ".visible .entry k()\n{\nret;\n}\n.global .u32 g;\n";
-        assert_eq!(streamed(body), None);
+    fn every_body_of_a_module_is_streamed_with_the_items_before_it() {
+        // A split kernel and its combine kernel, a device function called
+        // by a later body, variables and prototypes between and after the
+        // bodies: each body is lowered with the items before it.
+        let body = r#"
+.extern .func (.param .b32 r) ext(.param .b32 a);
+.global .align 4 .u32 counter;
+.func (.param .b32 r) twice(.param .b32 a)
+{
+    .reg .b32 %r<3>;
+    ld.param.b32 %r1, [a];
+    add.s32 %r2, %r1, %r1;
+    st.param.b32 [r], %r2;
+    ret;
+}
+.visible .entry split(.param .u64 p)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, %tid.x;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 bra $L_done;
+    {
+    .param .b32 arg;
+    .param .b32 ret;
+    st.param.b32 [arg], %r1;
+    call (ret), twice, (arg);
+    ld.param.b32 %r2, [ret];
+    }
+    st.global.u32 [%rd1], %r2;
+$L_done:
+    ret;
+}
+.shared .align 4 .b8 smem[64];
+.visible .entry combine(.param .u64 p)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [p];
+    mov.u64 %rd2, smem;
+    ld.global.u32 %r1, [counter];
+    st.shared.u32 [%rd2], %r1;
+$L_done:
+    ret;
+}
+.global .u32 after;
+.extern .func later();
+"#;
+        let ir = streamed(body).expect("the streamed front end declined");
+        for f in ["twice", "split", "combine", "later"] {
+            assert!(ir.contains(f), "{f} is missing from\n{ir}");
+        }
+    }
+
+    #[test]
+    fn a_later_item_the_whole_tree_lowering_would_see_in_a_body_is_declined() {
+        // A call to a function only defined after the body (no prototype
+        // before it), a variable declared after the body that uses it.
+        for body in [
+            ".visible .entry k()\n{\ncall f, ();\nret;\n}\n.func f()\n{\nret;\n}\n",
+            ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<2>;\nmov.u64 %rd1, g;\nret;\n}\n.global .u32 g;\n",
+            // A later item named like a label of the body: a symbol there
+            // for the whole-tree lowering.
+            ".visible .entry k()\n{\nL: bra L;\n}\n.global .u32 L;\n",
+            ".visible .entry k()\n{\nL: bra L;\n}\n.visible .entry L()\n{\nret;\n}\n",
+        ] {
+            assert_eq!(streamed(body), None, "{body}");
+        }
         // Prototypes before the body are lowered as the whole-tree
         // front end lowers them.
         let body = ".extern .func f();\n.visible .entry k()\n{\ncall f, ();\nret;\n}\n";
         assert!(streamed(body).is_some());
+    }
+
+    #[test]
+    fn a_second_definition_or_a_failed_second_body_is_declined() {
+        let body = ".visible .entry k()\n{\nret;\n}\n.visible .entry k()\n{\nret;\n}\n";
+        assert_eq!(streamed(body), None);
+        let body = ".visible .entry k()\n{\nret;\n}\n.visible .entry j()\n{\nbra $nowhere;\n}\n";
+        assert_eq!(streamed(body), None);
+        // No body at all: nothing to stream.
+        assert_eq!(streamed(".extern .func f();\n"), None);
     }
 }

@@ -113,7 +113,8 @@ fn types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
                 "b32" | "size16" | "parity" | "barid" | "nthreads" | "nthreads1" | "srcsize"
                 | "count",
             ) => Some(C::R32),
-            Some("b64") => Some(C::R64),
+            Some("b64" | "rb64") => Some(C::R64),
+            Some("rb32") => Some(C::R32),
             Some("pred") => Some(C::Pred),
             Some("bty") => Some(if b64 { C::R64 } else { C::R32 }),
             _ => None,
@@ -127,6 +128,11 @@ fn types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction, form: &Form) -> bool {
                 }
                 _ => false,
             },
+            // An alignment, a lookup table and a cache line size are
+            // immediates only.
+            ast::OperandKind::Reg(_) if matches!(spec.ty, Some("align" | "lut" | "imm128")) => {
+                false
+            }
             ast::OperandKind::Reg(n) => match (want, cx.reg_class(n)) {
                 (Some(w), Some(c)) => c == w,
                 _ => true,
@@ -166,6 +172,10 @@ fn imm_fits(ty: Option<&str>, v: &ast::Imm, cp_size: i64) -> bool {
         Some("cpsize") => matches!(int, Some(4 | 8 | 16)),
         Some("cpsize16") => int == Some(16),
         Some("count") => int.is_some_and(|x| x > 0),
+        Some("align") => int.is_some_and(|x| x > 0 && x.count_ones() == 1),
+        Some("lut") => int.is_some_and(|x| (0..256).contains(&x)),
+        Some("imm128") => int == Some(128),
+        Some("rb32" | "rb64") => false,
         _ => true,
     }
 }
