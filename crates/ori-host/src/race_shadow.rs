@@ -80,6 +80,48 @@ impl Word {
         self.reads.iter().find(hit).map(|r| (r.access(), false))
     }
 
+    /// A read of the whole word at byte `at` by each of `nows` (with its
+    /// agent's clock) in turn: [`Word::access`] of mask `0xf` (every entry
+    /// kept has a byte) for each, in the few steps such reads need. Each
+    /// race found goes to `found` with the index of its reader. Reads do
+    /// not conflict with reads, so the checks come first and the keeping
+    /// after; where the word's reads are those of the same readers in the
+    /// same order (a warpgroup reading its operands again), each is
+    /// replaced in place.
+    #[inline(always)]
+    fn read_all(&mut self, at: u64, nows: &[(Access, &VClock)], found: &mut Vec<(usize, Race)>) {
+        let writes = self.writes.as_slice();
+        if !writes.is_empty() {
+            for (i, (now, clock)) in nows.iter().enumerate() {
+                let hit = |e: &&Entry| e.agent != now.agent && e.clock > clock.get(e.agent.into());
+                if let Some(w) = writes.iter().find(hit) {
+                    let race = Race {
+                        addr: at,
+                        write: false,
+                        earlier: w.access(),
+                        earlier_write: true,
+                    };
+                    found.push((i, race));
+                }
+            }
+        }
+        let reads = self.reads.as_mut_slice();
+        if reads.len() == nows.len() && reads.iter().zip(nows).all(|(r, (n, _))| r.agent == n.agent)
+        {
+            for (r, (now, _)) in reads.iter_mut().zip(nows) {
+                *r = Entry::new(*now, 0xf);
+            }
+            return;
+        }
+        for (now, _) in nows {
+            let entry = Entry::new(*now, 0xf);
+            match self.reads.iter_mut().find(|r| r.agent == now.agent) {
+                Some(r) => *r = entry,
+                None => self.reads.push(entry),
+            }
+        }
+    }
+
     /// Keep the access `now` of bytes `mask`.
     fn record(&mut self, write: bool, mask: u8, now: Access) {
         if write {
@@ -220,6 +262,40 @@ impl Shadow {
     }
 }
 
+impl Shadow {
+    /// Each of `nows` (with its agent's clock) reads each of the 16-byte
+    /// granules at `bases` (multiples of 16, in increasing order): for
+    /// each granule in turn, each reader in turn, as [`Shadow::access`]
+    /// answers them one by one. Each race found goes to `found` with the
+    /// index of its reader in `nows`.
+    pub fn read_granules(
+        &mut self,
+        bases: &[u32],
+        nows: &[(Access, &VClock)],
+        found: &mut Vec<(usize, Race)>,
+    ) {
+        let Some(&last) = bases.last() else {
+            return;
+        };
+        let k = (last / 16) as usize;
+        if self.granules.len() <= k {
+            self.granules.resize(k + 1, Granule::default());
+        }
+        for base in bases.iter().map(|b| u64::from(*b)) {
+            match &mut self.granules[(base / 16) as usize] {
+                Granule::Uniform(w) if base.is_multiple_of(16) => w.read_all(base, nows, found),
+                _ => {
+                    for (i, (now, clock)) in nows.iter().enumerate() {
+                        if let Some(r) = self.access((base, 16), false, *now, clock) {
+                            found.push((i, r));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// An access of the bytes `[addr, end)` of granule `g` at byte `base`,
 /// word by word (splitting a uniform granule first); a write of the whole
 /// granule leaves it uniform again.
@@ -340,12 +416,28 @@ mod tests {
                     };
                     (now, &clocks[a])
                 });
+                if step % 2 == 1 {
+                    // The batch form, on this granule and the next.
+                    let bases = [base as u32, base as u32 + 16];
+                    let mut want = Vec::new();
+                    for b in bases.map(u64::from) {
+                        for (i, (now, c)) in nows.iter().enumerate() {
+                            if let Some(r) = by_words(&mut words, (b, 16), false, *now, c) {
+                                want.push((i, r));
+                            }
+                        }
+                    }
+                    let mut got = Vec::new();
+                    shadow.read_granules(&bases, &nows, &mut got);
+                    assert_eq!(got, want, "step {step}: granules from {base}");
+                    continue;
+                }
                 let want: Vec<_> = nows
                     .iter()
                     .map(|(now, c)| by_words(&mut words, (base, 16), false, *now, c))
                     .collect();
-                let got = shadow.read_granule(base, nows);
-                assert_eq!(got.to_vec(), want, "step {step}: granule {base}");
+                let got = shadow.read_granule(base, nows).to_vec();
+                assert_eq!(got, want, "step {step}: granule {base}");
                 continue;
             }
             let want = by_words(&mut words, (addr, len), write, now, &clocks[agent]);

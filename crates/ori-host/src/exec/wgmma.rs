@@ -75,7 +75,9 @@ impl Machine<'_> {
         let (unready, found) = (checked.unready.get(), checked.found.get());
         let mut read = checked.read.map(|r| r.into_inner()).unwrap_or_default();
         self.sanitizer_findings(unready, found)?;
-        self.race_wgmma_reads(&mut read)?;
+        read.sort_unstable();
+        read.dedup();
+        self.race_wgmma_reads(&read)?;
         self.make_pending(d.line, dregs, values, read)
     }
 
