@@ -327,8 +327,13 @@ impl wgmma_math::SharedMemory for ProxyChecked<'_> {
     }
 
     fn plain(&self) -> Option<&[u8]> {
-        (self.proxy.clean() && self.fills.empty() && self.read.is_none())
-            .then(|| self.shared.bytes())
+        // Nothing to find at any granule: no unfenced generic write, no
+        // TMA fill in progress (the granules read are still noted).
+        (self.proxy.clean() && self.fills.empty()).then(|| self.shared.bytes())
+    }
+
+    fn read_log(&self) -> Option<&std::cell::RefCell<Vec<u32>>> {
+        self.read.as_ref()
     }
 }
 
