@@ -133,14 +133,13 @@ pub fn f32_toward_zero(x: f64) -> f32 {
     f32::from_bits(r.to_bits() - away)
 }
 
-/// Step 5's rounding into f16: `x` to nearest even, rounded once (through
-/// f32 rounded to odd, which keeps the sticky bit that a second rounding
-/// needs; f64 to f32 to f16 by nearest twice misses ties).
+/// Step 5's rounding into f16: `x` to nearest even, rounded once
+/// (`numbers::encode_f16`: through f32 rounded to odd, which keeps the
+/// sticky bit that a second rounding needs; f64 to f32 to f16 by nearest
+/// twice misses ties).
 #[inline(always)]
 pub fn f16_nearest(x: f64) -> u16 {
-    let r = f32_toward_zero(x);
-    let odd = f32::from_bits(r.to_bits() | u32::from(f64::from(r) != x));
-    half::f16::from_f32(odd).to_bits()
+    crate::numbers::encode_f16(x)
 }
 
 /// Step 6: the output of an IEEE sum `s` (a NaN is the canonical one).

@@ -111,9 +111,40 @@ pub fn encode_f32(x: f64) -> u32 {
     (x as f32).to_bits()
 }
 
-/// `x` rounded to f16 (nearest even), as raw bits. Rounds once from f64.
+/// `x` rounded to f16 (nearest even), as raw bits, rounded once from f64
+/// (through [`f32_round_to_odd`]).
 pub fn encode_f16(x: f64) -> u16 {
-    half::f16::from_f64(x).to_bits()
+    half::f16::from_f32(f32_round_to_odd(x)).to_bits()
+}
+
+/// `x` rounded to bf16 (nearest even), as raw bits, rounded once from f64
+/// (through [`f32_round_to_odd`]).
+pub fn encode_bf16(x: f64) -> u16 {
+    half::bf16::from_f32(f32_round_to_odd(x)).to_bits()
+}
+
+/// `x` rounded to f32 toward zero, its last bit then set where that lost
+/// anything ("round to odd"; an infinity and a NaN stay what they are).
+///
+/// An f64 rounded so, then to nearest even into a format of at most 22
+/// significant bits (f16, bf16), gives the nearest even of `x` itself: the
+/// odd bit stands for every bit the first rounding dropped, and it lies at
+/// least two bits below the second rounding's half unit. The `half`
+/// crate's own `from_f64` keeps only the top 32 bits of an f64 before it
+/// rounds, so it sees a tie where the dropped bits were not zero: the f32
+/// `0x40548006` became bf16 `0x4054`, where `cvt.rn.bf16x2.f32` on the GPU
+/// gives `0x4055` (the random-normal Triton recordings,
+/// `tests/host/triton/gpu_rn`).
+pub fn f32_round_to_odd(x: f64) -> f32 {
+    let r = x as f32;
+    if !r.is_finite() && x.is_finite() {
+        // Past f32's range: toward zero is the largest finite value, odd.
+        return f32::MAX.copysign(r);
+    }
+    // One step toward zero where nearest went away from it.
+    let away = u32::from(f64::from(r).abs() > x.abs());
+    let toward = f32::from_bits(r.to_bits() - away);
+    f32::from_bits(toward.to_bits() | u32::from(f64::from(toward) != x && !x.is_nan()))
 }
 
 /// `x` as s32: wrapping, or clamped when `satfinite`.
@@ -229,6 +260,29 @@ mod tests {
         assert_eq!(encode_f16(1.0), 0x3c00);
         assert_eq!(encode_f16(1.0 + 2f64.powi(-11)), 0x3c00, "tie to even");
         assert_eq!(encode_f16(1.0 + 3.0 * 2f64.powi(-11)), 0x3c02);
+        // Just above a tie, by less than an f32 unit or by bits of f32's
+        // lowest that the top 32 bits of an f64 do not hold: up.
+        assert_eq!(encode_f16(1.0 + 2f64.powi(-11) + 2f64.powi(-40)), 0x3c01);
+        assert_eq!(encode_bf16(f64::from(f32::from_bits(0x4054_8006))), 0x4055);
+        assert_eq!(encode_bf16(f64::from(f32::from_bits(0x4054_8000))), 0x4054);
+        assert_eq!(encode_bf16(f64::from(f32::from_bits(0x4055_8000))), 0x4056);
+        assert_eq!(encode_bf16(-(1.0 + 2f64.powi(-8) + 2f64.powi(-50))), 0xbf81);
+        // Overflow, infinities, NaN, zeros and subnormals.
+        assert_eq!(encode_bf16(1e300), 0x7f80);
+        assert_eq!(encode_bf16(-1e300), 0xff80);
+        assert_eq!(encode_f16(65520.0), 0x7c00, "the tie above 65504");
+        assert_eq!(encode_f16(65519.99), 0x7bff);
+        assert_eq!(encode_f16(f64::NEG_INFINITY), 0xfc00);
+        assert!(half::bf16::from_bits(encode_bf16(f64::NAN)).is_nan());
+        assert_eq!(encode_bf16(-0.0), 0x8000);
+        assert_eq!(
+            encode_f16(2f64.powi(-25) * 1.000001),
+            0x0001,
+            "above half the least"
+        );
+        assert_eq!(encode_f16(2f64.powi(-25)), 0x0000, "a tie to even zero");
+        assert_eq!(encode_bf16(2f64.powi(-134) * 1.000001), 0x0001);
+        assert_eq!(encode_bf16(1e-300), 0x0000);
         assert_eq!(encode_s32(1 << 40, true), i32::MAX as u32);
         assert_eq!(encode_s32(-(1 << 40), true), i32::MIN as u32);
         assert_eq!(encode_s32((1 << 32) + 5, false), 5);

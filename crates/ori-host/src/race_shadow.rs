@@ -80,6 +80,77 @@ impl Word {
         self.reads.iter().find(hit).map(|r| (r.access(), false))
     }
 
+    /// [`Word::access`] of the whole word (mask `0xf`; every entry kept
+    /// has a byte) with no race found yet, in the few steps it needs.
+    #[inline(always)]
+    fn access_whole(&mut self, at: u64, write: bool, now: Access, clock: &VClock) -> Option<Race> {
+        let hit = |e: &&Entry| e.agent != now.agent && e.clock > clock.get(e.agent.into());
+        let earlier = match self.writes.iter().find(hit) {
+            Some(w) => Some((w.access(), true)),
+            None if write => self.reads.iter().find(hit).map(|r| (r.access(), false)),
+            None => None,
+        };
+        let entry = Entry::new(now, 0xf);
+        if write {
+            self.writes.clear();
+            self.reads.clear();
+            self.writes.push(entry);
+        } else {
+            match self.reads.iter_mut().find(|r| r.agent == now.agent) {
+                Some(r) => *r = entry,
+                None => self.reads.push(entry),
+            }
+        }
+        earlier.map(|(earlier, earlier_write)| Race {
+            addr: at,
+            write,
+            earlier,
+            earlier_write,
+        })
+    }
+
+    /// A read of the whole word at byte `at` by each of `nows` (with its
+    /// agent's clock) in turn: [`Word::access`] of mask `0xf` (every entry
+    /// kept has a byte) for each, in the few steps such reads need. Each
+    /// race found goes to `found` with the index of its reader. Reads do
+    /// not conflict with reads, so the checks come first and the keeping
+    /// after; where the word's reads are those of the same readers in the
+    /// same order (a warpgroup reading its operands again), each is
+    /// replaced in place.
+    #[inline(always)]
+    fn read_all(&mut self, at: u64, nows: &[(Access, &VClock)], found: &mut Vec<(usize, Race)>) {
+        let writes = self.writes.as_slice();
+        if !writes.is_empty() {
+            for (i, (now, clock)) in nows.iter().enumerate() {
+                let hit = |e: &&Entry| e.agent != now.agent && e.clock > clock.get(e.agent.into());
+                if let Some(w) = writes.iter().find(hit) {
+                    let race = Race {
+                        addr: at,
+                        write: false,
+                        earlier: w.access(),
+                        earlier_write: true,
+                    };
+                    found.push((i, race));
+                }
+            }
+        }
+        let reads = self.reads.as_mut_slice();
+        if reads.len() == nows.len() && reads.iter().zip(nows).all(|(r, (n, _))| r.agent == n.agent)
+        {
+            for (r, (now, _)) in reads.iter_mut().zip(nows) {
+                *r = Entry::new(*now, 0xf);
+            }
+            return;
+        }
+        for (now, _) in nows {
+            let entry = Entry::new(*now, 0xf);
+            match self.reads.iter_mut().find(|r| r.agent == now.agent) {
+                Some(r) => *r = entry,
+                None => self.reads.push(entry),
+            }
+        }
+    }
+
     /// Keep the access `now` of bytes `mask`.
     fn record(&mut self, write: bool, mask: u8, now: Access) {
         if write {
@@ -177,6 +248,13 @@ impl Shadow {
         now: Access,
         clock: &VClock,
     ) -> Option<Race> {
+        if len == 16 && addr.is_multiple_of(16) {
+            // One whole granule (a copy's, a vector access'), kept as one
+            // word: that word's access.
+            if let Some(Granule::Uniform(w)) = self.granules.get_mut((addr / 16) as usize) {
+                return w.access_whole(addr, write, now, clock);
+            }
+        }
         let end = addr + len;
         let (first, last) = ((addr / 16) as usize, ((end - 1) / 16) as usize);
         if self.granules.len() <= last {
@@ -216,6 +294,40 @@ impl Shadow {
                 nows.map(|(now, clock)| w.access(base, (false, 0xf), now, clock, false))
             }
             _ => nows.map(|(now, clock)| self.access((base, 16), false, now, clock)),
+        }
+    }
+}
+
+impl Shadow {
+    /// Each of `nows` (with its agent's clock) reads each of the 16-byte
+    /// granules at `bases` (multiples of 16, in increasing order): for
+    /// each granule in turn, each reader in turn, as [`Shadow::access`]
+    /// answers them one by one. Each race found goes to `found` with the
+    /// index of its reader in `nows`.
+    pub fn read_granules(
+        &mut self,
+        bases: &[u32],
+        nows: &[(Access, &VClock)],
+        found: &mut Vec<(usize, Race)>,
+    ) {
+        let Some(&last) = bases.last() else {
+            return;
+        };
+        let k = (last / 16) as usize;
+        if self.granules.len() <= k {
+            self.granules.resize(k + 1, Granule::default());
+        }
+        for base in bases.iter().map(|b| u64::from(*b)) {
+            match &mut self.granules[(base / 16) as usize] {
+                Granule::Uniform(w) if base.is_multiple_of(16) => w.read_all(base, nows, found),
+                _ => {
+                    for (i, (now, clock)) in nows.iter().enumerate() {
+                        if let Some(r) = self.access((base, 16), false, *now, clock) {
+                            found.push((i, r));
+                        }
+                    }
+                }
+            }
         }
     }
 }
@@ -287,6 +399,28 @@ mod tests {
         found
     }
 
+    /// [`Shadow::read_granules`] of the granules at `base` and `base + 16`
+    /// by `nows` answers as `by_words` one reader and granule at a time.
+    fn batch_as_words(
+        shadow: &mut Shadow,
+        words: &mut Vec<Word>,
+        base: u64,
+        nows: &[(Access, &VClock)],
+    ) {
+        let bases = [base as u32, base as u32 + 16];
+        let mut want = Vec::new();
+        for b in bases.map(u64::from) {
+            for (i, (now, c)) in nows.iter().enumerate() {
+                if let Some(r) = by_words(words, (b, 16), false, *now, c) {
+                    want.push((i, r));
+                }
+            }
+        }
+        let mut got = Vec::new();
+        shadow.read_granules(&bases, nows, &mut got);
+        assert_eq!(got, want, "granules from {base}");
+    }
+
     /// Random accesses of random sizes and alignments by four agents whose
     /// clocks advance and join at random: the granule shadow finds the
     /// same races as the word-by-word one.
@@ -340,12 +474,17 @@ mod tests {
                     };
                     (now, &clocks[a])
                 });
+                if step % 2 == 1 {
+                    // The batch form, on this granule and the next.
+                    batch_as_words(&mut shadow, &mut words, base, &nows);
+                    continue;
+                }
                 let want: Vec<_> = nows
                     .iter()
                     .map(|(now, c)| by_words(&mut words, (base, 16), false, *now, c))
                     .collect();
-                let got = shadow.read_granule(base, nows);
-                assert_eq!(got.to_vec(), want, "step {step}: granule {base}");
+                let got = shadow.read_granule(base, nows).to_vec();
+                assert_eq!(got, want, "step {step}: granule {base}");
                 continue;
             }
             let want = by_words(&mut words, (addr, len), write, now, &clocks[agent]);

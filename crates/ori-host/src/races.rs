@@ -254,6 +254,36 @@ impl Races {
         shadow.read_granule(addr, nows)
     }
 
+    /// [`Races::read_granule`] for each of the granules at `addrs` (in
+    /// increasing order) in turn: each race found goes to `found`, with
+    /// the index of its reader in `whos`.
+    pub fn read_granules<const N: usize>(
+        &mut self,
+        rank: usize,
+        addrs: &[u32],
+        whos: [Access; N],
+        found: &mut Vec<(usize, Race)>,
+    ) {
+        let known = whos
+            .iter()
+            .all(|w| usize::from(w.agent) < self.clocks.len());
+        let (Some(shadow), true) = (self.shadows.get_mut(rank), known) else {
+            return;
+        };
+        // Past the end of shared memory is not tracked.
+        let tracked = addrs.partition_point(|a| u64::from(*a) + 16 <= self.shared as u64);
+        let clocks = &self.clocks;
+        let nows = whos.map(|who| {
+            let clock = &clocks[usize::from(who.agent)];
+            let now = Access {
+                clock: clock.get(who.agent.into()),
+                ..who
+            };
+            (now, clock)
+        });
+        shadow.read_granules(&addrs[..tracked], &nows, found);
+    }
+
     /// Warps `warps` of rank `rank` arrive at CTA barrier `id`: their
     /// clocks go into it (a release); `wait` says whether they wait there.
     pub fn barrier_arrive(&mut self, rank: usize, id: u32, warps: &[usize], wait: bool) {

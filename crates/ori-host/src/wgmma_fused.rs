@@ -51,29 +51,42 @@ pub fn accumulate(
     (a, bt): (&[f64], &[f64]),
     shape: (usize, usize, usize),
 ) {
-    if suffice_fastest(c, scale_d, arith, (a, bt)) {
-        return exact_sums(out, c, scale_d, arith, (a, bt), shape);
+    let ops = (a, bt);
+    let exact = match operands_fastest(scale_d, arith, ops) {
+        None => false,
+        // An f32 accumulator's C is checked as it is added.
+        Some(bounds) if !arith.f16_out => exact_sums(out, c, scale_d, arith, ops, shape, bounds),
+        Some(bounds) => {
+            bounds.is_none_or(|b| c_fits(c, true, b))
+                && exact_sums(out, c, scale_d, arith, ops, shape, None)
+        }
+    };
+    if !exact {
+        fused_tiles(out, c, scale_d, arith, ops, shape);
     }
-    fused_tiles(out, c, scale_d, arith, (a, bt), shape);
 }
 
-/// [`exact_sums_suffice`] compiled for AVX-512 where the CPU has it (its
+/// [`operands_suffice`] compiled for AVX-512 where the CPU has it (its
 /// folds then run 8 lanes at a time).
-fn suffice_fastest(c: &[u32], scale_d: bool, arith: Arith, ops: (&[f64], &[f64])) -> bool {
+fn operands_fastest(scale_d: bool, arith: Arith, ops: (&[f64], &[f64])) -> Option<Option<CBounds>> {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has the feature the function is compiled for.
-            return unsafe { suffice_avx512(c, scale_d, arith, ops) };
+            return unsafe { operands_avx512(scale_d, arith, ops) };
         }
     }
-    exact_sums_suffice(c, scale_d, arith, ops)
+    operands_suffice(scale_d, arith, ops)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn suffice_avx512(c: &[u32], scale_d: bool, arith: Arith, ops: (&[f64], &[f64])) -> bool {
-    exact_sums_suffice(c, scale_d, arith, ops)
+unsafe fn operands_avx512(
+    scale_d: bool,
+    arith: Arith,
+    ops: (&[f64], &[f64]),
+) -> Option<Option<CBounds>> {
+    operands_suffice(scale_d, arith, ops)
 }
 
 /// [`accumulate`] by `mma_arith`'s steps, tile by tile.
@@ -128,37 +141,76 @@ fn fused_tiles(
 /// bits (a carry cut of 13 bits can change an exact sum), and checked from
 /// the operands alone: every product a multiple of a power of two `grid`
 /// no lower than `2^-25` times the largest anchor `top` any product can
-/// have, and every C neither so large that its anchor lifts the cut above
-/// `grid`, nor with bits below `top * 2^-25` unless it is at least `top`,
-/// nor `-0.0` (whose sign a plain sum loses). Small integers pass, random
-/// data does not. Written without early exits (vector code).
+/// have ([`operands_suffice`]), and every C within [`CBounds`]. Small
+/// integers pass, random data does not.
+#[cfg(test)]
+fn exact_sums_suffice(c: &[u32], scale_d: bool, arith: Arith, ops: (&[f64], &[f64])) -> bool {
+    match operands_suffice(scale_d, arith, ops) {
+        None => false,
+        Some(None) => true,
+        Some(Some(b)) => c_fits(c, arith.f16_out, b),
+    }
+}
+
+/// What [`exact_sums_suffice`] asks of each C: neither so large that its
+/// anchor lifts the cut above the products' grid (`lift`), nor with bits
+/// below `top * 2^-25` (`to_cut` scales them to integers) unless it is at
+/// least `top`, nor `-0.0` (whose sign a plain sum loses).
+#[derive(Clone, Copy, Debug)]
+struct CBounds {
+    to_cut: f64,
+    top: f64,
+    lift: f64,
+}
+
+impl CBounds {
+    /// Whether C `x` (`negative_zero`: it is `-0.0`) is within them.
+    #[inline(always)]
+    fn fit(&self, x: f64, negative_zero: bool) -> bool {
+        let fine = is_integer(x * self.to_cut) | (x.abs() >= self.top);
+        fine & (x.abs() < self.lift) & !negative_zero
+    }
+}
+
+/// The operands' half of [`exact_sums_suffice`]: `None` where they do not
+/// suffice, else the bounds every C must keep (`None`: no C is added).
+/// Written without early exits (vector code).
 #[inline(always)]
-fn exact_sums_suffice(c: &[u32], scale_d: bool, arith: Arith, (a, bt): (&[f64], &[f64])) -> bool {
+fn operands_suffice(
+    scale_d: bool,
+    arith: Arith,
+    (a, bt): (&[f64], &[f64]),
+) -> Option<Option<CBounds>> {
     const WINDOW: f64 = (1u64 << 25) as f64;
     if arith.align_bits != 25 {
-        return false;
+        return None;
     }
     let (Some((ga, ta)), Some((gb, tb))) = (grid_and_top(a, 12), grid_and_top(bt, 13)) else {
-        return false;
+        return None;
     };
     let (grid, top) = (ga * gb, ta * tb);
-    if grid * WINDOW < top || !scale_d {
-        return grid * WINDOW >= top;
+    if grid * WINDOW < top {
+        return None;
     }
-    let (to_cut, lift) = (WINDOW / top, grid * WINDOW * 2.0);
-    let fits = |x: f64, negative_zero: bool| {
-        let fine = is_integer(x * to_cut) | (x.abs() >= top);
-        fine & (x.abs() < lift) & !negative_zero
-    };
-    match arith.f16_out {
+    Some(scale_d.then_some(CBounds {
+        to_cut: WINDOW / top,
+        top,
+        lift: grid * WINDOW * 2.0,
+    }))
+}
+
+/// Whether every C of `c` (f16 pairs when `f16`) is within `b`.
+#[inline(always)]
+fn c_fits(c: &[u32], f16: bool, b: CBounds) -> bool {
+    match f16 {
         false => c.iter().fold(true, |ok, w| {
-            ok & fits(f64::from(f32::from_bits(*w)), *w == 0x8000_0000)
+            ok & b.fit(f64::from(f32::from_bits(*w)), *w == 0x8000_0000)
         }),
         true => c.iter().fold(true, |ok, w| {
             let (lo, hi) = (*w & 0xffff, *w >> 16);
             let half = |h: u32| f64::from(half::f16::from_bits(h as u16));
-            ok & fits(half(lo), lo == 0x8000)
-                & fits(half(hi), hi == 0x8000)
+            ok & b.fit(half(lo), lo == 0x8000)
+                & b.fit(half(hi), hi == 0x8000)
                 & (lo & 0x7c00 != 0x7c00)
                 & (hi & 0x7c00 != 0x7c00)
         }),
@@ -201,7 +253,9 @@ fn grid_and_top(xs: &[f64], spare: i32) -> Option<(f64, f64)> {
 
 /// The outputs as exact sums (`wgmma_math::products_each`, products in f64)
 /// plus C, each rounded once as `mma_arith`'s step 5 rounds: where
-/// [`exact_sums_suffice`].
+/// [`exact_sums_suffice`]. An f32 accumulator's C is checked against
+/// `bounds` as it is added: false (and `out` to be written again) where
+/// one is outside them.
 fn exact_sums(
     out: &mut [u32],
     c: &[u32],
@@ -209,11 +263,12 @@ fn exact_sums(
     arith: Arith,
     (a, bt): (&[f64], &[f64]),
     shape: (usize, usize, usize),
-) {
+    bounds: Option<CBounds>,
+) -> bool {
     use crate::wgmma_math::{each_four, products_each};
     let keep = if scale_d { u32::MAX } else { 0 };
     if arith.f16_out {
-        return products_each(a, bt, shape, |row, col, sums| {
+        products_each(a, bt, shape, |row, col, sums| {
             each_four(row, col, sums, |j, t0, four| {
                 for (q, &sum) in four.iter().enumerate() {
                     let at = j * WARPGROUP + t0 + q;
@@ -222,6 +277,7 @@ fn exact_sums(
                 }
             })
         });
+        return true;
     }
     // The sums in the accumulators' order, then one pass that adds C and
     // rounds (vector conversions).
@@ -241,8 +297,8 @@ fn exact_sums(
                 sums[at..at + 4].copy_from_slice(four);
             })
         });
-        add_toward_zero(out, c, keep, sums);
-    });
+        add_toward_zero(out, c, keep, sums, bounds)
+    })
 }
 
 thread_local! {
@@ -252,48 +308,93 @@ thread_local! {
 }
 
 /// `out = c + sums` (C's bits AND `keep`) rounded toward zero into f32
-/// (`mma_arith::f32_toward_zero`), by the fastest code the CPU runs.
-fn add_toward_zero(out: &mut [u32], c: &[u32], keep: u32, sums: &[f64]) {
+/// (`mma_arith::f32_toward_zero`), by the fastest code the CPU runs;
+/// whether every C was within `bounds` (when given).
+fn add_toward_zero(
+    out: &mut [u32],
+    c: &[u32],
+    keep: u32,
+    sums: &[f64],
+    bounds: Option<CBounds>,
+) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has the feature the function is compiled for.
-            return unsafe { add_toward_zero_avx512(out, c, keep, sums) };
+            return unsafe { add_toward_zero_avx512(out, c, keep, sums, bounds) };
         }
     }
+    let mut fit = true;
     for ((o, c), s) in out.iter_mut().zip(c).zip(sums) {
-        *o = mma_arith::f32_toward_zero(f64::from(f32::from_bits(c & keep)) + s).to_bits();
+        let x = f64::from(f32::from_bits(c & keep));
+        fit &= bounds.is_none_or(|b| b.fit(x, c & keep == 0x8000_0000));
+        *o = mma_arith::f32_toward_zero(x + s).to_bits();
     }
+    fit
 }
 
 /// [`add_toward_zero`] 8 lanes at a time, the rounding by the
 /// conversion's own `{rz-sae}` (the same bits as
-/// `mma_arith::f32_toward_zero`: both round toward zero once).
+/// `mma_arith::f32_toward_zero`: both round toward zero once), the check
+/// of C ([`CBounds::fit`]) in vectors too.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn add_toward_zero_avx512(out: &mut [u32], c: &[u32], keep: u32, sums: &[f64]) {
+unsafe fn add_toward_zero_avx512(
+    out: &mut [u32],
+    c: &[u32],
+    keep: u32,
+    sums: &[f64],
+    bounds: Option<CBounds>,
+) -> bool {
     use std::arch::x86_64::*;
     const TRUNC: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
     let n = out.len().min(c.len()).min(sums.len());
     let keep8 = _mm256_set1_epi32(keep as i32);
+    let mut fit: __mmask8 = 0xff;
     let mut i = 0;
     while i + 8 <= n {
         // SAFETY: `i + 8 <= n` elements of each slice.
         unsafe {
             let cw = _mm256_and_si256(_mm256_loadu_si256(c.as_ptr().add(i).cast()), keep8);
-            let x = _mm512_add_pd(
-                _mm512_cvtps_pd(_mm256_castsi256_ps(cw)),
-                _mm512_loadu_pd(sums.as_ptr().add(i)),
-            );
+            let cx = _mm512_cvtps_pd(_mm256_castsi256_ps(cw));
+            if let Some(b) = bounds {
+                fit &= fit_mask(cx, cw, b);
+            }
+            let x = _mm512_add_pd(cx, _mm512_loadu_pd(sums.as_ptr().add(i)));
             let r = _mm512_cvt_roundpd_ps::<TRUNC>(x);
             _mm256_storeu_ps(out.as_mut_ptr().add(i).cast(), r);
         }
         i += 8;
     }
+    let mut all = fit == 0xff;
     for k in i..n {
-        let x = f64::from(f32::from_bits(c[k] & keep)) + sums[k];
-        out[k] = mma_arith::f32_toward_zero(x).to_bits();
+        let x = f64::from(f32::from_bits(c[k] & keep));
+        all &= bounds.is_none_or(|b| b.fit(x, c[k] & keep == 0x8000_0000));
+        out[k] = mma_arith::f32_toward_zero(x + sums[k]).to_bits();
     }
+    all
+}
+
+/// [`CBounds::fit`] of 8 C values `cx` (their f32 bits `cw`), as a mask.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn fit_mask(
+    cx: std::arch::x86_64::__m512d,
+    cw: std::arch::x86_64::__m256i,
+    b: CBounds,
+) -> std::arch::x86_64::__mmask8 {
+    use std::arch::x86_64::*;
+    let magic = _mm512_set1_pd(1.5 * (1u64 << 52) as f64);
+    let v = _mm512_mul_pd(cx, _mm512_set1_pd(b.to_cut));
+    let back = _mm512_sub_pd(_mm512_add_pd(v, magic), magic);
+    let integer = _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(back, v)
+        & _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_abs_pd(v), _mm512_set1_pd((1u64 << 51) as f64));
+    let ax = _mm512_abs_pd(cx);
+    let big = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(ax, _mm512_set1_pd(b.top));
+    let small = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(ax, _mm512_set1_pd(b.lift));
+    let zero_bits = _mm256_cmpeq_epi32(cw, _mm256_set1_epi32(i32::MIN));
+    let negative_zero = _mm256_movemask_ps(_mm256_castsi256_ps(zero_bits)) as __mmask8;
+    (integer | big) & small & !negative_zero
 }
 
 /// C of the output at `at` (f32 numbering, register-major: register
@@ -585,7 +686,16 @@ mod tests {
                 .collect();
             assert!(exact_sums_suffice(&c, true, arith, (&a, &bt)));
             let (mut fast, mut steps) = (vec![0u32; words], vec![0u32; words]);
-            exact_sums(&mut fast, &c, true, arith, (&a, &bt), (m, n, k));
+            let bounds = operands_suffice(true, arith, (&a, &bt)).flatten();
+            assert!(exact_sums(
+                &mut fast,
+                &c,
+                true,
+                arith,
+                (&a, &bt),
+                (m, n, k),
+                bounds
+            ));
             fused_tiles(&mut steps, &c, true, arith, (&a, &bt), (m, n, k));
             assert_eq!(fast, steps, "f16 accumulator: {f16_out}");
         }
@@ -605,5 +715,31 @@ mod tests {
             arith,
             (&a, &bt)
         ));
+        // One C out of bounds among the words (a fraction, huge, -0.0, in
+        // the vector body or the tail): `accumulate` still gives the steps.
+        let words = m * n;
+        for (at, bad) in [(3, 0.3f32), (77, 1e30), (1000, -0.0), (words - 1, 0.3)] {
+            let mut c: Vec<u32> = (0..words).map(|i| (small(i) as f32).to_bits()).collect();
+            c[at] = bad.to_bits();
+            let (mut got, mut steps) = (vec![0u32; words], vec![0u32; words]);
+            accumulate(&mut got, &c[..], true, arith, (&a, &bt), (m, n, k));
+            fused_tiles(&mut steps, &c, true, arith, (&a, &bt), (m, n, k));
+            assert_eq!(got, steps, "C {bad} at {at}");
+            // The tail past the vectors of 8.
+            let cut = words - 3;
+            let (mut got, mut want) = (vec![0u32; cut], vec![0u32; cut]);
+            let sums = vec![0.5; cut];
+            let b = operands_suffice(true, arith, (&a, &bt))
+                .flatten()
+                .expect("bounds");
+            let fit = add_toward_zero(&mut got, &c[..cut], u32::MAX, &sums, Some(b));
+            let want_fit = c[..cut]
+                .iter()
+                .all(|w| b.fit(f64::from(f32::from_bits(*w)), *w == 0x8000_0000));
+            for (o, w) in want.iter_mut().zip(&c) {
+                *o = mma_arith::f32_toward_zero(f64::from(f32::from_bits(*w)) + 0.5).to_bits();
+            }
+            assert_eq!((got, fit), (want, want_fit), "tail, C {bad} at {at}");
+        }
     }
 }

@@ -150,6 +150,13 @@ pub trait SharedMemory {
     fn plain(&self) -> Option<&[u8]> {
         None
     }
+
+    /// Where a read of [`SharedMemory::plain`]'s bytes notes the address
+    /// of each granule it reads (what [`SharedMemory::granule`] would have
+    /// noted), if anywhere.
+    fn read_log(&self) -> Option<&std::cell::RefCell<Vec<u32>>> {
+        None
+    }
 }
 
 /// The values of the elements of one granule, in address order.
@@ -190,9 +197,14 @@ fn gather(
     (mn_major, negate): (bool, bool),
     at: impl Fn(u32, u32) -> usize,
 ) -> Result<Vec<f64>, String> {
-    let bytes = smem.plain();
+    let (bytes, log) = (smem.plain(), smem.read_log());
     let plain = |addr: u32| match bytes.unwrap_or(&[]).get(addr as usize..addr as usize + 16) {
-        Some(g) => Ok(g.try_into().expect("16 bytes")),
+        Some(g) => {
+            if let Some(log) = log {
+                log.borrow_mut().push(addr);
+            }
+            Ok(g.try_into().expect("16 bytes"))
+        }
         None => smem.granule(addr),
     };
     let any_type = |g: &[u8; 16], out: &mut [f64]| decode_granule(ty, g, out);

@@ -192,9 +192,9 @@ pub(super) fn round_half(bf16: bool, x: f64, satfinite: bool) -> u64 {
         x
     };
     if bf16 {
-        u64::from(half::bf16::from_f64(x).to_bits())
+        u64::from(crate::numbers::encode_bf16(x))
     } else {
-        u64::from(half::f16::from_f64(x).to_bits())
+        u64::from(crate::numbers::encode_f16(x))
     }
 }
 
@@ -541,9 +541,9 @@ pub(super) fn half_arith(name: &str, ty: &str, src: &Src<'_>) -> Res<u64> {
     };
     let put = |x: f64| -> u64 {
         u64::from(if elem == "f16" {
-            half::f16::from_f64(x).to_bits()
+            crate::numbers::encode_f16(x)
         } else {
-            half::bf16::from_f64(x).to_bits()
+            crate::numbers::encode_bf16(x)
         })
     };
     let n_src = match name {

@@ -141,7 +141,8 @@ struct PendingMma {
     /// `values[j * WARPGROUP + t]`.
     values: Vec<u32>,
     line: u32,
-    /// The shared-memory granules it reads (when the race detector runs):
+    /// The shared-memory granules it reads, in increasing order, each once
+    /// (when the race detector runs):
     /// its reads last until a wait retires it.
     reads: Vec<u32>,
 }

@@ -219,8 +219,7 @@ impl Machine<'_> {
         let line = self.line;
         for p in group {
             self.line = p.line;
-            let mut reads = p.reads.clone();
-            let raced = self.race_wgmma_reads(&mut reads);
+            let raced = self.race_wgmma_reads(&p.reads);
             self.line = line;
             raced?;
         }
@@ -228,13 +227,54 @@ impl Machine<'_> {
     }
 
     /// A wgmma of the running warpgroup read the shared-memory granules
-    /// (16 bytes) at `granules`: reads by each of its four warps.
-    pub(super) fn race_wgmma_reads(&mut self, granules: &mut Vec<u32>) -> Res<()> {
+    /// (16 bytes) at `granules` (in increasing order, each once): reads by
+    /// each of its four warps. Granules of the running CTA (all of them,
+    /// where a descriptor gave them) are checked in one pass.
+    pub(super) fn race_wgmma_reads(&mut self, granules: &[u32]) -> Res<()> {
         if self.races.is_none() {
             return Ok(());
         }
-        granules.sort_unstable();
-        granules.dedup();
+        // Offsets of the running CTA's shared memory locate to themselves.
+        let own = granules
+            .iter()
+            .all(|&g| matches!(self.locate(u64::from(g)), Ok((None, off)) if off == u64::from(g)));
+        match own {
+            true => self.race_own_granules(granules),
+            false => self.race_granules_one_by_one(granules),
+        }
+    }
+
+    /// The four warps of the running warpgroup as readers at this line.
+    fn warpgroup_readers(&self) -> Option<[Seen4; WARPGROUP / 32]> {
+        let base = (self.wg.index * WARPGROUP) as u32;
+        let races = self.races.as_ref()?;
+        Some(std::array::from_fn(|w| Seen4 {
+            agent: races.warp_agent(self.rank, base as usize / 32 + w) as u16,
+            clock: 0,
+            line: self.line,
+            thread: base + 32 * w as u32,
+        }))
+    }
+
+    /// [`Machine::race_wgmma_reads`] of granules at offsets `offs` of the
+    /// running CTA's shared memory.
+    fn race_own_granules(&mut self, offs: &[u32]) -> Res<()> {
+        let Some(whos) = self.warpgroup_readers() else {
+            return Ok(());
+        };
+        let mut found = Vec::new();
+        if let Some(races) = self.races.as_mut() {
+            races.read_granules(self.rank, offs, whos, &mut found);
+        }
+        for (i, race) in found {
+            self.race_found(whos[i].thread, None, Some(race))?;
+        }
+        Ok(())
+    }
+
+    /// [`Machine::race_wgmma_reads`] a granule at a time (some of them in
+    /// another CTA's shared memory).
+    fn race_granules_one_by_one(&mut self, granules: &[u32]) -> Res<()> {
         let base = (self.wg.index * WARPGROUP) as u32;
         for &g in granules.iter() {
             let (peer, off) = self.locate(u64::from(g))?;

@@ -75,7 +75,9 @@ impl Machine<'_> {
         let (unready, found) = (checked.unready.get(), checked.found.get());
         let mut read = checked.read.map(|r| r.into_inner()).unwrap_or_default();
         self.sanitizer_findings(unready, found)?;
-        self.race_wgmma_reads(&mut read)?;
+        read.sort_unstable();
+        read.dedup();
+        self.race_wgmma_reads(&read)?;
         self.make_pending(d.line, dregs, values, read)
     }
 
@@ -325,8 +327,13 @@ impl wgmma_math::SharedMemory for ProxyChecked<'_> {
     }
 
     fn plain(&self) -> Option<&[u8]> {
-        (self.proxy.clean() && self.fills.empty() && self.read.is_none())
-            .then(|| self.shared.bytes())
+        // Nothing to find at any granule: no unfenced generic write, no
+        // TMA fill in progress (the granules read are still noted).
+        (self.proxy.clean() && self.fills.empty()).then(|| self.shared.bytes())
+    }
+
+    fn read_log(&self) -> Option<&std::cell::RefCell<Vec<u32>>> {
+        self.read.as_ref()
     }
 }
 
