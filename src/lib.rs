@@ -352,10 +352,21 @@ where
         threads: 1,
         ..opts.clone()
     };
-    let items: Vec<(usize, &(N, S))> = inputs.iter().enumerate().collect();
-    parallel_map(opts.threads, items, |(k, (name, src))| {
-        each(k, compile_source(name.as_ref(), src.as_ref(), &one))
-    })
+    let mut items: Vec<(usize, &(N, S))> = inputs.iter().enumerate().collect();
+    if opts.threads > 1 {
+        // The largest inputs first: the pool's last tasks are then small
+        // ones, where in the inputs' order a large kernel near the end
+        // could leave one thread compiling it alone.
+        items.sort_by_key(|&(k, (_, src))| (std::cmp::Reverse(src.as_ref().len()), k));
+    }
+    let mut done = parallel_map(opts.threads, items, |(k, (name, src))| {
+        (
+            k,
+            each(k, compile_source(name.as_ref(), src.as_ref(), &one)),
+        )
+    });
+    done.sort_unstable_by_key(|&(k, _)| k);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Compile PTX source.

@@ -4,8 +4,8 @@
 //! A Triton cache (`~/.triton/cache`) or a CUTLASS build tree holds hundreds
 //! of `.ptx` files; a kernel author wants the few whose `wgmma` pipeline
 //! ptxas will serialize, and the line that causes it, without compiling
-//! each by hand. Every `.ptx` under the given paths is read, then analysed
-//! on a pool of threads (`ori::compile_many`, one task per file; the report
+//! each by hand. Every `.ptx` under the given paths is read, then analysed,
+//! each step on a pool of threads (`ori::compile_many`, one task per file; the report
 //! is the same whatever the number of threads), then reported in path
 //! order: one line per
 //! phase-87 message (code, rule, culprit line and statement, kernel, file,
@@ -102,13 +102,25 @@ fn collect(paths: &[String]) -> Result<Vec<PathBuf>, String> {
 /// and, where a finding will name one, the user's source lines.
 type Compiled = (usize, Vec<Diagnostic>, ori::ir::SourceMap);
 
+/// Every file of `files` read (and checked to be UTF-8), on `threads`
+/// threads, in `files`' order. A scan of hundreds of kernels reads tens of
+/// megabytes: read on one thread, that was the serial part of the scan,
+/// the part that more threads did not shorten.
+fn read_all(files: &[PathBuf], threads: usize) -> Vec<Result<String, String>> {
+    use rayon::prelude::*;
+    let read = |p: &PathBuf| crate::read_input(&p.display().to_string());
+    if threads > 1 {
+        if let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+            return pool.install(|| files.par_iter().with_max_len(1).map(read).collect());
+        }
+    }
+    files.iter().map(read).collect()
+}
+
 /// Read every file of `files`, then compile those read on `threads`
 /// threads; in `files`' order.
 fn scan_all(files: &[PathBuf], threads: usize, bar: &ProgressBar) -> Vec<Scanned> {
-    let read: Vec<Result<String, String>> = files
-        .iter()
-        .map(|p| crate::read_input(&p.display().to_string()))
-        .collect();
+    let read = read_all(files, threads);
     let compiled: Vec<Compiled> = {
         let inputs: Vec<(String, &str)> = files
             .iter()

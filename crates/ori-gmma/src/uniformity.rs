@@ -32,6 +32,7 @@
 
 use cranelift_entity::SecondaryMap;
 use ori_ir::{Block, ControlFlowGraph, Function, Inst, InstData, Opcode, Operand, VReg};
+use smallvec::SmallVec;
 
 /// Whether a special register differs across a warpgroup's threads.
 pub fn special_is_divergent(name: &str) -> bool {
@@ -311,26 +312,8 @@ impl Uniformity {
             divergent_block: ori_ir::sized_map(f.blocks.len()),
             ipdom: SecondaryMap::new(),
         };
-        // Registers: flow-insensitive fixpoint (a register defined divergently anywhere is divergent).
-        let insts: Vec<_> = f.layout.all_insts().collect();
         let c31 = clamp31_registers(f);
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &i in &insts {
-                let d = &f.insts[i];
-                let div = |r: VReg| u.divergent_reg[r];
-                if d.opcode == Opcode::WgmmaMmaAsync || !inst_sources_divergent(d, &div, &c31) {
-                    continue;
-                }
-                for r in d.defs() {
-                    if !u.divergent_reg[r] {
-                        u.divergent_reg[r] = true;
-                        changed = true;
-                    }
-                }
-            }
-        }
+        u.divergent_registers(f, &c31);
         u.guards_at_use(f, cfg, &c31);
         // Blocks: control dependence on divergent branches.
         let ipdom = post_dominators(f, cfg);
@@ -357,6 +340,35 @@ impl Uniformity {
             }
         }
         u
+    }
+
+    /// Registers: a flow-insensitive fixpoint (a register defined
+    /// divergently anywhere is divergent). An instruction found divergent
+    /// has made all its definitions divergent: later rounds, which could
+    /// change nothing there, visit only the others (in layout order, as a
+    /// round over every instruction would).
+    fn divergent_registers(&mut self, f: &Function, c31: &Clamp31) {
+        let mut pending: Vec<Inst> = f
+            .layout
+            .all_insts()
+            .filter(|&i| f.insts[i].opcode != Opcode::WgmmaMmaAsync)
+            .collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            pending.retain(|&i| {
+                let d = &f.insts[i];
+                let div = |r: VReg| self.divergent_reg[r];
+                if !inst_sources_divergent(d, &div, c31) {
+                    return true;
+                }
+                d.for_each_def(|r| {
+                    changed |= !self.divergent_reg[r];
+                    self.divergent_reg[r] = true;
+                });
+                false
+            });
+        }
     }
 
     /// Whether instruction `i` of block `b` runs under divergent control or a divergent guard.
@@ -411,18 +423,15 @@ impl Uniformity {
         let mut entry = FlowSets::new(words, blocks.len());
         let mut cur = vec![0u64; words];
         // Only instructions defining a candidate move the sets (`transfer`):
-        // listed once per block, the fixpoint visits those alone.
-        let movers: Vec<Vec<Inst>> = blocks
+        // listed once per block with their candidates' slots, the fixpoint
+        // visits those alone.
+        let movers: Vec<Vec<Mover>> = blocks
             .iter()
             .map(|&b| {
-                let defines_candidate = |i: &Inst| {
-                    let d = &f.insts[*i];
-                    let mut any = false;
-                    d.for_each_def(|r| any |= slot.get(r).is_some_and(|k| *k != u32::MAX));
-                    d.opcode != Opcode::WgmmaMmaAsync && any
-                };
-                let insts = f.layout.block_insts(b);
-                insts.iter().copied().filter(defines_candidate).collect()
+                let insts = f.layout.block_insts(b).iter();
+                insts
+                    .filter_map(|&i| mover(&f.insts[i], i, &slot))
+                    .collect()
             })
             .collect();
         let mut changed = true;
@@ -430,8 +439,8 @@ impl Uniformity {
             changed = false;
             for (k, &b) in blocks.iter().enumerate() {
                 cur.copy_from_slice(entry.of(k));
-                for &i in &movers[k] {
-                    transfer(&f.insts[i], &slot, c31, &mut cur);
+                for m in &movers[k] {
+                    transfer(&f.insts[m.inst], m, &slot, c31, &mut cur);
                 }
                 for &s in cfg.succs(b) {
                     if index[s] != u32::MAX {
@@ -448,8 +457,8 @@ impl Uniformity {
                 if let Some(g) = d.guard {
                     self.divergent_guard[i] = bit(&cur, &slot, g.reg);
                 }
-                if movers.next_if_eq(&&i).is_some() {
-                    transfer(d, &slot, c31, &mut cur);
+                if let Some(m) = movers.next_if(|m| m.inst == i) {
+                    transfer(d, m, &slot, c31, &mut cur);
                 }
             }
         }
@@ -462,30 +471,42 @@ fn bit(set: &[u64], slot: &SecondaryMap<VReg, u32>, r: VReg) -> bool {
     k != u32::MAX && set[k as usize / 64] >> (k % 64) & 1 != 0
 }
 
-/// One instruction's effect on the divergent candidate registers: its
-/// definitions become divergent when a source (or the guard) is; an
-/// unguarded definition replaces the old state, a guarded one may keep the
-/// old value. A wgmma's accumulators keep their state (as in the per-name
-/// pass, wgmma makes nothing divergent).
-fn transfer(d: &InstData, slot: &SecondaryMap<VReg, u32>, c31: &Clamp31, set: &mut [u64]) {
+/// An instruction that defines candidate registers, with their slots in
+/// the flow sets, in the order it defines them.
+struct Mover {
+    inst: Inst,
+    slots: SmallVec<[u32; 4]>,
+}
+
+/// `d` (instruction `i`) as a [`Mover`], if it defines a candidate. A
+/// wgmma moves nothing: its accumulators keep their state (as in the
+/// per-name pass, wgmma makes nothing divergent).
+fn mover(d: &InstData, i: Inst, slot: &SecondaryMap<VReg, u32>) -> Option<Mover> {
     if d.opcode == Opcode::WgmmaMmaAsync {
-        return;
+        return None;
     }
-    let defs = d.defs();
-    // Nothing to move for an instruction defining no candidate (most
-    // stores, barriers, branches): its sources need no look.
-    if defs
-        .iter()
-        .all(|r| slot.get(*r).is_none_or(|k| *k == u32::MAX))
-    {
-        return;
-    }
-    let div = inst_sources_divergent(d, &|r| bit(set, slot, r), c31);
-    for r in defs {
-        let k = slot[r];
-        if k == u32::MAX {
-            continue;
+    let mut slots = SmallVec::new();
+    d.for_each_def(|r| {
+        if let Some(&k) = slot.get(r).filter(|k| **k != u32::MAX) {
+            slots.push(k);
         }
+    });
+    (!slots.is_empty()).then_some(Mover { inst: i, slots })
+}
+
+/// One instruction's effect on the divergent candidate registers (`m`,
+/// its [`mover`]): its definitions become divergent when a source (or the
+/// guard) is; an unguarded definition replaces the old state, a guarded
+/// one may keep the old value.
+fn transfer(
+    d: &InstData,
+    m: &Mover,
+    slot: &SecondaryMap<VReg, u32>,
+    c31: &Clamp31,
+    set: &mut [u64],
+) {
+    let div = inst_sources_divergent(d, &|r| bit(set, slot, r), c31);
+    for &k in &m.slots {
         let (w, m) = (k as usize / 64, 1u64 << (k % 64));
         if div {
             set[w] |= m;

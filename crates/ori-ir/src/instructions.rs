@@ -106,6 +106,15 @@ impl Opcode {
     }
 }
 
+/// The mnemonics [`Opcode::classify`] tells apart (any other is
+/// [`Opcode::Generic`]), interned once: the front end builds every
+/// instruction through [`InstData::interned`], and most are generic, which
+/// comparing symbols finds with no text read.
+fn classified_by_name() -> &'static [Symbol; 6] {
+    static NAMES: std::sync::OnceLock<[Symbol; 6]> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| ["wgmma", "_warpgroup", "call", "bra", "ret", "exit"].map(Symbol::new))
+}
+
 /// An immediate value, kept in the form PTX wrote it so printing is exact.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Imm {
@@ -392,7 +401,11 @@ impl InstData {
         slots: impl IntoIterator<Item = Slot>,
         line: u32,
     ) -> Self {
-        let opcode = Opcode::classify(name.as_str(), mods.first().map(|m| m.as_str()));
+        let opcode = if classified_by_name().contains(&name) {
+            Opcode::classify(name.as_str(), mods.first().map(|m| m.as_str()))
+        } else {
+            Opcode::Generic
+        };
         InstData {
             opcode,
             name,
@@ -568,5 +581,52 @@ mod size_tests {
         assert_eq!(std::mem::size_of::<Slot>(), 32);
         assert_eq!(std::mem::size_of::<crate::ModList>(), 4);
         assert!(std::mem::size_of::<InstData>() <= 152);
+    }
+
+    /// A mnemonic outside `classified_by_name` is generic with any first
+    /// modifier, so `InstData::interned` may skip `Opcode::classify` for it.
+    #[test]
+    fn only_the_classified_names_have_opcodes_of_their_own() {
+        let names = [
+            "wgmma",
+            "_warpgroup",
+            "call",
+            "bra",
+            "ret",
+            "exit",
+            "mov",
+            "ld",
+            "st",
+            "setp",
+            "cp",
+            "mbarrier",
+            "barrier",
+            "fence",
+        ];
+        let mods = [
+            None,
+            Some("mma_async"),
+            Some("fence"),
+            Some("commit_group"),
+            Some("wait_group"),
+            Some("arrive"),
+            Some("wait"),
+            Some("commit_batch"),
+            Some("uni"),
+            Some("u32"),
+        ];
+        for name in names {
+            let listed = super::classified_by_name().contains(&Symbol::new(name));
+            for m in mods {
+                let generic = Opcode::classify(name, m) == Opcode::Generic;
+                assert!(listed || generic, "{name} {m:?}");
+            }
+            assert_eq!(listed, !generic_always(name, &mods), "{name}");
+        }
+    }
+
+    fn generic_always(name: &str, mods: &[Option<&str>]) -> bool {
+        mods.iter()
+            .all(|&m| Opcode::classify(name, m) == Opcode::Generic)
     }
 }

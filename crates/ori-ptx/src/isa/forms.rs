@@ -325,16 +325,31 @@ fn fits(want: OperandKind, op: &ast::OperandKind) -> bool {
 pub(crate) fn split_table(text: &'static str) -> Result<(SetList, FormLines), String> {
     let mut sets: SetList = Vec::new();
     let mut lines = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
+    // Every process reads the table once, before its first instruction:
+    // the lines and comments are found with a vector search, not a
+    // character at a time.
+    let mut rest = text;
+    let mut n = 0;
+    while !rest.is_empty() {
+        let (line, next) = match crate::lexer::find_byte(b'\n', rest.as_bytes()) {
+            Some(k) => (&rest[..k], &rest[k + 1..]),
+            None => (rest, ""),
+        };
+        rest = next;
+        n += 1;
+        let line = match crate::lexer::find_byte(b'#', line.as_bytes()) {
+            Some(k) => &line[..k],
+            None => line,
+        };
+        let line = line.trim();
         if line.is_empty() {
             continue;
         }
         let Some(def) = line.strip_prefix("set ") else {
-            lines.push((n + 1, line));
+            lines.push((n, line));
             continue;
         };
-        let at = |e: &str| format!("line {}: {e}", n + 1);
+        let at = |e: &str| format!("line {n}: {e}");
         let (name, words) = def.split_once('=').ok_or_else(|| at("set without ="))?;
         let (words, missing) = match words.split_once('!') {
             Some((w, m)) => (w, Some(m.trim())),
@@ -352,10 +367,18 @@ pub(crate) type SetList = Vec<(&'static str, Vec<&'static str>, Option<&'static 
 /// The form lines of the table: (line number, text).
 pub(crate) type FormLines = Vec<(usize, &'static str)>;
 
+/// The family a form line is of: its first word (`cp.async.bulk`). The
+/// table is ASCII (a unit test checks it), so the word ends at the first
+/// ASCII blank.
+pub(crate) fn family_of_line(line: &'static str) -> &'static str {
+    let end = line.bytes().position(|b| b.is_ascii_whitespace());
+    &line[..end.unwrap_or(line.len())]
+}
+
 /// The opcode a form line is of (its first word up to the first `.`).
 pub(crate) fn opcode_of_line(line: &'static str) -> &'static str {
-    let head = line.split_whitespace().next().unwrap_or("");
-    head.split('.').next().unwrap_or("")
+    let family = family_of_line(line);
+    &family[..family.find('.').unwrap_or(family.len())]
 }
 
 /// The named sets: name, words, and the message for a slot left empty.

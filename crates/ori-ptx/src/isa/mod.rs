@@ -45,6 +45,11 @@ pub struct Table {
     lines: Vec<(&'static str, &'static str, usize, &'static str)>,
     /// The forms parsed so far, by [`FormId`].
     parsed: Vec<OnceLock<Form>>,
+    /// Every form's (hash of its opcode, id), sorted: the forms of an
+    /// opcode are found by a binary search, not a pass over the table per
+    /// instruction. (Sorting by the hash compares integers, not strings;
+    /// two opcodes of one hash would share a run, which `ids_of` filters.)
+    by_opcode: Vec<(u64, FormId)>,
 }
 
 /// Why an opcode and its modifiers fit no form of the table.
@@ -109,21 +114,33 @@ impl Table {
     pub fn get() -> &'static Table {
         static TABLE: OnceLock<Table> = OnceLock::new();
         TABLE.get_or_init(|| match forms::split_table(TABLE_TEXT) {
-            Ok((sets, lines)) => Table {
-                sets,
-                parsed: lines.iter().map(|_| OnceLock::new()).collect(),
-                lines: lines
-                    .into_iter()
-                    .map(|(n, line)| {
-                        let family = line.split_whitespace().next().unwrap_or("");
-                        (forms::opcode_of_line(line), family, n, line)
-                    })
-                    .collect(),
-            },
+            Ok((sets, lines)) => Table::new(sets, lines),
             // The text is part of the crate and a unit test reads it:
             // a malformed line cannot reach a user.
             Err(e) => panic!("isa/table.txt: {e}"),
         })
+    }
+
+    fn new(sets: forms::SetList, lines: forms::FormLines) -> Table {
+        let lines: Vec<_> = lines
+            .into_iter()
+            .map(|(n, line)| {
+                let family = forms::family_of_line(line);
+                (forms::opcode_of_line(line), family, n, line)
+            })
+            .collect();
+        let mut by_opcode: Vec<_> = lines
+            .iter()
+            .enumerate()
+            .map(|(k, l)| (opcode_hash(l.0), k))
+            .collect();
+        by_opcode.sort_unstable();
+        Table {
+            sets,
+            parsed: lines.iter().map(|_| OnceLock::new()).collect(),
+            lines,
+            by_opcode,
+        }
     }
 
     /// The form `k`, parsed on first use.
@@ -152,9 +169,14 @@ impl Table {
     }
 
     /// The ids of the forms of `opcode`.
-    fn ids_of(&self, opcode: &str) -> impl Iterator<Item = FormId> + '_ {
-        let opcode = opcode.to_string();
-        (0..self.len()).filter(move |&k| self.lines[k].0 == opcode)
+    fn ids_of<'t>(&'t self, opcode: &'t str) -> impl Iterator<Item = FormId> + 't {
+        let h = opcode_hash(opcode);
+        let first = self.by_opcode.partition_point(|&(x, _)| x < h);
+        self.by_opcode[first..]
+            .iter()
+            .take_while(move |&&(x, _)| x == h)
+            .map(|&(_, k)| k)
+            .filter(move |&k| self.lines[k].0 == opcode)
     }
 
     /// The forms of the longest family that `opcode` and the first of
@@ -267,6 +289,14 @@ impl Table {
             },
         ))
     }
+}
+
+/// The key [`Table::ids_of`] searches by.
+fn opcode_hash(opcode: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = fxhash::FxHasher64::default();
+    opcode.hash(&mut h);
+    h.finish()
 }
 
 /// A type modifier: `b32`, `u16`, `f16x2`, `bf16`, `e4m3`, `tf32`, ...

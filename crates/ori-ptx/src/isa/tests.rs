@@ -19,6 +19,22 @@ fn the_table_reads() {
     }
 }
 
+/// The lines are told apart before any is parsed: each line's family and
+/// opcode, read with byte scans (the table is ASCII), are those its parse
+/// names, and the forms found per opcode are the table's, in its order.
+#[test]
+fn lines_name_the_family_their_form_parses() {
+    assert!(TABLE_TEXT.is_ascii());
+    let t = Table::get();
+    for k in 0..t.len() {
+        let (opcode, family, ..) = t.lines[k];
+        assert_eq!((t.form(k).opcode, t.form(k).family), (opcode, family));
+        let linear: Vec<FormId> = (0..t.len()).filter(|&j| t.lines[j].0 == opcode).collect();
+        assert_eq!(t.ids_of(opcode).collect::<Vec<_>>(), linear, "{opcode}");
+    }
+    assert_eq!(t.ids_of("no_such_opcode").count(), 0);
+}
+
 #[test]
 fn reduce_store_reads_its_operands() {
     let k = classify("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group")

@@ -78,6 +78,9 @@ pub struct LowerCx<'a> {
     /// symbol`, as in ptxas (a statement moved out of an inline-asm block
     /// loses the `.reg` it declares).
     scoped: FxHashSet<VReg>,
+    /// Per IR name asked for in a nested scope, the last suffix it was
+    /// given (`x_3`): see [`fresh_reg_name`].
+    reg_suffixes: NameMap<ast::Name, u32>,
     /// The registers the current instruction's checks already resolved,
     /// by the address of the operand's name in the syntax tree (alive and
     /// unmoved while the instruction is lowered; emptied before each one).
@@ -638,12 +641,7 @@ fn declare_components(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClas
     for c in ["x", "y", "z", "w"] {
         // The IR names a component `mx$x`, a name PTX can write back
         // (`ptx_text`); the PTX name `mx.x` finds it.
-        let mut ir_name = format!("{name}${c}");
-        let mut k = 0;
-        while cx.func.reg(&ir_name).is_some() {
-            k += 1;
-            ir_name = format!("{name}${c}_{k}");
-        }
+        let ir_name = fresh_reg_name(cx, &format!("{name}${c}"));
         let r = cx.func.declare_reg(&ir_name, ty, class);
         let ptx_name = ast::Name::from(format!("{name}.{c}"));
         match cx.scopes.last_mut() {
@@ -686,15 +684,38 @@ fn declare_scoped(cx: &mut LowerCx<'_>, name: &str, ty: &str, class: RegClass) {
         cx.func.declare_reg(name, ty, class);
         return;
     };
-    let mut ir_name = name.to_string();
-    let mut k = 0;
-    while cx.func.reg(&ir_name).is_some() {
-        k += 1;
-        ir_name = format!("{name}_{k}");
-    }
+    let ir_name = fresh_reg_name(cx, name);
     let r = cx.func.declare_reg(&ir_name, ty, class);
     cx.scoped.insert(r);
     cx.scopes[depth].insert(name.into(), r);
+}
+
+/// `name` if no register of the function has it, else `name_K` for the
+/// first K no register has.
+///
+/// Names are only ever added to a function, so the names `name_1` ..
+/// `name_K` a previous call found taken stay taken: the search resumes at
+/// the last K given for `name`. Inline asm repeats its `.reg .pred p;` in
+/// every `{ }` block, hundreds of times in a CUTLASS kernel, and starting
+/// each search at 1 made its lowering quadratic in them.
+fn fresh_reg_name(cx: &mut LowerCx<'_>, name: &str) -> ast::Name {
+    let mut k = cx.reg_suffixes.get(name).copied().unwrap_or(0);
+    let spell = |k: u32| {
+        if k == 0 {
+            ast::Name::from(name)
+        } else {
+            compact_str::format_compact!("{name}_{k}")
+        }
+    };
+    let mut ir_name = spell(k);
+    while cx.func.reg(&ir_name).is_some() {
+        k += 1;
+        ir_name = spell(k);
+    }
+    if k > 0 {
+        cx.reg_suffixes.insert(name.into(), k);
+    }
+    ir_name
 }
 
 /// The labels of one function, scope by scope.
@@ -735,14 +756,23 @@ struct LabelScopes {
     /// (streaming) Blocks ori made itself, with the name each asked for, in
     /// order: named at the end, after the labels.
     fresh: Vec<(Block, ast::Name)>,
+    /// Per name asked of [`LabelScopes::unique_name`], the last suffix it
+    /// gave it (as `fresh_reg_name` keeps for registers): `taken` and
+    /// `literal` only grow until [`LabelScopes::forget_names`], so the
+    /// names with a smaller suffix are still not free.
+    suffixes: NameMap<ast::Name, u32>,
 }
 
 impl LabelScopes {
     /// `name` if no block has it and no PTX label of the function is
     /// spelled so, else `name_K` for the first free K.
     fn unique_name(&mut self, name: &str) -> ast::Name {
-        let mut ir = ast::Name::from(name);
-        let mut k = 0;
+        let mut k = self.suffixes.get(name).copied().unwrap_or(0);
+        let mut ir = if k == 0 {
+            ast::Name::from(name)
+        } else {
+            compact_str::format_compact!("{name}_{k}")
+        };
         // `bbN` is how the IR text names an unlabeled block: a PTX label
         // spelled so gets a suffix, or `--emit ir` would write two blocks
         // of one name.
@@ -755,8 +785,19 @@ impl LabelScopes {
             k += 1;
             ir = compact_str::format_compact!("{name}_{k}");
         }
+        if k > 0 {
+            self.suffixes.insert(name.into(), k);
+        }
         self.taken.insert(ir.clone());
         ir
+    }
+
+    /// Give the block names out again from the start, avoiding the PTX
+    /// label names `literal`.
+    pub(super) fn forget_names(&mut self, literal: NameSet<ast::Name>) {
+        self.taken.clear();
+        self.suffixes.clear();
+        self.literal = literal;
     }
 }
 
@@ -980,6 +1021,7 @@ fn function_cx<'a>(
         lazy_ranges: NameMap::default(),
         scopes: Vec::new(),
         scoped: FxHashSet::default(),
+        reg_suffixes: NameMap::default(),
         resolved: SmallVec::new(),
         mod_checks: Default::default(),
         forms: Default::default(),

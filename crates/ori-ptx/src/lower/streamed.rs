@@ -354,13 +354,13 @@ fn admit(cx: &mut LowerCx<'_>, seen: &mut Seen, s: &ast::Stmt) -> bool {
 fn finish(cx: &mut LowerCx<'_>, seen: &Seen) {
     let ls = &mut cx.label_scopes;
     ls.streaming = false;
-    ls.taken.clear();
-    ls.literal = seen
-        .top
-        .iter()
-        .chain(&seen.nested)
-        .map(|(n, _)| n.clone())
-        .collect();
+    ls.forget_names(
+        seen.top
+            .iter()
+            .chain(&seen.nested)
+            .map(|(n, _)| n.clone())
+            .collect(),
+    );
     for (name, b) in seen.top.iter().chain(&seen.nested) {
         let ir = ls.unique_name(name);
         cx.func.blocks[*b].label = Some(ir.as_str().into());
