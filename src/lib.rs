@@ -247,6 +247,7 @@ pub fn run_passes(mut m: Module, opts: &Options) -> Compilation {
                 &m,
                 std::mem::take(&mut c.diags),
                 opts.compile_only,
+                opts.maxrregcount,
             );
             // Register allocation comes after phase 87 in ptxas: its fatal
             // C7602 follows the pipeline's messages.

@@ -19,6 +19,7 @@ pub mod messages;
 pub mod propagate_gmma;
 pub mod register_budget;
 pub mod report_order;
+pub mod setmaxnreg;
 pub mod uniformity;
 
 pub use fixup::{FixupGmmaSequence, IsaStrictFixupGmmaSequence, RuleId};

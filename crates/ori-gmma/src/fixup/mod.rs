@@ -34,7 +34,7 @@
 
 mod analyses;
 mod apply;
-mod budget;
+pub(crate) mod budget;
 mod by_register;
 mod conflicts;
 mod inst_regs;
