@@ -10,6 +10,7 @@
 
 pub mod accumulator_sets;
 pub mod block_merging;
+pub mod block_order;
 pub mod dataflow;
 pub mod fixup;
 pub mod fnv1a;
