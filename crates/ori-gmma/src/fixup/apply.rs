@@ -61,6 +61,9 @@ pub(super) fn apply(
 /// (R-block-order, [`crate::block_order`]), then program order within a
 /// block.
 fn report_order(f: &Function, an: &Analyses, plan: &mut Plan) {
+    if plan.arrives.len() < 2 && plan.waits.len() < 2 {
+        return;
+    }
     let mut rank: SecondaryMap<Block, u32> = SecondaryMap::with_default(u32::MAX);
     for (k, b) in crate::block_order::ptxas_block_order(f, &an.cfg)
         .into_iter()
