@@ -415,6 +415,15 @@ pub const WALK_FAILURE_FIRST: RuleInfo = RuleInfo {
     isa: "-",
 };
 
+/// The order of ptxas's blocks (`crate::block_order`).
+pub const BLOCK_ORDER: RuleInfo = RuleInfo {
+    name: "R-block-order",
+    code: None,
+    ptxas: "lays out a function's blocks, reports their injected arrives and waits, and looks for a user's earlier wait (R-refuse-after-user-wait) in a post-order of a backward walk from the exits that visits a block's branching predecessors, the last in the PTX first, before the one placed right before it: a block placed after the ret that runs first comes before the block it branches to",
+    example: "corpus/c7519_block_order_late_block_first",
+    isa: "-",
+};
+
 /// When ptxas ignores `setmaxnreg` (`crate::setmaxnreg`).
 pub const SETMAXNREG_IGNORED: RuleInfo = RuleInfo {
     name: "R-setmaxnreg-ignored",
@@ -428,7 +437,7 @@ pub const SETMAXNREG_IGNORED: RuleInfo = RuleInfo {
 /// others are asked: the solver's, the loop analysis's, the uniformity
 /// analysis's, and those of inlined calls, hoisted waits and failure
 /// precedence.
-pub const ANALYSIS_RULES: [RuleInfo; 9] = [
+pub const ANALYSIS_RULES: [RuleInfo; 10] = [
     FIRST_VISIT,
     NOUNROLL,
     UNIFORM_AT_USE,
@@ -438,6 +447,7 @@ pub const ANALYSIS_RULES: [RuleInfo; 9] = [
     WALK_FAILURE_FIRST,
     ARRIVE_KEPT,
     SETMAXNREG_IGNORED,
+    BLOCK_ORDER,
 ];
 
 #[cfg(test)]
