@@ -79,22 +79,8 @@ pub fn order_like_ptxas(
     }
     let is_entry = |i: usize| funcs[i].kind == FuncKind::Entry;
     let mut out = lead;
-    if !kernels {
-        // File order, each function compiled alone.
-        for (f, diags) in funcs.iter().zip(by_func) {
-            out.extend(crate::setmaxnreg::separate_compilation(f));
-            out.extend(diags);
-        }
-        return out;
-    }
     if compile_only {
-        let mut visited = vec![false; funcs.len()];
-        let mut order = Vec::new();
-        for root in (0..funcs.len()).rev().filter(|&i| !is_entry(i)) {
-            post_order(root, &callees, &mut visited, &mut order);
-        }
-        order.extend((0..funcs.len()).rev().filter(|&i| is_entry(i)));
-        for i in order {
+        for i in separate_order(&funcs, &callees) {
             out.extend(crate::setmaxnreg::separate_compilation(funcs[i]));
             out.extend(by_func[i].iter().cloned());
         }
@@ -141,6 +127,24 @@ pub fn order_like_ptxas(
         out.extend(one_failure(unit, crossing, &funcs[k].name));
     }
     out
+}
+
+/// Under `-c`, the order in which ptxas compiles (and reports) each
+/// function alone: the device functions in reverse order of definition,
+/// each after the functions it calls, then the kernels in reverse order. A
+/// module with no kernel keeps file order (not probed further).
+fn separate_order(funcs: &[&ori_ir::Function], callees: &[Vec<usize>]) -> Vec<usize> {
+    let is_entry = |i: usize| funcs[i].kind == FuncKind::Entry;
+    if !funcs.iter().any(|f| f.kind == FuncKind::Entry) {
+        return (0..funcs.len()).collect();
+    }
+    let mut visited = vec![false; funcs.len()];
+    let mut order = Vec::new();
+    for root in (0..funcs.len()).rev().filter(|&i| !is_entry(i)) {
+        post_order(root, callees, &mut visited, &mut order);
+    }
+    order.extend((0..funcs.len()).rev().filter(|&i| is_entry(i)));
+    order
 }
 
 /// R-one-failure-per-unit: a kernel compiled with its callees inlined is
