@@ -334,7 +334,8 @@ pub fn emit_function(out: &mut String, f: &Function) {
         addr += 0x10;
     };
     // ptxas's block order, not the PTX's (R-block-order).
-    for b in ori_gmma::block_order::ptxas_block_order(f, &cfg) {
+    let dt = ori_ir::DominatorTree::compute(&cfg);
+    for b in ori_gmma::block_order::ptxas_block_order(f, &cfg, &dt) {
         if let Some(l) = &f.blocks[b].label {
             let _ = writeln!(out, ".{}:", l.trim_start_matches('$'));
         }

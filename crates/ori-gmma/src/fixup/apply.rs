@@ -65,7 +65,7 @@ fn report_order(f: &Function, an: &Analyses, plan: &mut Plan) {
         return;
     }
     let mut rank: SecondaryMap<Block, u32> = SecondaryMap::with_default(u32::MAX);
-    for (k, b) in crate::block_order::ptxas_block_order(f, &an.cfg)
+    for (k, b) in crate::block_order::ptxas_block_order(f, &an.cfg, &an.dt)
         .into_iter()
         .enumerate()
     {

@@ -21,8 +21,8 @@ use cranelift_entity::packed_option::ReservedValue;
 use cranelift_entity::{EntityRef, SecondaryMap};
 use fxhash::FxHashSet;
 use ori_ir::{
-    AccumSet, AccumSetPool, Block, ControlFlowGraph, Function, Inst, InstData, Opcode, Operand,
-    RegClass, VReg,
+    AccumSet, AccumSetPool, Block, ControlFlowGraph, DominatorTree, Function, Inst, InstData,
+    Opcode, Operand, RegClass, VReg,
 };
 use smallvec::SmallVec;
 
@@ -616,7 +616,7 @@ impl Tables {
     /// The tables of `f`, with phase 85's `sets`, under `-maxrregcount`.
     pub(super) fn compute(
         f: &Function,
-        cfg: &ControlFlowGraph,
+        (cfg, dt): (&ControlFlowGraph, &DominatorTree),
         sets: &AccumSetPool,
         maxrregcount: Option<u32>,
     ) -> Tables {
@@ -652,7 +652,7 @@ impl Tables {
         }
         let mut wait_above = ori_ir::sized_map(f.insts.len());
         let mut waited = false;
-        for b in crate::block_order::ptxas_block_order(f, cfg) {
+        for b in crate::block_order::ptxas_block_order(f, cfg, dt) {
             for &i in f.layout.block_insts(b) {
                 wait_above[i] = waited;
                 waited |= regs.opcode(i) == Opcode::WgmmaWaitGroup;

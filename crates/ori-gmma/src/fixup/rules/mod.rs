@@ -419,7 +419,7 @@ pub const WALK_FAILURE_FIRST: RuleInfo = RuleInfo {
 pub const BLOCK_ORDER: RuleInfo = RuleInfo {
     name: "R-block-order",
     code: None,
-    ptxas: "lays out a function's blocks, reports their injected arrives and waits, and looks for a user's earlier wait (R-refuse-after-user-wait) in a post-order of a backward walk from the exits that visits a block's branching predecessors, the last in the PTX first, before the one placed right before it: a block placed after the ret that runs first comes before the block it branches to",
+    ptxas: "lays out a function's blocks, reports their injected arrives and waits, and looks for a user's earlier wait (R-refuse-after-user-wait) in a post-order of a backward walk over forward edges from the exits that visits a block's branching predecessors, the last in the PTX first, before the one placed right before it, a latch right after its last forward predecessor: a block placed after the ret that runs first comes before the block it branches to",
     example: "corpus/c7519_block_order_late_block_first",
     isa: "-",
 };
