@@ -9,7 +9,9 @@ use ori_ir::consts::*;
 use ori_ir::SerializationCode;
 
 /// The codes ori knows, with what each means (one line).
-const CODES: [(u32, &str); 13] = [
+const CODES: [(u32, &str); 15] = [
+    (C7504_SETMAXNREG_SEPARATE, "advisory: setmaxnreg ignored, each function compiled alone (-c)"),
+    (C7508_SETMAXNREG_UNKNOWN_ENTRY, "advisory: setmaxnreg ignored, the kernel's register count at entry unknown (R-setmaxnreg-ignored)"),
     (C7407_TOO_MANY_LIVE_RANGES, "too many accumulator live ranges for the pipeline (seed 003; never produced by ptxas 13.0.88 on the corpus)"),
     (C7509_EXTERN_CALLS, "serialized: the function calls a function ptxas cannot inline"),
     (C7510_CROSSES_CALL, "serialized: a wgmma pipeline crosses a function call"),
@@ -49,6 +51,9 @@ fn code_text(code: u32, what: &str) -> String {
         C7517_WAIT_INJECTED => messages::wait_injected(0, "F").replace("line 0", "line N"),
         C7519_ARRIVE_INJECTED => messages::arrive_injected(0, "F").replace("line 0", "line N"),
         C7407_TOO_MANY_LIVE_RANGES => String::new(),
+        C7504_SETMAXNREG_SEPARATE | C7508_SETMAXNREG_UNKNOWN_ENTRY => {
+            ori_gmma::setmaxnreg::message(code).unwrap_or_default()
+        }
         _ => SerializationCode::from_code(code).map_or(String::new(), |c| c.message("F")),
     };
     if !message.is_empty() {

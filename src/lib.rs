@@ -247,6 +247,7 @@ pub fn run_passes(mut m: Module, opts: &Options) -> Compilation {
                 &m,
                 std::mem::take(&mut c.diags),
                 opts.compile_only,
+                opts.maxrregcount,
             );
             // Register allocation comes after phase 87 in ptxas: its fatal
             // C7602 follows the pipeline's messages.
@@ -446,10 +447,19 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation, opts: &Options) -> Opti
 }
 
 /// Whether the fix-it must remove `d` from its output: a message ptxas
-/// prints, other than C7509 (a call to a function without a body) and C7512
-/// (the register limit), which no rewrite of the PTX removes.
+/// prints, other than C7509 (a call to a function without a body), C7512
+/// (the register limit), and C7504 and C7508 (`setmaxnreg` ignored under
+/// `-c` or for want of launch bounds, which are the author's choice), which
+/// no rewrite of the wgmma code removes.
 pub fn fixit_removes(d: &Diagnostic) -> bool {
-    ori_ir::render::ptxas_prints(d) && !matches!(d.code, Some(7509 | 7512))
+    use ori_ir::consts::*;
+    let kept = [
+        C7504_SETMAXNREG_SEPARATE,
+        C7508_SETMAXNREG_UNKNOWN_ENTRY,
+        C7509_EXTERN_CALLS,
+        C7512_FUNCTION_REGISTERS,
+    ];
+    ori_ir::render::ptxas_prints(d) && !d.code.is_some_and(|c| kept.contains(&c))
 }
 
 /// What ori would still make explicit in the text `c` compiled: its first

@@ -3,7 +3,7 @@
 //! recorded error), ori must print no C7517/C7519 advisory on the output and
 //! must serialize it only for the reasons no rewrite of the PTX can remove:
 //! calls to functions without a body (C7509) and the register limit of
-//! `-maxrregcount` (C7512). Calls to defined functions are written out as
+//! `-maxrregcount` (C7512); C7504 and C7508 (`setmaxnreg` ignored) stay too. Calls to defined functions are written out as
 //! their bodies, and wgmma whose accumulator registers are shared get sets
 //! of their own, so C7510 and C7511 must be gone. This is checked with
 //! no ptxas, on both corpora (the real kernels of `tests/real/` included);

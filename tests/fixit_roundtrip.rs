@@ -1,6 +1,6 @@
 //! The fix-it round trip, one trial per kernel, on both corpora: ptxas
 //! 13.0.88 compiles ori's `--emit ptx` output of every kernel it compiles
-//! with no C75xx message (but C7509 and C7512, which no rewrite of the PTX
+//! with no C75xx message (but C7504, C7508, C7509 and C7512, which no rewrite of the PTX
 //! can remove) and with the original's sync skeleton.
 //!
 //! There is no ptxas in CI, so the verdicts come from

@@ -110,9 +110,18 @@ fn ptxas_mode_announces_every_hazard_it_leaves() {
     assert!(bad.is_empty(), "hazards left silently:\n{}", bad.join("\n"));
 }
 
+/// Cases where ptxas waits before reading a register no wgmma has in
+/// flight (a later wgmma's accumulator, set before the one in flight): a
+/// wait of its own caution, with no hazard for the checker to find.
+const CAUTIOUS_WAITS: [&str; 3] = [
+    "c7517_read_future_acc_loaded_before_wgmma.ptx",
+    "c7517_c7519_copy_future_acc_between_wgmma.ptx",
+    "c7517_c7519_copy_future_acc_other_constant.ptx",
+];
+
 /// The checker is not vacuous: on the input of every case where ptxas
 /// injected a wait (C7517), before phase 87 runs, it sees an accumulator
-/// touched while in flight.
+/// touched while in flight (but in [`CAUTIOUS_WAITS`]).
 #[test]
 fn inputs_that_ptxas_fixes_with_a_wait_have_hazards() {
     let mut seen = 0;
@@ -125,6 +134,9 @@ fn inputs_that_ptxas_fixes_with_a_wait_have_hazards() {
             continue;
         }
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if CAUTIOUS_WAITS.contains(&name.as_str()) {
+            continue;
+        }
         let src = std::fs::read_to_string(&path).unwrap();
         // Waits ptxas puts before an exit (a `ret`, or a branch to one) guard no
         // access: nothing to find there.

@@ -319,7 +319,7 @@ mod tests {
             pm.verify = true;
             let mut diags = Vec::new();
             pm.run(&mut m, &mut diags, &mut |_| {}).expect("verifies");
-            let diags = ori_gmma::report_order::order_like_ptxas(&m, diags, false);
+            let diags = ori_gmma::report_order::order_like_ptxas(&m, diags, false, None);
             let c7510 = diags
                 .iter()
                 .filter(|d| d.code == Some(ori_ir::consts::C7510_CROSSES_CALL))

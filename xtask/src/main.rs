@@ -54,7 +54,7 @@ commands:
       --strict                 exit nonzero unless every case fully agrees
       --report FILE            write the per-case verdicts as TSV (first-contact records)
       --ptx-roundtrip          run ori's fix-it (--emit ptx) of every case ptxas compiles through
-                               ptxas again: no C75xx message but C7509/C7512, and the sync skeleton
+                               ptxas again: no C75xx message but C7504/C7508/C7509/C7512, and the sync skeleton
   oracle record-roundtrip [-j N] [CASE...]
                                the same round trip, written to CORPUS/roundtrip.expected (one line
                                per case, keyed by the fix-it's digest) for tests/fixit_roundtrip.rs

@@ -173,7 +173,7 @@ fn summarize(results: &BTreeMap<String, RoundtripRecord>) -> usize {
     let n = results.len();
     println!(
         "ptx round trip over {n} kernels ptxas compiles: {quiet} with no C75xx message, \
-         {unfixable} with only C7509/C7512 (no rewrite can remove them), {bad} failing"
+         {unfixable} with only C7504/C7508/C7509/C7512 (no rewrite can remove them), {bad} failing"
     );
     let sk: Vec<String> = by_skeleton
         .iter()

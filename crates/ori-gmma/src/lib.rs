@@ -10,6 +10,7 @@
 
 pub mod accumulator_sets;
 pub mod block_merging;
+pub mod block_order;
 pub mod dataflow;
 pub mod fixup;
 pub mod fnv1a;
@@ -19,6 +20,7 @@ pub mod messages;
 pub mod propagate_gmma;
 pub mod register_budget;
 pub mod report_order;
+pub mod setmaxnreg;
 pub mod uniformity;
 
 pub use fixup::{FixupGmmaSequence, IsaStrictFixupGmmaSequence, RuleId};

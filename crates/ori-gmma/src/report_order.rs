@@ -33,26 +33,40 @@
 //!   in reverse order of definition, each after the functions it calls (the
 //!   same post-order), then the kernels in reverse order of definition.
 //!
-//! A module with no kernel keeps file order: ptxas was not probed on one.
+//! * **R-setmaxnreg-ignored.** A unit whose `setmaxnreg` ptxas ignores
+//!   prints C7508 first (C7504 first in a function's messages under `-c`;
+//!   see [`crate::setmaxnreg`]).
+//!
+//! A module with no kernel keeps file order: ptxas was not probed on one
+//! (under `-c`, with each function's C7504 first).
 
 use fxhash::FxHashMap;
 use ori_ir::consts::{
-    C7509_EXTERN_CALLS, C7510_CROSSES_CALL, C7511_PIPELINE_REGISTERS, C7513_DEFINES_INPUTS,
-    C7514_READS_ACCUMULATORS, C7515_DEFINES_ACCUMULATORS, C7517_WAIT_INJECTED,
-    C7518_WGDP_DIVERGENT, C7519_ARRIVE_INJECTED, C7520_WGAR_DIVERGENT,
+    C7508_SETMAXNREG_UNKNOWN_ENTRY, C7509_EXTERN_CALLS, C7510_CROSSES_CALL,
+    C7511_PIPELINE_REGISTERS, C7513_DEFINES_INPUTS, C7514_READS_ACCUMULATORS,
+    C7515_DEFINES_ACCUMULATORS, C7517_WAIT_INJECTED, C7518_WGDP_DIVERGENT, C7519_ARRIVE_INJECTED,
+    C7520_WGAR_DIVERGENT,
 };
 use ori_ir::{Diagnostic, FuncKind, Module, Opcode, Operand};
 
 /// Reorders (and, per kernel, repeats or drops) the pipeline's messages as
 /// ptxas prints them. `diags` are the pipeline's, each naming its function;
 /// messages that name no function keep their place at the front.
-pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) -> Vec<Diagnostic> {
+/// `maxrregcount` is ptxas's `-maxrregcount`, which fixes every kernel's
+/// register count at entry.
+pub fn order_like_ptxas(
+    m: &Module,
+    diags: Vec<Diagnostic>,
+    compile_only: bool,
+    maxrregcount: Option<u32>,
+) -> Vec<Diagnostic> {
     let CallGraph {
         funcs,
         index,
         callees,
     } = CallGraph::of(m);
-    if !funcs.iter().any(|f| f.kind == FuncKind::Entry) {
+    let kernels = funcs.iter().any(|f| f.kind == FuncKind::Entry);
+    if !kernels && !compile_only {
         return diags;
     }
     let mut lead = Vec::new();
@@ -66,13 +80,8 @@ pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) 
     let is_entry = |i: usize| funcs[i].kind == FuncKind::Entry;
     let mut out = lead;
     if compile_only {
-        let mut visited = vec![false; funcs.len()];
-        let mut order = Vec::new();
-        for root in (0..funcs.len()).rev().filter(|&i| !is_entry(i)) {
-            post_order(root, &callees, &mut visited, &mut order);
-        }
-        order.extend((0..funcs.len()).rev().filter(|&i| is_entry(i)));
-        for i in order {
+        for i in separate_order(&funcs, &callees) {
+            out.extend(crate::setmaxnreg::separate_compilation(funcs[i]));
             out.extend(by_func[i].iter().cloned());
         }
         return out;
@@ -89,6 +98,12 @@ pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) 
         post_order(k, &callees, &mut visited, &mut order);
         let mut crossing = None;
         let unit_start = out.len();
+        let unit: Vec<&ori_ir::Function> = order.iter().map(|&i| funcs[i]).collect();
+        out.extend(crate::setmaxnreg::unknown_entry_count(
+            funcs[k],
+            &unit,
+            maxrregcount,
+        ));
         for &i in &order {
             for d in &by_func[i] {
                 let callee = !is_entry(i);
@@ -104,14 +119,32 @@ pub fn order_like_ptxas(m: &Module, diags: Vec<Diagnostic>, compile_only: bool) 
                 }
             }
         }
-        // The unit is one compilation: its C7519s, then its C7517s, then
-        // the rest, each in the unit's function order
+        // The unit is one compilation: its C7508, its C7519s, then its
+        // C7517s, then the rest, each in the unit's function order
         // (`c7510_callee_advisories_sorted_with_the_kernels`).
         out[unit_start..].sort_by_key(|d| advisory_rank(d.code));
         let unit = out.split_off(unit_start);
         out.extend(one_failure(unit, crossing, &funcs[k].name));
     }
     out
+}
+
+/// Under `-c`, the order in which ptxas compiles (and reports) each
+/// function alone: the device functions in reverse order of definition,
+/// each after the functions it calls, then the kernels in reverse order. A
+/// module with no kernel keeps file order (not probed further).
+fn separate_order(funcs: &[&ori_ir::Function], callees: &[Vec<usize>]) -> Vec<usize> {
+    let is_entry = |i: usize| funcs[i].kind == FuncKind::Entry;
+    if !funcs.iter().any(|f| f.kind == FuncKind::Entry) {
+        return (0..funcs.len()).collect();
+    }
+    let mut visited = vec![false; funcs.len()];
+    let mut order = Vec::new();
+    for root in (0..funcs.len()).rev().filter(|&i| !is_entry(i)) {
+        post_order(root, callees, &mut visited, &mut order);
+    }
+    order.extend((0..funcs.len()).rev().filter(|&i| is_entry(i)));
+    order
 }
 
 /// R-one-failure-per-unit: a kernel compiled with its callees inlined is
@@ -199,12 +232,14 @@ fn pipeline_after_call(f: &ori_ir::Function, callee: &str) -> bool {
     false
 }
 
-/// Where a message goes in its unit: arrives, then waits, then the rest.
+/// Where a message goes in its unit: an ignored `setmaxnreg`, arrives,
+/// then waits, then the rest (`c7508_setmaxnreg_before_the_kernels_messages`).
 fn advisory_rank(code: Option<u32>) -> u8 {
     match code {
-        Some(C7519_ARRIVE_INJECTED) => 0,
-        Some(C7517_WAIT_INJECTED) => 1,
-        _ => 2,
+        Some(C7508_SETMAXNREG_UNKNOWN_ENTRY) => 0,
+        Some(C7519_ARRIVE_INJECTED) => 1,
+        Some(C7517_WAIT_INJECTED) => 2,
+        _ => 3,
     }
 }
 

@@ -53,6 +53,12 @@ pub const PHASE_FIXUP_GMMA_SEQUENCE: u32 = 87;
 
 /// C7407 (0x1CEF): too many active GMMA live ranges (seed 003).
 pub const C7407_TOO_MANY_LIVE_RANGES: u32 = 7407;
+/// C7504: advisory, `setmaxnreg` ignored when each function is compiled
+/// alone (`-c`; found on ptxas 13.0.88, `tests/corpus/c7504_*`).
+pub const C7504_SETMAXNREG_SEPARATE: u32 = 7504;
+/// C7508: advisory, `setmaxnreg` ignored, the register count at entry
+/// unknown (found on ptxas 13.0.88, `tests/corpus/c7508_*`).
+pub const C7508_SETMAXNREG_UNKNOWN_ENTRY: u32 = 7508;
 /// C7509 (0x1D55): serialized, extern calls in the function (seed 003, case 1).
 pub const C7509_EXTERN_CALLS: u32 = 7509;
 /// C7510 (0x1D56): serialized, pipeline crossing a function call (seed 003, case 2).

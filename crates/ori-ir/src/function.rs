@@ -217,6 +217,9 @@ pub struct Function {
     pub gmma: Option<GmmaFacts>,
     /// `.maxnreg N`: the function's per-thread register limit, if it sets one.
     pub max_regs: Option<u32>,
+    /// The launch bounds besides `.maxnreg`: `.maxntid`, `.reqntid` and
+    /// `.minnctapersm` with their values, as written (names without the dot).
+    pub launch_bounds: Vec<(Box<str>, Vec<u32>)>,
     /// Set by phase 87 when it serialized the wgmma pipeline, with why.
     pub serialized: Option<Serialization>,
     /// The decisions of the passes that ran, in the order they were applied.
@@ -241,10 +244,23 @@ impl Function {
             line: 0,
             gmma: None,
             max_regs: None,
+            launch_bounds: Vec::new(),
             serialized: None,
             decisions: Vec::new(),
             names: RegisterNames::default(),
         }
+    }
+
+    /// Whether ptxas can tell the per-thread register count this function
+    /// starts with, which `setmaxnreg` changes: from `.maxnreg`, from
+    /// `-maxrregcount`, or from a thread count (`.maxntid` or `.reqntid`)
+    /// together with `.minnctapersm`; either bound alone does not fix it
+    /// (`tests/corpus/c7508_*`, `clean_setmaxnreg_*`).
+    pub fn register_count_at_entry_known(&self, maxrregcount: Option<u32>) -> bool {
+        let has = |name: &str| self.launch_bounds.iter().any(|(n, _)| &**n == name);
+        self.max_regs.is_some()
+            || maxrregcount.is_some()
+            || ((has("maxntid") || has("reqntid")) && has("minnctapersm"))
     }
 
     /// Declare a register; returns the existing one if the name is taken.

@@ -566,8 +566,8 @@ fn parse_function(lines: &[&str], start: usize) -> R<(Function, SecondaryMap<Ins
     Ok((f, inst_lines, end + 1))
 }
 
-/// `function NAME entry|func [linkage L] [nobody] [maxnreg N] [serialized
-/// CNNNN [shared-accumulators]] [line N] {`
+/// `function NAME entry|func [linkage L] [nobody] [maxnreg N] [maxntid|reqntid|
+/// minnctapersm N[,N[,N]]]... [serialized CNNNN [shared-accumulators]] [line N] {`
 fn function_header(cx: &Cx, head: &str) -> R<Function> {
     let Some(head) = head.strip_suffix('{') else {
         return cx.err(head.len(), "expected '{'");
@@ -598,6 +598,14 @@ fn function_header(cx: &Cx, head: &str) -> R<Function> {
                     Some(n) => Some(n),
                     None => return cx.err(0, "expected 'maxnreg N'"),
                 };
+                j += 2;
+            }
+            "maxntid" | "reqntid" | "minnctapersm" => {
+                let values = w.get(j + 1).map(|v| v.split(',').map(str::parse).collect());
+                f.launch_bounds.push(match values {
+                    Some(Ok(values)) => (w[j].into(), values),
+                    _ => return cx.err(0, format!("expected '{} N[,N[,N]]'", w[j])),
+                });
                 j += 2;
             }
             "serialized" => {

@@ -147,6 +147,10 @@ pub fn write_function(out: &mut String, f: &Function) {
     if let Some(n) = f.max_regs {
         let _ = write!(out, " maxnreg {n}");
     }
+    for (name, values) in &f.launch_bounds {
+        let values: Vec<String> = values.iter().map(u32::to_string).collect();
+        let _ = write!(out, " {name} {}", values.join(","));
+    }
     if let Some(z) = f.serialized {
         let _ = write!(out, " serialized {}", z.code);
         if z.shared_accumulators {

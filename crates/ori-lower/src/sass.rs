@@ -11,8 +11,9 @@
 //! `RZ, !UPT` when scale-d is false; `gsb0` on the last wgmma before a
 //! commit or wait; `WARPGROUP.ARRIVE` for fences and injected arrives;
 //! `WARPGROUP.DEPBAR.LE gsb0, 0xN` for waits. Other instructions get the
-//! SASS mnemonic a reader expects. No register allocation or scheduling is
-//! done: virtual registers keep their PTX names.
+//! SASS mnemonic a reader expects. The blocks come in ptxas's layout
+//! order (`ori_gmma::block_order`). No register allocation or scheduling
+//! is done: virtual registers keep their PTX names.
 
 use ori_gmma::block_merging::PtxasBlocks;
 use ori_ir::{
@@ -332,7 +333,9 @@ pub fn emit_function(out: &mut String, f: &Function) {
         let _ = writeln!(out, "        /*{addr:04x}*/                   {text} ;");
         addr += 0x10;
     };
-    for &b in f.layout.blocks() {
+    // ptxas's block order, not the PTX's (R-block-order).
+    let dt = ori_ir::DominatorTree::compute(&cfg);
+    for b in ori_gmma::block_order::ptxas_block_order(f, &cfg, &dt) {
         if let Some(l) = &f.blocks[b].label {
             let _ = writeln!(out, ".{}:", l.trim_start_matches('$'));
         }

@@ -40,6 +40,7 @@ pub(super) fn apply(
     plan.ub_writes
         .sort_by_key(|(i, _, _)| f.layout.order_key(*i));
     plan.ub_arrives.sort_by_key(|i| f.layout.order_key(*i));
+    report_order(f, an, &mut plan);
     let mut diags = advisories(f, &plan, wgmmas);
     let notes = notes(f, &plan, mode);
     record_decisions(f, &plan);
@@ -54,6 +55,28 @@ pub(super) fn apply(
     }
     cx.diags.extend(diags);
     cx.diags.extend(notes);
+}
+
+/// The advisories in the order ptxas reports them: its blocks' order
+/// (R-block-order, [`crate::block_order`]), then program order within a
+/// block.
+fn report_order(f: &Function, an: &Analyses, plan: &mut Plan) {
+    if plan.arrives.len() < 2 && plan.waits.len() < 2 {
+        return;
+    }
+    let mut rank: SecondaryMap<Block, u32> = SecondaryMap::with_default(u32::MAX);
+    for (k, b) in crate::block_order::ptxas_block_order(f, &an.cfg, &an.dt)
+        .into_iter()
+        .enumerate()
+    {
+        rank[b] = k as u32;
+    }
+    let key = |i: Inst| {
+        let b = f.layout.inst_block(i).map_or(u32::MAX, |b| rank[b]);
+        (b, f.layout.order_key(i))
+    };
+    plan.arrives.sort_by_key(|(i, _)| key(*i));
+    plan.waits.sort_by_key(|w| key(w.at));
 }
 
 /// An advisory (C7519, C7517) naming `line`, with its rule, its culprit and

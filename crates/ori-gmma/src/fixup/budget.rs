@@ -78,6 +78,27 @@ pub(super) fn over_function_limit(
     max_live(f, &tracked) as u32 + crate::register_budget::WGMMA_REGISTER_OVERHEAD > limit
 }
 
+/// The registers `f`'s wgmma code needs, as ori counts them for
+/// R-function-pressure: the accumulator and A-fragment registers live at
+/// once plus the 26 a wgmma needs beside them (`None` without a wgmma).
+/// ptxas 13.0.88 reports exactly this many used registers for a
+/// warp-specialized GEMM whose other values are few
+/// (`tests/corpus/c7508_setmaxnreg_maxntid_two_ctas_fit`).
+pub(crate) fn wgmma_register_need(f: &Function) -> Option<u32> {
+    let mut tracked: FxHashSet<VReg> = FxHashSet::default();
+    for i in f.layout.all_insts() {
+        let d = &f.insts[i];
+        if d.opcode == Opcode::WgmmaMmaAsync {
+            tracked.extend(super::walk::accumulator_regs(d));
+            tracked.extend(a_fragment_regs(d));
+        }
+    }
+    if tracked.is_empty() {
+        return None;
+    }
+    Some(max_live(f, &tracked) as u32 + crate::register_budget::WGMMA_REGISTER_OVERHEAD)
+}
+
 /// The most registers of `tracked` live at once anywhere in `f` (backward
 /// liveness to the fixpoint, then one scan of each block). Warp-specialized
 /// kernels give each role its own accumulator registers, which are never

@@ -34,7 +34,7 @@
 
 mod analyses;
 mod apply;
-mod budget;
+pub(crate) mod budget;
 mod by_register;
 mod conflicts;
 mod inst_regs;
@@ -120,7 +120,7 @@ fn run_fixup(f: &mut Function, cx: &mut PassContext<'_>, mode: Mode) {
         return;
     }
     let an = analyses::Analyses::compute(f);
-    let tables = walk::Tables::compute(f, &facts.sets, cx.module.maxrregcount);
+    let tables = walk::Tables::compute(f, (&an.cfg, &an.dt), &facts.sets, cx.module.maxrregcount);
     let mut walker = walk::Walker::new(f, &facts.sets, tables, &an, cx.module, mode);
     let not_converged = |e: solve::NotConverged, name: &str| {
         let msg = format!(
@@ -214,7 +214,7 @@ mod tests {
             return Outcome::default();
         }
         let an = analyses::Analyses::compute(&f);
-        let tables = walk::Tables::compute(&f, &facts.sets, None);
+        let tables = walk::Tables::compute(&f, (&an.cfg, &an.dt), &facts.sets, None);
         let walker = walk::Walker::new(&f, &facts.sets, tables, &an, m_info, Mode::Ptxas);
         let rpo = an.cfg.rpo().to_vec();
         let solve = |order: &[ori_ir::Block]| {

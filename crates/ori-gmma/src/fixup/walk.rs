@@ -21,7 +21,8 @@ use cranelift_entity::packed_option::ReservedValue;
 use cranelift_entity::{EntityRef, SecondaryMap};
 use fxhash::FxHashSet;
 use ori_ir::{
-    AccumSet, AccumSetPool, Block, Function, Inst, InstData, Opcode, Operand, RegClass, VReg,
+    AccumSet, AccumSetPool, Block, ControlFlowGraph, DominatorTree, Function, Inst, InstData,
+    Opcode, Operand, RegClass, VReg,
 };
 use smallvec::SmallVec;
 
@@ -594,10 +595,13 @@ pub(super) struct Tables {
     pub(super) regs: InstRegs,
     /// Accumulator sets holding a register some wgmma reads as an A fragment.
     pub(super) fragment_sets: FxHashSet<AccumSet>,
-    /// Whether a `wgmma.wait_group` of the user's comes earlier in the
-    /// function's layout: ptxas's refusal (R-refuse-after-user-wait) also
-    /// follows the file order, not only paths (`heldout5_37`: an exit block
-    /// laid out after the main path's wait).
+    /// Whether a `wgmma.wait_group` of the user's comes earlier in ptxas's
+    /// block order (R-block-order): ptxas's refusal
+    /// (R-refuse-after-user-wait) also follows that order, not only paths
+    /// (`heldout5_37`: an exit block laid out after the main path's wait;
+    /// `c7517_c7514_refusal_follows_block_order`: a block placed after the
+    /// `ret` that runs first is not refused by the wait of the block it
+    /// branches to).
     pub(super) wait_above: SecondaryMap<Inst, bool>,
     /// Each instruction's index in its block.
     pub(super) pos: SecondaryMap<Inst, u32>,
@@ -610,18 +614,21 @@ pub(super) struct Tables {
 
 impl Tables {
     /// The tables of `f`, with phase 85's `sets`, under `-maxrregcount`.
-    pub(super) fn compute(f: &Function, sets: &AccumSetPool, maxrregcount: Option<u32>) -> Tables {
+    pub(super) fn compute(
+        f: &Function,
+        (cfg, dt): (&ControlFlowGraph, &DominatorTree),
+        sets: &AccumSetPool,
+        maxrregcount: Option<u32>,
+    ) -> Tables {
         let reg_sets = sets_of_reg(f, sets);
         let kinds = RegKinds::new(f, &reg_sets);
         let regs = InstRegs::compute(f, &kinds);
         // One pass over the layout, from the tables just made (not the
         // instructions: see `InstRegs::compute`).
         let mut fragment_sets = FxHashSet::default();
-        let mut wait_above = ori_ir::sized_map(f.insts.len());
         let mut pos = ori_ir::sized_map(f.insts.len());
         let mut exposed = ori_ir::sized_map(f.vregs.len());
         let mut wgmmas = Vec::new();
-        let mut waited = false;
         for &b in f.layout.blocks() {
             let mut arrived = false;
             for (k, &i) in f.layout.block_insts(b).iter().enumerate() {
@@ -641,8 +648,14 @@ impl Tables {
                     }
                 }
                 arrived |= op.is_arrive();
+            }
+        }
+        let mut wait_above = ori_ir::sized_map(f.insts.len());
+        let mut waited = false;
+        for b in crate::block_order::ptxas_block_order(f, cfg, dt) {
+            for &i in f.layout.block_insts(b) {
                 wait_above[i] = waited;
-                waited |= op == Opcode::WgmmaWaitGroup;
+                waited |= regs.opcode(i) == Opcode::WgmmaWaitGroup;
             }
         }
         Tables {

@@ -996,6 +996,15 @@ fn function_cx<'a>(
         .find(|(k, _)| k == "maxnreg")
         .and_then(|(_, v)| v.first())
         .and_then(|n| u32::try_from(*n).ok());
+    func.launch_bounds = f
+        .perf
+        .iter()
+        .filter(|(k, _)| matches!(k.as_str(), "maxntid" | "reqntid" | "minnctapersm"))
+        .map(|(k, v)| {
+            let v = v.iter().map(|n| u32::try_from(*n).unwrap_or(u32::MAX));
+            (k.as_str().into(), v.collect())
+        })
+        .collect();
     let entry = if func.has_body {
         Some(func.append_block(None))
     } else {

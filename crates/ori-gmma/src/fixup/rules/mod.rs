@@ -415,11 +415,29 @@ pub const WALK_FAILURE_FIRST: RuleInfo = RuleInfo {
     isa: "-",
 };
 
+/// The order of ptxas's blocks (`crate::block_order`).
+pub const BLOCK_ORDER: RuleInfo = RuleInfo {
+    name: "R-block-order",
+    code: None,
+    ptxas: "lays out a function's blocks, reports their injected arrives and waits, and looks for a user's earlier wait (R-refuse-after-user-wait) in a post-order of a backward walk over forward edges from the exits that visits a block's branching predecessors, the last in the PTX first, before the one placed right before it, a latch right after its last forward predecessor: a block placed after the ret that runs first comes before the block it branches to",
+    example: "corpus/c7519_block_order_late_block_first",
+    isa: "-",
+};
+
+/// When ptxas ignores `setmaxnreg` (`crate::setmaxnreg`).
+pub const SETMAXNREG_IGNORED: RuleInfo = RuleInfo {
+    name: "R-setmaxnreg-ignored",
+    code: Some(ori_ir::consts::C7508_SETMAXNREG_UNKNOWN_ENTRY),
+    ptxas: "ignores setmaxnreg, with C7508 first in the kernel's messages, when it cannot tell the kernel's register count at entry: no .maxnreg, no -maxrregcount, no .minnctapersm with a thread count, and a thread count (.maxntid/.reqntid) alone that leaves room for two CTAs per SM at the registers the wgmma code needs; under -c it ignores every setmaxnreg, with C7504 first in its function's messages",
+    example: "corpus/c7508_setmaxnreg_maxntid_two_ctas_fit",
+    isa: "setmaxnreg.inc/.dec change the warp's register count from the count it starts with; the count at entry is the kernel's launch register count",
+};
+
 /// The rules that decide no injection themselves but when and where the
 /// others are asked: the solver's, the loop analysis's, the uniformity
 /// analysis's, and those of inlined calls, hoisted waits and failure
 /// precedence.
-pub const ANALYSIS_RULES: [RuleInfo; 8] = [
+pub const ANALYSIS_RULES: [RuleInfo; 10] = [
     FIRST_VISIT,
     NOUNROLL,
     UNIFORM_AT_USE,
@@ -428,6 +446,8 @@ pub const ANALYSIS_RULES: [RuleInfo; 8] = [
     HOISTED_WAIT_RETIRES,
     WALK_FAILURE_FIRST,
     ARRIVE_KEPT,
+    SETMAXNREG_IGNORED,
+    BLOCK_ORDER,
 ];
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ rules! {
         ISA_ASYNC_ACCESS;
     /// A user wait refuses later injected waits.
     RefuseAfterUserWait => "R-refuse-after-user-wait", Some(C7514_READS_ACCUMULATORS),
-        "refuses to add a wait for a pure read after a wgmma.wait_group of the user's on some path from the entry, or earlier in the layout",
+        "refuses to add a wait for a pure read after a wgmma.wait_group of the user's on some path from the entry, or earlier in its block order (R-block-order)",
         "corpus/heldout3_19_loop_const4_pure_read_before_wait",
         ISA_ASYNC_ACCESS;
     /// A wgmma overwriting an accumulator copied in the open stage.
