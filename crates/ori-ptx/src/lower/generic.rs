@@ -261,7 +261,7 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
         return None;
     }
     let ops = lower_operands(cx, i)?;
-    let slots: ori_ir::Slots = ops
+    let mut slots: ori_ir::Slots = ops
         .into_iter()
         .zip(&i.operands)
         .enumerate()
@@ -273,6 +273,7 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
             }
         })
         .collect();
+    super::float_literals::convert_sources(&i.opcode, &i.modifiers, &mut slots);
     Some(InstData::interned(
         i.opcode,
         i.modifiers,
