@@ -13,7 +13,18 @@
 //! 0x7FC00001). A `0f` literal is kept as written: in an `.f64` operand
 //! ptxas takes its 32 bits as the low half of the double, unconverted
 //! (`add.f64 d, a, 0f3DCCCCCD` adds the bits 0x000000003DCCCCCD).
+//!
+//! A literal must also be of a kind the operand's type takes, or ptxas
+//! says "Arguments mismatch for instruction" (probed, recorded in
+//! `tests/bad_input/grammar_literal_*`): an `.fN` operand takes only
+//! floating-point literals (`add.f32 d, a, 1` is rejected); an `.sN`/`.uN`
+//! or half-precision (`.f16`, `.bf16`, `.f16x2`, ...) operand takes none
+//! (`add.s32 d, a, 0.5`, `add.f16 d, a, 0f3F800000`); a `.bN` operand takes
+//! a floating-point literal of its width only (`mov.b32 r, 0f3F800000` and
+//! `mov.b64 rd, 0.1` are accepted, `mov.b32 r, 0.1` and `mov.b64 rd,
+//! 0f3F800000` are not).
 
+use crate::ast;
 use ori_ir::{Imm, Operand, Role, Slot, Symbol};
 use smallvec::SmallVec;
 
@@ -84,6 +95,71 @@ fn convert(op: &mut Operand) {
     }
 }
 
+/// The kind of a literal, as the type check sees it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Literal {
+    Integer,
+    /// `0fXXXXXXXX`.
+    Single,
+    /// `0dXXXXXXXXXXXXXXXX` or a decimal with a point or exponent.
+    Double,
+}
+
+/// Whether an operand of type `ty` may be written as a `lit` literal.
+fn literal_fits(ty: &str, lit: Literal) -> bool {
+    let float = lit != Literal::Integer;
+    match ty {
+        "f32" | "f64" => float,
+        "b32" => lit != Literal::Double,
+        "b64" => lit != Literal::Single,
+        _ if ty.starts_with('b') && !ty.starts_with("bf") => !float,
+        _ if ty.starts_with('s') || ty.starts_with('u') => !float,
+        // Half precision and narrower float kinds take no float literal;
+        // what they make of an integer one is not probed: let it through.
+        _ => !float,
+    }
+}
+
+fn literal_of(kind: &ast::OperandKind) -> Option<Literal> {
+    match kind {
+        ast::OperandKind::Imm(ast::Imm::Int(_) | ast::Imm::UInt(_)) => Some(Literal::Integer),
+        ast::OperandKind::Imm(ast::Imm::F32(_)) => Some(Literal::Single),
+        ast::OperandKind::Imm(ast::Imm::F64(_)) => Some(Literal::Double),
+        _ => None,
+    }
+}
+
+/// Whether every literal source of `i` (vectors included) is of a kind
+/// its operand's type takes; the first that is not is ptxas's "Arguments
+/// mismatch", reported at the instruction.
+pub(super) fn literals_fit(cx: &mut super::LowerCx<'_>, i: &ast::Instruction) -> bool {
+    let has_literal = i.operands.iter().any(|o| match &o.kind {
+        ast::OperandKind::Vector(v) => v.iter().any(|o| literal_of(&o.kind).is_some()),
+        k => literal_of(k).is_some(),
+    });
+    if !has_literal {
+        return true;
+    }
+    let mods: SmallVec<[&str; 8]> = i.modifiers.iter().map(|m| m.as_str()).collect();
+    let bad = i.operands.iter().enumerate().any(|(k, o)| {
+        let Some(ty) = source_type(&i.opcode, &mods, k) else {
+            return false;
+        };
+        let one = |o: &ast::Operand| literal_of(&o.kind).is_some_and(|l| !literal_fits(ty, l));
+        match &o.kind {
+            ast::OperandKind::Vector(v) => v.iter().any(one),
+            _ => one(o),
+        }
+    });
+    if bad {
+        cx.error(
+            i.span,
+            format!("Arguments mismatch for instruction '{}'", i.opcode),
+        );
+    }
+    !bad
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +184,33 @@ mod tests {
         ];
         for &(f64_bits, f32_bits) in cases {
             assert_eq!(f64_literal_to_f32(f64_bits), f32_bits, "{f64_bits:#018x}");
+        }
+    }
+
+    /// ptxas 13.0.88's verdicts (accepted: true) on `add`/`mov`/`st`/`setp`
+    /// of these types with these literals.
+    #[test]
+    fn literal_kinds_as_ptxas() {
+        use Literal::*;
+        let cases = [
+            ("f32", Integer, false),
+            ("f32", Single, true),
+            ("f32", Double, true),
+            ("f64", Single, true),
+            ("f64", Integer, false),
+            ("b32", Single, true),
+            ("b32", Double, false),
+            ("b32", Integer, true),
+            ("b64", Double, true),
+            ("b64", Single, false),
+            ("s32", Double, false),
+            ("u32", Single, false),
+            ("u32", Integer, true),
+            ("f16", Single, false),
+            ("b16", Double, false),
+        ];
+        for (ty, lit, ok) in cases {
+            assert_eq!(literal_fits(ty, lit), ok, "{ty}");
         }
     }
 
