@@ -36,7 +36,7 @@ use smallvec::SmallVec;
 fn source_type<'m>(opcode: &str, mods: &[&'m str], k: usize) -> Option<&'m str> {
     let mut types = mods.iter().copied().filter(|m| is_type(m));
     let first = types.next()?;
-    let last = types.last();
+    let last = types.next_back();
     match (opcode, last) {
         (_, None) => Some(first),
         ("cvt" | "set", Some(t)) => Some(t),
