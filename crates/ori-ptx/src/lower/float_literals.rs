@@ -28,12 +28,26 @@ use crate::ast;
 use ori_ir::{Imm, Operand, Role, Slot, Symbol};
 use smallvec::SmallVec;
 
+/// The instructions whose sources are all of the instruction's type
+/// (PTX ISA: arithmetic, comparison and selection, moves, conversions'
+/// sources, stores' values). Elsewhere the type says what is moved or
+/// reduced and other operands are sizes or counts
+/// (`cp.reduce.async.bulk....add.f32 [d], [s], 96`, fuzz seed 23).
+const TYPED_SOURCES: &[&str] = &[
+    "add", "sub", "mul", "div", "rem", "mad", "fma", "min", "max", "abs", "neg", "mov", "setp",
+    "set", "selp", "slct", "cvt", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh",
+    "copysign", "testp", "st", "and", "or", "xor", "not",
+];
+
 /// The type modifier of source operand `k` (1-based among all operands,
 /// the destination being 0) of an instruction with `mods`: the type of
 /// the instruction when it has one; the source type (the last) of `cvt`
 /// and `set`; `slct`'s selector type for its last operand. `None` where
 /// the operand's type cannot be told from the modifiers alone.
 fn source_type<'m>(opcode: &str, mods: &[&'m str], k: usize) -> Option<&'m str> {
+    if !TYPED_SOURCES.contains(&opcode) {
+        return None;
+    }
     let mut types = mods.iter().copied().filter(|m| is_type(m));
     let first = types.next()?;
     let last = types.next_back();
@@ -222,5 +236,7 @@ mod tests {
         assert_eq!(source_type("slct", &["f32", "s32"], 1), Some("f32"));
         assert_eq!(source_type("slct", &["f32", "s32"], 3), Some("s32"));
         assert_eq!(source_type("ex2", &["approx", "ftz"], 1), None);
+        let reduce = ["global", "shared::cta", "bulk_group", "add", "f32"];
+        assert_eq!(source_type("cp", &reduce, 2), None);
     }
 }
