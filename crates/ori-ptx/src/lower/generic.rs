@@ -241,6 +241,9 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
     if !super::vectors::vector_sizes_fit(cx, i) {
         return None;
     }
+    if !super::float_literals::literals_fit(cx, i) {
+        return None;
+    }
     if (arity.is_some() || i.opcode == "st") && has_unknown_operand(cx, i) {
         // ptxas 13.0.88 types the operands before it resolves them: an
         // unknown name is an operand of no type, so the instruction's
@@ -261,7 +264,7 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
         return None;
     }
     let ops = lower_operands(cx, i)?;
-    let slots: ori_ir::Slots = ops
+    let mut slots: ori_ir::Slots = ops
         .into_iter()
         .zip(&i.operands)
         .enumerate()
@@ -273,6 +276,7 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
             }
         })
         .collect();
+    super::float_literals::convert_sources(&i.opcode, &i.modifiers, &mut slots);
     Some(InstData::interned(
         i.opcode,
         i.modifiers,

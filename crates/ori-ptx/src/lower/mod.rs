@@ -8,6 +8,7 @@
 //! in ptxas's wording and layout, and lowering goes on to find the next one.
 
 pub mod declarations;
+mod float_literals;
 mod generic;
 mod handlers;
 mod mov_types;
