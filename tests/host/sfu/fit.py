@@ -161,10 +161,12 @@ def rsq_points(x, y):
 
 
 def ex2_points(x, y):
-    """MUFU.EX2 (the .ftz form): the argument as 7.23 fixed point, |x|
-    truncated and negated exactly for x < 0 (`ex2_fixed` in mufu.rs), split
-    into n (integer) and g (23-bit fraction); the result's mantissa
-    y / 2^n in units of 2^-23. Only inputs with normal results."""
+    """MUFU.EX2 (the .ftz form): the argument as fixed point with 23
+    fraction bits, |x| truncated (`ex2_argument` in mufu.rs); for x < 0
+    with a nonzero fraction the integer part less one and the fraction's
+    ones' complement (x < 0 with a zero fraction gives an exact power of
+    two and is left out). Returns (the 23-bit fraction g, the result's
+    mantissa y / 2^n in units of 2^-23). Only inputs with normal results."""
     with np.errstate(invalid="ignore"):
         xf = x.view(np.float32).astype(np.float64)
         yf = y.view(np.float32).astype(np.float64)
@@ -172,32 +174,46 @@ def ex2_points(x, y):
     s &= np.abs(xf) >= 2.0 ** -126
     xf, yf = xf[s], yf[s]
     q = np.trunc(np.abs(xf) * 2.0 ** 23).astype(np.int64)
-    v = np.where(xf < 0, -q, q)
+    keep = (xf >= 0) | ((q & ((1 << 23) - 1)) != 0)
+    xf, yf, q = xf[keep], yf[keep], q[keep]
+    v = np.where(xf < 0, -q - 1, q)
     n, g = v >> 23, v & ((1 << 23) - 1)
     mant = np.round(yf / np.exp2(n.astype(np.float64)) * 2.0 ** 23).astype(np.int64)
-    return g, mant, xf < 0
+    return g, mant
 
 
 # ------------------------------------------------------------------ fitting
 def fit_segments(g, mant, exact, bits):
     """(coefficients [2^bits x 3], margins): per segment the centre of
-    {c : mant <= c0 + c1 t + c2 t^2 < mant + 1 at every point}."""
+    {c : mant <= c0 + c1 t + c2 t^2 < mant + 1 at every point}, found by
+    linear programming on at most 2^14 of the segment's points (spread
+    evenly); where no such c exists (a negative margin: the unit is not a
+    floored quadratic, see `mufu.rs`), c0 is then moved by the offset in
+    [-0.25, 0.25] that reproduces the most of the segment's points."""
     from scipy.optimize import linprog
     sh = 23 - bits
     coef, margin = np.zeros((1 << bits, 3)), np.zeros(1 << bits)
     for seg in range(1 << bits):
-        s = (g >> sh) == seg
-        if s.sum() < 3:
-            sys.exit("segment %d has %d points: too few to fit" % (seg, s.sum()))
-        t = (g[s] & ((1 << sh) - 1)) / 2.0 ** sh
-        a = np.stack([np.ones(t.size), t, t * t], 1)
-        base = np.linalg.lstsq(a, exact[s], rcond=None)[0]
-        lo = mant[s] - a @ base
-        one = np.ones((t.size, 1))
+        s = np.nonzero((g >> sh) == seg)[0]
+        if s.size < 3:
+            sys.exit("segment %d has %d points: too few to fit" % (seg, s.size))
+        t_all = (g[s] & ((1 << sh) - 1)) / 2.0 ** sh
+        a_all = np.stack([np.ones(t_all.size), t_all, t_all * t_all], 1)
+        pick = np.arange(0, s.size, max(1, s.size >> 14))
+        a = a_all[pick]
+        base = np.linalg.lstsq(a, exact[s][pick], rcond=None)[0]
+        lo = mant[s][pick] - a @ base
+        one = np.ones((pick.size, 1))
         r = linprog([0, 0, 0, -1], A_ub=np.vstack([np.hstack([-a, one]), np.hstack([a, one])]),
                     b_ub=np.concatenate([-lo, lo + 1.0]), bounds=[(None, None)] * 3 + [(None, 0.5)],
                     method="highs")
-        coef[seg], margin[seg] = r.x[:3] + base, r.x[3]
+        c = r.x[:3] + base
+        if r.x[3] < 0:
+            v = c[0] + c[1] * t_all + c[2] * t_all * t_all
+            shifts = np.linspace(-0.25, 0.25, 101)
+            hits = [np.count_nonzero(np.floor(v + d) == mant[s]) for d in shifts]
+            c[0] += shifts[int(np.argmax(hits))]
+        coef[seg], margin[seg] = c, r.x[3]
     return coef, margin
 
 
@@ -210,16 +226,23 @@ def evaluate(coef, g, bits):
 
 
 def unique_points(g, mant):
-    """One point per argument (the recordings agree wherever two inputs share one)."""
-    u, i = np.unique(g, return_index=True)
-    return u, mant[i]
+    """One point per argument; exits if two inputs with one argument were
+    given different results (the argument would not be what the unit
+    keeps)."""
+    order = np.argsort(g, kind="stable")
+    gs, ms = g[order], mant[order]
+    same = gs[1:] == gs[:-1]
+    if np.any(same & (ms[1:] != ms[:-1])):
+        sys.exit("%d arguments with two different results" % np.count_nonzero(same & (ms[1:] != ms[:-1])))
+    u, i = np.unique(gs, return_index=True)
+    return u, ms[i]
 
 
 def fit_all(path):
     rec = read_any(path)
     tables, report = {}, []
     g, mant = rcp_points(*unit_form(rec, "rcp.approx.f32"))
-    u, m = unique_points(g, mant)
+    u, m = unique_points(g[g != 0], mant[g != 0])
     exact = 2.0 ** 47 / (2.0 ** 23 + u)
     tables["RCP"], marg = fit_segments(u, m, exact, SEG_BITS["rcp"])
     hit = np.mean(evaluate(tables["RCP"], u, SEG_BITS["rcp"]) == m)
@@ -227,20 +250,21 @@ def fit_all(path):
                   % (u.size, 1 << SEG_BITS["rcp"], marg.min(), hit))
     odd, g, mant = rsq_points(*unit_form(rec, "rsqrt.approx.f32"))
     for parity, name in ((0, "RSQ_EVEN"), (1, "RSQ_ODD")):
-        u, m = unique_points(g[odd == parity], mant[odd == parity])
+        # An even power of two (g = 0) is exact, outside the table.
+        sel = (odd == parity) & ((g != 0) | (odd == 1))
+        u, m = unique_points(g[sel], mant[sel])
         exact = 2.0 ** 24 / np.sqrt((1 + u / 2.0 ** 23) * (1 + parity))
         tables[name], marg = fit_segments(u, m, exact, SEG_BITS["rsq"])
         hit = np.mean(evaluate(tables[name], u, SEG_BITS["rsq"]) == m)
         report.append("rsq %s exponent: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
                       % ("odd" if parity else "even", u.size, 1 << SEG_BITS["rsq"], marg.min(), hit))
-    g, mant, neg = ex2_points(*rec["ex2.approx.ftz.f32"])
-    for sign, name in ((False, "EX2_POS"), (True, "EX2_NEG")):
-        u, m = unique_points(g[neg == sign], mant[neg == sign])
-        exact = np.exp2(u / 2.0 ** 23) * 2.0 ** 23
-        tables[name], marg = fit_segments(u, m, exact, SEG_BITS["ex2"])
-        hit = np.mean(evaluate(tables[name], u, SEG_BITS["ex2"]) == m)
-        report.append("ex2 %s: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
-                      % ("x < 0" if sign else "x >= 0", u.size, 1 << SEG_BITS["ex2"], marg.min(), hit))
+    g, mant = ex2_points(*rec["ex2.approx.ftz.f32"])
+    u, m = unique_points(g, mant)
+    exact = np.exp2(u / 2.0 ** 23) * 2.0 ** 23
+    tables["EX2"], marg = fit_segments(u, m, exact, SEG_BITS["ex2"])
+    hit = np.mean(evaluate(tables["EX2"], u, SEG_BITS["ex2"]) == m)
+    report.append("ex2: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
+                  % (u.size, 1 << SEG_BITS["ex2"], marg.min(), hit))
     return tables, report
 
 
