@@ -183,46 +183,72 @@ def ex2_points(x, y):
 
 
 # ------------------------------------------------------------------ fitting
-def fit_segments(g, mant, exact, bits):
-    """(coefficients [2^bits x 3], margins): per segment the centre of
-    {c : mant <= c0 + c1 t + c2 t^2 < mant + 1 at every point}, found by
-    linear programming on at most 2^14 of the segment's points (spread
-    evenly); where no such c exists (a negative margin: the unit is not a
-    floored quadratic, see `mufu.rs`), c0 is then moved by the offset in
-    [-0.25, 0.25] that reproduces the most of the segment's points."""
+def features(g, bits, per_bit):
+    """The terms of a segment's interpolation at the 23-bit fractions `g`:
+    (1, t, t^2), t the offset in [0, 1), or with `per_bit` (1, t^2, then
+    each bit of the offset, lowest first): the linear term as the rows of a
+    multiplier, one weight per bit of the offset."""
+    sh = 23 - bits
+    low = g & ((1 << sh) - 1)
+    t = low / 2.0 ** sh
+    if not per_bit:
+        return np.stack([np.ones(t.size), t, t * t], 1)
+    cols = [np.ones(t.size), t * t] + [((low >> j) & 1).astype(np.float64) for j in range(sh)]
+    return np.stack(cols, 1)
+
+
+def fit_segments(g, mant, exact, bits, per_bit=False):
+    """(coefficients [2^bits x terms], margins): per segment the centre of
+    {c : mant <= c . features < mant + 1 at every point}, found by linear
+    programming on about 2^14 of the segment's points (an odd stride);
+    where no such c exists (a negative margin: the unit is not what the
+    features can express, see `mufu.rs`), c0 is then moved by the offset
+    in [-0.25, 0.25] that reproduces the most of the segment's points."""
     from scipy.optimize import linprog
     sh = 23 - bits
-    coef, margin = np.zeros((1 << bits, 3)), np.zeros(1 << bits)
+    k = 3 if not per_bit else 2 + sh
+    coef, margin = np.zeros((1 << bits, k)), np.zeros(1 << bits)
     for seg in range(1 << bits):
         s = np.nonzero((g >> sh) == seg)[0]
-        if s.size < 3:
+        if s.size < k:
             sys.exit("segment %d has %d points: too few to fit" % (seg, s.size))
-        t_all = (g[s] & ((1 << sh) - 1)) / 2.0 ** sh
-        a_all = np.stack([np.ones(t_all.size), t_all, t_all * t_all], 1)
-        pick = np.arange(0, s.size, max(1, s.size >> 14))
+        a_all = features(g[s], bits, per_bit)
+        # An odd stride, so that every low bit of the offset is sampled.
+        pick = np.arange(0, s.size, (s.size >> 14) | 1)
         a = a_all[pick]
         base = np.linalg.lstsq(a, exact[s][pick], rcond=None)[0]
         lo = mant[s][pick] - a @ base
         one = np.ones((pick.size, 1))
-        r = linprog([0, 0, 0, -1], A_ub=np.vstack([np.hstack([-a, one]), np.hstack([a, one])]),
-                    b_ub=np.concatenate([-lo, lo + 1.0]), bounds=[(None, None)] * 3 + [(None, 0.5)],
+        r = linprog([0] * k + [-1], A_ub=np.vstack([np.hstack([-a, one]), np.hstack([a, one])]),
+                    b_ub=np.concatenate([-lo, lo + 1.0]), bounds=[(None, None)] * k + [(None, 0.5)],
                     method="highs")
-        c = r.x[:3] + base
-        if r.x[3] < 0:
-            v = c[0] + c[1] * t_all + c[2] * t_all * t_all
+        c = r.x[:k] + base
+        if r.x[k] < 0:
+            v = evaluate_raw(c[None, :], g[s] & ((1 << sh) - 1), bits, per_bit)
             shifts = np.linspace(-0.25, 0.25, 101)
             hits = [np.count_nonzero(np.floor(v + d) == mant[s]) for d in shifts]
             c[0] += shifts[int(np.argmax(hits))]
-        coef[seg], margin[seg] = c, r.x[3]
+        coef[seg], margin[seg] = c, r.x[k]
     return coef, margin
 
 
-def evaluate(coef, g, bits):
-    """floor(c0 + c1 t + c2 t^2), the operations in the order mufu.rs does them."""
+def evaluate_raw(c, g, bits, per_bit):
+    """The unfloored interpolation, the operations in the order mufu.rs does
+    them (`c` one row per point, or one row for all)."""
     sh = 23 - bits
-    c = coef[g >> sh]
-    t = (g & ((1 << sh) - 1)) / 2.0 ** sh
-    return np.floor(c[:, 0] + c[:, 1] * t + c[:, 2] * t * t).astype(np.int64)
+    low = g & ((1 << sh) - 1)
+    t = low / 2.0 ** sh
+    if not per_bit:
+        return c[:, 0] + c[:, 1] * t + c[:, 2] * t * t
+    v = c[:, 0] + c[:, 1] * (t * t)
+    for j in range(sh):
+        v = v + np.where((low >> j) & 1 == 1, c[:, 2 + j], 0.0)
+    return v
+
+
+def evaluate(coef, g, bits, per_bit=False):
+    """floor of the interpolation, as mufu.rs computes it."""
+    return np.floor(evaluate_raw(coef[g >> (23 - bits)], g, bits, per_bit)).astype(np.int64)
 
 
 def unique_points(g, mant):
@@ -261,8 +287,8 @@ def fit_all(path):
     g, mant = ex2_points(*rec["ex2.approx.ftz.f32"])
     u, m = unique_points(g, mant)
     exact = np.exp2(u / 2.0 ** 23) * 2.0 ** 23
-    tables["EX2"], marg = fit_segments(u, m, exact, SEG_BITS["ex2"])
-    hit = np.mean(evaluate(tables["EX2"], u, SEG_BITS["ex2"]) == m)
+    tables["EX2"], marg = fit_segments(u, m, exact, SEG_BITS["ex2"], per_bit=True)
+    hit = np.mean(evaluate(tables["EX2"], u, SEG_BITS["ex2"], per_bit=True) == m)
     report.append("ex2: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
                   % (u.size, 1 << SEG_BITS["ex2"], marg.min(), hit))
     return tables, report
@@ -270,13 +296,15 @@ def fit_all(path):
 
 def rust_tables(tables, report, source):
     out = ["//! Generated by `tests/host/sfu/fit.py fit %s`: do not edit." % source,
-           "//! The interpolation coefficients (c0, c1, c2) per segment, fitted to",
-           "//! the recording; in units of the result's last mantissa bit.",
+           "//! The interpolation coefficients per segment, fitted to the recording,",
+           "//! in units of the result's last mantissa bit: (c0, c1, c2) of",
+           "//! c0 + c1 t + c2 t^2, or for EX2 (c0, c2, then one weight per bit of",
+           "//! the offset, lowest first).",
            "//!"] + ["//! - %s" % line for line in report] + [""]
     for name, coef in tables.items():
-        out.append("pub(super) const %s: [[f64; 3]; %d] = [" % (name, coef.shape[0]))
+        out.append("pub(super) const %s: [[f64; %d]; %d] = [" % (name, coef.shape[1], coef.shape[0]))
         for c in coef:
-            out.append("    [%s, %s, %s]," % tuple(repr(float(v)) for v in c))
+            out.append("    [%s]," % ", ".join(repr(float(v)) for v in c))
         out.append("];")
         out.append("")
     return "\n".join(out)
