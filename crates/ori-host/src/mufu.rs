@@ -17,15 +17,18 @@
 //!   23 fraction bits), `MUFU.RSQ` on the mantissa and the exponent's
 //!   parity, `MUFU.EX2` on a fixed-point argument with 23 fraction bits
 //!   (`ex2_argument`), the exponent only moving the result. Within a
-//!   segment the unit is *not* a floored quadratic: on every input of a
-//!   binade no (c0, c1, c2) reproduces any whole segment of 2^16 or 2^17
-//!   points, nor the smaller power-of-two segments tried (to 2^13); what is
-//!   left is a few hundredths of an ulp of noise that follows the bits of
-//!   the offset (as truncated partial products of the unit's multipliers
-//!   would). The tables (`tests/host/sfu/fit.py`, `mufu/tables.rs`) are
-//!   the best floored quadratics per segment: on every recorded argument
-//!   they give the GPU's bits for 98.9% (`rcp`), 98.1% and 98.6% (`rsq`,
-//!   even and odd exponents) and 97.98% (`ex2`), the rest 1 ulp away.
+//!   table segment the unit is *not* a floored quadratic of the offset: on
+//!   every input of a binade no (c0, c1, c2) reproduces any whole segment
+//!   of 2^16 or 2^17 points, nor the smaller power-of-two segments tried
+//!   (to 2^13); what is left is a few hundredths of an ulp that follows
+//!   the bits of the offset, as the truncated rows of the unit's
+//!   multipliers would. The model (`interpolate`) gives each bit of the
+//!   offset its own weight; its tables (`tests/host/sfu/fit.py`,
+//!   `mufu/tables.rs`) are fitted, not the hardware's ROM: on every
+//!   recorded argument they give the GPU's bits for 99.53% (`rcp`),
+//!   99.18% and 99.40% (`rsq`, even and odd exponents) and 99.15% (`ex2`),
+//!   the rest 1 ulp away (a single slope per segment: 98.9%, 98.1%, 98.6%,
+//!   97.98%).
 //!   `MUFU.LG2`, `SQRT`, `SIN`, `COS` and `TANH` are computed correctly
 //!   rounded (from f64) with the unit's flushing and NaN; their measured
 //!   distance from the GPU is in `docs/host.md`.
@@ -73,21 +76,16 @@ fn deliver(v: f64, negative: bool) -> f32 {
     }
 }
 
-/// The quadratic of one segment at offset `t` in [0, 1), floored: the
-/// result's mantissa in units of its last bit (`tests/host/sfu/fit.py`
-/// evaluates the same expression in the same order).
-fn interpolate(c: &[f64; 3], t: f64) -> f64 {
-    (c[0] + c[1] * t + c[2] * t * t).floor()
-}
-
-/// A segment's interpolation with the linear term as a multiplier's rows:
-/// `c[0] + c[1] t^2` plus, for each set bit j of the 17-bit offset `low`,
-/// its own weight `c[2 + j]`, floored (`fit.py`'s `evaluate_raw` with
-/// `per_bit`, in the same order). A weight per bit, rather than one slope
-/// times the offset, is what the truncated rows of a hardware multiplier
-/// give; on every `ex2` argument it takes the differences from 2.02% (one
-/// slope) to 0.85%.
-fn interpolate_rows(c: &[f64; 19], low: u32, t: f64) -> f64 {
+/// A segment's interpolation, the result's mantissa in units of its last
+/// bit: `c[0] + c[1] t^2` (t the offset `low` as a fraction of the
+/// segment) plus, for each set bit j of `low`, its own weight `c[2 + j]`,
+/// floored (`fit.py`'s `evaluate_raw`, in the same order). A weight per
+/// bit, rather than one slope times the offset, is what the truncated rows
+/// of a hardware multiplier give; on every argument of the dense
+/// recording it takes the differences from 1.1% to 0.47% (`rcp`), from
+/// 1.9% and 1.4% to 0.82% and 0.60% (`rsq`) and from 2.02% to 0.85%
+/// (`ex2`).
+fn interpolate(c: &[f64], low: u32, t: f64) -> f64 {
     let mut v = c[0] + c[1] * (t * t);
     for (j, w) in c[2..].iter().enumerate() {
         if low >> j & 1 == 1 {
@@ -122,7 +120,7 @@ pub fn rcp(x: f32) -> f32 {
         f64::from(1u32 << 24)
     } else {
         let t = f64::from(g & 0xffff) / 65536.0;
-        interpolate(&tables::RCP[(g >> 16) as usize], t)
+        interpolate(&tables::RCP[(g >> 16) as usize], g & 0xffff, t)
     };
     // mant is 1/m in units of 2^-24 (m in [1, 2), 1/m in (1/2, 1]).
     deliver(mant * pow2(-24 - e), x < 0.0)
@@ -151,7 +149,7 @@ fn ex2_argument(x: f32) -> (i64, u32) {
 }
 
 /// `MUFU.EX2`: 2^x. After `ex2_argument`, the fraction's top 6 bits pick
-/// a segment, the other 17 are the offset (`interpolate_rows`); the result
+/// a segment, the other 17 are the offset (`interpolate`); the result
 /// is `2^n` times the interpolated mantissa in [1, 2). Probe: `ex2.approx.ftz.f32` on every input of [1, 2) in
 /// `tests/host/sfu/dense` (`fit.py`, `ex2_points`).
 pub fn ex2(x: f32) -> f32 {
@@ -170,7 +168,7 @@ pub fn ex2(x: f32) -> f32 {
     let mant = if g == 0 {
         8_388_608.0
     } else {
-        interpolate_rows(&tables::EX2[(g >> 17) as usize], g & 0x1_ffff, t)
+        interpolate(&tables::EX2[(g >> 17) as usize], g & 0x1_ffff, t)
     };
     deliver(mant * pow2(n - 23), false)
 }
@@ -279,7 +277,7 @@ pub fn rsq(x: f32) -> f32 {
             &tables::RSQ_EVEN
         };
         let t = f64::from(g & 0x1_ffff) / 131_072.0;
-        interpolate(&table[(g >> 17) as usize], t)
+        interpolate(&table[(g >> 17) as usize], g & 0x1_ffff, t)
     };
     // mant is the root in units of 2^-24 of (1/2, 1].
     deliver(mant * pow2(-24 - (e - odd) / 2), false)
