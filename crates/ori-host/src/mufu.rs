@@ -8,18 +8,27 @@
 //!   read off ptxas's SASS for each PTX form (`cuobjdump -sass` of the
 //!   kernels `tests/host/sfu/probe.py ptx` writes): which inputs are
 //!   rescaled before the unit and how the result is scaled back.
-//! - **The unit**, probed on an H100 (`tests/host/sfu/h100_special.bin.gz`,
-//!   131,072 inputs per f32 instruction over every exponent, every 16-bit
-//!   input; recorded by `tests/host/mma_probe.py`). `MUFU.RCP`, `MUFU.RSQ`
-//!   and `MUFU.EX2` are modelled as multifunction interpolators (a segment
-//!   index from the top bits of the argument's fraction, a quadratic in
-//!   the rest, the result's mantissa the floor of it) with coefficients
-//!   fitted to the recording (`tests/host/sfu/fit.py`, `mufu/tables.rs`).
-//!   The fit reproduces 99.93% of the recorded `rcp` arguments, 99.4% and
-//!   99.8% of the `rsq` ones (even and odd exponents), 99.27% of the
-//!   positive `ex2` ones and 97.1% of the negative ones: the tables are
-//!   learnt from a sparse sample, not the hardware's ROM (on arguments held
-//!   out of the fit, 98.7% for `rcp`, 98.5-98.9% for `rsq`, 94% for `ex2`).
+//! - **The unit**, probed on an H200 on dense inputs
+//!   (`tests/host/sfu/dense/`, `probe.py record`: every input of whole
+//!   binades, 2^18-point sweeps over all exponents) and on an H100
+//!   (`tests/host/sfu/h100_special.bin.gz`); the two give the same bits
+//!   on every argument both recorded. What the dense recording
+//!   establishes exactly: `MUFU.RCP` depends on the mantissa alone (all
+//!   23 fraction bits), `MUFU.RSQ` on the mantissa and the exponent's
+//!   parity, `MUFU.EX2` on a fixed-point argument with 23 fraction bits
+//!   (`ex2_argument`), the exponent only moving the result. Within a
+//!   table segment the unit is *not* a floored quadratic of the offset: on
+//!   every input of a binade no (c0, c1, c2) reproduces any whole segment
+//!   of 2^16 or 2^17 points, nor the smaller power-of-two segments tried
+//!   (to 2^13); what is left is a few hundredths of an ulp that follows
+//!   the bits of the offset, as the truncated rows of the unit's
+//!   multipliers would. The model (`interpolate`) gives each bit of the
+//!   offset its own weight; its tables (`tests/host/sfu/fit.py`,
+//!   `mufu/tables.rs`) are fitted, not the hardware's ROM: on every
+//!   recorded argument they give the GPU's bits for 99.53% (`rcp`),
+//!   99.18% and 99.40% (`rsq`, even and odd exponents) and 99.15% (`ex2`),
+//!   the rest 1 ulp away (a single slope per segment: 98.9%, 98.1%, 98.6%,
+//!   97.98%).
 //!   `MUFU.LG2`, `SQRT`, `SIN`, `COS` and `TANH` are computed correctly
 //!   rounded (from f64) with the unit's flushing and NaN; their measured
 //!   distance from the GPU is in `docs/host.md`.
@@ -67,19 +76,32 @@ fn deliver(v: f64, negative: bool) -> f32 {
     }
 }
 
-/// The quadratic of one segment at offset `t` in [0, 1), floored: the
-/// result's mantissa in units of its last bit (`tests/host/sfu/fit.py`
-/// evaluates the same expression in the same order).
-fn interpolate(c: &[f64; 3], t: f64) -> f64 {
-    (c[0] + c[1] * t + c[2] * t * t).floor()
+/// A segment's interpolation, the result's mantissa in units of its last
+/// bit: `c[0] + c[1] t^2` (t the offset `low` as a fraction of the
+/// segment) plus, for each set bit j of `low`, its own weight `c[2 + j]`,
+/// floored (`fit.py`'s `evaluate_raw`, in the same order). A weight per
+/// bit, rather than one slope times the offset, is what the truncated rows
+/// of a hardware multiplier give; on every argument of the dense
+/// recording it takes the differences from 1.1% to 0.47% (`rcp`), from
+/// 1.9% and 1.4% to 0.82% and 0.60% (`rsq`) and from 2.02% to 0.85%
+/// (`ex2`).
+fn interpolate(c: &[f64], low: u32, t: f64) -> f64 {
+    let mut v = c[0] + c[1] * (t * t);
+    for (j, w) in c[2..].iter().enumerate() {
+        if low >> j & 1 == 1 {
+            v += w;
+        }
+    }
+    v.floor()
 }
 
 /// `MUFU.RCP`: 1/x. The 23-bit fraction `g` of x's mantissa picks one of
 /// 128 segments (its top 7 bits); the remaining 16 bits are the offset.
 /// The result depends on the mantissa alone, the exponent only moves it
 /// (the recording agrees wherever inputs share a mantissa); a power of
-/// two gives its exact reciprocal. Probe: `rcp.approx.f32` in
-/// `h100_special.bin.gz`, fit in `fit.py` (`rcp_points`).
+/// two gives its exact reciprocal. Probe: `rcp.approx.ftz.f32` on every
+/// input of [1, 2) and of [2^126, 2^127) in `tests/host/sfu/dense` (fit in
+/// `fit.py`, `rcp_points`).
 pub fn rcp(x: f32) -> f32 {
     if x.is_nan() {
         return CANONICAL_NAN;
@@ -98,30 +120,38 @@ pub fn rcp(x: f32) -> f32 {
         f64::from(1u32 << 24)
     } else {
         let t = f64::from(g & 0xffff) / 65536.0;
-        interpolate(&tables::RCP[(g >> 16) as usize], t)
+        interpolate(&tables::RCP[(g >> 16) as usize], g & 0xffff, t)
     };
     // mant is 1/m in units of 2^-24 (m in [1, 2), 1/m in (1/2, 1]).
     deliver(mant * pow2(-24 - e), x < 0.0)
 }
 
 /// `MUFU.EX2`'s argument: x as fixed point with 23 fraction bits, its
-/// magnitude truncated and then negated exactly for x < 0 (the older
-/// architectures' `RRO.EX2` produced such a 1.1.7.23 word). Returns the
-/// integer part `n` and the 23-bit fraction `g` of that two's-complement
-/// value. Probe: `ex2.approx.ftz.f32` inputs that share this value give
-/// one output (`fit.py`, `ex2_points`; 923 groups, none disagreeing).
-fn ex2_fixed(x: f32) -> (i64, u32) {
+/// magnitude truncated, split into the integer part `n` of the exponent
+/// and a 23-bit fraction `g`, 2^x = 2^n 2^(g / 2^23). For x < 0 with a
+/// nonzero fraction f the unit takes n = -i - 1 and the ones' complement
+/// of f (one argument unit below the exact two's complement); with a zero
+/// fraction it gives the exact power. Probes (`tests/host/sfu/dense`,
+/// `ex2.approx.ftz.f32`): the output is constant over each pair of
+/// inputs in [0.5, 1) (they carry 24 fraction bits); every output of the
+/// binades (-1, -0.5], (-2, -1], (-4, -2] and (-16, -8] is the
+/// positive binade's at the argument given here, but at the integers.
+fn ex2_argument(x: f32) -> (i64, u32) {
     let q = (f64::from(x.abs()) * 8_388_608.0).trunc() as i64;
-    let v = if x < 0.0 { -q } else { q };
-    (v >> 23, (v & 0x7f_ffff) as u32)
+    let (i, f) = (q >> 23, (q & 0x7f_ffff) as u32);
+    if x >= 0.0 {
+        (i, f)
+    } else if f == 0 {
+        (-i, 0)
+    } else {
+        (-i - 1, !f & 0x7f_ffff)
+    }
 }
 
-/// `MUFU.EX2`: 2^x. After `ex2_fixed`, the fraction's top 6 bits pick a
-/// segment of one table for x >= 0 and of another for x < 0 (the
-/// negative path's outputs sit about one argument unit lower than the
-/// positive table gives: the unit does not share it); the result is
-/// `2^n` times the interpolated mantissa in [1, 2]. Probe:
-/// `ex2.approx.ftz.f32` in `h100_special.bin.gz`.
+/// `MUFU.EX2`: 2^x. After `ex2_argument`, the fraction's top 6 bits pick
+/// a segment, the other 17 are the offset (`interpolate`); the result
+/// is `2^n` times the interpolated mantissa in [1, 2). Probe: `ex2.approx.ftz.f32` on every input of [1, 2) in
+/// `tests/host/sfu/dense` (`fit.py`, `ex2_points`).
 pub fn ex2(x: f32) -> f32 {
     if x.is_nan() {
         return CANONICAL_NAN;
@@ -133,14 +163,13 @@ pub fn ex2(x: f32) -> f32 {
     if x <= -256.0 {
         return 0.0;
     }
-    let (n, g) = ex2_fixed(x);
-    let table = if x < 0.0 {
-        &tables::EX2_NEG
-    } else {
-        &tables::EX2_POS
-    };
+    let (n, g) = ex2_argument(x);
     let t = f64::from(g & 0x1_ffff) / 131_072.0;
-    let mant = interpolate(&table[(g >> 17) as usize], t);
+    let mant = if g == 0 {
+        8_388_608.0
+    } else {
+        interpolate(&tables::EX2[(g >> 17) as usize], g & 0x1_ffff, t)
+    };
     deliver(mant * pow2(n - 23), false)
 }
 
@@ -223,7 +252,8 @@ pub fn lg2(x: f32) -> f32 {
 /// mantissa in [1, 2)); the top 6 bits of the 23-bit fraction pick the
 /// segment, the remaining 17 are the offset; half the exponent moves the
 /// result. An even power of two gives its exact root. Probe:
-/// `rsqrt.approx.f32` in `h100_special.bin.gz` (`fit.py`, `rsq_points`).
+/// `rsqrt.approx.ftz.f32` on every input of [1, 2) and [2, 4) in
+/// `tests/host/sfu/dense` (`fit.py`, `rsq_points`).
 pub fn rsq(x: f32) -> f32 {
     let x = flush(x);
     if x.is_nan() || x < 0.0 {
@@ -247,7 +277,7 @@ pub fn rsq(x: f32) -> f32 {
             &tables::RSQ_EVEN
         };
         let t = f64::from(g & 0x1_ffff) / 131_072.0;
-        interpolate(&table[(g >> 17) as usize], t)
+        interpolate(&table[(g >> 17) as usize], g & 0x1_ffff, t)
     };
     // mant is the root in units of 2^-24 of (1/2, 1].
     deliver(mant * pow2(-24 - (e - odd) / 2), false)

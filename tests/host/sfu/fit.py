@@ -19,11 +19,15 @@ finds the structure (ORISFP01, gzip-compressed).
 `fit` models three MUFU functions (rcp, rsq, ex2) as the multifunction interpolators of the
 literature (Oberman and Siu, ARITH 2005): the argument's fraction split into
 a segment index (its top bits) and an offset t in [0, 1); the result's
-24-bit mantissa is floor(c0 + c1 t + c2 t^2), one (c0, c1, c2) per segment.
-Each segment's coefficients are the centre (largest margin) of the set that
-reproduces every recorded output in it, found by linear programming
-(needs numpy and scipy). What the recordings show of the argument handling
-is in `crates/ori-host/src/mufu.rs`.
+24-bit mantissa is floor(c0 + c2 t^2 + the weights of the offset's set
+bits), the linear term as a multiplier's rows, one weight per bit (on the
+dense recording no c0 + c1 t + c2 t^2 reproduces a whole segment; the rows
+halve the differences). Each segment's coefficients are the centre
+(largest margin) of the set that reproduces every recorded output in it,
+found by linear programming (needs numpy and scipy), then moved to
+reproduce the most outputs where that set is empty, as it is for every
+segment of the dense recording. What the recordings show of the argument
+handling is in `crates/ori-host/src/mufu.rs`.
 """
 import gzip
 import struct
@@ -161,10 +165,12 @@ def rsq_points(x, y):
 
 
 def ex2_points(x, y):
-    """MUFU.EX2 (the .ftz form): the argument as 7.23 fixed point, |x|
-    truncated and negated exactly for x < 0 (`ex2_fixed` in mufu.rs), split
-    into n (integer) and g (23-bit fraction); the result's mantissa
-    y / 2^n in units of 2^-23. Only inputs with normal results."""
+    """MUFU.EX2 (the .ftz form): the argument as fixed point with 23
+    fraction bits, |x| truncated (`ex2_argument` in mufu.rs); for x < 0
+    with a nonzero fraction the integer part less one and the fraction's
+    ones' complement (x < 0 with a zero fraction gives an exact power of
+    two and is left out). Returns (the 23-bit fraction g, the result's
+    mantissa y / 2^n in units of 2^-23). Only inputs with normal results."""
     with np.errstate(invalid="ignore"):
         xf = x.view(np.float32).astype(np.float64)
         yf = y.view(np.float32).astype(np.float64)
@@ -172,87 +178,138 @@ def ex2_points(x, y):
     s &= np.abs(xf) >= 2.0 ** -126
     xf, yf = xf[s], yf[s]
     q = np.trunc(np.abs(xf) * 2.0 ** 23).astype(np.int64)
-    v = np.where(xf < 0, -q, q)
+    keep = (xf >= 0) | ((q & ((1 << 23) - 1)) != 0)
+    xf, yf, q = xf[keep], yf[keep], q[keep]
+    v = np.where(xf < 0, -q - 1, q)
     n, g = v >> 23, v & ((1 << 23) - 1)
     mant = np.round(yf / np.exp2(n.astype(np.float64)) * 2.0 ** 23).astype(np.int64)
-    return g, mant, xf < 0
+    return g, mant
 
 
 # ------------------------------------------------------------------ fitting
-def fit_segments(g, mant, exact, bits):
-    """(coefficients [2^bits x 3], margins): per segment the centre of
-    {c : mant <= c0 + c1 t + c2 t^2 < mant + 1 at every point}."""
+def features(g, bits, per_bit):
+    """The terms of a segment's interpolation at the 23-bit fractions `g`:
+    (1, t, t^2), t the offset in [0, 1), or with `per_bit` (1, t^2, then
+    each bit of the offset, lowest first): the linear term as the rows of a
+    multiplier, one weight per bit of the offset."""
+    sh = 23 - bits
+    low = g & ((1 << sh) - 1)
+    t = low / 2.0 ** sh
+    if not per_bit:
+        return np.stack([np.ones(t.size), t, t * t], 1)
+    cols = [np.ones(t.size), t * t] + [((low >> j) & 1).astype(np.float64) for j in range(sh)]
+    return np.stack(cols, 1)
+
+
+def fit_segments(g, mant, exact, bits, per_bit=False):
+    """(coefficients [2^bits x terms], margins): per segment the centre of
+    {c : mant <= c . features < mant + 1 at every point}, found by linear
+    programming on about 2^14 of the segment's points (an odd stride);
+    where no such c exists (a negative margin: the unit is not what the
+    features can express, see `mufu.rs`), c0 is then moved by the offset
+    in [-0.25, 0.25] that reproduces the most of the segment's points."""
     from scipy.optimize import linprog
     sh = 23 - bits
-    coef, margin = np.zeros((1 << bits, 3)), np.zeros(1 << bits)
+    k = 3 if not per_bit else 2 + sh
+    coef, margin = np.zeros((1 << bits, k)), np.zeros(1 << bits)
     for seg in range(1 << bits):
-        s = (g >> sh) == seg
-        if s.sum() < 3:
-            sys.exit("segment %d has %d points: too few to fit" % (seg, s.sum()))
-        t = (g[s] & ((1 << sh) - 1)) / 2.0 ** sh
-        a = np.stack([np.ones(t.size), t, t * t], 1)
-        base = np.linalg.lstsq(a, exact[s], rcond=None)[0]
-        lo = mant[s] - a @ base
-        one = np.ones((t.size, 1))
-        r = linprog([0, 0, 0, -1], A_ub=np.vstack([np.hstack([-a, one]), np.hstack([a, one])]),
-                    b_ub=np.concatenate([-lo, lo + 1.0]), bounds=[(None, None)] * 3 + [(None, 0.5)],
+        s = np.nonzero((g >> sh) == seg)[0]
+        if s.size < k:
+            sys.exit("segment %d has %d points: too few to fit" % (seg, s.size))
+        a_all = features(g[s], bits, per_bit)
+        # An odd stride, so that every low bit of the offset is sampled.
+        pick = np.arange(0, s.size, (s.size >> 14) | 1)
+        a = a_all[pick]
+        base = np.linalg.lstsq(a, exact[s][pick], rcond=None)[0]
+        lo = mant[s][pick] - a @ base
+        one = np.ones((pick.size, 1))
+        r = linprog([0] * k + [-1], A_ub=np.vstack([np.hstack([-a, one]), np.hstack([a, one])]),
+                    b_ub=np.concatenate([-lo, lo + 1.0]), bounds=[(None, None)] * k + [(None, 0.5)],
                     method="highs")
-        coef[seg], margin[seg] = r.x[:3] + base, r.x[3]
+        c = r.x[:k] + base
+        if r.x[k] < 0:
+            v = evaluate_raw(c[None, :], g[s] & ((1 << sh) - 1), bits, per_bit)
+            shifts = np.linspace(-0.25, 0.25, 101)
+            hits = [np.count_nonzero(np.floor(v + d) == mant[s]) for d in shifts]
+            c[0] += shifts[int(np.argmax(hits))]
+        coef[seg], margin[seg] = c, r.x[k]
     return coef, margin
 
 
-def evaluate(coef, g, bits):
-    """floor(c0 + c1 t + c2 t^2), the operations in the order mufu.rs does them."""
+def evaluate_raw(c, g, bits, per_bit):
+    """The unfloored interpolation, the operations in the order mufu.rs does
+    them (`c` one row per point, or one row for all)."""
     sh = 23 - bits
-    c = coef[g >> sh]
-    t = (g & ((1 << sh) - 1)) / 2.0 ** sh
-    return np.floor(c[:, 0] + c[:, 1] * t + c[:, 2] * t * t).astype(np.int64)
+    low = g & ((1 << sh) - 1)
+    t = low / 2.0 ** sh
+    if not per_bit:
+        return c[:, 0] + c[:, 1] * t + c[:, 2] * t * t
+    v = c[:, 0] + c[:, 1] * (t * t)
+    for j in range(sh):
+        v = v + np.where((low >> j) & 1 == 1, c[:, 2 + j], 0.0)
+    return v
+
+
+def evaluate(coef, g, bits, per_bit=False):
+    """floor of the interpolation, as mufu.rs computes it."""
+    return np.floor(evaluate_raw(coef[g >> (23 - bits)], g, bits, per_bit)).astype(np.int64)
 
 
 def unique_points(g, mant):
-    """One point per argument (the recordings agree wherever two inputs share one)."""
-    u, i = np.unique(g, return_index=True)
-    return u, mant[i]
+    """One point per argument; exits if two inputs with one argument were
+    given different results (the argument would not be what the unit
+    keeps)."""
+    order = np.argsort(g, kind="stable")
+    gs, ms = g[order], mant[order]
+    same = gs[1:] == gs[:-1]
+    if np.any(same & (ms[1:] != ms[:-1])):
+        sys.exit("%d arguments with two different results" % np.count_nonzero(same & (ms[1:] != ms[:-1])))
+    u, i = np.unique(gs, return_index=True)
+    return u, ms[i]
 
 
 def fit_all(path):
     rec = read_any(path)
     tables, report = {}, []
     g, mant = rcp_points(*unit_form(rec, "rcp.approx.f32"))
-    u, m = unique_points(g, mant)
+    u, m = unique_points(g[g != 0], mant[g != 0])
     exact = 2.0 ** 47 / (2.0 ** 23 + u)
-    tables["RCP"], marg = fit_segments(u, m, exact, SEG_BITS["rcp"])
-    hit = np.mean(evaluate(tables["RCP"], u, SEG_BITS["rcp"]) == m)
+    tables["RCP"], marg = fit_segments(u, m, exact, SEG_BITS["rcp"], per_bit=True)
+    hit = np.mean(evaluate(tables["RCP"], u, SEG_BITS["rcp"], per_bit=True) == m)
     report.append("rcp: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
                   % (u.size, 1 << SEG_BITS["rcp"], marg.min(), hit))
     odd, g, mant = rsq_points(*unit_form(rec, "rsqrt.approx.f32"))
     for parity, name in ((0, "RSQ_EVEN"), (1, "RSQ_ODD")):
-        u, m = unique_points(g[odd == parity], mant[odd == parity])
+        # An even power of two (g = 0) is exact, outside the table.
+        sel = (odd == parity) & ((g != 0) | (odd == 1))
+        u, m = unique_points(g[sel], mant[sel])
         exact = 2.0 ** 24 / np.sqrt((1 + u / 2.0 ** 23) * (1 + parity))
-        tables[name], marg = fit_segments(u, m, exact, SEG_BITS["rsq"])
-        hit = np.mean(evaluate(tables[name], u, SEG_BITS["rsq"]) == m)
+        tables[name], marg = fit_segments(u, m, exact, SEG_BITS["rsq"], per_bit=True)
+        hit = np.mean(evaluate(tables[name], u, SEG_BITS["rsq"], per_bit=True) == m)
         report.append("rsq %s exponent: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
                       % ("odd" if parity else "even", u.size, 1 << SEG_BITS["rsq"], marg.min(), hit))
-    g, mant, neg = ex2_points(*rec["ex2.approx.ftz.f32"])
-    for sign, name in ((False, "EX2_POS"), (True, "EX2_NEG")):
-        u, m = unique_points(g[neg == sign], mant[neg == sign])
-        exact = np.exp2(u / 2.0 ** 23) * 2.0 ** 23
-        tables[name], marg = fit_segments(u, m, exact, SEG_BITS["ex2"])
-        hit = np.mean(evaluate(tables[name], u, SEG_BITS["ex2"]) == m)
-        report.append("ex2 %s: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
-                      % ("x < 0" if sign else "x >= 0", u.size, 1 << SEG_BITS["ex2"], marg.min(), hit))
+    g, mant = ex2_points(*rec["ex2.approx.ftz.f32"])
+    u, m = unique_points(g, mant)
+    exact = np.exp2(u / 2.0 ** 23) * 2.0 ** 23
+    tables["EX2"], marg = fit_segments(u, m, exact, SEG_BITS["ex2"], per_bit=True)
+    hit = np.mean(evaluate(tables["EX2"], u, SEG_BITS["ex2"], per_bit=True) == m)
+    report.append("ex2: %d arguments, %d segments, smallest margin %.4f, reproduced %.5f"
+                  % (u.size, 1 << SEG_BITS["ex2"], marg.min(), hit))
     return tables, report
 
 
 def rust_tables(tables, report, source):
     out = ["//! Generated by `tests/host/sfu/fit.py fit %s`: do not edit." % source,
-           "//! The interpolation coefficients (c0, c1, c2) per segment, fitted to",
-           "//! the recording; in units of the result's last mantissa bit.",
+           "//! The interpolation coefficients per segment, fitted to the recording,",
+           "//! in units of the result's last mantissa bit: (c0, c2, then one",
+           "//! weight per bit of the offset, lowest first) of",
+           "//! c0 + c2 t^2 + the weights of the offset's set bits.",
            "//!"] + ["//! - %s" % line for line in report] + [""]
     for name, coef in tables.items():
-        out.append("pub(super) const %s: [[f64; 3]; %d] = [" % (name, coef.shape[0]))
+        out.append("#[rustfmt::skip]")
+        out.append("pub(super) static %s: [[f64; %d]; %d] = [" % (name, coef.shape[1], coef.shape[0]))
         for c in coef:
-            out.append("    [%s, %s, %s]," % tuple(repr(float(v)) for v in c))
+            out.append("    [%s]," % ", ".join(repr(float(v)) for v in c))
         out.append("];")
         out.append("")
     return "\n".join(out)
