@@ -43,9 +43,11 @@ pub fn unknown_entry_count(
     unit: &[&Function],
     maxrregcount: Option<u32>,
 ) -> Option<Diagnostic> {
-    let ignored = !kernel.register_count_at_entry_known(maxrregcount)
-        && !one_cta_per_sm(kernel)
-        && unit.iter().any(|f| has_setmaxnreg(f));
+    // The register need behind `one_cta_per_sm` is a liveness pass: asked
+    // only of a unit that holds a `setmaxnreg`.
+    let ignored = unit.iter().any(|f| has_setmaxnreg(f))
+        && !kernel.register_count_at_entry_known(maxrregcount)
+        && !one_cta_per_sm(kernel);
     ignored.then(|| advisory(C7508_SETMAXNREG_UNKNOWN_ENTRY))
 }
 

@@ -151,7 +151,18 @@ pub(super) fn literals_fit(cx: &mut super::LowerCx<'_>, i: &ast::Instruction) ->
         ast::OperandKind::Vector(v) => v.iter().any(|o| literal_of(&o.kind).is_some()),
         k => literal_of(k).is_some(),
     });
-    if !has_literal {
+    if !has_literal || !TYPED_SOURCES.contains(&i.opcode.as_str()) {
+        return true;
+    }
+    // An integer literal is refused only in an `.f32` or `.f64` operand
+    // (`literal_fits`), and most literals are integers in integer code.
+    let only_integers = i.operands.iter().all(|o| match &o.kind {
+        ast::OperandKind::Vector(v) => v
+            .iter()
+            .all(|o| matches!(literal_of(&o.kind), None | Some(Literal::Integer))),
+        k => matches!(literal_of(k), None | Some(Literal::Integer)),
+    });
+    if only_integers && !i.modifiers.iter().any(|m| m == "f32" || m == "f64") {
         return true;
     }
     let mods: SmallVec<[&str; 8]> = i.modifiers.iter().map(|m| m.as_str()).collect();

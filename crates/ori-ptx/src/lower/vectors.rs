@@ -39,6 +39,16 @@ pub(super) fn vector_sizes_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bo
         "mov" | "ldmatrix" | "stmatrix" => [1, 2, 4].as_slice(),
         _ => return true,
     };
+    // Scalars under no `.vN` (nearly every load, store and move) have
+    // nothing to check: a width of one is narrower than 256 bits, and no
+    // count can differ. `ldmatrix`/`stmatrix` want a brace list even then.
+    let scalar = !i
+        .operands
+        .iter()
+        .any(|o| matches!(o.kind, ast::OperandKind::Vector(_)));
+    if scalar && vector_width(i) == 1 && !matches!(i.opcode.as_str(), "ldmatrix" | "stmatrix") {
+        return true;
+    }
     let wide = wide_access_supported(cx, i);
     let mut fits = true;
     for op in &i.operands {
