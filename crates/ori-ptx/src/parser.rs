@@ -841,18 +841,7 @@ impl<'a> Parser<'a> {
         if self.is_punct('(') {
             params = self.param_list()?;
         }
-        let mut perf = Vec::new();
-        while self.tok().kind == TokKind::Dotted {
-            let (d, _) = self.expect_dotted()?;
-            let mut vals = Vec::new();
-            if matches!(self.tok().kind, TokKind::Int { .. }) {
-                vals.push(self.expect_uint()?);
-                while self.eat_punct(',') {
-                    vals.push(self.expect_uint()?);
-                }
-            }
-            perf.push((d, vals));
-        }
+        let perf = self.performance_directives()?;
         let mut f = Function {
             name,
             is_entry,
@@ -882,21 +871,7 @@ impl<'a> Parser<'a> {
         self.bump();
         let stream = self.sink.is_some();
         if stream {
-            let bytes_left = self.src.len().saturating_sub(self.span().lo as usize);
-            let module = Module {
-                version: so_far.version,
-                target: so_far.target.clone(),
-                target_span: so_far.target_span,
-                address_size: so_far.address_size,
-                items: so_far.items[self.handed..].to_vec(),
-                files: Vec::new(),
-            };
-            self.handed = so_far.items.len();
-            self.emit(BodyEvent::Start(Box::new(BodyStart {
-                module,
-                function: f.clone(),
-                bytes_left,
-            })));
+            self.start_streamed_body(so_far, &f);
         }
         let body = self.block_body_to(stream);
         // Branch targets no enclosing scope defines.
@@ -910,6 +885,44 @@ impl<'a> Parser<'a> {
         f.body = Some(body);
         f.span = start.to(self.prev_span());
         Ok(f)
+    }
+
+    /// The performance directives after a function's signature (`.maxntid
+    /// 128, 1, 1`, `.maxnreg 168`, `.noreturn`): each name with its values.
+    fn performance_directives(&mut self) -> PResult<Vec<(String, Vec<u64>)>> {
+        let mut perf = Vec::new();
+        while self.tok().kind == TokKind::Dotted {
+            let (d, _) = self.expect_dotted()?;
+            let mut vals = Vec::new();
+            if matches!(self.tok().kind, TokKind::Int { .. }) {
+                vals.push(self.expect_uint()?);
+                while self.eat_punct(',') {
+                    vals.push(self.expect_uint()?);
+                }
+            }
+            perf.push((d, vals));
+        }
+        Ok(perf)
+    }
+
+    /// Hands the streamed front end the start of `f`'s body: the module
+    /// items parsed since the previous body, and `f`'s signature.
+    fn start_streamed_body(&mut self, so_far: &Module, f: &Function) {
+        let bytes_left = self.src.len().saturating_sub(self.span().lo as usize);
+        let module = Module {
+            version: so_far.version,
+            target: so_far.target.clone(),
+            target_span: so_far.target_span,
+            address_size: so_far.address_size,
+            items: so_far.items[self.handed..].to_vec(),
+            files: Vec::new(),
+        };
+        self.handed = so_far.items.len();
+        self.emit(BodyEvent::Start(Box::new(BodyStart {
+            module,
+            function: f.clone(),
+            bytes_left,
+        })));
     }
 
     /// Pop the innermost scope; the branch targets it used but does not
