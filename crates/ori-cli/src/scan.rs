@@ -188,13 +188,14 @@ fn statement(text: &str, span: Option<(u32, u32)>) -> Option<String> {
 /// One human line per finding.
 fn human_line(s: &Scanned, d: &Diagnostic) -> String {
     let file = s.path.display();
-    let line = d
-        .culprit
-        .as_ref()
-        .map(|n| n.line)
-        .filter(|&l| l > 0)
-        .or(d.line)
-        .map_or(String::new(), |l| format!(":{l}"));
+    let culprit_line = d.culprit.as_ref().map(|n| n.line).filter(|&l| l > 0);
+    // An error (no culprit) is named at its line and column.
+    let line = match (culprit_line, d.line, d.col) {
+        (Some(l), _, _) => format!(":{l}"),
+        (None, Some(l), Some(c)) => format!(":{l}:{c}"),
+        (None, Some(l), None) => format!(":{l}"),
+        (None, None, _) => String::new(),
+    };
     let mut out = format!("{file}{line}: ");
     match d.code {
         Some(c) => {

@@ -217,3 +217,19 @@ fn listed_exit_differences() -> usize {
         })
         .count()
 }
+
+/// A file ori cannot compile is named at the error's line and column, and
+/// the scan exits 1.
+#[test]
+fn bad_input_named_at_line_and_column() {
+    let dir = std::env::temp_dir().join(format!("ori-scan-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.ptx");
+    let src = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n  foo.bar %r1;\n}\n";
+    std::fs::write(&path, src).unwrap();
+    let (code, human, _) = scan(&[path.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let want = format!("{}:6:3: error: ", path.display());
+    assert!(human.lines().any(|l| l.starts_with(&want)), "{human}");
+    std::fs::remove_dir_all(&dir).ok();
+}
