@@ -478,6 +478,21 @@ fn ori_args(name: &str, header: &CaseHeader) -> Vec<String> {
     v
 }
 
+/// What `ori` printed and returned for case `name` of `dir`, run with the
+/// flags of its header.
+fn observe(ori: &Path, name: &str, header: &CaseHeader, dir: &Path) -> Result<Observed, String> {
+    let out = process::run(ori, &ori_args(name, header), dir, ORI_LIMIT)?;
+    Ok(Observed {
+        exit_code: out.code,
+        messages: lines(&out.stderr),
+        sass: if out.stdout.trim().is_empty() {
+            None
+        } else {
+            Some(out.stdout)
+        },
+    })
+}
+
 pub fn check(args: &[&str]) -> Result<ExitCode, String> {
     let opts = parse_check_options(args)?;
     if opts.mode == CheckMode::PtxRoundtrip {
@@ -508,16 +523,7 @@ pub fn check(args: &[&str]) -> Result<ExitCode, String> {
             Expectation::parse(&exp_text).map_err(|e| format!("{}: {e}", exp_path.display()))?;
         let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap_or_default();
         let header = case_header(&text);
-        let out = process::run(&ori, &ori_args(name, &header), &dir, ORI_LIMIT)?;
-        let observed = Observed {
-            exit_code: out.code,
-            messages: lines(&out.stderr),
-            sass: if out.stdout.trim().is_empty() {
-                None
-            } else {
-                Some(out.stdout)
-            },
-        };
+        let observed = observe(&ori, name, &header, &dir)?;
         let a = compare(&expected, &observed);
         let loop_free = !has_loop_or_call(&text);
         if let (Some(ok), true) = (a.skeleton_agree, loop_free) {

@@ -7,6 +7,31 @@ use super::int_arith::{int_compare, int_convert, int_op, IntCmp, IntOp, IntShape
 use super::*;
 use crate::mufu;
 
+/// The integer instructions (`add.s32`, `mad.wide.u16`, `shl.b64`, ...);
+/// any other instruction that reaches the ALU is one the host does not run.
+fn int_family(
+    d: &InstData,
+    shape: &AluShape<'_>,
+    signed: bool,
+    src: &dyn Fn(usize) -> Res<u64>,
+) -> Res<u64> {
+    let Some(iop) = IntOp::of(&d.name) else {
+        return Err(Fault::Unsupported(format!(
+            "{} is not supported by the host backend",
+            d.mnemonic()
+        )));
+    };
+    let n = iop.arity();
+    let arg = |k: usize| if k <= n { src(k) } else { Ok(0) };
+    let s = IntShape {
+        bits: shape.bits,
+        signed,
+        wide: shape.wide,
+        hi: shape.hi,
+    };
+    Ok(int_op(iop, s, arg(1)?, arg(2)?, arg(3)?))
+}
+
 impl Machine<'_> {
     pub(super) fn alu(&mut self, t: usize, d: &InstData, shape: &AluShape<'_>) -> Res<()> {
         let (ty, bits) = (shape.ty, shape.bits);
@@ -67,25 +92,7 @@ impl Machine<'_> {
             "setp" => return self.setp(t, d, ty, bits),
             "cvt" if d.has_mod("pack") => cvt_pack(d, &|k| src(k))?,
             "cvt" => cvt(d, &|k| src(k))?,
-            _ => match IntOp::of(name) {
-                Some(iop) => {
-                    let n = iop.arity();
-                    let arg = |k: usize| if k <= n { src(k) } else { Ok(0) };
-                    let s = IntShape {
-                        bits,
-                        signed,
-                        wide: shape.wide,
-                        hi: shape.hi,
-                    };
-                    int_op(iop, s, arg(1)?, arg(2)?, arg(3)?)
-                }
-                None => {
-                    return Err(Fault::Unsupported(format!(
-                        "{} is not supported by the host backend",
-                        d.mnemonic()
-                    )))
-                }
-            },
+            _ => int_family(d, shape, signed, &src)?,
         };
         self.set(t, dst, v, shape.out_bits)
     }
