@@ -10,30 +10,34 @@ use fxhash::FxHashSet;
 use ori_ir::{AccumSetPool, Block, ControlFlowGraph, Function, Inst, Opcode, Operand, VReg};
 use smallvec::SmallVec;
 
-/// Most accumulator registers that may be in flight at once before ptxas
-/// gives up with C7511. Bounds observed on ptxas 13.0.88: 128 in flight
-/// compile clean (one `m64n256k16.f32`, or 32 `n8` sets), 256 serialize.
-pub const MAX_IN_FLIGHT_ACCUMULATOR_REGS: usize = 240;
+/// ptxas's per-thread register ceiling on sm_90 when neither `.maxnreg`
+/// nor `-maxrregcount` sets a lower one: the limit both budgets below are
+/// taken from by default (`tests/corpus/clean_default_limit_228_live`: 228
+/// accumulator registers live compile clean; `c7512_default_limit_232_live`:
+/// 232 are C7512 without any `.maxnreg`).
+pub const DEFAULT_REGISTER_LIMIT: u32 = 255;
 
-/// Registers of the per-thread limit the pipeline cannot use for
-/// accumulators in flight: the default budget (240) is 15 under ptxas's
-/// 255-register ceiling, and the same margin fits every limit observed
-/// (R-budget-under-limit: `.maxnreg 128` with two 64-register sets in
-/// flight is C7511 in `tests/real/triton*/maxnreg128_mm_*`; one 128-register
-/// set under `.maxnreg 168` or `-maxrregcount=168`, and 64 under `.maxnreg
-/// 96`, are fine).
-pub const LIMIT_MARGIN: usize = 15;
+/// Registers under the limit that the wgmma in flight may not reach
+/// (R-in-flight-budget): C7511 when their accumulator and A-fragment
+/// registers exceed `limit - 2`. Found by sweeping the registers in flight
+/// in steps of 2 (f16 `n8` sets) on ptxas 13.0.88: under the default 255,
+/// 252 compile and 254 are C7511; under `.maxnreg 200`, 198 compile and 200
+/// are C7511 (`tests/corpus/c7511_in_flight_*` and `c7512_in_flight_*`). Both leave a margin of 2
+/// and no other: 1 would let 254 pass, 3 would stop 198.
+pub const IN_FLIGHT_MARGIN: usize = 2;
 
-/// The accumulator registers that may be in flight in `f` under `.maxnreg`
-/// and `-maxrregcount` (the lower of the two, when set).
-/// The per-thread register limit the wgmma code runs under: the lower of
-/// `.maxnreg` and `-maxrregcount`, raised to the largest
+/// The per-thread register limit the wgmma code runs under: the lowest of
+/// ptxas's ceiling, `.maxnreg` and `-maxrregcount`, raised to the largest
 /// `setmaxnreg.inc` of the function (R-setmaxnreg: warp-specialized
 /// kernels declare a small `.maxnreg` for their producer warps and raise
 /// the consumers' with `setmaxnreg.inc` before their wgmma; Triton's `ws_*`
 /// kernels, `.maxnreg 168` and `setmaxnreg.inc 232/256`, compile clean).
-fn register_limit(f: &Function, maxrregcount: Option<u32>) -> Option<u32> {
-    let limit = [f.max_regs, maxrregcount].into_iter().flatten().min()?;
+fn register_limit(f: &Function, maxrregcount: Option<u32>) -> u32 {
+    let limit = [Some(DEFAULT_REGISTER_LIMIT), f.max_regs, maxrregcount]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(DEFAULT_REGISTER_LIMIT);
     let raised = f
         .layout
         .all_insts()
@@ -43,7 +47,7 @@ fn register_limit(f: &Function, maxrregcount: Option<u32>) -> Option<u32> {
             _ => None,
         })
         .max();
-    Some(raised.map_or(limit, |r| r.max(limit)))
+    raised.map_or(limit, |r| r.max(limit))
 }
 
 /// **R-function-pressure** (C7512, seed 003 case 4: "the function's
@@ -55,6 +59,12 @@ fn register_limit(f: &Function, maxrregcount: Option<u32>) -> Option<u32> {
 /// together, with 26 that is 138, over 128. The serialized form of
 /// `c7511_maxrreg200_2x_n256` (two n256 sets, 282 over 200) is C7512 too;
 /// one n256 set under 168 (154) is not (`attempt_c7512_maxrreg168_n256`).
+/// ptxas applies the same check under its default limit of 255
+/// (`c7512_default_limit_232_live`), but ori's live count is an upper
+/// bound of ptxas's (it does not rematerialize or reload A fragments): under
+/// the default limit it would serialize 19 real kernels ptxas compiles
+/// clean (Triton's tf32x3 GEMMs, FMHA and FlexAttention backward passes)
+/// to gain 3, so the rule waits for an explicit limit.
 /// Checked after the walk, so the budget's C7511 comes first; a wgmma that
 /// does not fit at all is C7602's.
 pub(super) fn over_function_limit(
@@ -65,9 +75,10 @@ pub(super) fn over_function_limit(
     if in_flight_budget(f, maxrregcount) == usize::MAX {
         return false;
     }
-    let Some(limit) = register_limit(f, maxrregcount) else {
+    if f.max_regs.is_none() && maxrregcount.is_none() {
         return false;
-    };
+    }
+    let limit = register_limit(f, maxrregcount);
     let mut tracked: FxHashSet<VReg> = sets.iter().flat_map(|(_, r)| r).copied().collect();
     for i in f.layout.all_insts() {
         let d = &f.insts[i];
@@ -162,9 +173,7 @@ fn max_live(f: &Function, tracked: &FxHashSet<VReg>) -> usize {
 /// allocation's fatal C7602 is what ptxas reports, and no C7511
 /// (`err_c7602_second_mma_larger_maxrreg40`): the budget is then unlimited.
 pub fn in_flight_budget(f: &Function, maxrregcount: Option<u32>) -> usize {
-    let Some(limit) = register_limit(f, maxrregcount) else {
-        return MAX_IN_FLIGHT_ACCUMULATOR_REGS;
-    };
+    let limit = register_limit(f, maxrregcount);
     let fatal = f.layout.all_insts().any(|i| {
         let d = &f.insts[i];
         let a_in_regs = matches!(d.slots.get(1).map(|s| &s.op), Some(Operand::Vector(_)));
@@ -175,5 +184,5 @@ pub fn in_flight_budget(f: &Function, maxrregcount: Option<u32>) -> usize {
     if fatal {
         return usize::MAX;
     }
-    MAX_IN_FLIGHT_ACCUMULATOR_REGS.min((limit as usize).saturating_sub(LIMIT_MARGIN))
+    (limit as usize).saturating_sub(IN_FLIGHT_MARGIN)
 }

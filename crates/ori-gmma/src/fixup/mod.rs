@@ -48,7 +48,7 @@ mod state;
 mod walk;
 
 pub use apply::serialize;
-pub use budget::{in_flight_budget, LIMIT_MARGIN, MAX_IN_FLIGHT_ACCUMULATOR_REGS};
+pub use budget::{in_flight_budget, DEFAULT_REGISTER_LIMIT, IN_FLIGHT_MARGIN};
 pub use plan::Failure;
 pub use rules::{Mode, RuleId, RuleInfo};
 

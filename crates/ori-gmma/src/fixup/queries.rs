@@ -331,19 +331,25 @@ impl Walker<'_> {
         None
     }
 
-    /// Whether the registers of the sets in flight number more than `budget`.
-    /// Their union is no larger than the sum of the sets' sizes, so the
-    /// union is built (a hash set) only when that sum is over the budget.
+    /// Whether the registers the wgmma in flight hold, their accumulator
+    /// sets' and the A fragments of those reading A from registers, number
+    /// more than `budget` (R-in-flight-budget: an A fragment counts like an
+    /// accumulator, `tests/corpus/c7511_in_flight_a_fragments_*`; a
+    /// FlexAttention forward with 192 accumulator and 64 fragment registers
+    /// in flight is C7511). Their union is no larger than the sum of the
+    /// sizes, so the union is built (a hash set) only when that sum is over
+    /// the budget.
     pub(super) fn in_flight_exceeds(&self, s: &State, budget: usize) -> bool {
         let ids = s.pipe.all();
         let sets = || ids.iter().filter_map(|&id| self.sets.get(id));
-        if sets().map(|set| set.len()).sum::<usize>() <= budget {
+        if sets().map(|set| set.len()).sum::<usize>() + s.a_frags.len() <= budget {
             return false;
         }
         let mut regs: FxHashSet<VReg> = FxHashSet::default();
         for set in sets() {
             regs.extend(set.iter().copied());
         }
+        regs.extend(s.a_frags.iter().map(|(r, _)| *r));
         regs.len() > budget
     }
 }

@@ -9,10 +9,10 @@ use ori_ir::consts::*;
 use ori_ir::Inst;
 
 rules! {
-    /// Too many accumulator registers in flight.
+    /// Too many registers held by the wgmma in flight.
     InFlightBudget => "R-in-flight-budget", Some(C7511_PIPELINE_REGISTERS),
-        "serializes when more than 240 accumulator registers (limit - 15 under .maxnreg/-maxrregcount) are in flight; this C7511 replaces a C7514 found earlier",
-        "corpus/c7511_fresh_set_per_wgmma_read_between_scale_d1",
+        "serializes when the accumulator and A-fragment registers of the wgmma in flight exceed the register limit minus 2 (255 by default, .maxnreg/-maxrregcount where lower, raised by setmaxnreg.inc); this C7511 replaces a C7514 found earlier",
+        "corpus/c7511_in_flight_254_default_limit",
         "registers are a per-thread resource";
     /// Live accumulator and fragment registers over the function's limit.
     FunctionPressure => "R-function-pressure", Some(C7512_FUNCTION_REGISTERS),
@@ -22,8 +22,8 @@ rules! {
 }
 
 impl Walker<'_> {
-    /// **R-in-flight-budget**: after wgmma `i`, more accumulator registers
-    /// in flight than the budget (`fixup::budget::in_flight_budget`).
+    /// **R-in-flight-budget**: after wgmma `i`, more accumulator and
+    /// A-fragment registers in flight than the budget (`fixup::budget::in_flight_budget`).
     pub(in crate::fixup) fn in_flight_budget_rule(&self, st: &State, plan: &mut Plan, i: Inst) {
         if self.in_flight_exceeds(st, self.tables.budget) {
             plan.fail_budget(i);
