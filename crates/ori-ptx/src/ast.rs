@@ -169,6 +169,16 @@ pub enum Stmt {
         /// The label's name token (the colon excluded).
         span: Span,
     },
+    /// `name: .branchtargets L1, L2, ...;`: the list a `brx.idx` picks its
+    /// target from.
+    BranchTargets {
+        /// The list's name (what `brx.idx` names), e.g. `"$L_brx_0"`.
+        name: String,
+        /// The labels in order, each with its span.
+        labels: Vec<(String, Span)>,
+        /// From the list's name to the `;`.
+        span: Span,
+    },
     /// An instruction, e.g. `@%p1 bra $L__BB0_2;`.
     Inst(Instruction),
     /// A nested `{ ... }` block (its own register scope).

@@ -1238,8 +1238,11 @@ impl<'a> Parser<'a> {
         let name = self.text_of(&t).to_string();
         self.bump();
         self.bump();
-        // `proto: .callprototype ...;` / `tbl: .branchtargets ...;`
-        if self.is_dotted(".callprototype") || self.is_dotted(".branchtargets") {
+        if self.is_dotted(".branchtargets") {
+            return self.branch_targets(name, t.span, out);
+        }
+        // `proto: .callprototype ...;`
+        if self.is_dotted(".callprototype") {
             let mut dir = self.verbatim_to_semi()?;
             dir.span = t.span.to(dir.span);
             dir.name = format!("{} {}", dir.name, name);
@@ -1254,6 +1257,35 @@ impl<'a> Parser<'a> {
             self.error(t.span, format!("Duplicate definition of label '{name}'"));
         }
         out.push(Stmt::Label { name, span: t.span });
+        Ok(())
+    }
+
+    /// `NAME: .branchtargets L1, L2, ...;` after `NAME:` (at least one
+    /// label: ptxas 13.0.88 takes an empty list for a syntax error). The
+    /// list's name is a label of its scope: a second definition of it is
+    /// an error.
+    fn branch_targets(&mut self, name: String, at: Span, out: &mut Vec<Stmt>) -> PResult<()> {
+        self.bump();
+        let mut labels = Vec::new();
+        loop {
+            labels.push(self.expect_ident()?);
+            if !self.eat_punct(',') {
+                break;
+            }
+        }
+        let end = self.expect_punct(';')?;
+        let fresh = self
+            .scopes
+            .last_mut()
+            .is_none_or(|sc| sc.labels.insert(name.clone()));
+        if !fresh {
+            self.error(at, format!("Duplicate definition of label '{name}'"));
+        }
+        out.push(Stmt::BranchTargets {
+            name,
+            labels,
+            span: at.to(end),
+        });
         Ok(())
     }
 

@@ -24,7 +24,7 @@ rules! {
         "wgmma.wait_group is a .aligned warpgroup instruction";
     /// A wait in divergent code that cannot be hoisted to uniform code.
     DivergentHoist => "R-divergent-hoist", Some(C7518_WGDP_DIVERGENT),
-        "serializes with C7518 when a read needing a wait stands in divergent code and the wait, hoisted to the nearest uniform dominator, would leave a run-time loop holding the read or come before the wgmma it waits for",
+        "serializes with C7518 when a read needing a wait stands in divergent code and the wait, hoisted to the nearest uniform dominator, would leave a run-time loop holding the read, come before the wgmma it waits for, or climb over a divergent brx.idx",
         "corpus/c7518_divergent_loop_read_only",
         "wgmma.wait_group is a .aligned warpgroup instruction";
     /// A run of stores under one divergent predicate.
@@ -67,11 +67,17 @@ impl Walker<'_> {
     /// or when the wgmma last issued on the way lies below that point, in
     /// divergent code (`c7518_divergent_wgmma_then_read`). A read in a
     /// divergent branch of a stage issued in uniform code gets its hoisted
-    /// wait (C7517).
+    /// wait (C7517), under a divergent `bra` only: the climb does not pass
+    /// a `brx.idx` whose index is divergent, `.uni` or not
+    /// (`brx_divergent_read_acc`, `brx_uni_divergent_read_acc`).
     pub(in crate::fixup) fn wait_unplaceable(&self, b: Block, st: &State) -> bool {
         let (uni, loops, dt) = (&self.an.uni, &self.an.loops, &self.an.dt);
         let (passed, target) = self.an.climb_to_uniform(b);
         if passed.iter().any(|h| loops.header[*h] && loops.runtime[*h]) {
+            return true;
+        }
+        let brx = |x: &Block| uni.ends_in_divergent_brx(self.f, *x);
+        if !passed.is_empty() && (passed.iter().any(brx) || target.as_ref().is_some_and(brx)) {
             return true;
         }
         let Some(h) = target.filter(|_| !passed.is_empty()) else {
