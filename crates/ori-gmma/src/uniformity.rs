@@ -328,8 +328,8 @@ impl Uniformity {
                 continue;
             };
             let d = &f.insts[last];
-            let divergent_branch = d.opcode.is_branch()
-                && (u.divergent_guard[last] || u.divergent_index[last]);
+            let divergent_branch =
+                d.opcode.is_branch() && (u.divergent_guard[last] || u.divergent_index[last]);
             if !divergent_branch || cfg.succs(b).len() < 2 {
                 continue;
             }
