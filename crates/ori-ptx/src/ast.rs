@@ -84,6 +84,10 @@ pub struct Function {
     /// e.g. `("maxntid", [128, 1, 1])`, `("minnctapersm", [1])`,
     /// `("noreturn", [])`.
     pub perf: Vec<(String, Vec<u64>)>,
+    /// The body's `.pragma` strings ptxas 13.0.88 does not know, in source
+    /// order (it warns about them, `crate::directive_warnings`; kept here
+    /// because a streamed body's statements are gone once lowered).
+    pub unsupported_pragmas: Vec<String>,
     /// `None` for a prototype ending in `;`.
     pub body: Option<Vec<Stmt>>,
     /// From the linkage directive (or `.entry` / `.func`) to the body's

@@ -186,6 +186,7 @@ fn parse_inner<'a>(
         sink,
         handed: 0,
         locs: Default::default(),
+        pragmas: Vec::new(),
     };
     let m = p.module();
     let lex_errors = p.win.get_mut().take_lex_errors();
@@ -293,6 +294,9 @@ struct Parser<'a> {
     /// The source locations `.loc` directives named so far (an
     /// `inlined_at` must name one of them).
     locs: ori_ir::NameSet<(u32, u32, u32)>,
+    /// The current body's `.pragma` strings ptxas does not know
+    /// ([`Function::unsupported_pragmas`]).
+    pragmas: Vec<String>,
 }
 
 fn is_known_target(t: &str) -> bool {
@@ -849,6 +853,7 @@ impl<'a> Parser<'a> {
             params,
             ret_params,
             perf,
+            unsupported_pragmas: Vec::new(),
             body: None,
             span: start,
         };
@@ -861,6 +866,7 @@ impl<'a> Parser<'a> {
         }
         // New function: fresh label / register tables.
         self.scopes.clear();
+        self.pragmas.clear();
         let mut top = RegScope::default();
         for p in f.params.iter().chain(f.ret_params.iter()) {
             if p.space == "reg" {
@@ -884,6 +890,7 @@ impl<'a> Parser<'a> {
         }
         f.body = Some(body);
         f.span = start.to(self.prev_span());
+        f.unsupported_pragmas = std::mem::take(&mut self.pragmas);
         Ok(f)
     }
 
@@ -1214,6 +1221,9 @@ impl<'a> Parser<'a> {
                     }
                 }
                 self.expect_punct(';')?;
+                if !crate::directive_warnings::is_known_pragma(&text) {
+                    self.pragmas.push(text.clone());
+                }
                 out.push(Stmt::Pragma {
                     text,
                     span: t.span.to(self.prev_span()),
