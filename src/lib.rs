@@ -507,7 +507,8 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation, opts: &Options) -> Opti
 /// prints, other than C7509 (a call to a function without a body), C7512
 /// (the register limit), and C7504 and C7508 (`setmaxnreg` ignored under
 /// `-c` or for want of launch bounds, which are the author's choice), which
-/// no rewrite of the wgmma code removes.
+/// no rewrite of the wgmma code removes, and the warnings (ignored
+/// performance directives and pragmas, `ori_ptx::directive_warnings`).
 pub fn fixit_removes(d: &Diagnostic) -> bool {
     use ori_ir::consts::*;
     let kept = [
@@ -516,7 +517,9 @@ pub fn fixit_removes(d: &Diagnostic) -> bool {
         C7509_EXTERN_CALLS,
         C7512_FUNCTION_REGISTERS,
     ];
-    ori_ir::render::ptxas_prints(d) && !d.code.is_some_and(|c| kept.contains(&c))
+    ori_ir::render::ptxas_prints(d)
+        && d.severity != Severity::Warning
+        && !d.code.is_some_and(|c| kept.contains(&c))
 }
 
 /// What ori would still make explicit in the text `c` compiled: its first
