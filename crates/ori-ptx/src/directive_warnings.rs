@@ -11,10 +11,16 @@
 //!   `.maxnreg` above 255 is ignored ("Too many maxnreg specified"), below
 //!   24 raised to 24 (on every target); `.minnctapersm` above 32 is ignored,
 //!   and so is one whose CTAs would hold more than 2048 threads of the
-//!   `.maxntid` (or `.reqntid`) size;
+//!   `.maxntid` (or `.reqntid`) size; a CTA of more than 2048 threads
+//!   has both ignored (worded after whether a valid `.minnctapersm` is
+//!   given);
 //! - then, per kernel from the last to the first, each `.pragma` of its
 //!   body that the PTX ISA does not define, in source order ("Pragma 'X'
 //!   unsupported"). An uncalled `.func`'s pragmas are not reported.
+//!
+//! The same directives' errors are the parser's ([`zero_value`],
+//! [`conflict`]): a zero `.maxnreg`, `.minnctapersm`, `.maxntid` or
+//! `.reqntid`, and `.maxntid` beside `.reqntid`.
 
 use crate::ast::{Function, Item, Module};
 use crate::diag::{Diag, Severity, Span};
@@ -39,6 +45,33 @@ const MAX_CTAS_PER_SM: u64 = 32;
 
 /// The most threads an SM holds (sm_90).
 const MAX_THREADS_PER_SM: u64 = 2048;
+
+/// The directives whose values must be positive (`.maxntid 64, 0` is an
+/// error), and whether each takes a list (ptxas reports a list's error at
+/// the token after it, which it read looking for a `,`).
+const POSITIVE: [(&str, bool); 4] = [
+    ("maxnreg", false),
+    ("minnctapersm", false),
+    ("maxntid", true),
+    ("reqntid", true),
+];
+
+/// ptxas's error for a zero among directive `name`'s `values`, and whether
+/// it is reported after the list.
+pub fn zero_value(name: &str, values: &[u64]) -> Option<(String, bool)> {
+    let &(_, list) = POSITIVE.iter().find(|(n, _)| *n == name)?;
+    values
+        .contains(&0)
+        .then(|| (format!("Positive non-zero value expected for {name}"), list))
+}
+
+/// ptxas's error for a function's directives that cannot go together,
+/// reported at its closing `}`.
+pub fn conflict(perf: &[(String, Vec<u64>)]) -> Option<&'static str> {
+    let has = |name: &str| perf.iter().any(|(n, _)| n == name);
+    (has("maxntid") && has("reqntid"))
+        .then_some("Conflicting directives: .maxntid and .reqntid cannot both be specified")
+}
 
 /// Whether ptxas knows the pragma `text` (its first word).
 pub fn is_known_pragma(text: &str) -> bool {
@@ -126,20 +159,30 @@ fn directives(f: &Function) -> Vec<Diag> {
         ))),
         _ => {}
     }
-    let threads = directive(f, "maxntid").or_else(|| directive(f, "reqntid"));
-    let ctas = directive(f, "minnctapersm").and_then(|v| v.first());
-    if let (Some(threads), Some(&ctas)) = (threads, ctas) {
-        let per_cta: u64 = threads.iter().product();
-        if ctas > MAX_CTAS_PER_SM {
-            out.push(unlocated(format!(
-                "Value of minnctapersm for entry {name} is out of range. minnctapersm will be ignored"
-            )));
-        } else if ctas.saturating_mul(per_cta) > MAX_THREADS_PER_SM {
-            out.push(unlocated(format!(
-                "Value of threads per SM for entry {name} is out of range. .minnctapersm will be ignored"
-            )));
-        }
+    let Some(threads) = directive(f, "maxntid").or_else(|| directive(f, "reqntid")) else {
+        return out;
+    };
+    let mut ctas = directive(f, "minnctapersm").and_then(|v| v.first().copied());
+    if ctas.is_some_and(|n| n > MAX_CTAS_PER_SM) {
+        out.push(unlocated(format!(
+            "Value of minnctapersm for entry {name} is out of range. minnctapersm will be ignored"
+        )));
+        ctas = None;
     }
+    let per_cta = threads.iter().fold(1u64, |p, &n| p.saturating_mul(n));
+    let message = if per_cta > MAX_THREADS_PER_SM {
+        let what = if ctas.is_some() {
+            "maxntid,"
+        } else {
+            "threads per SM"
+        };
+        format!("Value of {what} for entry {name} is out of range. .minnctapersm and .maxntid will be ignored")
+    } else if ctas.is_some_and(|n| n.saturating_mul(per_cta) > MAX_THREADS_PER_SM) {
+        format!("Value of threads per SM for entry {name} is out of range. .minnctapersm will be ignored")
+    } else {
+        return out;
+    };
+    out.push(unlocated(message));
     out
 }
 

@@ -891,6 +891,9 @@ impl<'a> Parser<'a> {
         f.body = Some(body);
         f.span = start.to(self.prev_span());
         f.unsupported_pragmas = std::mem::take(&mut self.pragmas);
+        if let Some(msg) = crate::directive_warnings::conflict(&f.perf) {
+            self.error(self.prev_span(), msg);
+        }
         Ok(f)
     }
 
@@ -906,6 +909,11 @@ impl<'a> Parser<'a> {
                 while self.eat_punct(',') {
                     vals.push(self.expect_uint()?);
                 }
+            }
+            if let Some((msg, after)) = crate::directive_warnings::zero_value(&d, &vals) {
+                // A list's check looked at the token after it for a `,`.
+                let at = if after { self.span() } else { self.prev_span() };
+                self.error(at, msg);
             }
             perf.push((d, vals));
         }
