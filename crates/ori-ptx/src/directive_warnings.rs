@@ -56,6 +56,29 @@ const POSITIVE: [(&str, bool); 4] = [
     ("reqntid", true),
 ];
 
+/// The performance directives of kernels only: on a `.func` ptxas 13.0.88
+/// takes each for a syntax error, as it takes `.noreturn` (a `.func`'s) on
+/// an `.entry` (`tests/bad_input/perf_*_on_*`).
+const KERNEL_ONLY: [&str; 7] = [
+    ".maxntid",
+    ".reqntid",
+    ".minnctapersm",
+    ".maxnreg",
+    ".maxclusterrank",
+    ".reqnctapercluster",
+    ".explicitcluster",
+];
+
+/// Whether performance directive `d` (with its dot) may follow the
+/// signature of a kernel (`is_entry`) or of a `.func`.
+pub fn allowed_on(d: &str, is_entry: bool) -> bool {
+    if is_entry {
+        d != ".noreturn"
+    } else {
+        !KERNEL_ONLY.contains(&d)
+    }
+}
+
 /// ptxas's error for a zero among directive `name`'s `values`, and whether
 /// it is reported after the list.
 pub fn zero_value(name: &str, values: &[u64]) -> Option<(String, bool)> {

@@ -845,7 +845,7 @@ impl<'a> Parser<'a> {
         if self.is_punct('(') {
             params = self.param_list()?;
         }
-        let perf = self.performance_directives()?;
+        let perf = self.performance_directives(is_entry)?;
         let mut f = Function {
             name,
             is_entry,
@@ -899,9 +899,12 @@ impl<'a> Parser<'a> {
 
     /// The performance directives after a function's signature (`.maxntid
     /// 128, 1, 1`, `.maxnreg 168`, `.noreturn`): each name with its values.
-    fn performance_directives(&mut self) -> PResult<Vec<(String, Vec<u64>)>> {
+    fn performance_directives(&mut self, is_entry: bool) -> PResult<Vec<(String, Vec<u64>)>> {
         let mut perf = Vec::new();
         while self.tok().kind == TokKind::Dotted {
+            if !crate::directive_warnings::allowed_on(self.text(), is_entry) {
+                return self.syntax_error();
+            }
             let (d, _) = self.expect_dotted()?;
             let mut vals = Vec::new();
             if matches!(self.tok().kind, TokKind::Int { .. }) {
