@@ -382,15 +382,6 @@ impl Uniformity {
         self.divergent_block[b] || self.divergent_guard[i]
     }
 
-    /// Whether block `b` ends in a `brx.idx` whose index or guard is
-    /// divergent where it is read.
-    pub fn ends_in_divergent_brx(&self, f: &Function, b: Block) -> bool {
-        f.layout.block_insts(b).last().is_some_and(|&i| {
-            f.insts[i].opcode == Opcode::IndexedBranch
-                && (self.divergent_index[i] || self.divergent_guard[i])
-        })
-    }
-
     /// Whether `b` post-dominates `a`, looking at most `limit` steps up
     /// `a`'s post-dominator chain (a deeper answer is `false`).
     pub fn post_dominates(&self, b: Block, a: Block, limit: usize) -> bool {
