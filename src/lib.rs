@@ -150,25 +150,75 @@ pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
 /// syntax tree never exists at once ([`ori_ptx::lower::parse_and_lower`]);
 /// where that cannot vouch for the whole-tree front end's result, the
 /// module is parsed and lowered as a whole instead. The result (module and
-/// diagnostics) is the same either way.
+/// diagnostics) is the same either way. The warnings ptxas prints for
+/// input it compiles are dropped: [`ptx_to_ir_warned`] keeps them.
 pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module, Vec<Diagnostic>> {
+    ptx_to_ir_warned(file, src, arch).map(|(m, _)| m)
+}
+
+/// What the front end made of a module: the IR, the parser's and the
+/// lowering's diagnostics, the `-arch` check's, and the warnings ptxas
+/// prints when it compiles the module (`ori_ptx::directive_warnings`).
+struct FrontEnd {
+    module: Module,
+    parse: Vec<ori_ptx::Diag>,
+    lower: Vec<ori_ptx::Diag>,
+    arch: Option<ori_ptx::Diag>,
+    warnings: Vec<ori_ptx::Diag>,
+}
+
+/// Run the front end, streamed where it can vouch for the result.
+fn front_end(file: &str, src: &str, arch: Option<&str>) -> FrontEnd {
+    let warned = |ast: &ori_ptx::Module| {
+        let (mut located, late) = ori_ptx::directive_warnings::warnings(file, src, ast);
+        located.extend(late);
+        located
+    };
+    match ori_ptx::lower::parse_and_lower(file, src) {
+        Some(s) => FrontEnd {
+            arch: arch.and_then(|a| ori_ptx::check_arch(file, &s.ast, a)),
+            warnings: warned(&s.ast),
+            module: s.module,
+            parse: Vec::new(),
+            lower: s.diags,
+        },
+        None => {
+            let (ast, parse) = ori_ptx::parse_with_diags(file, src);
+            // Decided from the `.target` alone, before the tree is consumed.
+            let arch = arch.and_then(|a| ori_ptx::check_arch(file, &ast, a));
+            let warnings = warned(&ast);
+            let (module, lower) = ori_ptx::lower::lower_module_owned(file, ast);
+            FrontEnd {
+                module,
+                parse,
+                lower,
+                arch,
+                warnings,
+            }
+        }
+    }
+}
+
+/// [`ptx_to_ir_for`], with the warnings ptxas prints for the input when it
+/// compiles it (performance directives it ignores or adjusts, pragmas it
+/// does not know), in its order: they come before any phase's message.
+/// With an error, ptxas prints none of those that come after parsing.
+pub fn ptx_to_ir_warned(
+    file: &str,
+    src: &str,
+    arch: Option<&str>,
+) -> Result<(Module, Vec<Diagnostic>), Vec<Diagnostic>> {
     // An unknown `-arch` value: ptxas stops before reading the input.
     if let Some(d) = arch.and_then(|a| ori_ptx::check_arch_value(file, a)) {
         return Err(vec![from_ptx_diag(&d)]);
     }
-    let (m, diags, ldiags, arch_diag) = match ori_ptx::lower::parse_and_lower(file, src) {
-        Some(s) => {
-            let arch_diag = arch.and_then(|a| ori_ptx::check_arch(file, &s.ast, a));
-            (s.module, Vec::new(), s.diags, arch_diag)
-        }
-        None => {
-            let (ast, diags) = ori_ptx::parse_with_diags(file, src);
-            // Decided from the `.target` alone, before the tree is consumed.
-            let arch_diag = arch.and_then(|a| ori_ptx::check_arch(file, &ast, a));
-            let (m, ldiags) = ori_ptx::lower::lower_module_owned(file, ast);
-            (m, diags, ldiags, arch_diag)
-        }
-    };
+    let FrontEnd {
+        module: m,
+        parse: diags,
+        lower: ldiags,
+        arch: arch_diag,
+        warnings,
+    } = front_end(file, src, arch);
     let mut out: Vec<Diagnostic> = diags.iter().map(from_ptx_diag).collect();
     // A fatal input error (a syntax error, an unsupported or missing
     // `.target`) ends ptxas's reading there: the statements before it are
@@ -215,7 +265,7 @@ pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module
         out.push(aborted());
         return Err(out);
     }
-    Ok(m)
+    Ok((m, warnings.iter().map(from_ptx_diag).collect()))
 }
 
 /// The pass pipeline with the given options.
@@ -372,13 +422,20 @@ where
 
 /// Compile PTX source.
 pub fn compile_ptx(file: &str, src: &str, opts: &Options) -> Compilation {
-    match ptx_to_ir_for(file, src, opts.arch.as_deref()) {
-        Ok(m) => run_passes(m, opts),
+    match ptx_to_ir_warned(file, src, opts.arch.as_deref()) {
+        Ok((m, warnings)) => with_warnings(run_passes(m, opts), warnings),
         Err(diags) => Compilation {
             diags,
             ..Compilation::default()
         },
     }
+}
+
+/// `c` with the front end's `warnings` before its messages, where ptxas
+/// prints them.
+pub fn with_warnings(mut c: Compilation, warnings: Vec<Diagnostic>) -> Compilation {
+    c.diags.splice(0..0, warnings);
+    c
 }
 
 /// Compile ori IR text.
@@ -450,7 +507,8 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation, opts: &Options) -> Opti
 /// prints, other than C7509 (a call to a function without a body), C7512
 /// (the register limit), and C7504 and C7508 (`setmaxnreg` ignored under
 /// `-c` or for want of launch bounds, which are the author's choice), which
-/// no rewrite of the wgmma code removes.
+/// no rewrite of the wgmma code removes, and the warnings (ignored
+/// performance directives and pragmas, `ori_ptx::directive_warnings`).
 pub fn fixit_removes(d: &Diagnostic) -> bool {
     use ori_ir::consts::*;
     let kept = [
@@ -459,7 +517,9 @@ pub fn fixit_removes(d: &Diagnostic) -> bool {
         C7509_EXTERN_CALLS,
         C7512_FUNCTION_REGISTERS,
     ];
-    ori_ir::render::ptxas_prints(d) && !d.code.is_some_and(|c| kept.contains(&c))
+    ori_ir::render::ptxas_prints(d)
+        && d.severity != Severity::Warning
+        && !d.code.is_some_and(|c| kept.contains(&c))
 }
 
 /// What ori would still make explicit in the text `c` compiled: its first

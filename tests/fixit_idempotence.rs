@@ -18,8 +18,7 @@ fn emitted_ptx_needs_no_more_injections() {
     let mut bad = Vec::new();
     // Cases ptxas accepts and ori refuses: only those their corpus's
     // `known_differences.txt` lists as differing on exit status, with the
-    // reason (`brx.idx`, which ori's IR does not hold); `corpus_cases`
-    // fails when one of them starts compiling.
+    // reason; `corpus_cases` fails when one of them starts compiling.
     let refused_as_listed = listed_exit_differences();
     let mut rejected = Vec::new();
     for path in common::corpus_cases()

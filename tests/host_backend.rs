@@ -315,3 +315,82 @@ fn tma_check_stops_a_read_before_its_mbarrier_wait() {
         "{e}"
     );
 }
+
+/// A `brx.idx` whose threads pick different targets (PTX ISA:
+/// `pc = tlist[index]`): thread `t` below 120 jumps to list entry `t % 3`
+/// (the blocks setting 12, 10, 11), the others' guard is false and they
+/// fall through (7); all meet at the join and add 100. An index past the
+/// list (`t % 5`, 3 targets) is undefined in the ISA: the run stops with
+/// a fault naming the index, the list's length and the thread.
+#[test]
+fn brx_idx_sends_each_thread_to_the_block_its_index_picks() {
+    let src = |modulus: u32| {
+        format!(
+            r#"
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 p_out)
+{{
+  .reg .b32 r<4>;
+  .reg .b64 rd<4>;
+  .reg .pred p1;
+  ld.param.u64 rd1, [p_out];
+  mov.u32 r1, %tid.x;
+  mul.wide.u32 rd2, r1, 4;
+  add.s64 rd3, rd1, rd2;
+  rem.u32 r2, r1, {modulus};
+  setp.lt.u32 p1, r1, 120;
+  ts: .branchtargets L2, L0, L1;
+  @p1 brx.idx r2, ts;
+  mov.u32 r3, 7;
+  bra.uni J;
+L0:
+  mov.u32 r3, 10;
+  bra.uni J;
+L1:
+  mov.u32 r3, 11;
+  bra.uni J;
+L2:
+  mov.u32 r3, 12;
+J:
+  add.u32 r3, r3, 100;
+  st.global.u32 [rd3], r3;
+  ret;
+}}
+"#
+        )
+    };
+    let run = |modulus: u32| {
+        let m = ori::ptx_to_ir("brx.ptx", &src(modulus)).expect("parses");
+        let mut g = ori::host::GlobalMemory::new();
+        let out = g.alloc(vec![0; 4 * 128]);
+        let launch = ori::host::Launch {
+            params: vec![out],
+            block: [128, 1, 1],
+            ..Default::default()
+        };
+        ori::host::run(&m, "k", &launch, &g).map(|_| {
+            let bytes = g.buffer(out).unwrap();
+            let words = bytes
+                .chunks(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()));
+            words.collect::<Vec<u32>>()
+        })
+    };
+    let want: Vec<u32> = (0..128u32)
+        .map(|t| {
+            if t < 120 {
+                [112, 110, 111][t as usize % 3]
+            } else {
+                107
+            }
+        })
+        .collect();
+    assert_eq!(run(3).expect("runs"), want);
+    let err = run(5).expect_err("index 3 of 3 targets").to_string();
+    assert!(
+        err.contains("brx.idx index 3 is past its list of 3 targets (thread 3)"),
+        "{err}"
+    );
+}

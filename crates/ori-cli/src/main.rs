@@ -386,10 +386,10 @@ fn compile_source(
     if name.ends_with(".ori") || src.len() < DROP_INPUT_FROM_BYTES {
         return (ori::compile_source(name, &src, opts), Some(src));
     }
-    match ori::ptx_to_ir_for(name, &src, opts.arch.as_deref()) {
-        Ok(m) => {
+    match ori::ptx_to_ir_warned(name, &src, opts.arch.as_deref()) {
+        Ok((m, warnings)) => {
             drop(src);
-            (ori::run_passes(m, opts), None)
+            (ori::with_warnings(ori::run_passes(m, opts), warnings), None)
         }
         Err(diags) => {
             let c = ori::Compilation {

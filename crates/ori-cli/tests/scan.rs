@@ -75,7 +75,7 @@ fn scan_reports_what_ptxas_printed_for_every_real_kernel() {
     assert!(expected.len() > 400, "{} kernels", expected.len());
     let dir = real();
     // Kernels ptxas compiles and ori refuses are listed as differing on
-    // exit status (`brx.idx`); each is one error, and errors make the scan
+    // exit status; each is one error, and errors make the scan
     // exit 1.
     let refused = listed_exit_differences();
     let want_code = i32::from(refused > 0);

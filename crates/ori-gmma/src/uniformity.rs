@@ -64,6 +64,10 @@ pub struct Uniformity {
     pub divergent_reg: SecondaryMap<VReg, bool>,
     /// Guarded instructions whose guard is divergent where it is read.
     pub divergent_guard: SecondaryMap<Inst, bool>,
+    /// `brx.idx` instructions whose index is divergent where it is read
+    /// (**R-brx-index-divergence**: ptxas 13.0.88 takes such a branch for
+    /// a divergent one with or without `.uni`, corpus `brx_*`).
+    pub divergent_index: SecondaryMap<Inst, bool>,
     /// Blocks executed under a divergent branch.
     pub divergent_block: SecondaryMap<Block, bool>,
     /// Each block's immediate post-dominator (`None`: the virtual exit).
@@ -309,6 +313,7 @@ impl Uniformity {
         let mut u = Uniformity {
             divergent_reg: ori_ir::sized_map(f.vregs.len()),
             divergent_guard: ori_ir::sized_map(f.insts.len()),
+            divergent_index: SecondaryMap::new(),
             divergent_block: ori_ir::sized_map(f.blocks.len()),
             ipdom: SecondaryMap::new(),
         };
@@ -323,7 +328,8 @@ impl Uniformity {
                 continue;
             };
             let d = &f.insts[last];
-            let divergent_branch = d.opcode == Opcode::Branch && u.divergent_guard[last];
+            let divergent_branch =
+                d.opcode.is_branch() && (u.divergent_guard[last] || u.divergent_index[last]);
             if !divergent_branch || cfg.succs(b).len() < 2 {
                 continue;
             }
@@ -413,6 +419,9 @@ impl Uniformity {
             for i in f.layout.all_insts() {
                 let g = f.insts[i].guard;
                 self.divergent_guard[i] = g.is_some_and(|g| self.divergent_reg[g.reg]);
+                if let Some(r) = brx_index(&f.insts[i]) {
+                    self.divergent_index[i] = self.divergent_reg[r];
+                }
             }
             return;
         }
@@ -457,11 +466,23 @@ impl Uniformity {
                 if let Some(g) = d.guard {
                     self.divergent_guard[i] = bit(&cur, &slot, g.reg);
                 }
+                if let Some(r) = brx_index(d) {
+                    self.divergent_index[i] = bit(&cur, &slot, r);
+                }
                 if let Some(m) = movers.next_if(|m| m.inst == i) {
                     transfer(d, m, &slot, c31, &mut cur);
                 }
             }
         }
+    }
+}
+
+/// The index register of a `brx.idx` (`None` for a constant index or
+/// another instruction).
+fn brx_index(d: &InstData) -> Option<VReg> {
+    match d.slots.first().map(|s| &s.op) {
+        Some(Operand::Reg(r)) if d.opcode == Opcode::IndexedBranch => Some(*r),
+        _ => None,
     }
 }
 

@@ -372,6 +372,23 @@ impl FunctionBuilder {
         i
     }
 
+    /// `brx.idx index, {targets}` (`.uni` when `uniform`): a jump to
+    /// `targets[index]`.
+    pub fn brx_idx(
+        &mut self,
+        index: Operand,
+        targets: &[Block],
+        uniform: bool,
+        guard: Option<Guard>,
+    ) -> Inst {
+        let list = targets.iter().map(|&b| Operand::Block(b)).collect();
+        let name = if uniform { "brx.idx.uni" } else { "brx.idx" };
+        let slots = vec![Slot::use_(index), Slot::use_(Operand::Vector(list))];
+        let i = self.inst(name, slots);
+        self.func.insts[i].guard = guard;
+        i
+    }
+
     /// `ret;`
     pub fn ret(&mut self) -> Inst {
         self.inst("ret", vec![])

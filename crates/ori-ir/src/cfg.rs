@@ -2,7 +2,7 @@
 //!
 //! PTX blocks fall through to the next block unless they end in an
 //! unconditional branch or a return, so successors come from the layout as
-//! well as from branch targets. Phase 85's in-flight dataflow iterates in
+//! well as from branch targets (every block of a `brx.idx` list). Phase 85's in-flight dataflow iterates in
 //! reverse postorder; the verifier and phase 87 use the dominator tree.
 
 use crate::entities::Block;
@@ -41,10 +41,8 @@ impl ControlFlowGraph {
             if let Some(&last) = f.layout.block_insts(b).last() {
                 let d = &f.insts[last];
                 match d.opcode {
-                    Opcode::Branch => {
-                        if let Some(t) = d.branch_target() {
-                            succs.push(t);
-                        }
+                    Opcode::Branch | Opcode::IndexedBranch => {
+                        succs = d.branch_targets();
                         falls_through = d.guard.is_some();
                     }
                     Opcode::Return => falls_through = d.guard.is_some(),
@@ -231,6 +229,41 @@ mod tests {
                 _ => return false,
             }
         }
+    }
+
+    /// A `brx.idx` has every block of its list as a successor, each once,
+    /// in the list's order; guarded, it also falls through.
+    #[test]
+    fn indexed_branch_succeeds_to_its_whole_list() {
+        let mut f = Function::new("k", FuncKind::Entry);
+        let p = f.declare_reg("p", "pred", RegClass::Pred);
+        let r = f.declare_reg("r", "b32", RegClass::R32);
+        let b: Vec<Block> = (0..5).map(|_| f.append_block(None)).collect();
+        let list = [b[3], b[2], b[3], b[4]].map(Operand::Block);
+        let brx = InstData::new(
+            "brx",
+            &["idx"],
+            [
+                Slot::use_(Operand::Reg(r)),
+                Slot::use_(Operand::Vector(Box::new(list))),
+            ],
+            1,
+        );
+        let mut guarded = brx.clone();
+        guarded.guard = Some(Guard {
+            reg: p,
+            negated: false,
+        });
+        f.append_inst(b[0], guarded);
+        f.append_inst(b[1], brx);
+        for &x in &b[2..] {
+            f.append_inst(x, InstData::new("ret", &[], [], 1));
+        }
+        let cfg = ControlFlowGraph::compute(&f);
+        assert_eq!(cfg.succs(b[0]), [b[3], b[2], b[4], b[1]]);
+        assert_eq!(cfg.succs(b[1]), [b[3], b[2], b[4]]);
+        assert_eq!(cfg.preds(b[3]), [b[0], b[1]]);
+        assert!(crate::verify::verify_function(&f).is_empty());
     }
 
     #[test]

@@ -34,6 +34,10 @@ pub enum Opcode {
     Call,
     /// `bra`: a jump, conditional when predicated.
     Branch,
+    /// `brx.idx INDEX, {TARGETS}`: a jump to the block its index picks
+    /// from a list (a `.branchtargets` list in PTX), conditional when
+    /// predicated.
+    IndexedBranch,
     /// `ret` / `exit`.
     Return,
     /// Any other PTX instruction.
@@ -95,6 +99,7 @@ impl Opcode {
             ("_warpgroup", Some("commit_batch")) => Opcode::WarpgroupCommitBatch,
             ("call", _) => Opcode::Call,
             ("bra", _) => Opcode::Branch,
+            ("brx", Some("idx")) => Opcode::IndexedBranch,
             ("ret", _) | ("exit", _) => Opcode::Return,
             _ => Opcode::Generic,
         }
@@ -102,7 +107,15 @@ impl Opcode {
 
     /// Whether the instruction ends its block.
     pub fn is_terminator(self) -> bool {
-        matches!(self, Opcode::Branch | Opcode::Return)
+        matches!(
+            self,
+            Opcode::Branch | Opcode::IndexedBranch | Opcode::Return
+        )
+    }
+
+    /// Whether the instruction jumps to a block it names (`bra`, `brx.idx`).
+    pub fn is_branch(self) -> bool {
+        matches!(self, Opcode::Branch | Opcode::IndexedBranch)
     }
 }
 
@@ -110,9 +123,11 @@ impl Opcode {
 /// [`Opcode::Generic`]), interned once: the front end builds every
 /// instruction through [`InstData::interned`], and most are generic, which
 /// comparing symbols finds with no text read.
-fn classified_by_name() -> &'static [Symbol; 6] {
-    static NAMES: std::sync::OnceLock<[Symbol; 6]> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| ["wgmma", "_warpgroup", "call", "bra", "ret", "exit"].map(Symbol::new))
+fn classified_by_name() -> &'static [Symbol; 7] {
+    static NAMES: std::sync::OnceLock<[Symbol; 7]> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        ["wgmma", "_warpgroup", "call", "bra", "brx", "ret", "exit"].map(Symbol::new)
+    })
 }
 
 /// An immediate value, kept in the form PTX wrote it so printing is exact.
@@ -496,6 +511,37 @@ impl InstData {
         })
     }
 
+    /// The blocks a `brx.idx` chooses from, in index order (`None` for
+    /// another instruction, or one whose list is not a vector of blocks).
+    pub fn indexed_targets(&self) -> Option<&[Operand]> {
+        if self.opcode != Opcode::IndexedBranch {
+            return None;
+        }
+        match &self.slots.get(1)?.op {
+            Operand::Vector(v) if v.iter().all(|o| matches!(o, Operand::Block(_))) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Every block a branch may jump to (`bra`: its target; `brx.idx`:
+    /// its list, each block once, in the list's order); empty for another
+    /// instruction.
+    pub fn branch_targets(&self) -> SmallVec<[Block; 2]> {
+        let mut out: SmallVec<[Block; 2]> = SmallVec::new();
+        if let Some(list) = self.indexed_targets() {
+            for o in list {
+                if let Operand::Block(b) = o {
+                    if !out.contains(b) {
+                        out.push(*b);
+                    }
+                }
+            }
+        } else if let Some(t) = self.branch_target() {
+            out.push(t);
+        }
+        out
+    }
+
     /// Whether this is a sparse `wgmma.mma_async.sp`.
     pub fn is_sparse_wgmma(&self) -> bool {
         self.opcode == Opcode::WgmmaMmaAsync
@@ -592,6 +638,7 @@ mod size_tests {
             "_warpgroup",
             "call",
             "bra",
+            "brx",
             "ret",
             "exit",
             "mov",
@@ -613,6 +660,7 @@ mod size_tests {
             Some("wait"),
             Some("commit_batch"),
             Some("uni"),
+            Some("idx"),
             Some("u32"),
         ];
         for name in names {

@@ -8,7 +8,7 @@
 use crate::entities::{AccumSet, Block, Inst};
 use crate::function::NameMap;
 use crate::function::{BlockData, FuncKind, Function, GmmaFacts, Module, Param, RegClass};
-use crate::instructions::{AccumSets, AddrBase, Guard, Imm, InstData, Opcode, Operand, Role, Slot};
+use crate::instructions::{AccumSets, AddrBase, Guard, Imm, InstData, Operand, Role, Slot};
 use cranelift_entity::{EntityRef, SecondaryMap};
 use smallvec::SmallVec;
 use std::fmt;
@@ -255,7 +255,7 @@ impl FnCx<'_> {
         for (c, piece) in split_top(&cur.rest[end..], cur.col + end) {
             data.slots.push(self.slot(cx, c, piece)?);
         }
-        if data.opcode == Opcode::Branch && data.branch_target().is_none() {
+        if data.opcode.is_branch() && data.branch_targets().is_empty() {
             return cx.err(cur.col, "branch without a known block target");
         }
         Ok(data)

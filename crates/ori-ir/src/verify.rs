@@ -137,6 +137,9 @@ fn verify_blocks(
                     _ => err("branch target is not a laid-out block".into()),
                 }
             }
+            if d.opcode == Opcode::IndexedBranch {
+                verify_indexed_branch(f, d, &mut err);
+            }
             if let Some(g) = d.guard {
                 if !f.vregs.is_valid(g.reg) {
                     err("guard names an undeclared register".into());
@@ -190,6 +193,31 @@ fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut i
         }
         Opcode::WgmmaMmaAsync => verify_wgmma(f, d, err),
         _ => {}
+    }
+}
+
+/// A `brx.idx`: an index (a 32-bit register or an integer constant) and a
+/// list of laid-out blocks, at least one.
+fn verify_indexed_branch(
+    f: &Function,
+    d: &crate::instructions::InstData,
+    err: &mut impl FnMut(String),
+) {
+    let index_ok = match d.slots.first().map(|s| &s.op) {
+        Some(Operand::Reg(r)) => f.vregs.is_valid(*r) && f.vregs[*r].class == RegClass::R32,
+        Some(Operand::Imm(i)) => i.as_i64().is_some(),
+        _ => false,
+    };
+    if d.slots.len() != 2 || !index_ok {
+        return err("brx.idx takes a 32-bit index and a list of blocks".into());
+    }
+    let laid_out = |o: &Operand| match o {
+        Operand::Block(t) => f.blocks.is_valid(*t) && f.layout.is_block_laid_out(*t),
+        _ => false,
+    };
+    match d.indexed_targets() {
+        Some(list) if !list.is_empty() && list.iter().all(laid_out) => {}
+        _ => err("brx.idx target list is not a list of laid-out blocks".into()),
     }
 }
 

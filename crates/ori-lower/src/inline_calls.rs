@@ -224,7 +224,9 @@ fn inlined_body(src: &str, callee: &Function, s: &CallSite, n: usize) -> Option<
 fn collect_labels(body: &[Stmt], out: &mut Vec<String>) {
     for s in body {
         match s {
-            Stmt::Label { name, .. } => out.push(name.clone()),
+            // A `.branchtargets` list is named like a label: inlined
+            // twice, its name would be defined twice.
+            Stmt::Label { name, .. } | Stmt::BranchTargets { name, .. } => out.push(name.clone()),
             Stmt::Scope { body, .. } => collect_labels(body, out),
             _ => {}
         }

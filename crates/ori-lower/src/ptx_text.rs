@@ -123,6 +123,7 @@ pub fn write_function(out: &mut String, f: &Function) {
         let _ = writeln!(out, "\t.reg .{} {};", r.ty, r.name);
     }
     let targeted = branch_targets(f);
+    let mut lists = 0;
     for (k, &b) in f.layout.blocks().iter().enumerate() {
         if k > 0 || targeted[b] {
             let _ = writeln!(out, "{}:", f.block_name(b));
@@ -131,6 +132,11 @@ pub fn write_function(out: &mut String, f: &Function) {
             out.push_str("\t.pragma \"nounroll\";\n");
         }
         for &i in f.layout.block_insts(b) {
+            if f.insts[i].indexed_targets().is_some() {
+                write_indexed_branch(out, f, &f.insts[i], lists);
+                lists += 1;
+                continue;
+            }
             out.push('\t');
             write_inst(out, f, &f.insts[i]);
             out.push_str(";\n");
@@ -143,11 +149,43 @@ pub fn write_function(out: &mut String, f: &Function) {
 fn branch_targets(f: &Function) -> SecondaryMap<Block, bool> {
     let mut t = SecondaryMap::new();
     for i in f.layout.all_insts() {
-        if let Some(b) = f.insts[i].branch_target() {
+        for b in f.insts[i].branch_targets() {
             t[b] = true;
         }
     }
     t
+}
+
+/// The name of the function's `n`th `.branchtargets` list (`$` keeps it
+/// apart from every name the front end takes from PTX source, where a
+/// list made by a compiler would not start so).
+fn list_name(n: usize) -> String {
+    format!("$ori_brx_{n}")
+}
+
+/// A `brx.idx` (the function's `n`th) with the `.branchtargets` list it
+/// names declared right before it (PTX ISA: before its use, in the
+/// function), both lines with their `;`.
+fn write_indexed_branch(out: &mut String, f: &Function, d: &InstData, n: usize) {
+    let name = list_name(n);
+    let _ = write!(out, "\t{name}: .branchtargets ");
+    for (k, o) in d.indexed_targets().unwrap_or_default().iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        write_operand(out, f, o);
+    }
+    out.push_str(";\n\t");
+    if let Some(g) = d.guard {
+        let bang = if g.negated { "!" } else { "" };
+        let _ = write!(out, "@{bang}{} ", f.vregs[g.reg].name);
+    }
+    d.write_mnemonic(out);
+    out.push(' ');
+    if let Some(s) = d.slots.first() {
+        write_operand(out, f, &s.op);
+    }
+    let _ = writeln!(out, ", {name};");
 }
 
 /// One instruction as PTX, without the `;`.

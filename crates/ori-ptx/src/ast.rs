@@ -84,6 +84,10 @@ pub struct Function {
     /// e.g. `("maxntid", [128, 1, 1])`, `("minnctapersm", [1])`,
     /// `("noreturn", [])`.
     pub perf: Vec<(String, Vec<u64>)>,
+    /// The body's `.pragma` strings ptxas 13.0.88 does not know, in source
+    /// order (it warns about them, `crate::directive_warnings`; kept here
+    /// because a streamed body's statements are gone once lowered).
+    pub unsupported_pragmas: Vec<String>,
     /// `None` for a prototype ending in `;`.
     pub body: Option<Vec<Stmt>>,
     /// From the linkage directive (or `.entry` / `.func`) to the body's
@@ -167,6 +171,16 @@ pub enum Stmt {
         /// The label without its colon, e.g. `"$L__BB0_2"`.
         name: String,
         /// The label's name token (the colon excluded).
+        span: Span,
+    },
+    /// `name: .branchtargets L1, L2, ...;`: the list a `brx.idx` picks its
+    /// target from.
+    BranchTargets {
+        /// The list's name (what `brx.idx` names), e.g. `"$L_brx_0"`.
+        name: String,
+        /// The labels in order, each with its span.
+        labels: Vec<(String, Span)>,
+        /// From the list's name to the `;`.
         span: Span,
     },
     /// An instruction, e.g. `@%p1 bra $L__BB0_2;`.

@@ -17,6 +17,7 @@
 
 pub mod ast;
 pub mod diag;
+pub mod directive_warnings;
 pub mod isa;
 pub mod lexer;
 pub mod parser;

@@ -186,6 +186,7 @@ fn parse_inner<'a>(
         sink,
         handed: 0,
         locs: Default::default(),
+        pragmas: Vec::new(),
     };
     let m = p.module();
     let lex_errors = p.win.get_mut().take_lex_errors();
@@ -293,6 +294,9 @@ struct Parser<'a> {
     /// The source locations `.loc` directives named so far (an
     /// `inlined_at` must name one of them).
     locs: ori_ir::NameSet<(u32, u32, u32)>,
+    /// The current body's `.pragma` strings ptxas does not know
+    /// ([`Function::unsupported_pragmas`]).
+    pragmas: Vec<String>,
 }
 
 fn is_known_target(t: &str) -> bool {
@@ -841,7 +845,7 @@ impl<'a> Parser<'a> {
         if self.is_punct('(') {
             params = self.param_list()?;
         }
-        let perf = self.performance_directives()?;
+        let perf = self.performance_directives(is_entry)?;
         let mut f = Function {
             name,
             is_entry,
@@ -849,6 +853,7 @@ impl<'a> Parser<'a> {
             params,
             ret_params,
             perf,
+            unsupported_pragmas: Vec::new(),
             body: None,
             span: start,
         };
@@ -861,6 +866,7 @@ impl<'a> Parser<'a> {
         }
         // New function: fresh label / register tables.
         self.scopes.clear();
+        self.pragmas.clear();
         let mut top = RegScope::default();
         for p in f.params.iter().chain(f.ret_params.iter()) {
             if p.space == "reg" {
@@ -884,14 +890,21 @@ impl<'a> Parser<'a> {
         }
         f.body = Some(body);
         f.span = start.to(self.prev_span());
+        f.unsupported_pragmas = std::mem::take(&mut self.pragmas);
+        if let Some(msg) = crate::directive_warnings::conflict(&f.perf) {
+            self.error(self.prev_span(), msg);
+        }
         Ok(f)
     }
 
     /// The performance directives after a function's signature (`.maxntid
     /// 128, 1, 1`, `.maxnreg 168`, `.noreturn`): each name with its values.
-    fn performance_directives(&mut self) -> PResult<Vec<(String, Vec<u64>)>> {
+    fn performance_directives(&mut self, is_entry: bool) -> PResult<Vec<(String, Vec<u64>)>> {
         let mut perf = Vec::new();
         while self.tok().kind == TokKind::Dotted {
+            if !crate::directive_warnings::allowed_on(self.text(), is_entry) {
+                return self.syntax_error();
+            }
             let (d, _) = self.expect_dotted()?;
             let mut vals = Vec::new();
             if matches!(self.tok().kind, TokKind::Int { .. }) {
@@ -899,6 +912,11 @@ impl<'a> Parser<'a> {
                 while self.eat_punct(',') {
                     vals.push(self.expect_uint()?);
                 }
+            }
+            if let Some((msg, after)) = crate::directive_warnings::zero_value(&d, &vals) {
+                // A list's check looked at the token after it for a `,`.
+                let at = if after { self.span() } else { self.prev_span() };
+                self.error(at, msg);
             }
             perf.push((d, vals));
         }
@@ -1214,6 +1232,9 @@ impl<'a> Parser<'a> {
                     }
                 }
                 self.expect_punct(';')?;
+                if !crate::directive_warnings::is_known_pragma(&text) {
+                    self.pragmas.push(text.clone());
+                }
                 out.push(Stmt::Pragma {
                     text,
                     span: t.span.to(self.prev_span()),
@@ -1238,8 +1259,11 @@ impl<'a> Parser<'a> {
         let name = self.text_of(&t).to_string();
         self.bump();
         self.bump();
-        // `proto: .callprototype ...;` / `tbl: .branchtargets ...;`
-        if self.is_dotted(".callprototype") || self.is_dotted(".branchtargets") {
+        if self.is_dotted(".branchtargets") {
+            return self.branch_targets(name, t.span, out);
+        }
+        // `proto: .callprototype ...;`
+        if self.is_dotted(".callprototype") {
             let mut dir = self.verbatim_to_semi()?;
             dir.span = t.span.to(dir.span);
             dir.name = format!("{} {}", dir.name, name);
@@ -1254,6 +1278,35 @@ impl<'a> Parser<'a> {
             self.error(t.span, format!("Duplicate definition of label '{name}'"));
         }
         out.push(Stmt::Label { name, span: t.span });
+        Ok(())
+    }
+
+    /// `NAME: .branchtargets L1, L2, ...;` after `NAME:` (at least one
+    /// label: ptxas 13.0.88 takes an empty list for a syntax error). The
+    /// list's name is a label of its scope: a second definition of it is
+    /// an error.
+    fn branch_targets(&mut self, name: String, at: Span, out: &mut Vec<Stmt>) -> PResult<()> {
+        self.bump();
+        let mut labels = Vec::new();
+        loop {
+            labels.push(self.expect_ident()?);
+            if !self.eat_punct(',') {
+                break;
+            }
+        }
+        let end = self.expect_punct(';')?;
+        let fresh = self
+            .scopes
+            .last_mut()
+            .is_none_or(|sc| sc.labels.insert(name.clone()));
+        if !fresh {
+            self.error(at, format!("Duplicate definition of label '{name}'"));
+        }
+        out.push(Stmt::BranchTargets {
+            name,
+            labels,
+            span: at.to(end),
+        });
         Ok(())
     }
 

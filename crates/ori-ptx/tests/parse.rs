@@ -62,7 +62,7 @@ fn entry_and_func_signatures() {
     let m = ok(&format!(
         "{HDR}.visible .entry k(.param .u64 .ptr .global .align 16 a, .param .u32 n, \
          .param .align 8 .b8 arr[16])\n.maxntid 128, 1, 1\n.minnctapersm 1\n.maxnreg 64\n\
-         .reqntid 256\n{{ ret; }}\n\
+         .maxclusterrank 2\n{{ ret; }}\n\
          .weak .func (.param .b32 r) f(.param .b32 x) {{ st.param.b32 [r], 1; ret; }}\n\
          .extern .func (.param .b32 func_retval0) vprintf\n(\n.param .b64 p0,\n.param .b64 p1\n)\n;\n\
          .func g {{ ret; }}\n.func (.reg .b32 rr) h(.reg .b32 x) {{ mov.b32 rr, x; ret; }}\n"
@@ -95,7 +95,7 @@ fn entry_and_func_signatures() {
             ("maxntid".into(), vec![128, 1, 1]),
             ("minnctapersm".into(), vec![1]),
             ("maxnreg".into(), vec![64]),
-            ("reqntid".into(), vec![256]),
+            ("maxclusterrank".into(), vec![2]),
         ]
     );
     let f = fs[1];

@@ -300,6 +300,7 @@ macro_rules! fault {
 mod alu;
 pub mod cluster;
 mod hazards;
+mod indexed_branch;
 mod int_arith;
 mod interleave;
 mod lane_ops;
@@ -553,6 +554,7 @@ fn run_warpgroup(
             Flow::Jump(t) => mach.wg.enter(Some(t)),
             Flow::Exit(lanes) => mach.wg.exit(lanes),
             Flow::Diverge { target, taken } => diverge(mach, b, target, taken),
+            Flow::Scatter(sides) => indexed_branch::scatter(mach, b, &sides),
             Flow::Barrier(a) => return Ok(Stop::Barrier(line, a)),
             Flow::Yield => return Ok(Stop::Yield(line)),
             Flow::ClusterWait => {}
@@ -613,6 +615,8 @@ enum Flow {
         target: Block,
         taken: LaneMask,
     },
+    /// A `brx.idx` whose threads go several ways (`indexed_branch`).
+    Scatter(indexed_branch::Sides),
     /// Arrive at a barrier.
     Barrier(Arrival),
     /// An mbarrier wait that found its phase incomplete: let the other
@@ -945,6 +949,7 @@ impl Machine<'_> {
         self.check_not_in_flight(d)?;
         match d.opcode {
             Opcode::Branch => return self.branch(d),
+            Opcode::IndexedBranch => return self.indexed_branch(d),
             Opcode::Return => return Ok(Flow::Exit(mask_of(&self.active(d)))),
             _ => {}
         }

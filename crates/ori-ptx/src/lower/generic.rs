@@ -300,19 +300,6 @@ pub fn lower_branch(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstDa
     ))
 }
 
-/// `brx.idx INDEX, TARGETS`: a branch to one of a `.branchtargets` list.
-/// ptxas takes it; ori's IR has no branch of several targets (the control
-/// flow phases 85 and 87 read takes one per branch), so ori names it as an
-/// instruction it does not support, at its line, rather than lower it to
-/// a branch that would hide the other targets.
-pub fn lower_indexed_branch(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
-    cx.error(
-        i.span,
-        "Instruction 'brx.idx' is not supported by ori: a branch to one of several targets",
-    );
-    None
-}
-
 /// `ret` / `exit`.
 pub fn lower_return(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
     if !i.operands.is_empty() {

@@ -41,7 +41,10 @@ pub fn handler_table() -> HandlerTable {
     t.insert("ret", super::generic::lower_return as Handler);
     t.insert("exit", super::generic::lower_return as Handler);
     t.insert("call", super::generic::lower_call as Handler);
-    t.insert("brx", super::generic::lower_indexed_branch as Handler);
+    t.insert(
+        "brx",
+        super::indexed_branch::lower_indexed_branch as Handler,
+    );
     // One list of mnemonics (the parser's): every one the parser accepts
     // and no handler above claims goes through the generic def/use
     // handler, so that the two can no longer disagree (`istypep`, `vadd2`

@@ -11,6 +11,7 @@ pub mod declarations;
 mod float_literals;
 mod generic;
 mod handlers;
+mod indexed_branch;
 mod mov_types;
 mod streamed;
 mod table_forms;
@@ -50,6 +51,11 @@ pub struct LowerCx<'a> {
     /// Label references that no enclosing scope defines, in order: each is
     /// an `Unknown symbol` error after the body's other errors.
     undefined: Vec<(String, Span)>,
+    /// The function's `.branchtargets` lists declared so far, by name.
+    pub(super) branch_lists: NameMap<String, Box<[Operand]>>,
+    /// `brx.idx` lists named before any declaration of theirs: judged at
+    /// the end of the function ([`indexed_branch::undeclared_lists`]).
+    pub(super) list_refs: Vec<(String, Span)>,
     /// Names of module-scope and function-scope symbols (params, variables, functions).
     symbols: Rc<NameMap<String, ()>>,
     /// Local (function-scope) variable names.
@@ -159,7 +165,7 @@ impl LowerCx<'_> {
     /// this point (forward branches are fine). While the body streams in,
     /// a name no scope defines yet is taken for a label the function scope
     /// defines further down (`streamed` checks at the end that it does).
-    fn resolve_label(&mut self, name: &str) -> Option<Block> {
+    pub(super) fn resolve_label(&mut self, name: &str) -> Option<Block> {
         let found = self
             .scope_path
             .iter()
@@ -174,9 +180,17 @@ impl LowerCx<'_> {
         Some(b)
     }
 
+    /// Whether a scope enclosing the current statement defines label
+    /// `name` (nothing is reserved, even while the body streams in).
+    pub(super) fn label_scopes_define(&self, name: &str) -> bool {
+        self.scope_path
+            .iter()
+            .any(|&s| self.label_scopes.defs[s].contains_key(name))
+    }
+
     /// A label reference: its block, or (undefined here) an error at the end
     /// of the function and a placeholder block.
-    fn label_ref(&mut self, name: &str, span: Span) -> Block {
+    pub(super) fn label_ref(&mut self, name: &str, span: Span) -> Block {
         if let Some(b) = self.resolve_label(name) {
             return b;
         }
@@ -905,6 +919,9 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &mut [ast::Stmt], table: &HandlerTab
                 cx.cur = b;
                 cx.need_block = false;
             }
+            ast::Stmt::BranchTargets { name, labels, .. } => {
+                indexed_branch::declare_list(cx, name, labels);
+            }
             ast::Stmt::Inst(i) => {
                 cx.resolved.clear();
                 if !cx.vector_widths.is_empty() {
@@ -962,6 +979,7 @@ fn lower_function(
         collect_labels_and_locals(&mut cx, &body);
         lower_stmts(&mut cx, &mut body, table);
         drop(body);
+        indexed_branch::undeclared_lists(&mut cx);
         for (n, span) in std::mem::take(&mut cx.undefined) {
             cx.error(span, format!("Unknown symbol '{n}'"));
         }
@@ -1020,6 +1038,8 @@ fn function_cx<'a>(
         scope_path: vec![0],
         next_scope: 0,
         undefined: Vec::new(),
+        branch_lists: NameMap::default(),
+        list_refs: Vec::new(),
         symbols: Rc::clone(symbols),
         locals: NameMap::default(),
         local_sizes: NameMap::default(),

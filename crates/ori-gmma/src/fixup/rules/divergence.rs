@@ -9,7 +9,7 @@ use crate::fixup::plan::Plan;
 use crate::fixup::state::State;
 use crate::fixup::walk::Walker;
 use ori_ir::consts::*;
-use ori_ir::{Block, FuncKind, Inst, VReg};
+use ori_ir::{Block, FuncKind, Inst, Opcode, VReg};
 
 rules! {
     /// An arrive needed in divergent code.
@@ -24,7 +24,7 @@ rules! {
         "wgmma.wait_group is a .aligned warpgroup instruction";
     /// A wait in divergent code that cannot be hoisted to uniform code.
     DivergentHoist => "R-divergent-hoist", Some(C7518_WGDP_DIVERGENT),
-        "serializes with C7518 when a read needing a wait stands in divergent code and the wait, hoisted to the nearest uniform dominator, would leave a run-time loop holding the read or come before the wgmma it waits for",
+        "serializes with C7518 when a read needing a wait stands in divergent code and the wait, hoisted to the nearest uniform dominator, would leave a run-time loop holding the read, come before the wgmma it waits for, or climb over a brx.idx",
         "corpus/c7518_divergent_loop_read_only",
         "wgmma.wait_group is a .aligned warpgroup instruction";
     /// A run of stores under one divergent predicate.
@@ -67,11 +67,22 @@ impl Walker<'_> {
     /// or when the wgmma last issued on the way lies below that point, in
     /// divergent code (`c7518_divergent_wgmma_then_read`). A read in a
     /// divergent branch of a stage issued in uniform code gets its hoisted
-    /// wait (C7517).
+    /// wait (C7517), over `bra`s only: a climb that passes a `brx.idx`
+    /// serializes, whether the `brx.idx` is the divergent branch itself
+    /// (its index divergent, `.uni` or not: `brx_divergent_read_acc`,
+    /// `brx_uni_divergent_read_acc`) or a uniform one inside a divergent
+    /// branch (`brx_uniform_under_divergent_bra_read_acc`).
     pub(in crate::fixup) fn wait_unplaceable(&self, b: Block, st: &State) -> bool {
         let (uni, loops, dt) = (&self.an.uni, &self.an.loops, &self.an.dt);
         let (passed, target) = self.an.climb_to_uniform(b);
         if passed.iter().any(|h| loops.header[*h] && loops.runtime[*h]) {
+            return true;
+        }
+        let brx = |x: &Block| {
+            let last = self.f.layout.block_insts(*x).last();
+            last.is_some_and(|&i| self.f.insts[i].opcode == Opcode::IndexedBranch)
+        };
+        if !passed.is_empty() && (passed.iter().any(brx) || target.as_ref().is_some_and(brx)) {
             return true;
         }
         let Some(h) = target.filter(|_| !passed.is_empty()) else {
