@@ -269,7 +269,7 @@ pub fn readme_figures(tests: &Path) -> String {
             "corpus",
         ),
         (
-            "real kernels: Triton, CUTLASS, DeepGEMM, FA3, ThunderKittens, CuTe DSL, quack, TileLang, FlashInfer (`tests/real`)",
+            "real kernels: Triton, Gluon, PyTorch Inductor and FlexAttention, CUTLASS, DeepGEMM, FA3, ThunderKittens, CuTe DSL, quack, TileLang, FlashInfer (`tests/real`)",
             "real (all families)",
         ),
         (
