@@ -433,9 +433,9 @@ mod tests {
             seed ^= seed << 17;
             seed % n
         };
-        let mut clocks: Vec<VClock> = (0..4)
+        let mut clocks: Vec<VClock> = (0..8)
             .map(|a| {
-                let mut c = VClock::new(4);
+                let mut c = VClock::new(8);
                 c.tick(a);
                 c
             })
@@ -443,10 +443,10 @@ mod tests {
         let (mut shadow, mut words) = (Shadow::default(), Vec::new());
         let mut races = 0;
         for step in 0..20_000u32 {
-            let agent = next(4) as usize;
+            let agent = next(8) as usize;
             if next(8) == 0 {
                 clocks[agent].tick(agent);
-                let other = clocks[next(4) as usize].clone();
+                let other = clocks[next(8) as usize].clone();
                 clocks[agent].join(&other);
             }
             let len = [1, 2, 4, 8, 16, 32, 3][next(7) as usize];
@@ -463,9 +463,11 @@ mod tests {
             };
             let write = next(3) == 0;
             if !write && next(4) == 0 {
-                // Four agents read a granule together.
-                let base = 16 * next(16);
+                // Four agents (those of one of two warpgroups) read a
+                // granule together.
+                let (base, group) = (16 * next(16), 4 * next(2) as usize);
                 let nows: [(Access, &VClock); 4] = std::array::from_fn(|a| {
+                    let a = group + a;
                     let now = Access {
                         agent: a as u16,
                         clock: clocks[a].get(a),

@@ -54,6 +54,11 @@ pub(crate) fn accumulate(
     (a, bt): (&[f64], &[f64]),
     (m, n, k): (usize, usize, usize),
 ) -> bool {
+    // Only where the vector code runs: elsewhere `wgmma_fused`'s exact
+    // f64 sums (vectorized for AVX2) are the faster way.
+    if !avx512() {
+        return false;
+    }
     let form_fits = arith == Arith::of(false, false);
     let shape_fits = m % ROWS == 0 && n % COLS == 0 && out.len() == m * n && c.len() == m * n;
     if !form_fits || !shape_fits {
