@@ -67,9 +67,7 @@ pub(crate) fn accumulate(
     let Some((e, room)) = bound(a, bt, k) else {
         return false;
     };
-    if scale_d && !c_exact(c, e, room) {
-        return false;
-    }
+    let c = c.get(..).filter(|_| scale_d);
     OPERANDS.with(|cell| {
         let (a32, bt32) = &mut *cell.borrow_mut();
         // Exact: every input of these types is an f32.
@@ -77,15 +75,8 @@ pub(crate) fn accumulate(
         a32.extend(a.iter().map(|x| *x as f32));
         bt32.clear();
         bt32.extend(bt.iter().map(|x| *x as f32));
-        tiles(
-            out,
-            c.get(..).filter(|_| scale_d),
-            (a32, bt32),
-            (m, n, k),
-            avx512(),
-        );
-    });
-    true
+        tiles(out, c, (a32, bt32), (m, n, k), (e, room), avx512())
+    })
 }
 
 /// The exponent `e` of the module's doc's grid `g = 2^e` and the room
@@ -150,28 +141,10 @@ fn scan(xs: &[f64]) -> Option<(i32, f64)> {
 
 /// Whether every C (f32 bits) is a multiple of `2^e`, at most `room` in
 /// magnitude, and not `-0.0` (nor infinite or NaN, whose bits are above
-/// any finite magnitude's): on the bits alone, without early exits (vector
-/// code, 16 lanes). `room` is an f32: a multiple of `2^e` below `2^(e + 24)`.
+/// any finite magnitude's): on the bits alone, as [`c_fit_mask`] checks
+/// them 16 at a time. `room` is an f32: a multiple of `2^e` below
+/// `2^(e + 24)`.
 fn c_exact(c: &[u32], e: i32, room: f64) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has the feature the function is compiled for.
-            return unsafe { c_exact_avx512(c, e, room) };
-        }
-    }
-    c_exact_portable(c, e, room)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn c_exact_avx512(c: &[u32], e: i32, room: f64) -> bool {
-    c_exact_portable(c, e, room)
-}
-
-/// [`c_exact`] in portable code, inlined into each variant.
-#[inline(always)]
-fn c_exact_portable(c: &[u32], e: i32, room: f64) -> bool {
     let room = (room as f32).to_bits();
     c.iter().fold(true, |ok, w| {
         let magnitude = w & 0x7fff_ffff;
@@ -202,14 +175,21 @@ const QUADS: usize = COLS / 4;
 
 /// Every tile: C (or zeros) into the tile's sums, the products added,
 /// the sums' bits out; `fast`: by [`tile_avx512`] (only where the CPU has
-/// AVX-512).
+/// AVX-512), which checks each C ([`c_exact`]) as it loads it. Whether
+/// every C passed the check, given the grid's exponent and the room
+/// ([`bound`]): where one did not, `out` is to be written again.
 fn tiles(
     out: &mut [u32],
     c: Option<&[u32]>,
     (a, bt): (&[f32], &[f32]),
     (m, n, k): (usize, usize, usize),
+    (e, room): (i32, f64),
     fast: bool,
-) {
+) -> bool {
+    if !fast && c.is_some_and(|c| !c_exact(c, e, room)) {
+        return false;
+    }
+    let mut fit = true;
     for row0 in (0..m).step_by(ROWS) {
         for col in (0..n).step_by(COLS) {
             let slots: [[usize; QUADS]; ROWS] =
@@ -217,7 +197,7 @@ fn tiles(
             let at = (row0, col, n, k);
             if fast {
                 // SAFETY: the caller found AVX-512 (`avx512`).
-                unsafe { tile_avx512(out, c, &slots, (a, bt), at) };
+                fit &= unsafe { tile_avx512(out, (c, (e, room)), &slots, (a, bt), at) };
                 continue;
             }
             let mut acc = [[0f32; COLS]; ROWS];
@@ -240,6 +220,7 @@ fn tiles(
             }
         }
     }
+    fit
 }
 
 /// Whether the CPU runs [`tile_avx512`].
@@ -274,21 +255,23 @@ fn tile_portable(
 }
 
 /// [`tiles`]' work on one tile in AVX-512: the tile's 8 rows by 32
-/// columns in 16 vectors, each loaded from C's quads (or zeros), then each
-/// K step two loads of B and 8 broadcasts of A for 16 fused multiply-adds
-/// (the same sums as [`tile_portable`]: every one is exact), then the
-/// quads stored into `out`.
+/// columns in 16 vectors, each loaded from C's quads (or zeros) and
+/// checked ([`c_fit_mask`]), then each K step two loads of B and 8
+/// broadcasts of A for 16 fused multiply-adds (the same sums as
+/// [`tile_portable`]: every one is exact), then the quads stored into
+/// `out`. Whether every C of the tile passed.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn tile_avx512(
     out: &mut [u32],
-    c: Option<&[u32]>,
+    (c, bound): (Option<&[u32]>, (i32, f64)),
     slots: &[[usize; QUADS]; ROWS],
     (a, bt): (&[f32], &[f32]),
     (row0, col, n, k): (usize, usize, usize, usize),
-) {
+) -> bool {
     use std::arch::x86_64::*;
     let mut v = [[_mm512_setzero_ps(); 2]; ROWS];
+    let mut fit: __mmask16 = 0xffff;
     if let Some(c) = c {
         for (v, slots) in v.iter_mut().zip(slots) {
             for (v, q) in v.iter_mut().zip(slots.chunks_exact(4)) {
@@ -296,6 +279,7 @@ unsafe fn tile_avx512(
                 let x = _mm512_insertf32x4::<1>(x, quad(c, q[1]));
                 let x = _mm512_insertf32x4::<2>(x, quad(c, q[2]));
                 *v = _mm512_insertf32x4::<3>(x, quad(c, q[3]));
+                fit &= c_fit_mask(_mm512_castps_si512(*v), bound);
             }
         }
     }
@@ -331,6 +315,31 @@ unsafe fn tile_avx512(
             unsafe { _mm_storeu_ps(o.as_mut_ptr().cast(), x) };
         }
     }
+    fit == 0xffff
+}
+
+/// [`c_exact`] of 16 C words `w` as a mask: the same steps in vectors
+/// (a shift by 32 or more gives 0 here, where the scalar code masks it).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn c_fit_mask(
+    w: std::arch::x86_64::__m512i,
+    (e, room): (i32, f64),
+) -> std::arch::x86_64::__mmask16 {
+    use std::arch::x86_64::*;
+    let set = _mm512_set1_epi32;
+    let magnitude = _mm512_and_si512(w, set(0x7fff_ffff));
+    let small = _mm512_cmple_epu32_mask(magnitude, set((room as f32).to_bits() as i32));
+    let not_negative_zero = _mm512_cmpneq_epi32_mask(w, set(i32::MIN));
+    let biased = _mm512_srli_epi32::<23>(magnitude);
+    let low = _mm512_sub_epi32(set(e + 150), _mm512_max_epi32(biased, set(1)));
+    let low = _mm512_min_epi32(_mm512_max_epi32(low, set(0)), set(31));
+    let significand = _mm512_or_si512(_mm512_and_si512(w, set(0x7f_ffff)), set(0x80_0000));
+    let shifted = _mm512_sllv_epi32(significand, _mm512_sub_epi32(set(32), low));
+    let multiple = _mm512_cmpeq_epi32_mask(shifted, _mm512_setzero_si512())
+        & _mm512_cmpneq_epi32_mask(biased, _mm512_setzero_si512());
+    let zero = _mm512_cmpeq_epi32_mask(magnitude, _mm512_setzero_si512());
+    small & not_negative_zero & (multiple | zero)
 }
 
 /// The 4 words of `c` at `at`, as f32 (SSE, in every x86_64).
@@ -345,11 +354,11 @@ fn quad(c: &[u32], at: usize) -> std::arch::x86_64::__m128 {
 #[cfg(not(target_arch = "x86_64"))]
 unsafe fn tile_avx512(
     _: &mut [u32],
-    _: Option<&[u32]>,
+    _: (Option<&[u32]>, (i32, f64)),
     _: &[[usize; QUADS]; ROWS],
     _: (&[f32], &[f32]),
     _: (usize, usize, usize, usize),
-) {
+) -> bool {
     unreachable!("AVX-512 only on x86_64")
 }
 
@@ -434,6 +443,10 @@ mod tests {
     /// agree, and it is taken on most such wgmma and refused on the rest.
     #[test]
     fn f32_sums_are_the_steps_where_they_are_taken() {
+        if !avx512() {
+            // The shortcut runs only with AVX-512.
+            return;
+        }
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let (mut taken, mut refused) = (0, 0);
         for trial in 0..300 {
@@ -454,7 +467,14 @@ mod tests {
             spoil(&mut c, at, trial % 9, (grid, room));
             let want = by_steps(&c, scale_d, (&a, &bt), (m, n, k));
             let mut got = vec![0u32; m * n];
-            if !accumulate(&mut got, &c, (scale_d, F32), (&a, &bt), (m, n, k)) {
+            let taken_here = accumulate(&mut got, &c, (scale_d, F32), (&a, &bt), (m, n, k));
+            // The vector code checks C as the definition does.
+            assert_eq!(
+                taken_here,
+                !scale_d || c_exact(&c, e, room),
+                "trial {trial}"
+            );
+            if !taken_here {
                 refused += 1;
                 continue;
             }
@@ -465,7 +485,14 @@ mod tests {
                 let bt32: Vec<f32> = bt.iter().map(|x| *x as f32).collect();
                 let mut slow = vec![0u32; m * n];
                 let c = Some(&c[..]).filter(|_| scale_d);
-                tiles(&mut slow, c, (&a32, &bt32), (m, n, k), false);
+                assert!(tiles(
+                    &mut slow,
+                    c,
+                    (&a32, &bt32),
+                    (m, n, k),
+                    (e, room),
+                    false
+                ));
                 assert_eq!(got, slow, "trial {trial}: the portable tiles");
             }
         }
@@ -499,6 +526,19 @@ mod tests {
             let want = multiple && x.abs() <= room && w != 0x8000_0000;
             assert_eq!(c_exact(&[w], e, room), want, "{w:#x} at 2^{e}, room {room}");
             kinds[usize::from(want)] += 1;
+            #[cfg(target_arch = "x86_64")]
+            if avx512() {
+                // The vector check, lane by lane (the word in lane r % 16).
+                let lane = (r % 16) as u32;
+                let mut words = [0u32; 16];
+                words[lane as usize] = w;
+                // SAFETY: the CPU has AVX-512; `words` holds 16 words.
+                let mask = unsafe {
+                    let v = std::arch::x86_64::_mm512_loadu_si512(words.as_ptr().cast());
+                    c_fit_mask(v, (e, room))
+                };
+                assert_eq!((mask >> lane) & 1 == 1, want, "vector: {w:#x} at 2^{e}");
+            }
         }
         assert!(kinds[0] > 10_000 && kinds[1] > 10_000, "{kinds:?}");
     }
@@ -507,6 +547,10 @@ mod tests {
     /// `wgmma_fused` still gives the steps' bits.
     #[test]
     fn a_sum_past_f32_is_refused() {
+        if !avx512() {
+            // The shortcut runs only with AVX-512.
+            return;
+        }
         let (m, n, k) = (64, 32, 16);
         let (a, bt) = (vec![3.0; m * k], vec![3.0; k * n]);
         let room = (1u64 << 24) as f64 - 16.0 * 9.0;
