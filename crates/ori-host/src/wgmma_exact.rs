@@ -192,8 +192,12 @@ fn tiles(
     let mut fit = true;
     for row0 in (0..m).step_by(ROWS) {
         for col in (0..n).step_by(COLS) {
-            let slots: [[usize; QUADS]; ROWS] =
-                std::array::from_fn(|r| std::array::from_fn(|q| quad_slot(row0 + r, col + 4 * q)));
+            // A row's quads are registers 0, 1, 4, 5, ... after its first
+            // (`quad_slot`; `col` is a multiple of 8).
+            let slots: [[usize; QUADS]; ROWS] = std::array::from_fn(|r| {
+                let first = quad_slot(row0 + r, col);
+                std::array::from_fn(|q| first + (4 * (q / 2) + q % 2) * WARPGROUP)
+            });
             let at = (row0, col, n, k);
             if fast {
                 // SAFETY: the caller found AVX-512 (`avx512`).
