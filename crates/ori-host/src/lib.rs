@@ -12,7 +12,8 @@
 //! * `wgmma_math`: what one wgmma computes, from the ISA's register-fragment
 //!   layouts and shared-memory matrix descriptors; `mma_arith`: the tensor
 //!   core's own truncating sum (found by probing an H100), which
-//!   `wgmma_fused` applies to a wgmma's operands.
+//!   `wgmma_fused` applies to a wgmma's operands (`wgmma_exact`: its
+//!   shortcut where f32 holds every partial sum).
 //! * `reconvergence`: where divergent threads meet again.
 //! * `barriers`, `mbarrier`: the CTA's named barriers and its mbarriers.
 //! * `async_copy`, `tensor_map`: `cp.async` groups; TMA and the tensor-map
@@ -53,6 +54,7 @@ pub mod reconvergence;
 pub mod tensor_map;
 pub mod tma_fill;
 pub mod warp_shuffle;
+pub mod wgmma_exact;
 pub mod wgmma_fused;
 pub mod wgmma_math;
 

@@ -117,8 +117,15 @@ impl Word {
     /// after; where the word's reads are those of the same readers in the
     /// same order (a warpgroup reading its operands again), each is
     /// replaced in place.
+    /// `entries`: each reader's entry of mask `0xf` (the same for every
+    /// word of a batch, made once).
     #[inline(always)]
-    fn read_all(&mut self, at: u64, nows: &[(Access, &VClock)], found: &mut Vec<(usize, Race)>) {
+    fn read_all(
+        &mut self,
+        at: u64,
+        (nows, entries): (&[(Access, &VClock)], &[Entry]),
+        found: &mut Vec<(usize, Race)>,
+    ) {
         let writes = self.writes.as_slice();
         if !writes.is_empty() {
             for (i, (now, clock)) in nows.iter().enumerate() {
@@ -135,18 +142,16 @@ impl Word {
             }
         }
         let reads = self.reads.as_mut_slice();
-        if reads.len() == nows.len() && reads.iter().zip(nows).all(|(r, (n, _))| r.agent == n.agent)
+        if reads.len() == entries.len()
+            && reads.iter().zip(entries).all(|(r, e)| r.agent == e.agent)
         {
-            for (r, (now, _)) in reads.iter_mut().zip(nows) {
-                *r = Entry::new(*now, 0xf);
-            }
+            reads.copy_from_slice(entries);
             return;
         }
-        for (now, _) in nows {
-            let entry = Entry::new(*now, 0xf);
-            match self.reads.iter_mut().find(|r| r.agent == now.agent) {
-                Some(r) => *r = entry,
-                None => self.reads.push(entry),
+        for entry in entries {
+            match self.reads.iter_mut().find(|r| r.agent == entry.agent) {
+                Some(r) => *r = *entry,
+                None => self.reads.push(*entry),
             }
         }
     }
@@ -317,9 +322,12 @@ impl Shadow {
         if self.granules.len() <= k {
             self.granules.resize(k + 1, Granule::default());
         }
+        let entries: SmallVec<[Entry; 4]> = nows.iter().map(|(n, _)| Entry::new(*n, 0xf)).collect();
         for base in bases.iter().map(|b| u64::from(*b)) {
             match &mut self.granules[(base / 16) as usize] {
-                Granule::Uniform(w) if base.is_multiple_of(16) => w.read_all(base, nows, found),
+                Granule::Uniform(w) if base.is_multiple_of(16) => {
+                    w.read_all(base, (nows, &entries), found)
+                }
                 _ => {
                     for (i, (now, clock)) in nows.iter().enumerate() {
                         if let Some(r) = self.access((base, 16), false, *now, clock) {
@@ -433,9 +441,9 @@ mod tests {
             seed ^= seed << 17;
             seed % n
         };
-        let mut clocks: Vec<VClock> = (0..4)
+        let mut clocks: Vec<VClock> = (0..8)
             .map(|a| {
-                let mut c = VClock::new(4);
+                let mut c = VClock::new(8);
                 c.tick(a);
                 c
             })
@@ -443,10 +451,10 @@ mod tests {
         let (mut shadow, mut words) = (Shadow::default(), Vec::new());
         let mut races = 0;
         for step in 0..20_000u32 {
-            let agent = next(4) as usize;
+            let agent = next(8) as usize;
             if next(8) == 0 {
                 clocks[agent].tick(agent);
-                let other = clocks[next(4) as usize].clone();
+                let other = clocks[next(8) as usize].clone();
                 clocks[agent].join(&other);
             }
             let len = [1, 2, 4, 8, 16, 32, 3][next(7) as usize];
@@ -463,9 +471,11 @@ mod tests {
             };
             let write = next(3) == 0;
             if !write && next(4) == 0 {
-                // Four agents read a granule together.
-                let base = 16 * next(16);
+                // Four agents (those of one of two warpgroups) read a
+                // granule together.
+                let (base, group) = (16 * next(16), 4 * next(2) as usize);
                 let nows: [(Access, &VClock); 4] = std::array::from_fn(|a| {
+                    let a = group + a;
                     let now = Access {
                         agent: a as u16,
                         clock: clocks[a].get(a),

@@ -52,6 +52,10 @@ pub fn accumulate(
     shape: (usize, usize, usize),
 ) {
     let ops = (a, bt);
+    // Where f32 holds every partial sum: f32 vectors.
+    if crate::wgmma_exact::accumulate(out, c, (scale_d, arith), ops, shape) {
+        return;
+    }
     let exact = match operands_fastest(scale_d, arith, ops) {
         None => false,
         // An f32 accumulator's C is checked as it is added.

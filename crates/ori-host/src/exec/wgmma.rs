@@ -75,8 +75,7 @@ impl Machine<'_> {
         let (unready, found) = (checked.unready.get(), checked.found.get());
         let mut read = checked.read.map(|r| r.into_inner()).unwrap_or_default();
         self.sanitizer_findings(unready, found)?;
-        read.sort_unstable();
-        read.dedup();
+        in_order_once(&mut read);
         self.race_wgmma_reads(&read)?;
         self.make_pending(d.line, dregs, values, read)
     }
@@ -400,10 +399,77 @@ fn chained<'w>(
     (newest.regs == dregs).then_some(&newest.values[..])
 }
 
+/// `granules` (shared-memory addresses of 16-byte granules) in increasing
+/// order, each once, as sorting and removing repeats would leave them: by
+/// a bitmap over the span they cover where they are dense in it (a
+/// wgmma's operands), else by sorting.
+fn in_order_once(granules: &mut Vec<u32>) {
+    let (Some(&lo), Some(&hi)) = (granules.iter().min(), granules.iter().max()) else {
+        return;
+    };
+    let span = ((hi - lo) / 16) as usize + 1;
+    if span > 64 * granules.len() || granules.iter().any(|g| g % 16 != 0) {
+        granules.sort_unstable();
+        granules.dedup();
+        return;
+    }
+    let mut bits = vec![0u64; span.div_ceil(64)];
+    for g in granules.iter() {
+        let i = ((g - lo) / 16) as usize;
+        bits[i / 64] |= 1 << (i % 64);
+    }
+    granules.clear();
+    for (w, word) in bits.iter().enumerate() {
+        let mut word = *word;
+        while word != 0 {
+            let i = w as u32 * 64 + word.trailing_zeros();
+            granules.push(lo + 16 * i);
+            word &= word - 1;
+        }
+    }
+}
+
 /// The lowest and highest of `regs` (an empty list spans nothing).
 fn register_span(regs: &[VReg]) -> (VReg, VReg) {
     match (regs.iter().min(), regs.iter().max()) {
         (Some(lo), Some(hi)) => (*lo, *hi),
         _ => (VReg::from_u32(u32::MAX), VReg::from_u32(0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_order_once;
+
+    /// The bitmap gives what sorting and removing repeats gives, on dense
+    /// and sparse granule lists with repeats (and on addresses that are
+    /// not granules', which take the sort).
+    #[test]
+    fn granules_in_order_once_as_sorting_gives_them() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % u64::from(n)) as u32
+        };
+        for trial in 0..2_000 {
+            let (count, spread, unit) = match trial % 4 {
+                0 => (384, 512, 16),
+                1 => (40, 100_000, 16),
+                2 => (1 + next(64), 1 + next(4096), 16),
+                _ => (1 + next(64), 1 + next(4096), 4),
+            };
+            let base = 16 * next(1000);
+            let mut got: Vec<u32> = (0..count).map(|_| base + unit * next(spread)).collect();
+            let mut want = got.clone();
+            want.sort_unstable();
+            want.dedup();
+            in_order_once(&mut got);
+            assert_eq!(got, want, "trial {trial}");
+        }
+        let mut none: Vec<u32> = Vec::new();
+        in_order_once(&mut none);
+        assert!(none.is_empty());
     }
 }
