@@ -321,7 +321,8 @@ fn tma_check_stops_a_read_before_its_mbarrier_wait() {
 /// (the blocks setting 12, 10, 11), the others' guard is false and they
 /// fall through (7); all meet at the join and add 100. An index past the
 /// list (`t % 5`, 3 targets) is undefined in the ISA: the run stops with
-/// a fault naming the index, the list's length and the thread.
+/// a fault naming the index, the list's length and the thread. The same
+/// kernel (modulus 3) run on an H200 with 128 threads gave exactly `want`.
 #[test]
 fn brx_idx_sends_each_thread_to_the_block_its_index_picks() {
     let src = |modulus: u32| {
