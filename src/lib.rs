@@ -65,6 +65,7 @@ pub mod explain;
 pub mod rule_table;
 
 use ori_ir::{Diagnostic, Module, Severity};
+use ori_ptx::source_map::Locs;
 
 /// What to run and what to dump.
 #[derive(Clone, Debug, Default)]
@@ -101,6 +102,12 @@ pub struct Compilation {
     pub diags: Vec<Diagnostic>,
     /// IR dumps requested by `print_before` / `print_after`.
     pub dumps: Vec<String>,
+    /// The `.loc` positions of a PTX input, where the front end took them
+    /// as it read the input ([`Locs::source_map`] is what
+    /// [`ori_ptx::source_map::build`] finds); `None` where it did not (IR
+    /// text): a caller that shows the diagnostics on the user's source
+    /// then builds them from the text.
+    pub locs: Option<Locs>,
 }
 
 impl Compilation {
@@ -152,23 +159,63 @@ pub fn ptx_to_ir(file: &str, src: &str) -> Result<Module, Vec<Diagnostic>> {
 /// module is parsed and lowered as a whole instead. The result (module and
 /// diagnostics) is the same either way.
 pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module, Vec<Diagnostic>> {
-    // An unknown `-arch` value: ptxas stops before reading the input.
-    if let Some(d) = arch.and_then(|a| ori_ptx::check_arch_value(file, a)) {
-        return Err(vec![from_ptx_diag(&d)]);
-    }
-    let (m, diags, ldiags, arch_diag) = match ori_ptx::lower::parse_and_lower(file, src) {
+    ptx_to_ir_mapped(file, src, arch).0
+}
+
+/// What the front end makes of a PTX text: the module, the parser's and
+/// the lowering's diagnostics, the `-arch` check's, and the `.loc`
+/// positions.
+type FrontEnd = (
+    Module,
+    Vec<ori_ptx::Diag>,
+    Vec<ori_ptx::Diag>,
+    Option<ori_ptx::Diag>,
+    Locs,
+);
+
+/// The streamed front end, or the whole-tree one where it declines.
+fn front_end(file: &str, src: &str, arch: Option<&str>) -> FrontEnd {
+    match ori_ptx::lower::parse_and_lower(file, src) {
         Some(s) => {
             let arch_diag = arch.and_then(|a| ori_ptx::check_arch(file, &s.ast, a));
-            (s.module, Vec::new(), s.diags, arch_diag)
+            (s.module, Vec::new(), s.diags, arch_diag, s.locs)
         }
         None => {
             let (ast, diags) = ori_ptx::parse_with_diags(file, src);
             // Decided from the `.target` alone, before the tree is consumed.
             let arch_diag = arch.and_then(|a| ori_ptx::check_arch(file, &ast, a));
+            let map = ori_ptx::source_map::locs_of(&ast);
             let (m, ldiags) = ori_ptx::lower::lower_module_owned(file, ast);
-            (m, diags, ldiags, arch_diag)
+            (m, diags, ldiags, arch_diag, map)
         }
-    };
+    }
+}
+
+/// [`ptx_to_ir_for`], with the text's `.loc` positions as the front end
+/// found them while it read the text (their [`Locs::source_map`] is what
+/// [`ori_ptx::source_map::build`] finds reading it again); `None` where
+/// the front end did not read it (an unknown `-arch`).
+pub fn ptx_to_ir_mapped(
+    file: &str,
+    src: &str,
+    arch: Option<&str>,
+) -> (Result<Module, Vec<Diagnostic>>, Option<Locs>) {
+    // An unknown `-arch` value: ptxas stops before reading the input.
+    if let Some(d) = arch.and_then(|a| ori_ptx::check_arch_value(file, a)) {
+        return (Err(vec![from_ptx_diag(&d)]), None);
+    }
+    let (m, diags, ldiags, arch_diag, map) = front_end(file, src, arch);
+    (checked(m, &diags, &ldiags, arch_diag), Some(map))
+}
+
+/// The front end's module, or its diagnostics in ptxas's order where it
+/// found an error.
+fn checked(
+    m: Module,
+    diags: &[ori_ptx::Diag],
+    ldiags: &[ori_ptx::Diag],
+    arch_diag: Option<ori_ptx::Diag>,
+) -> Result<Module, Vec<Diagnostic>> {
     let mut out: Vec<Diagnostic> = diags.iter().map(from_ptx_diag).collect();
     // A fatal input error (a syntax error, an unsupported or missing
     // `.target`) ends ptxas's reading there: the statements before it are
@@ -372,13 +419,15 @@ where
 
 /// Compile PTX source.
 pub fn compile_ptx(file: &str, src: &str, opts: &Options) -> Compilation {
-    match ptx_to_ir_for(file, src, opts.arch.as_deref()) {
+    let (m, locs) = ptx_to_ir_mapped(file, src, opts.arch.as_deref());
+    let c = match m {
         Ok(m) => run_passes(m, opts),
         Err(diags) => Compilation {
             diags,
             ..Compilation::default()
         },
-    }
+    };
+    Compilation { locs, ..c }
 }
 
 /// Compile ori IR text.

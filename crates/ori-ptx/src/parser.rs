@@ -1084,7 +1084,34 @@ impl<'a> Parser<'a> {
                 self.expect_punct(',')?;
             }
         }
+        if let Some(e) = self.plain_int_element() {
+            return Ok(e);
+        }
         Ok(Init::Expr(self.operand(false)?))
+    }
+
+    /// A list element that is one integer literal (`{202, 29, 180, ...}`:
+    /// cuRAND's tables in CUTLASS kernels run to 200,000 of them), taken
+    /// as [`Parser::operand`] takes it, without the walk through the
+    /// constant-expression grammar; `None` for anything else.
+    fn plain_int_element(&mut self) -> Option<Init> {
+        let TokKind::Int {
+            value,
+            unsigned,
+            overflow: false,
+        } = self.tok().kind
+        else {
+            return None;
+        };
+        if !matches!(self.nth(1).kind, TokKind::Punct(',' | '}')) {
+            return None;
+        }
+        let span = self.span();
+        self.bump();
+        Some(Init::Expr(Operand {
+            kind: OperandKind::Imm(fold_int(i128::from(value), unsigned)),
+            span,
+        }))
     }
 
     // ------------------------------------------------------------ statements
