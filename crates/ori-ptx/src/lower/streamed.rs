@@ -83,7 +83,7 @@ pub struct Streamed {
 pub fn parse_and_lower(file: &str, src: &str) -> Option<Streamed> {
     let table = handler_table();
     let lowering = RefCell::new(Lowering::new(file, &table));
-    let sink = |e: BodyEvent| lowering.borrow_mut().take(e);
+    let sink = |e: BodyEvent<'_>| lowering.borrow_mut().take(e);
     let (ast, parse_diags) = parse_streaming(file, src, Box::new(sink));
     let (module, locs) = lowering.into_inner().finish(&ast)?;
     if !parse_diags.is_empty() {
@@ -146,7 +146,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// Take the parser's next event.
-    fn take(&mut self, e: BodyEvent) {
+    fn take(&mut self, e: BodyEvent<'_>) {
         self.state = match (std::mem::replace(&mut self.state, State::Failed), e) {
             (State::Between, BodyEvent::Start(start)) => self.start(*start),
             (State::Body(mut s), BodyEvent::Stmts(batch)) => {
@@ -173,15 +173,17 @@ impl<'a> Lowering<'a> {
 
     /// A body begins: take the items before it and its header, then lower
     /// its statements as they come.
-    fn start(&mut self, start: BodyStart) -> State<'a> {
+    fn start(&mut self, start: BodyStart<'_>) -> State<'a> {
         let BodyStart {
             module: m,
+            new_items,
             function: header,
             bytes_left,
         } = start;
-        self.handed += m.items.len();
-        let scope = self.scope.get_or_insert_with(|| ModuleScope::new(&m));
-        if !take_items(self.file, &m, &m.items, scope, (&self.labels, self.table)) {
+        let items = &m.items[new_items];
+        self.handed += items.len();
+        let scope = self.scope.get_or_insert_with(|| ModuleScope::new(m));
+        if !take_items(self.file, m, items, scope, (&self.labels, self.table)) {
             return State::Failed;
         }
         let mut empty = header.clone();
@@ -194,7 +196,7 @@ impl<'a> Lowering<'a> {
             return State::Failed;
         }
         let (sigs, symbols) = (&scope.sigs, &scope.symbols);
-        let mut cx = function_cx(self.file, &m, &header, true, symbols, sigs);
+        let mut cx = function_cx(self.file, m, &header, true, symbols, sigs);
         cx.func.insts.reserve(bytes_left / MIN_BYTES_PER_STATEMENT);
         State::Body(Box::new(Streaming::new(cx, self.table)))
     }
