@@ -149,6 +149,9 @@ pub struct BodyStart<'m> {
     pub bytes_left: usize,
 }
 
+/// Where [`parse_streaming`] hands its [`BodyEvent`]s.
+pub type BodySink<'a> = Box<dyn FnMut(BodyEvent<'_>) + 'a>;
+
 /// Top-level statements of a streamed body per [`BodyEvent::Stmts`]: small
 /// enough that few statements are alive at once, large enough that handing
 /// a batch over is noise beside parsing it.
@@ -158,19 +161,11 @@ const STREAM_BATCH: usize = 64;
 /// as they are parsed instead of keeping them: in the module it returns,
 /// every body is empty (`Some(vec![])`). The diagnostics are the same as
 /// [`parse_with_diags`]'s.
-pub fn parse_streaming<'a>(
-    file: &'a str,
-    src: &'a str,
-    sink: Box<dyn FnMut(BodyEvent<'_>) + 'a>,
-) -> (Module, Vec<Diag>) {
+pub fn parse_streaming<'a>(file: &'a str, src: &'a str, sink: BodySink<'a>) -> (Module, Vec<Diag>) {
     parse_inner(file, src, Some(sink))
 }
 
-fn parse_inner<'a>(
-    file: &'a str,
-    src: &'a str,
-    sink: Option<Box<dyn FnMut(BodyEvent<'_>) + 'a>>,
-) -> (Module, Vec<Diag>) {
+fn parse_inner<'a>(file: &'a str, src: &'a str, sink: Option<BodySink<'a>>) -> (Module, Vec<Diag>) {
     let mut win = TokWindow::new(src);
     let first = win.get(0);
     let mut p = Parser {
@@ -291,7 +286,7 @@ struct Parser<'a> {
     opcodes: NameMap<&'a str, (Symbol, bool)>,
     /// Where the function bodies' statements go as they are parsed
     /// ([`parse_streaming`]); `None`: they stay in the tree.
-    sink: Option<Box<dyn FnMut(BodyEvent<'_>) + 'a>>,
+    sink: Option<BodySink<'a>>,
     /// How many items of the module the sink was handed so far (in the
     /// [`BodyStart`]s).
     handed: usize,
