@@ -65,6 +65,7 @@ pub mod explain;
 pub mod rule_table;
 
 use ori_ir::{Diagnostic, Module, Severity};
+use ori_ptx::source_map::Locs;
 
 /// What to run and what to dump.
 #[derive(Clone, Debug, Default)]
@@ -101,6 +102,12 @@ pub struct Compilation {
     pub diags: Vec<Diagnostic>,
     /// IR dumps requested by `print_before` / `print_after`.
     pub dumps: Vec<String>,
+    /// The `.loc` positions of a PTX input, where the front end took them
+    /// as it read the input ([`Locs::source_map`] is what
+    /// [`ori_ptx::source_map::build`] finds); `None` where it did not (IR
+    /// text): a caller that shows the diagnostics on the user's source
+    /// then builds them from the text.
+    pub locs: Option<Locs>,
 }
 
 impl Compilation {
@@ -157,14 +164,16 @@ pub fn ptx_to_ir_for(file: &str, src: &str, arch: Option<&str>) -> Result<Module
 }
 
 /// What the front end made of a module: the IR, the parser's and the
-/// lowering's diagnostics, the `-arch` check's, and the warnings ptxas
-/// prints when it compiles the module (`ori_ptx::directive_warnings`).
+/// lowering's diagnostics, the `-arch` check's, the warnings ptxas prints
+/// when it compiles the module (`ori_ptx::directive_warnings`), and the
+/// `.loc` positions it read.
 struct FrontEnd {
     module: Module,
     parse: Vec<ori_ptx::Diag>,
     lower: Vec<ori_ptx::Diag>,
     arch: Option<ori_ptx::Diag>,
     warnings: Vec<ori_ptx::Diag>,
+    locs: Locs,
 }
 
 /// Run the front end, streamed where it can vouch for the result.
@@ -181,12 +190,14 @@ fn front_end(file: &str, src: &str, arch: Option<&str>) -> FrontEnd {
             module: s.module,
             parse: Vec::new(),
             lower: s.diags,
+            locs: s.locs,
         },
         None => {
             let (ast, parse) = ori_ptx::parse_with_diags(file, src);
             // Decided from the `.target` alone, before the tree is consumed.
             let arch = arch.and_then(|a| ori_ptx::check_arch(file, &ast, a));
             let warnings = warned(&ast);
+            let locs = ori_ptx::source_map::locs_of(&ast);
             let (module, lower) = ori_ptx::lower::lower_module_owned(file, ast);
             FrontEnd {
                 module,
@@ -194,6 +205,7 @@ fn front_end(file: &str, src: &str, arch: Option<&str>) -> FrontEnd {
                 lower,
                 arch,
                 warnings,
+                locs,
             }
         }
     }
@@ -208,17 +220,49 @@ pub fn ptx_to_ir_warned(
     src: &str,
     arch: Option<&str>,
 ) -> Result<(Module, Vec<Diagnostic>), Vec<Diagnostic>> {
+    ptx_to_ir_warned_mapped(file, src, arch).0
+}
+
+/// [`ptx_to_ir_for`], with the text's `.loc` positions as the front end
+/// found them while it read the text (their [`Locs::source_map`] is what
+/// [`ori_ptx::source_map::build`] finds reading it again); `None` where
+/// the front end did not read it (an unknown `-arch`).
+pub fn ptx_to_ir_mapped(
+    file: &str,
+    src: &str,
+    arch: Option<&str>,
+) -> (Result<Module, Vec<Diagnostic>>, Option<Locs>) {
+    let (module, locs) = ptx_to_ir_warned_mapped(file, src, arch);
+    (module.map(|(m, _)| m), locs)
+}
+
+/// The front end's module with its warnings, or its diagnostics in
+/// ptxas's order where it found an error; and the `.loc` positions.
+pub type WarnedMapped = (
+    Result<(Module, Vec<Diagnostic>), Vec<Diagnostic>>,
+    Option<Locs>,
+);
+
+/// [`ptx_to_ir_warned`] and [`ptx_to_ir_mapped`] in one reading.
+pub fn ptx_to_ir_warned_mapped(file: &str, src: &str, arch: Option<&str>) -> WarnedMapped {
     // An unknown `-arch` value: ptxas stops before reading the input.
     if let Some(d) = arch.and_then(|a| ori_ptx::check_arch_value(file, a)) {
-        return Err(vec![from_ptx_diag(&d)]);
+        return (Err(vec![from_ptx_diag(&d)]), None);
     }
-    let FrontEnd {
-        module: m,
-        parse: diags,
-        lower: ldiags,
-        arch: arch_diag,
-        warnings,
-    } = front_end(file, src, arch);
+    let fe = front_end(file, src, arch);
+    let warnings = fe.warnings.iter().map(from_ptx_diag).collect();
+    let module = checked(fe.module, &fe.parse, &fe.lower, fe.arch);
+    (module.map(|m| (m, warnings)), Some(fe.locs))
+}
+
+/// The front end's module, or its diagnostics in ptxas's order where it
+/// found an error.
+fn checked(
+    m: Module,
+    diags: &[ori_ptx::Diag],
+    ldiags: &[ori_ptx::Diag],
+    arch_diag: Option<ori_ptx::Diag>,
+) -> Result<Module, Vec<Diagnostic>> {
     let mut out: Vec<Diagnostic> = diags.iter().map(from_ptx_diag).collect();
     // A fatal input error (a syntax error, an unsupported or missing
     // `.target`) ends ptxas's reading there: the statements before it are
@@ -265,7 +309,7 @@ pub fn ptx_to_ir_warned(
         out.push(aborted());
         return Err(out);
     }
-    Ok((m, warnings.iter().map(from_ptx_diag).collect()))
+    Ok(m)
 }
 
 /// The pass pipeline with the given options.
@@ -422,13 +466,15 @@ where
 
 /// Compile PTX source.
 pub fn compile_ptx(file: &str, src: &str, opts: &Options) -> Compilation {
-    match ptx_to_ir_warned(file, src, opts.arch.as_deref()) {
+    let (module, locs) = ptx_to_ir_warned_mapped(file, src, opts.arch.as_deref());
+    let c = match module {
         Ok((m, warnings)) => with_warnings(run_passes(m, opts), warnings),
         Err(diags) => Compilation {
             diags,
             ..Compilation::default()
         },
-    }
+    };
+    Compilation { locs, ..c }
 }
 
 /// `c` with the front end's `warnings` before its messages, where ptxas

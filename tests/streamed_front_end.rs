@@ -6,13 +6,15 @@
 //!
 //! Where the streamed front end answers, its module must print exactly
 //! as the whole-tree one's (instructions, registers, block names and
-//! numbers) and its module-level diagnostics must be the whole-tree
-//! front end's, which must have no other. Where it declines (`None`: a
-//! diagnostic, a body not written the way compilers write one), the
-//! caller runs the whole-tree front end, so nothing is lost; but on what
-//! compilers emit (`tests/triton*`, `tests/real`) it must not decline,
-//! or the memory it saves is lost without anyone seeing, unless the
-//! whole-tree front end rejects the kernel too.
+//! numbers), its module-level diagnostics must be the whole-tree
+//! front end's, which must have no other, and the `.loc` positions it
+//! took as it went must be those a second reading of the text finds.
+//! Where it declines (`None`: a diagnostic, a body not written the way
+//! compilers write one), the caller runs the whole-tree front end, so
+//! nothing is lost; but on what compilers emit (`tests/triton*`,
+//! `tests/real`) it must not decline, or the memory it saves is lost
+//! without anyone seeing, unless the whole-tree front end rejects the
+//! kernel too.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
@@ -108,6 +110,9 @@ fn check_text(name: &str, file: &str, src: &str, must_stream: bool) -> Result<()
             p.diags
         )
         .into());
+    }
+    if p.locs.source_map() != ori::ptx::source_map::build(file, src) {
+        return Err(format!("{name}: the source maps differ").into());
     }
     let (want, got) = (
         ori::ir::write_module(&sequential),

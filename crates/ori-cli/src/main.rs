@@ -301,9 +301,18 @@ fn out_line(line: &str) {
 }
 
 /// A PTX file's text indexed for diagnostics, with the user's source
-/// positions its `.loc` directives name.
-pub(crate) fn source_with_origins<'a>(path: &'a str, text: &'a str) -> ori::report::Source<'a> {
-    ori::report::Source::new(path, text).with_origins(ori::ptx::source_map::build(path, text))
+/// positions its `.loc` directives name: `kept`, where the front end took
+/// them as it compiled the text, else read from the text again.
+pub(crate) fn source_with_origins<'a>(
+    path: &'a str,
+    text: &'a str,
+    kept: Option<&ori::ptx::source_map::Locs>,
+) -> ori::report::Source<'a> {
+    let origins = kept.map_or_else(
+        || ori::ptx::source_map::build(path, text),
+        ori::ptx::source_map::Locs::source_map,
+    );
+    ori::report::Source::new(path, text).with_origins(origins)
 }
 
 /// Print a compilation's diagnostics in `format`: the human and ptxas
@@ -386,14 +395,17 @@ fn compile_source(
     if name.ends_with(".ori") || src.len() < DROP_INPUT_FROM_BYTES {
         return (ori::compile_source(name, &src, opts), Some(src));
     }
-    match ori::ptx_to_ir_warned(name, &src, opts.arch.as_deref()) {
+    let (module, locs) = ori::ptx_to_ir_warned_mapped(name, &src, opts.arch.as_deref());
+    match module {
         Ok((m, warnings)) => {
             drop(src);
-            (ori::with_warnings(ori::run_passes(m, opts), warnings), None)
+            let c = ori::with_warnings(ori::run_passes(m, opts), warnings);
+            (ori::Compilation { locs, ..c }, None)
         }
         Err(diags) => {
             let c = ori::Compilation {
                 diags,
+                locs,
                 ..ori::Compilation::default()
             };
             (c, Some(src))
@@ -512,7 +524,7 @@ fn compile(args: CompileArgs, out: &mut Out) -> Result<ExitCode, ExitCode> {
     let source = src
         .as_deref()
         .filter(|_| !name.ends_with(".ori") && shown)
-        .map(|s| source_with_origins(&file, s));
+        .map(|s| source_with_origins(&file, s, c.locs.as_ref()));
     print_diagnostics(&c.diags, &file, source.as_ref(), format, args.color);
     if c.failed() {
         return Ok(ExitCode::from(1));

@@ -177,7 +177,7 @@ fn explain(
         ..ori::Options::default()
     };
     let c = ori::compile_ptx(&shown, &src, &opts);
-    let source = crate::source_with_origins(&shown, &src);
+    let source = crate::source_with_origins(&shown, &src, c.locs.as_ref());
     let mut out = vec![String::new(); styles.len()];
     let mut used = vec![false; c.diags.len()];
     for line in lines {

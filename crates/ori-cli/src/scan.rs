@@ -131,14 +131,16 @@ fn scan_all(files: &[PathBuf], threads: usize, bar: &ProgressBar) -> Vec<Scanned
             threads,
             ..ori::Options::default()
         };
-        // The source map re-reads the file's `.loc` lines: made on the
-        // pool too, or it would be the scan's serial part.
+        // The source map is the front end's, kept where something is
+        // reported (else read again from the text, on the pool too, or it
+        // would be the scan's serial part).
         ori::compile_many(&inputs, &opts, |k, c| {
             bar.inc(1);
             let origins = match &inputs[k] {
-                (name, text) if c.diags.iter().any(reported) => {
-                    ori::ptx::source_map::build(name, text)
-                }
+                (name, text) if c.diags.iter().any(reported) => c.locs.as_ref().map_or_else(
+                    || ori::ptx::source_map::build(name, text),
+                    ori::ptx::source_map::Locs::source_map,
+                ),
                 _ => ori::ir::SourceMap::default(),
             };
             (c.module.map_or(0, |m| m.funcs.len()), c.diags, origins)
@@ -327,6 +329,16 @@ pub fn run(
     Ok(std::process::ExitCode::from(u8::from(fail)))
 }
 
+/// A scanned file's text indexed for diagnostics, with the source map its
+/// compilation kept (made where something is reported).
+fn source_of<'a>(s: &Scanned, path: &'a str, text: &'a str) -> ori::report::Source<'a> {
+    if s.diags.iter().any(reported) {
+        ori::report::Source::new(path, text).with_origins(s.origins.clone())
+    } else {
+        crate::source_with_origins(path, text, None)
+    }
+}
+
 /// Write the findings of `scanned` and the summary table in `format`.
 fn report(
     scanned: &[Scanned],
@@ -341,7 +353,7 @@ fn report(
                 .map(|s| {
                     s.text
                         .as_deref()
-                        .map(|t| crate::source_with_origins(s.path.to_str().unwrap_or(""), t))
+                        .map(|t| source_of(s, s.path.to_str().unwrap_or(""), t))
                 })
                 .collect();
             let kept: Vec<Vec<Diagnostic>> = scanned
@@ -365,10 +377,7 @@ fn report(
         MessageFormat::Json => {
             for s in scanned {
                 let path = s.path.display().to_string();
-                let src = s
-                    .text
-                    .as_deref()
-                    .map(|t| crate::source_with_origins(&path, t));
+                let src = s.text.as_deref().map(|t| source_of(s, &path, t));
                 for d in s.diags.iter().filter(|d| reported(d)) {
                     let mut d = d.clone();
                     d.file = Some(path.clone());

@@ -35,13 +35,57 @@ struct Range {
     regs: Vec<PackedOption<VReg>>,
 }
 
+/// Up to this many declared ranges are searched one by one, above it
+/// through a hash table.
+const FEW_RANGES: usize = 8;
+
+/// The declared ranges by prefix (`%r`, `%rd`, `e`). A kernel has a few,
+/// and every operand looks its prefix up: comparing a short prefix with a
+/// few others costs less than hashing it; a function declaring many
+/// ranges is served by the hash table.
+#[derive(Clone, Debug, Default)]
+struct Ranges {
+    /// The ranges in the order declared.
+    list: Vec<(CompactString, Range)>,
+    /// Prefix -> position in `list`.
+    index: NameMap<CompactString, usize>,
+}
+
+impl Ranges {
+    fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    fn position(&self, prefix: &str) -> Option<usize> {
+        if self.list.len() <= FEW_RANGES {
+            self.list.iter().position(|(p, _)| p == prefix)
+        } else {
+            self.index.get(prefix).copied()
+        }
+    }
+
+    fn get(&self, prefix: &str) -> Option<&Range> {
+        self.position(prefix).map(|k| &self.list[k].1)
+    }
+
+    fn get_mut(&mut self, prefix: &str) -> Option<&mut Range> {
+        self.position(prefix).map(|k| &mut self.list[k].1)
+    }
+
+    /// Add the range `prefix`, which is not there yet.
+    fn insert(&mut self, prefix: &str, range: Range) {
+        self.index.insert(prefix.into(), self.list.len());
+        self.list.push((prefix.into(), range));
+    }
+}
+
 /// PTX register name -> register, for one function.
 #[derive(Clone, Debug, Default)]
 pub struct RegisterNames {
     /// Names outside the declared ranges' dense tables.
     single: NameMap<CompactString, VReg>,
-    /// Declared ranges by prefix (`%r`, `%rd`, `e`): a kernel has a few.
-    ranges: NameMap<CompactString, Range>,
+    /// Declared ranges by prefix.
+    ranges: Ranges,
 }
 
 /// `name` as a range prefix and index: trailing decimal digits without a
@@ -76,7 +120,7 @@ impl RegisterNames {
             Some(r) => r.count = r.count.max(count),
             None => {
                 self.ranges.insert(
-                    prefix.into(),
+                    prefix,
                     Range {
                         count,
                         regs: Vec::new(),
@@ -255,6 +299,32 @@ mod tests {
             assert_eq!(names.get(n), plain.get(n).copied(), "{n}");
         }
         // A scattered index of a huge range is not given a huge table.
-        assert!(names.ranges["%big"].regs.len() <= MAX_GAP + 8);
+        assert!(names.ranges.get("%big").unwrap().regs.len() <= MAX_GAP + 8);
+    }
+
+    /// Past a few ranges, the prefixes are found through the hash table:
+    /// the same registers either way.
+    #[test]
+    fn many_ranges_are_found_as_few_are() {
+        let mut names = RegisterNames::default();
+        let prefix = |k: usize| format!("%p{k}_");
+        let check = |names: &RegisterNames, declared: usize| {
+            for k in 0..declared {
+                let p = prefix(k);
+                assert_eq!(names.get(&format!("{p}1")), Some(VReg::new(k)));
+                assert_eq!(names.get(&format!("{p}3")), Some(VReg::new(1000 + k)));
+                assert_eq!(names.get(&format!("{p}0")), None);
+                assert_eq!(names.get(&format!("{p}4")), None);
+            }
+        };
+        for declared in [FEW_RANGES / 2, 3 * FEW_RANGES] {
+            for k in names.ranges.list.len()..declared {
+                let p = prefix(k);
+                names.declare_range(&p, 4);
+                names.insert(&format!("{p}1"), VReg::new(k));
+                names.insert(&format!("{p}3"), VReg::new(1000 + k));
+            }
+            check(&names, declared);
+        }
     }
 }

@@ -272,6 +272,23 @@ fn count_hex(b: &[u8], from: usize) -> usize {
 }
 
 fn parse_radix(text: &[u8], radix: u32) -> (u64, bool) {
+    // Digits that cannot overflow 64 bits, however large: most literals
+    // (offsets, `.loc` lines, table entries) are far shorter, and need no
+    // overflow check per digit.
+    let safe = match radix {
+        2 => 64,
+        8 => 21,
+        10 => 19,
+        16 => 16,
+        _ => 0,
+    };
+    if text.len() <= safe {
+        let digits = text
+            .iter()
+            .map(|&c| (c as char).to_digit(radix).unwrap_or(0));
+        let v = digits.fold(0u64, |v, d| v * u64::from(radix) + u64::from(d));
+        return (v, false);
+    }
     let mut v: u64 = 0;
     let mut overflow = false;
     for &c in text {
@@ -436,7 +453,13 @@ fn lex_one(cur: &mut Cursor<'_>) -> TokKind {
         }
         return TokKind::Str;
     }
-    // Any other character (possibly multi-byte) is a punct.
+    // Any other character is a punct: an ASCII one is one byte and no
+    // newline (blanks are skipped before a token), so one column.
+    if c.is_ascii() {
+        cur.bump_n(1);
+        return TokKind::Punct(char::from(c));
+    }
+    // A multi-byte character.
     let ch = cur
         .src
         .get(cur.pos..)
@@ -693,6 +716,29 @@ mod tests {
             TokKind::Int { overflow, .. } => assert!(overflow),
             k => panic!("{k:?}"),
         }
+        // Either side of 2^64, in each radix: the longest literals that
+        // cannot overflow are read without checks, the rest with them.
+        assert_eq!(
+            kinds("9999999999999999999")[0],
+            i(9_999_999_999_999_999_999, false)
+        );
+        assert_eq!(kinds("18446744073709551615")[0], i(u64::MAX, false));
+        assert_eq!(kinds("0xFFFFFFFFFFFFFFFF")[0], i(u64::MAX, false));
+        assert_eq!(kinds("0x0FFFFFFFFFFFFFFFF")[0], i(u64::MAX, false));
+        let sevens = format!("0{}", "7".repeat(21));
+        assert_eq!(kinds(&sevens)[0], i((1 << 63) - 1, false));
+        for big in [
+            "18446744073709551616",
+            "0x10000000000000000",
+            "02000000000000000000000",
+        ] {
+            match &kinds(big)[0] {
+                TokKind::Int { overflow, .. } => assert!(overflow, "{big}"),
+                k => panic!("{big}: {k:?}"),
+            }
+        }
+        assert_eq!(kinds("a,b")[1], TokKind::Punct(','));
+        assert_eq!(kinds("a\u{e9}b")[1], TokKind::Punct('\u{e9}'));
     }
 
     #[test]

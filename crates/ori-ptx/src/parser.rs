@@ -120,9 +120,9 @@ pub fn parse_with_diags(file: &str, src: &str) -> (Module, Vec<Diag>) {
 /// of the module, so that the statements parsed so far are lowered and
 /// freed before the rest is parsed (`crate::lower::streamed`).
 #[derive(Debug)]
-pub enum BodyEvent {
+pub enum BodyEvent<'m> {
     /// A function with a body begins.
-    Start(Box<BodyStart>),
+    Start(Box<BodyStart<'m>>),
     /// The next top-level statements of that body, in source order (a
     /// nested `{ }` scope comes whole, as one statement).
     Stmts(Vec<Stmt>),
@@ -132,17 +132,25 @@ pub enum BodyEvent {
 
 /// The beginning of a streamed function body ([`BodyEvent::Start`]).
 #[derive(Debug)]
-pub struct BodyStart {
-    /// The module's header and the items parsed since the previous body
-    /// began (the previous function, its body empty, among them): for the
-    /// first body, every item before it.
-    pub module: Module,
+pub struct BodyStart<'m> {
+    /// The module as parsed so far: its header, and its items up to this
+    /// function (the functions before it with their bodies empty). Lent,
+    /// not copied: an item can be large (cuRAND's tables in a CUTLASS
+    /// kernel are 200,000 initializers).
+    pub module: &'m Module,
+    /// Which of `module`'s items were parsed since the previous body
+    /// began (the previous function among them): for the first body,
+    /// every item before it.
+    pub new_items: std::ops::Range<usize>,
     /// The function's header (its `body` is `None`).
     pub function: Function,
     /// Bytes of source from the body's first statement to the end of the
     /// file: at least the body's size, for sizing tables once.
     pub bytes_left: usize,
 }
+
+/// Where [`parse_streaming`] hands its [`BodyEvent`]s.
+pub type BodySink<'a> = Box<dyn FnMut(BodyEvent<'_>) + 'a>;
 
 /// Top-level statements of a streamed body per [`BodyEvent::Stmts`]: small
 /// enough that few statements are alive at once, large enough that handing
@@ -153,19 +161,11 @@ const STREAM_BATCH: usize = 64;
 /// as they are parsed instead of keeping them: in the module it returns,
 /// every body is empty (`Some(vec![])`). The diagnostics are the same as
 /// [`parse_with_diags`]'s.
-pub fn parse_streaming<'a>(
-    file: &'a str,
-    src: &'a str,
-    sink: Box<dyn FnMut(BodyEvent) + 'a>,
-) -> (Module, Vec<Diag>) {
+pub fn parse_streaming<'a>(file: &'a str, src: &'a str, sink: BodySink<'a>) -> (Module, Vec<Diag>) {
     parse_inner(file, src, Some(sink))
 }
 
-fn parse_inner<'a>(
-    file: &'a str,
-    src: &'a str,
-    sink: Option<Box<dyn FnMut(BodyEvent) + 'a>>,
-) -> (Module, Vec<Diag>) {
+fn parse_inner<'a>(file: &'a str, src: &'a str, sink: Option<BodySink<'a>>) -> (Module, Vec<Diag>) {
     let mut win = TokWindow::new(src);
     let first = win.get(0);
     let mut p = Parser {
@@ -287,7 +287,7 @@ struct Parser<'a> {
     opcodes: NameMap<&'a str, (Symbol, bool)>,
     /// Where the function bodies' statements go as they are parsed
     /// ([`parse_streaming`]); `None`: they stay in the tree.
-    sink: Option<Box<dyn FnMut(BodyEvent) + 'a>>,
+    sink: Option<BodySink<'a>>,
     /// How many items of the module the sink was handed so far (in the
     /// [`BodyStart`]s).
     handed: usize,
@@ -927,17 +927,11 @@ impl<'a> Parser<'a> {
     /// items parsed since the previous body, and `f`'s signature.
     fn start_streamed_body(&mut self, so_far: &Module, f: &Function) {
         let bytes_left = self.src.len().saturating_sub(self.span().lo as usize);
-        let module = Module {
-            version: so_far.version,
-            target: so_far.target.clone(),
-            target_span: so_far.target_span,
-            address_size: so_far.address_size,
-            items: so_far.items[self.handed..].to_vec(),
-            files: Vec::new(),
-        };
+        let new_items = self.handed..so_far.items.len();
         self.handed = so_far.items.len();
         self.emit(BodyEvent::Start(Box::new(BodyStart {
-            module,
+            module: so_far,
+            new_items,
             function: f.clone(),
             bytes_left,
         })));
@@ -1102,13 +1096,40 @@ impl<'a> Parser<'a> {
                 self.expect_punct(',')?;
             }
         }
+        if let Some(e) = self.plain_int_element() {
+            return Ok(e);
+        }
         Ok(Init::Expr(self.operand(false)?))
+    }
+
+    /// A list element that is one integer literal (`{202, 29, 180, ...}`:
+    /// cuRAND's tables in CUTLASS kernels run to 200,000 of them), taken
+    /// as [`Parser::operand`] takes it, without the walk through the
+    /// constant-expression grammar; `None` for anything else.
+    fn plain_int_element(&mut self) -> Option<Init> {
+        let TokKind::Int {
+            value,
+            unsigned,
+            overflow: false,
+        } = self.tok().kind
+        else {
+            return None;
+        };
+        if !matches!(self.nth(1).kind, TokKind::Punct(',' | '}')) {
+            return None;
+        }
+        let span = self.span();
+        self.bump();
+        Some(Init::Expr(Operand {
+            kind: OperandKind::Imm(fold_int(i128::from(value), unsigned)),
+            span,
+        }))
     }
 
     // ------------------------------------------------------------ statements
 
     /// Hand `e` to the sink, if there is one.
-    fn emit(&mut self, e: BodyEvent) {
+    fn emit(&mut self, e: BodyEvent<'_>) {
         if let Some(sink) = self.sink.as_mut() {
             sink(e);
         }

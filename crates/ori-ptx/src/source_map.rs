@@ -20,27 +20,89 @@ pub fn build(file: &str, src: &str) -> SourceMap {
 
 /// The source positions named in a parsed module.
 pub fn from_module(m: &Module) -> SourceMap {
-    let mut map = SourceMap::default();
+    locs_of(m).source_map()
+}
+
+/// The `.loc` directives of a parsed module.
+pub fn locs_of(m: &Module) -> Locs {
+    let mut locs = Locs::default();
     for item in &m.items {
         let Item::Function(f) = item else { continue };
         let Some(body) = &f.body else { continue };
-        let mut locs = Vec::new();
-        collect(body, &mut locs);
-        locs.sort_by_key(|(at, _)| *at);
-        for (at, stmt) in locs {
-            if let Some(origin) = origin_of(m, stmt) {
-                map.push(at, f.span.hi, origin);
-            }
-        }
+        let mut found = Vec::new();
+        collect(body, &mut found);
+        locs.push_body(found, f.span.hi);
     }
-    map
+    locs.files.clone_from(&m.files);
+    locs
 }
 
-/// Every `.loc` of a body, nested scopes included, with its offset.
-fn collect<'a>(body: &'a [Stmt], out: &mut Vec<(u32, &'a Stmt)>) {
+/// The `.loc` directives of a module's bodies as the parser read them,
+/// with the module's `.file` table: the makings of a [`SourceMap`], made
+/// only when asked for ([`Locs::source_map`]), since most compilations
+/// show no diagnostic and never need it.
+#[derive(Clone, Debug, Default)]
+pub struct Locs {
+    /// The `.file` table: number and name.
+    pub(crate) files: Vec<(u32, String)>,
+    /// Each body's `.loc`s, sorted by offset, with the offset its body
+    /// ends at.
+    bodies: Vec<(u32, Vec<RawLoc>)>,
+}
+
+impl Locs {
+    /// Add one body's `.loc`s: the body ends at byte `until`.
+    pub(crate) fn push_body(&mut self, mut locs: Vec<RawLoc>, until: u32) {
+        if !locs.is_empty() {
+            locs.sort_by_key(|l| l.at);
+            self.bodies.push((until, locs));
+        }
+    }
+
+    /// The source positions: what [`build`] finds in the text.
+    pub fn source_map(&self) -> SourceMap {
+        let mut map = SourceMap::default();
+        for (until, locs) in &self.bodies {
+            for l in locs {
+                if let Some(origin) = origin_of(&self.files, l) {
+                    map.push(l.at, *until, origin);
+                }
+            }
+        }
+        map
+    }
+}
+
+/// One `.loc` as the parser read it: its byte offset and what it names
+/// (file numbers of the module's `.file` table, resolved once the whole
+/// module is read, since a `.file` may come after the body).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawLoc {
+    at: u32,
+    file: u32,
+    line: u32,
+    col: u32,
+    inlined_at: Option<(u32, u32, u32)>,
+}
+
+/// Every `.loc` of `body` (nested scopes included), appended to `out`.
+pub(crate) fn collect(body: &[Stmt], out: &mut Vec<RawLoc>) {
     for s in body {
         match s {
-            Stmt::Loc { span, .. } => out.push((span.lo, s)),
+            Stmt::Loc {
+                file,
+                line,
+                col,
+                inlined_at,
+                span,
+                ..
+            } => out.push(RawLoc {
+                at: span.lo,
+                file: *file,
+                line: *line,
+                col: *col,
+                inlined_at: *inlined_at,
+            }),
             Stmt::Scope { body, .. } => collect(body, out),
             _ => {}
         }
@@ -48,19 +110,9 @@ fn collect<'a>(body: &'a [Stmt], out: &mut Vec<(u32, &'a Stmt)>) {
 }
 
 /// A `.loc`'s position, where its file is in the `.file` table.
-fn origin_of(m: &Module, stmt: &Stmt) -> Option<Origin> {
-    let Stmt::Loc {
-        file,
-        line,
-        col,
-        inlined_at,
-        ..
-    } = stmt
-    else {
-        return None;
-    };
+fn origin_of(files: &[(u32, String)], l: &RawLoc) -> Option<Origin> {
     let at = |f: u32, l: u32, c: u32| {
-        let name = m.files.iter().find(|(n, _)| *n == f)?.1.clone();
+        let name = files.iter().find(|(n, _)| *n == f)?.1.clone();
         (l > 0).then(|| Origin {
             file: name,
             line: l,
@@ -68,9 +120,9 @@ fn origin_of(m: &Module, stmt: &Stmt) -> Option<Origin> {
             inlined_at: None,
         })
     };
-    let mut origin = at(*file, *line, *col)?;
-    if let Some((f, l, c)) = inlined_at {
-        origin.inlined_at = at(*f, *l, *c).map(Box::new);
+    let mut origin = at(l.file, l.line, l.col)?;
+    if let Some((f, line, c)) = l.inlined_at {
+        origin.inlined_at = at(f, line, c).map(Box::new);
     }
     Some(origin)
 }

@@ -173,9 +173,10 @@ pub(super) fn result_register_given(
     i: &ast::Instruction,
     not_a_register: impl Fn(&ast::OperandKind) -> bool,
 ) -> bool {
-    let form = table_forms::form_quiet(cx, i);
-    let bad = table_forms::defines_result(form, i)
-        && i.operands.first().is_some_and(|o| not_a_register(&o.kind));
+    // The operand first: the form is looked up only for the rare
+    // instruction whose first operand is of such a kind.
+    let bad = i.operands.first().is_some_and(|o| not_a_register(&o.kind))
+        && table_forms::defines_result(table_forms::form_quiet(cx, i), i);
     if bad {
         cx.error(
             i.span,

@@ -48,6 +48,7 @@ use super::{
 use crate::ast;
 use crate::diag::Diag;
 use crate::parser::{parse_streaming, BodyEvent, BodyStart};
+use crate::source_map::{self, Locs, RawLoc};
 use ori_ir::{Block, Function, Module, NameMap, NameSet};
 use std::cell::RefCell;
 
@@ -68,6 +69,11 @@ pub struct Streamed {
     /// The module-level diagnostics that need the whole module
     /// (`check_version_target`), as [`super::lower_module_owned`] gives them.
     pub diags: Vec<Diag>,
+    /// The `.loc` positions of the bodies, taken as the statements went
+    /// by ([`Locs::source_map`] is what [`crate::source_map::build`] finds):
+    /// a caller that shows diagnostics on the user's source need not
+    /// parse the text again.
+    pub locs: Locs,
 }
 
 /// Parse `src` and lower each function body as it is parsed; `None` where
@@ -77,16 +83,21 @@ pub struct Streamed {
 pub fn parse_and_lower(file: &str, src: &str) -> Option<Streamed> {
     let table = handler_table();
     let lowering = RefCell::new(Lowering::new(file, &table));
-    let sink = |e: BodyEvent| lowering.borrow_mut().take(e);
+    let sink = |e: BodyEvent<'_>| lowering.borrow_mut().take(e);
     let (ast, parse_diags) = parse_streaming(file, src, Box::new(sink));
-    let module = lowering.into_inner().finish(&ast)?;
+    let (module, locs) = lowering.into_inner().finish(&ast)?;
     if !parse_diags.is_empty() {
         return None;
     }
     let diags = crate::target::check_version_target(file, &ast)
         .into_iter()
         .collect();
-    Some(Streamed { ast, module, diags })
+    Some(Streamed {
+        ast,
+        module,
+        diags,
+        locs,
+    })
 }
 
 /// Where the streamed lowering of a module stands.
@@ -115,6 +126,8 @@ struct Lowering<'a> {
     /// The labels of the bodies lowered so far, which no later item may be
     /// named like.
     labels: NameSet<ast::Name>,
+    /// The `.loc`s of each body lowered so far, in order.
+    locs: Vec<Vec<RawLoc>>,
     state: State<'a>,
 }
 
@@ -127,12 +140,13 @@ impl<'a> Lowering<'a> {
             handed: 0,
             bodies: 0,
             labels: NameSet::default(),
+            locs: Vec::new(),
             state: State::Between,
         }
     }
 
     /// Take the parser's next event.
-    fn take(&mut self, e: BodyEvent) {
+    fn take(&mut self, e: BodyEvent<'_>) {
         self.state = match (std::mem::replace(&mut self.state, State::Failed), e) {
             (State::Between, BodyEvent::Start(start)) => self.start(*start),
             (State::Body(mut s), BodyEvent::Stmts(batch)) => {
@@ -143,8 +157,9 @@ impl<'a> Lowering<'a> {
                 }
             }
             (State::Body(s), BodyEvent::End) => match s.finish() {
-                Some((func, labels)) => {
+                Some((func, labels, locs)) => {
                     self.labels.extend(labels);
+                    self.locs.push(locs);
                     self.bodies += 1;
                     let scope = self.scope.as_mut().expect("a body began");
                     scope.out.add_function(func);
@@ -158,15 +173,17 @@ impl<'a> Lowering<'a> {
 
     /// A body begins: take the items before it and its header, then lower
     /// its statements as they come.
-    fn start(&mut self, start: BodyStart) -> State<'a> {
+    fn start(&mut self, start: BodyStart<'_>) -> State<'a> {
         let BodyStart {
             module: m,
+            new_items,
             function: header,
             bytes_left,
         } = start;
-        self.handed += m.items.len();
-        let scope = self.scope.get_or_insert_with(|| ModuleScope::new(&m));
-        if !take_items(self.file, &m, &m.items, scope, (&self.labels, self.table)) {
+        let items = &m.items[new_items];
+        self.handed += items.len();
+        let scope = self.scope.get_or_insert_with(|| ModuleScope::new(m));
+        if !take_items(self.file, m, items, scope, (&self.labels, self.table)) {
             return State::Failed;
         }
         let mut empty = header.clone();
@@ -179,15 +196,15 @@ impl<'a> Lowering<'a> {
             return State::Failed;
         }
         let (sigs, symbols) = (&scope.sigs, &scope.symbols);
-        let mut cx = function_cx(self.file, &m, &header, true, symbols, sigs);
+        let mut cx = function_cx(self.file, m, &header, true, symbols, sigs);
         cx.func.insts.reserve(bytes_left / MIN_BYTES_PER_STATEMENT);
         State::Body(Box::new(Streaming::new(cx, self.table)))
     }
 
-    /// The IR module once the parser is done with `ast`: the items after
-    /// the last body taken; `None` if a speculation failed, a body is
-    /// unfinished or the module has none.
-    fn finish(mut self, ast: &ast::Module) -> Option<Module> {
+    /// The IR module once the parser is done with `ast` (the items after
+    /// the last body taken), and the bodies' source positions; `None` if a
+    /// speculation failed, a body is unfinished or the module has none.
+    fn finish(mut self, ast: &ast::Module) -> Option<(Module, Locs)> {
         let (State::Between, Some(mut scope)) = (self.state, self.scope.take()) else {
             return None;
         };
@@ -198,7 +215,16 @@ impl<'a> Lowering<'a> {
         {
             return None;
         }
-        Some(scope.out)
+        let mut all = Locs::default();
+        let ends = ast.items.iter().filter_map(|i| match i {
+            ast::Item::Function(f) if f.body.is_some() => Some(f.span.hi),
+            _ => None,
+        });
+        for (until, locs) in ends.zip(self.locs) {
+            all.push_body(locs, until);
+        }
+        all.files.clone_from(&ast.files);
+        Some((scope.out, all))
     }
 }
 
@@ -243,6 +269,8 @@ struct Streaming<'a> {
     cx: LowerCx<'a>,
     table: &'a super::HandlerTable,
     seen: Seen,
+    /// The body's `.loc`s so far.
+    locs: Vec<RawLoc>,
 }
 
 impl<'a> Streaming<'a> {
@@ -254,12 +282,18 @@ impl<'a> Streaming<'a> {
             declared: cx.func.vregs.len(),
             ..Seen::default()
         };
-        Streaming { cx, table, seen }
+        Streaming {
+            cx,
+            table,
+            seen,
+            locs: Vec::new(),
+        }
     }
 
     /// Lower the next statements (freed here); whether every speculation
     /// held.
     fn push(&mut self, mut batch: Vec<ast::Stmt>) -> bool {
+        source_map::collect(&batch, &mut self.locs);
         for s in batch.iter_mut() {
             if !admit(&mut self.cx, &mut self.seen, s) {
                 return false;
@@ -269,16 +303,16 @@ impl<'a> Streaming<'a> {
         self.cx.diags.is_empty()
     }
 
-    /// The function and its labels, once the whole body came; `None` if a
-    /// label stayed undefined or a diagnostic came up.
-    fn finish(mut self) -> Option<(Function, Vec<ast::Name>)> {
+    /// The function, its labels and its `.loc`s, once the whole body came;
+    /// `None` if a label stayed undefined or a diagnostic came up.
+    fn finish(mut self) -> Option<(Function, Vec<ast::Name>, Vec<RawLoc>)> {
         let ls = &self.cx.label_scopes;
         if !self.cx.diags.is_empty() || !self.cx.undefined.is_empty() || !ls.reserved.is_empty() {
             return None;
         }
         finish(&mut self.cx, &self.seen);
         let labels = self.seen.top.into_iter().chain(self.seen.nested);
-        Some((self.cx.func, labels.map(|(n, _)| n).collect()))
+        Some((self.cx.func, labels.map(|(n, _)| n).collect(), self.locs))
     }
 }
 
