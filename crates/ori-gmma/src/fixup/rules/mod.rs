@@ -414,7 +414,7 @@ pub const UNWAITED_SETS: RuleInfo = RuleInfo {
     code: None,
     ptxas: "counts, from a wgmma issued with no wgmma.wait_group before it (on any path, or earlier in its block order) until the next wait of any level, every register of every accumulator set of the function as in flight, but those written after the issue: a read of one waits (C7517) and its copies are propagated (R-unpack-sinks-to-wait, R-wait-before-copy-into-wgmma); ori keeps this to the wgmma's block",
     example: "corpus/c7517_read_future_acc_loaded_before_wgmma",
-    isa: "-",
+    isa: "a wgmma.mma_async reads and writes only its own accumulator and A-fragment registers: these waits are ptxas's caution, not the ISA's",
 };
 
 /// The precedence between the walk's failures and the late checks'.
