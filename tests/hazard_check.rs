@@ -111,12 +111,23 @@ fn ptxas_mode_announces_every_hazard_it_leaves() {
 }
 
 /// Cases where ptxas waits before reading a register no wgmma has in
-/// flight (a later wgmma's accumulator, set before the one in flight): a
-/// wait of its own caution, with no hazard for the checker to find.
-const CAUTIOUS_WAITS: [&str; 3] = [
+/// flight (a later wgmma's accumulator, set before the one in flight:
+/// R-unwaited-sets-in-flight): a wait of its own caution, with no hazard
+/// for the checker to find.
+const CAUTIOUS_WAITS: [&str; 13] = [
     "c7517_read_future_acc_loaded_before_wgmma.ptx",
     "c7517_c7519_copy_future_acc_between_wgmma.ptx",
     "c7517_c7519_copy_future_acc_other_constant.ptx",
+    "c7517_c7519_copy_other_future_acc_into_wgmma.ptx",
+    "c7517_copy_future_acc_sunk_to_fence.ptx",
+    "c7517_copy_future_acc_sunk_to_wait.ptx",
+    "c7517_read_future_acc_after_branch.ptx",
+    "c7517_read_future_acc_after_commit.ptx",
+    "c7517_read_future_acc_after_second_wgmma_of_stage.ptx",
+    "c7517_read_future_acc_after_spin_loop.ptx",
+    "c7517_read_future_acc_other_register_rewritten.ptx",
+    "c7517_read_future_acc_then_rewrite_before_commit.ptx",
+    "c7517_read_undefined_future_acc.ptx",
 ];
 
 /// The checker is not vacuous: on the input of every case where ptxas

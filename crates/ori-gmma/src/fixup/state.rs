@@ -88,6 +88,17 @@ pub(super) struct State {
     /// Sorted by register (looked up by binary search: a wgmma of a
     /// 256-wide tile has 128 accumulator registers, each looked up here).
     pub(super) shapes: SmallVec<[(VReg, u32); 2]>,
+    /// A `wgmma.wait_group` ran on some path from the entry (never
+    /// forgotten round a loop, unlike `user_waited`).
+    pub(super) seen_wait: bool,
+    /// R-unwaited-sets-in-flight: a wgmma was issued with no
+    /// `wgmma.wait_group` on any path before it, and nothing has waited
+    /// since: every register of every accumulator set counts as in flight,
+    /// but those in `unwaited_cleared`.
+    pub(super) unwaited: bool,
+    /// Set registers written since that wgmma (their new values are not
+    /// in flight).
+    pub(super) unwaited_cleared: RegSet,
 }
 
 /// Field by field, each list copied as one `memcpy` (`SmallVec`'s own
@@ -119,6 +130,9 @@ impl Clone for State {
             divergent_fence: self.divergent_fence,
             arrive_block: self.arrive_block,
             shapes: SmallVec::from_slice(&self.shapes),
+            seen_wait: self.seen_wait,
+            unwaited: self.unwaited,
+            unwaited_cleared: self.unwaited_cleared.clone(),
         }
     }
 }
@@ -220,6 +234,32 @@ impl State {
         self.partial_wait = false;
         self.mixed.clear();
         self.a_frags.clear();
+        self.end_unwaited();
+    }
+
+    /// A wait of any level ends R-unwaited-sets-in-flight.
+    pub(super) fn end_unwaited(&mut self) {
+        self.unwaited = false;
+        self.unwaited_cleared.clear();
+    }
+
+    /// Join of R-unwaited-sets-in-flight's registers: in flight on some
+    /// path (a register stays cleared only where every path cleared it).
+    fn join_unwaited(&mut self, o: &State) -> bool {
+        match (self.unwaited, o.unwaited) {
+            (false, true) => {
+                self.unwaited = true;
+                self.unwaited_cleared = o.unwaited_cleared.clone();
+                true
+            }
+            (true, true) => {
+                let before = self.unwaited_cleared.len();
+                self.unwaited_cleared
+                    .retain(|r| o.unwaited_cleared.contains(r));
+                before != self.unwaited_cleared.len()
+            }
+            _ => false,
+        }
     }
 
     pub(super) fn join(&mut self, o: &State) -> bool {
@@ -247,6 +287,8 @@ impl State {
         ch |= add_all(&mut self.sticky, o.sticky.iter().copied());
         ch |= add_all(&mut self.rmw_regs, o.rmw_regs.iter().copied());
         ch |= or_into(&mut self.user_waited, o.user_waited);
+        ch |= or_into(&mut self.seen_wait, o.seen_wait);
+        ch |= self.join_unwaited(o);
         ch |= or_into(&mut self.wgmma_since_arrive, o.wgmma_since_arrive);
         ch |= or_into(&mut self.divergent_wait, o.divergent_wait);
         ch |= or_into(&mut self.divergent_fence, o.divergent_fence);

@@ -140,6 +140,9 @@ pub(super) struct BlockCx {
     /// A loop header that forgot an arrive R-arrive-kept would keep: the
     /// arrive still holds after the block unless a call intervened.
     pub(super) restore_arrive: bool,
+    /// The fence a copy sank to, which waits first
+    /// (R-unwaited-sets-in-flight's copies).
+    pub(super) sink_fence: Option<Inst>,
 }
 
 /// A count per register, dense (indexed by register) and cleared by the
@@ -260,6 +263,10 @@ impl Walker<'_> {
             st.block_wgmma = false;
             st.fresh_arrive = false;
             st.block_issues.clear();
+            // R-unwaited-sets-in-flight is kept to its wgmma's ptxas block
+            // (ptxas carries it further, but not on FlashAttention-3's
+            // backward kernels; what tells them apart is not found yet).
+            st.end_unwaited();
         }
         if self.an.loops.committing_header[b] {
             for g in st.pipe.groups.clone() {
@@ -274,11 +281,16 @@ impl Walker<'_> {
             block_fragments: FxHashSet::default(),
             block_wgmma_defs: self.spare_counts.take(),
             restore_arrive,
+            sink_fence: None,
         }
     }
 
     /// A fence (or an injected arrive) orders everything before it.
     fn on_arrive(&self, bx: &mut BlockCx, st: &mut State, i: Inst) {
+        if bx.sink_fence == Some(i) {
+            bx.close_stage();
+            st.retire_all();
+        }
         bx.fresh_arrive = true;
         st.arrive_block = ArriveAt::At(bx.b);
         st.wgmma_since_arrive = false;
@@ -298,6 +310,7 @@ impl Walker<'_> {
         let accs: SmallVec<[VReg; 8]> = self.tables.regs.accs(i).into();
         self.wgmma_register_failures(st, plan, i, &accs);
         self.wgmma_over_copy(st, plan, i, &accs);
+        self.wgmma_takes_unwaited_copy(bx, st, plan, i, &accs);
         self.wgmma_arrive(bx, st, plan, i, &accs);
         self.wgmma_transfer(bx, st, plan, i, &accs);
     }
@@ -328,6 +341,12 @@ impl Walker<'_> {
             }
         }
         st.pipe.transfer(d);
+        if !st.seen_wait && !self.tables.wait_above[i] {
+            // R-unwaited-sets-in-flight: no wait on a path here, nor
+            // earlier in ptxas's block order (R-block-order).
+            st.unwaited = true;
+            st.unwaited_cleared.clear();
+        }
         if let Some(w) = d.accum {
             let set = w.dst;
             st.mixed.retain(|s| *s != set);
@@ -362,6 +381,8 @@ impl Walker<'_> {
         if op.is_wait() {
             st.divergent_wait = divergent;
             st.user_waited |= op == Opcode::WgmmaWaitGroup;
+            st.seen_wait = true;
+            st.end_unwaited();
         }
         let empty_group = self.empty_group(bx, st, plan, i, divergent);
         self.implicit_commit(st, plan, i);
@@ -459,6 +480,10 @@ impl Walker<'_> {
             return;
         }
         let acc = self.access(bx.b, st, i);
+        if self.unwaited_copy(bx, st, plan, i, &acc) {
+            self.plain_touches(bx, st, i, &acc, false);
+            return;
+        }
         if self.copy_rule(bx.b, st, plan, i, &acc) {
             return;
         }
@@ -495,7 +520,16 @@ impl Walker<'_> {
         st.aliases
             .retain(|(dst, src)| !defs.contains(dst) && !defs.contains(src));
         let read_open = uses.iter().copied().find(|r| self.hits(*r, &st.pipe.open));
-        let read_any = uses.iter().copied().find(|r| self.hits(*r, &all));
+        let mut read_any = uses.iter().copied().find(|r| self.hits(*r, &all));
+        if read_any.is_none() {
+            // R-unwaited-sets-in-flight (a committed read: a wait, never
+            // C7514).
+            read_any = uses
+                .iter()
+                .copied()
+                .find(|r| self.unwaited_in_flight(st, *r));
+        }
+        self.clear_unwaited(st, &defs);
         let defines_acc = defs.iter().any(|r| self.hits(*r, &all));
         let between = read_open.filter(|_| !defines_acc && self.wgmma_later(b, i));
         Access {

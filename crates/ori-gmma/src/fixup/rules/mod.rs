@@ -160,6 +160,7 @@ rule_ids! {
     wait::WaitAtExit,
     call::WaitAtCall,
     wait::WaitBeforeCopiedOverwrite,
+    wait::WaitBeforeCopyIntoWgmma,
     wait::UnpackSinksToWait,
     wait::JoinWaitLevels,
     wait::ImplicitCommit,
@@ -240,6 +241,7 @@ pub const PRECEDENCE: &[(Point, &[RuleId])] = &[
             RuleId::FragmentFromWgmma,
             RuleId::CopiedOverwriteInStage,
             RuleId::WaitBeforeCopiedOverwrite,
+            RuleId::WaitBeforeCopyIntoWgmma,
             RuleId::UndefinedArrive,
             RuleId::DivergentArrive,
             RuleId::ArriveMissing,
@@ -406,6 +408,15 @@ pub const ARRIVE_KEPT: RuleInfo = RuleInfo {
     isa: "wgmma.fence orders the register accesses before it against every later wgmma.mma_async of the warpgroup",
 };
 
+/// What the function's first wgmma leaves in flight before any wait.
+pub const UNWAITED_SETS: RuleInfo = RuleInfo {
+    name: "R-unwaited-sets-in-flight",
+    code: None,
+    ptxas: "counts, from a wgmma issued with no wgmma.wait_group before it (on any path, or earlier in its block order) until the next wait of any level, every register of every accumulator set of the function as in flight, but those written after the issue: a read of one waits (C7517) and its copies are propagated (R-unpack-sinks-to-wait, R-wait-before-copy-into-wgmma); ori keeps this to the wgmma's block",
+    example: "corpus/c7517_read_future_acc_loaded_before_wgmma",
+    isa: "a wgmma.mma_async reads and writes only its own accumulator and A-fragment registers: these waits are ptxas's caution, not the ISA's",
+};
+
 /// The precedence between the walk's failures and the late checks'.
 pub const WALK_FAILURE_FIRST: RuleInfo = RuleInfo {
     name: "R-walk-failure-first",
@@ -437,7 +448,7 @@ pub const SETMAXNREG_IGNORED: RuleInfo = RuleInfo {
 /// others are asked: the solver's, the loop analysis's, the uniformity
 /// analysis's, and those of inlined calls, hoisted waits and failure
 /// precedence.
-pub const ANALYSIS_RULES: [RuleInfo; 10] = [
+pub const ANALYSIS_RULES: [RuleInfo; 11] = [
     FIRST_VISIT,
     NOUNROLL,
     UNIFORM_AT_USE,
@@ -448,6 +459,7 @@ pub const ANALYSIS_RULES: [RuleInfo; 10] = [
     ARRIVE_KEPT,
     SETMAXNREG_IGNORED,
     BLOCK_ORDER,
+    UNWAITED_SETS,
 ];
 
 #[cfg(test)]

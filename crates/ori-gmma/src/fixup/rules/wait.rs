@@ -12,7 +12,7 @@ use crate::fixup::walk::{Access, BlockCx, Walker};
 use crate::in_flight::PipeState;
 use cranelift_entity::SecondaryMap;
 use ori_ir::consts::*;
-use ori_ir::{Block, Inst, Opcode, VReg};
+use ori_ir::{AccumSet, Block, Inst, Opcode, VReg};
 
 rules! {
     /// A wait before an instruction that reads an accumulator in flight.
@@ -38,6 +38,12 @@ rules! {
         "corpus/c7517_read_acc_after_commit_then_mma",
         ISA_ASYNC_ACCESS,
         culprit: "this wgmma overwrites an accumulator whose copy is still live";
+    /// A wgmma taking a copy of a register in flight.
+    WaitBeforeCopyIntoWgmma => "R-wait-before-copy-into-wgmma", Some(C7517_WAIT_INJECTED),
+        "propagates a copy of a register in flight before any wait (R-unwaited-sets-in-flight) into the wgmma that takes it as an accumulator, and waits before that wgmma, committing the open stage first",
+        "corpus/c7517_c7519_copy_future_acc_between_wgmma",
+        ISA_ASYNC_ACCESS,
+        culprit: "this wgmma takes a copy of a register still in flight";
     /// A copy whose value lives out of its block sinks to the user's wait.
     UnpackSinksToWait => "R-unpack-sinks-to-wait", Some(C7517_WAIT_INJECTED),
         "sinks a copy (an f16x2 unpack) of an in-flight accumulator whose value lives out of its block to the block's wait_group 0 and waits there; C7517 names the line before the user's wait",
@@ -115,9 +121,16 @@ impl Walker<'_> {
                 st.rmw_regs.push(r);
             }
         }
+        // A read in flight by R-unwaited-sets-in-flight only: writes of
+        // sets not in flight between it and the commit do not keep the
+        // commit down (`c7517_read_future_acc_then_rewrite_before_commit`).
+        let unwaited = acc.read_any.is_some_and(|r| !self.hits(r, &acc.all));
         let hoist = || {
-            self.commit_after_reads(bx.b, i)
-                .filter(|_| !acc.defines_acc)
+            match unwaited {
+                true => self.commit_after_unwaited_read(bx.b, i, &acc.all),
+                false => self.commit_after_reads(bx.b, i),
+            }
+            .filter(|_| !acc.defines_acc)
         };
         let close = if st.pipe.open.is_empty() {
             Close::Nothing
@@ -285,5 +298,166 @@ impl Walker<'_> {
             let at = w.at;
             plan.fail(RuleId::UnrolledLoopWait, Some(at), None, None);
         }
+    }
+}
+
+/// **R-unwaited-sets-in-flight** and **R-wait-before-copy-into-wgmma**.
+///
+/// Before its first `wgmma.wait_group`, ptxas 13.0.88 counts every register
+/// of every accumulator set as in flight from a wgmma's issue on, whatever
+/// defined it, even nothing: a register loaded before the function's first
+/// wgmma and read while that wgmma is in flight gets a wait
+/// (`c7517_read_future_acc_loaded_before_wgmma`,
+/// `c7517_read_undefined_future_acc`; the CuTe DSL zeroes its second
+/// accumulator set by copies of one register, read after the first wgmma:
+/// `c7517_c7519_copy_future_acc_between_wgmma`). A write after the issue
+/// gives the register a value that is not in flight, register by register
+/// (`c7519_copy_future_acc_defined_after_wgmma`,
+/// `c7517_read_future_acc_other_register_rewritten`); any wait, of any
+/// level, ends it (`clean_read_future_acc_after_wait1`), and a wait
+/// earlier on the path prevents it
+/// (`clean_read_future_acc_after_earlier_wait`). ptxas carries it across
+/// blocks and loops (`c7517_read_future_acc_after_branch`); ori ends it
+/// at the end of the wgmma's ptxas block, for FlashAttention-3's backward
+/// kernels, which zero accumulators by copies of another set's register
+/// after a spin loop on an mbarrier, compile with no wait.
+impl Walker<'_> {
+    /// Whether `r` is in flight only by R-unwaited-sets-in-flight.
+    pub(in crate::fixup) fn unwaited_in_flight(&self, st: &State, r: VReg) -> bool {
+        st.unwaited && !self.tables.reg_sets[r].is_empty() && !st.unwaited_cleared.contains(&r)
+    }
+
+    /// The user's commit after `at` in block `b` with no GMMA op, call or
+    /// write of a set in `all` between.
+    fn commit_after_unwaited_read(&self, b: Block, at: Inst, all: &[AccumSet]) -> Option<Inst> {
+        for &i in self.after_in_block(b, at)? {
+            let d = &self.f.insts[i];
+            if d.opcode == Opcode::WgmmaCommitGroup {
+                return Some(i);
+            }
+            let writes_in_flight = || {
+                let defs = self.tables.regs.defs(i);
+                defs.iter().any(|r| self.hits(*r, all))
+            };
+            if d.opcode.is_gmma_family() || d.opcode == Opcode::Call || writes_in_flight() {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// The registers `defs` get values that are not in flight.
+    pub(in crate::fixup) fn clear_unwaited(&self, st: &mut State, defs: &[VReg]) {
+        if !st.unwaited {
+            return;
+        }
+        for &r in defs {
+            if !self.tables.reg_sets[r].is_empty() {
+                st.unwaited_cleared.insert(r);
+            }
+        }
+    }
+
+    /// A plain `mov` of a register in flight only by
+    /// R-unwaited-sets-in-flight is no read: its uses are (the copy is
+    /// propagated). A copy not used before the next `wgmma.wait_group` or
+    /// fence of its block sinks there and waits first, naming the line
+    /// before it (R-unpack-sinks-to-wait: `c7517_copy_future_acc_sunk_to_wait`).
+    /// Returns whether `i` is such a copy.
+    pub(in crate::fixup) fn unwaited_copy(
+        &self,
+        bx: &mut BlockCx,
+        st: &mut State,
+        plan: &mut Plan,
+        i: Inst,
+        acc: &Access,
+    ) -> bool {
+        let (b, d) = (bx.b, &self.f.insts[i]);
+        let (defs, uses) = (self.tables.regs.defs(i), self.tables.regs.uses(i));
+        let src = match uses {
+            [src] if &*d.name == "mov" && d.guard.is_none() && !defs.is_empty() => *src,
+            _ => return false,
+        };
+        if self.hits(src, &acc.all) || !self.unwaited_in_flight(st, src) {
+            return false;
+        }
+        if let Some(wait) = self.unwaited_copy_sink(b, i, defs, src) {
+            let line = self.line_before(b, wait).unwrap_or(d.line);
+            if plan.record(Seen::CopySink, i) {
+                plan.copy_sinks.push((i, wait, RuleId::UnpackSinksToWait));
+            }
+            let close = Close::for_open(&st.pipe);
+            plan.wait(wait, close, Some(line), RuleId::UnpackSinksToWait);
+            // Made after that wait, the copy is of a value no longer in flight.
+            if self.f.insts[wait].opcode.is_arrive() {
+                bx.sink_fence = Some(wait);
+            }
+            return true;
+        }
+        // Made where its value is first needed (after the wait that use
+        // gets), as R-copy-propagation moves it.
+        let end = self.copy_end(b, i, defs, src);
+        if let Some(end) = end.filter(|_| plan.record(Seen::CopySink, i)) {
+            plan.copy_sinks.push((i, end, RuleId::CopyPropagation));
+        }
+        for &dst in defs {
+            st.aliases.push((dst, src));
+        }
+        true
+    }
+
+    /// The `wgmma.wait_group` of block `b` that the copy `at` of `src`
+    /// into `dsts` reaches before anything uses the copy or redefines
+    /// either.
+    fn unwaited_copy_sink(&self, b: Block, at: Inst, dsts: &[VReg], src: VReg) -> Option<Inst> {
+        for &i in self.after_in_block(b, at)? {
+            let d = &self.f.insts[i];
+            // A fence too: the copy is made before it (`c7517_copy_future_acc_sunk_to_fence`).
+            if d.opcode == Opcode::WgmmaWaitGroup || d.opcode.is_arrive() {
+                return Some(i);
+            }
+            let (defs, uses) = (self.tables.regs.defs(i), self.tables.regs.uses(i));
+            let touches = dsts.iter().any(|r| uses.contains(r) || defs.contains(r));
+            if touches || defs.contains(&src) || d.opcode.is_terminator() {
+                return None;
+            }
+            if d.opcode == Opcode::Call || d.opcode == Opcode::WgmmaMmaAsync {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// **R-wait-before-copy-into-wgmma**: a wgmma taking, as an accumulator
+    /// or fragment, a copy of a register in flight by
+    /// R-unwaited-sets-in-flight reads that register there: ptxas waits
+    /// before the wgmma, committing the open stage first.
+    pub(in crate::fixup) fn wgmma_takes_unwaited_copy(
+        &self,
+        bx: &mut BlockCx,
+        st: &mut State,
+        plan: &mut Plan,
+        i: Inst,
+        accs: &[VReg],
+    ) {
+        if !st.unwaited {
+            return;
+        }
+        let all = st.pipe.all();
+        let frags = self.tables.regs.frags(i);
+        let takes = st.aliases.iter().any(|(dst, src)| {
+            (accs.contains(dst) || frags.contains(dst))
+                && !self.hits(*src, &all)
+                && self.unwaited_in_flight(st, *src)
+        });
+        if !takes {
+            return;
+        }
+        let close = Close::for_open(&st.pipe);
+        if close == Close::CommitBatch {
+            bx.close_stage();
+        }
+        plan.wait(i, close, None, RuleId::WaitBeforeCopyIntoWgmma);
+        st.retire_all();
     }
 }
