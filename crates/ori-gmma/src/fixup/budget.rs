@@ -4,11 +4,16 @@
 //! R-function-pressure). Both are limits ptxas's register allocator imposes,
 //! measured on ptxas 13.0.88, not ISA rules.
 
+mod known_values;
+mod pending;
+mod pressure;
+
 use super::walk::a_fragment_regs;
+use crate::register_budget::WGMMA_REGISTER_OVERHEAD;
 use cranelift_entity::SecondaryMap;
 use fxhash::FxHashSet;
-use ori_ir::{AccumSetPool, Block, ControlFlowGraph, Function, Inst, Opcode, Operand, VReg};
-use smallvec::SmallVec;
+use ori_ir::{AccumSetPool, Block, ControlFlowGraph, Function, Opcode, Operand, VReg};
+use pressure::Pressure;
 
 /// Most accumulator registers that may be in flight at once before ptxas
 /// gives up with C7511. Bounds observed on ptxas 13.0.88: 128 in flight
@@ -24,50 +29,63 @@ pub const MAX_IN_FLIGHT_ACCUMULATOR_REGS: usize = 240;
 /// 96`, are fine).
 pub const LIMIT_MARGIN: usize = 15;
 
-/// The accumulator registers that may be in flight in `f` under `.maxnreg`
-/// and `-maxrregcount` (the lower of the two, when set).
-/// The per-thread register limit the wgmma code runs under: the lower of
-/// `.maxnreg` and `-maxrregcount`, raised to the largest
-/// `setmaxnreg.inc` of the function (R-setmaxnreg: warp-specialized
-/// kernels declare a small `.maxnreg` for their producer warps and raise
-/// the consumers' with `setmaxnreg.inc` before their wgmma; Triton's `ws_*`
-/// kernels, `.maxnreg 168` and `setmaxnreg.inc 232/256`, compile clean).
+/// The per-thread register limit the in-flight budget (C7511) runs under:
+/// the lower of `.maxnreg` and `-maxrregcount`, raised to the largest
+/// `setmaxnreg.inc` of the function (warp-specialized kernels declare a
+/// small `.maxnreg` for their producer warps and raise the consumers' with
+/// `setmaxnreg.inc` before their wgmma; Triton's `ws_*` kernels, `.maxnreg
+/// 168` and `setmaxnreg.inc 232/256`, compile clean).
 fn register_limit(f: &Function, maxrregcount: Option<u32>) -> Option<u32> {
     let limit = [f.max_regs, maxrregcount].into_iter().flatten().min()?;
     let raised = f
         .layout
         .all_insts()
         .filter(|i| &*f.insts[*i].name == "setmaxnreg" && f.insts[*i].has_mod("inc"))
-        .filter_map(|i| match f.insts[i].slots.first().map(|s| &s.op) {
-            Some(Operand::Imm(n)) => n.as_i64().and_then(|n| u32::try_from(n).ok()),
-            _ => None,
-        })
+        .filter_map(|i| setmaxnreg_count(&f.insts[i]))
         .max();
     Some(raised.map_or(limit, |r| r.max(limit)))
 }
 
+/// The count `setmaxnreg.inc/dec N` sets (`None` for another instruction).
+fn setmaxnreg_count(d: &ori_ir::InstData) -> Option<u32> {
+    if &*d.name != "setmaxnreg" {
+        return None;
+    }
+    match d.slots.first().map(|s| &s.op) {
+        Some(Operand::Imm(n)) => n.as_i64().and_then(|n| u32::try_from(n).ok()),
+        _ => None,
+    }
+}
+
 /// **R-function-pressure** (C7512, seed 003 case 4: "the function's
-/// overall register pressure"): under `.maxnreg` / `-maxrregcount`, the
-/// accumulator and A-fragment registers live at once (backward liveness,
-/// [`max_live`]) plus the 26 a wgmma needs beside its accumulators
-/// (`register_budget`) must fit the limit. Found on
-/// `tests/real/triton*/maxnreg128_attn_fwd_*`: S 32, O 64 and P 16 live
-/// together, with 26 that is 138, over 128. The serialized form of
-/// `c7511_maxrreg200_2x_n256` (two n256 sets, 282 over 200) is C7512 too;
-/// one n256 set under 168 (154) is not (`attempt_c7512_maxrreg168_n256`).
-/// Checked after the walk, so the budget's C7511 comes first; a wgmma that
-/// does not fit at all is C7602's.
+/// overall register pressure"): wherever accumulator or A-fragment
+/// registers are live, those live at once ([`Pressure`]) plus the 26 a
+/// wgmma needs beside its accumulators (`register_budget`) must fit the
+/// per-thread register count in effect there ([`RegisterCounts`]).
+/// Found on `tests/real/triton*/maxnreg128_attn_fwd_*`: S 32, O 64 and P 16
+/// live together, with 26 that is 138, over `.maxnreg 128`. The serialized
+/// form of `c7511_maxrreg200_2x_n256` (two n256 sets, 282 over 200) is
+/// C7512 too; one n256 set under 168 (154) is not
+/// (`attempt_c7512_maxrreg168_n256`). Under `setmaxnreg` the count is the
+/// one the consumer's path set: 222 fits `setmaxnreg.inc 224` and 226 does
+/// not, whatever the count at entry or on other paths
+/// (`c7512_setmaxnreg_inc224_*`, `clean_setmaxnreg_inc224_*`); quack's e4m3
+/// GEMMs hold 256 (two 64-register sets and their fp32 promotion copies)
+/// under 240. Checked after the walk, so the budget's C7511 comes first; a
+/// wgmma that does not fit at all is C7602's.
 pub(super) fn over_function_limit(
     f: &Function,
     sets: &AccumSetPool,
-    maxrregcount: Option<u32>,
+    cfg: &ControlFlowGraph,
+    (maxrregcount, compile_only): (Option<u32>, bool),
 ) -> bool {
     if in_flight_budget(f, maxrregcount) == usize::MAX {
         return false;
     }
-    let Some(limit) = register_limit(f, maxrregcount) else {
+    let Some(entry) = crate::setmaxnreg::count_at_entry(f, maxrregcount) else {
         return false;
     };
+    let counts = RegisterCounts::compute(f, cfg, entry, !compile_only);
     let mut tracked: FxHashSet<VReg> = sets.iter().flat_map(|(_, r)| r).copied().collect();
     for i in f.layout.all_insts() {
         let d = &f.insts[i];
@@ -75,7 +93,76 @@ pub(super) fn over_function_limit(
             tracked.extend(a_fragment_regs(d));
         }
     }
-    max_live(f, &tracked) as u32 + crate::register_budget::WGMMA_REGISTER_OVERHEAD > limit
+    // Cheap first: all of them live at once fit the smallest count.
+    if tracked.len() as u32 + WGMMA_REGISTER_OVERHEAD <= counts.least {
+        return false;
+    }
+    let pressure = Pressure::compute(f, cfg, &tracked);
+    let mut over = false;
+    pressure.for_each_point(cfg, |b, k, live| {
+        over |= live > 0 && live as u32 + WGMMA_REGISTER_OVERHEAD > counts.at(f, b, k);
+    });
+    over
+}
+
+/// The per-thread register count in effect at each point of a function:
+/// the count at entry, then the `N` of the last `setmaxnreg.inc/dec N` on
+/// the way there (where ptxas honours them). Where paths with different
+/// counts meet, the larger holds: ptxas gives a warpgroup the registers it
+/// raised to (Triton's `ws_*` consumers loop back through their producer's
+/// `setmaxnreg.dec`).
+pub(super) struct RegisterCounts {
+    at_start: SecondaryMap<Block, Option<u32>>,
+    honoured: bool,
+    /// The smallest count anywhere.
+    least: u32,
+}
+
+impl RegisterCounts {
+    fn compute(f: &Function, cfg: &ControlFlowGraph, entry: u32, honoured: bool) -> Self {
+        let mut at_start: SecondaryMap<Block, Option<u32>> = SecondaryMap::new();
+        let mut at_end: SecondaryMap<Block, Option<u32>> = SecondaryMap::new();
+        let mut least = entry;
+        let block_end = |b: Block, start: u32| {
+            let set = f.layout.block_insts(b).iter().filter_map(|&i| setmaxnreg_count(&f.insts[i]));
+            set.last().filter(|_| honoured).unwrap_or(start)
+        };
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (n, &b) in cfg.rpo().iter().enumerate() {
+                let from_preds = cfg.preds(b).iter().filter_map(|&p| at_end[p]).max();
+                let Some(start) = (if n == 0 { Some(entry) } else { from_preds }) else {
+                    continue;
+                };
+                let start = from_preds.map_or(start, |p| p.max(start));
+                let end = block_end(b, start);
+                least = least.min(end);
+                if at_start[b] != Some(start) || at_end[b] != Some(end) {
+                    (at_start[b], at_end[b]) = (Some(start), Some(end));
+                    changed = true;
+                }
+            }
+        }
+        RegisterCounts {
+            at_start,
+            honoured,
+            least,
+        }
+    }
+
+    /// The count before the `k`th instruction of block `b`.
+    fn at(&self, f: &Function, b: Block, k: usize) -> u32 {
+        let start = self.at_start[b].unwrap_or(u32::MAX);
+        if !self.honoured {
+            return start;
+        }
+        f.layout.block_insts(b)[..k]
+            .iter()
+            .filter_map(|&i| setmaxnreg_count(&f.insts[i]))
+            .last()
+            .unwrap_or(start)
+    }
 }
 
 /// The registers `f`'s wgmma code needs, as ori counts them for
@@ -96,66 +183,9 @@ pub(crate) fn wgmma_register_need(f: &Function) -> Option<u32> {
     if tracked.is_empty() {
         return None;
     }
-    Some(max_live(f, &tracked) as u32 + crate::register_budget::WGMMA_REGISTER_OVERHEAD)
-}
-
-/// The most registers of `tracked` live at once anywhere in `f` (backward
-/// liveness to the fixpoint, then one scan of each block). Warp-specialized
-/// kernels give each role its own accumulator registers, which are never
-/// live together (Triton's `ws_tma_device_*`: two 128-register sets, clean).
-fn max_live(f: &Function, tracked: &FxHashSet<VReg>) -> usize {
     let cfg = ControlFlowGraph::compute(f);
-    let relevant = |v: SmallVec<[VReg; 8]>| -> SmallVec<[VReg; 8]> {
-        v.into_iter().filter(|r| tracked.contains(r)).collect()
-    };
-    // Per instruction: (defs that kill, uses), of tracked registers only.
-    let effect = |i: Inst| {
-        let d = &f.insts[i];
-        let kills = if d.guard.is_some() {
-            SmallVec::new()
-        } else {
-            relevant(d.defs())
-        };
-        (kills, relevant(d.uses()))
-    };
-    let mut live_in: SecondaryMap<Block, FxHashSet<VReg>> = SecondaryMap::new();
-    let step = |live: &mut FxHashSet<VReg>, i: Inst| {
-        let (kills, uses) = effect(i);
-        for r in kills {
-            live.remove(&r);
-        }
-        live.extend(uses);
-    };
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in cfg.rpo().iter().rev() {
-            let mut live: FxHashSet<VReg> = FxHashSet::default();
-            for &s in cfg.succs(b) {
-                live.extend(live_in[s].iter().copied());
-            }
-            for &i in f.layout.block_insts(b).iter().rev() {
-                step(&mut live, i);
-            }
-            if live.len() != live_in[b].len() {
-                live_in[b] = live;
-                changed = true;
-            }
-        }
-    }
-    let mut most = 0;
-    for &b in cfg.rpo() {
-        let mut live: FxHashSet<VReg> = FxHashSet::default();
-        for &s in cfg.succs(b) {
-            live.extend(live_in[s].iter().copied());
-        }
-        most = most.max(live.len());
-        for &i in f.layout.block_insts(b).iter().rev() {
-            step(&mut live, i);
-            most = most.max(live.len());
-        }
-    }
-    most
+    let live = Pressure::compute(f, &cfg, &tracked).max(&cfg);
+    Some(live as u32 + WGMMA_REGISTER_OVERHEAD)
 }
 
 /// When some wgmma of `f` does not fit under the limit at all, register
