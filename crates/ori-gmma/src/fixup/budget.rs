@@ -14,6 +14,7 @@ use cranelift_entity::SecondaryMap;
 use fxhash::FxHashSet;
 use ori_ir::{AccumSetPool, Block, ControlFlowGraph, Function, Opcode, Operand, VReg};
 use pressure::Pressure;
+use smallvec::SmallVec;
 
 /// Most accumulator registers that may be in flight at once before ptxas
 /// gives up with C7511. Bounds observed on ptxas 13.0.88: 128 in flight
@@ -62,8 +63,9 @@ fn setmaxnreg_count(d: &ori_ir::InstData) -> Option<u32> {
 /// registers are live, those live at once ([`Pressure`]) plus the 26 a
 /// wgmma needs beside its accumulators (`register_budget`) must fit the
 /// per-thread register count in effect there ([`RegisterCounts`]).
-/// Found on `tests/real/triton*/maxnreg128_attn_fwd_*`: S 32, O 64 and P 16
-/// live together, with 26 that is 138, over `.maxnreg 128`. The serialized
+/// Found on `tests/real/triton*/maxnreg128_attn_fwd_*`: S 32 and O 64 live
+/// beside the P fragment (16) the P*V wgmma still holds in flight, with 26
+/// that is 138, over `.maxnreg 128`. The serialized
 /// form of `c7511_maxrreg200_2x_n256` (two n256 sets, 282 over 200) is
 /// C7512 too; one n256 set under 168 (154) is not
 /// (`attempt_c7512_maxrreg168_n256`). Under `setmaxnreg` the count is the
@@ -93,14 +95,16 @@ pub(super) fn over_function_limit(
             tracked.extend(a_fragment_regs(d));
         }
     }
-    // Cheap first: all of them live at once fit the smallest count.
-    if tracked.len() as u32 + WGMMA_REGISTER_OVERHEAD <= counts.least {
+    // Cheap first: all of them live at once fit the smallest count where
+    // any of them is defined (elsewhere none counts as live).
+    let least = counts.least_where_defined(f, cfg, &tracked);
+    if tracked.len() as u32 + WGMMA_REGISTER_OVERHEAD <= least {
         return false;
     }
     let pressure = Pressure::compute(f, cfg, &tracked);
     let mut over = false;
     pressure.for_each_point(cfg, |b, k, live| {
-        over |= live > 0 && live as u32 + WGMMA_REGISTER_OVERHEAD > counts.at(f, b, k);
+        over |= live > 0 && live as u32 + WGMMA_REGISTER_OVERHEAD > counts.at(b, k);
     });
     over
 }
@@ -113,20 +117,22 @@ pub(super) fn over_function_limit(
 /// `setmaxnreg.dec`).
 pub(super) struct RegisterCounts {
     at_start: SecondaryMap<Block, Option<u32>>,
+    /// Each block's `setmaxnreg`s: (position, count).
+    sets: SecondaryMap<Block, SmallVec<[(usize, u32); 2]>>,
     honoured: bool,
-    /// The smallest count anywhere.
-    least: u32,
 }
 
 impl RegisterCounts {
     fn compute(f: &Function, cfg: &ControlFlowGraph, entry: u32, honoured: bool) -> Self {
+        let mut sets: SecondaryMap<Block, SmallVec<[(usize, u32); 2]>> = SecondaryMap::new();
+        for &b in cfg.rpo() {
+            let insts = f.layout.block_insts(b).iter().enumerate();
+            sets[b] = insts
+                .filter_map(|(k, &i)| Some((k, setmaxnreg_count(&f.insts[i])?)))
+                .collect();
+        }
         let mut at_start: SecondaryMap<Block, Option<u32>> = SecondaryMap::new();
         let mut at_end: SecondaryMap<Block, Option<u32>> = SecondaryMap::new();
-        let mut least = entry;
-        let block_end = |b: Block, start: u32| {
-            let set = f.layout.block_insts(b).iter().filter_map(|&i| setmaxnreg_count(&f.insts[i]));
-            set.last().filter(|_| honoured).unwrap_or(start)
-        };
         let mut changed = true;
         while changed {
             changed = false;
@@ -136,8 +142,8 @@ impl RegisterCounts {
                     continue;
                 };
                 let start = from_preds.map_or(start, |p| p.max(start));
-                let end = block_end(b, start);
-                least = least.min(end);
+                let set = sets[b].last().filter(|_| honoured);
+                let end = set.map_or(start, |&(_, n)| n);
                 if at_start[b] != Some(start) || at_end[b] != Some(end) {
                     (at_start[b], at_end[b]) = (Some(start), Some(end));
                     changed = true;
@@ -146,22 +152,57 @@ impl RegisterCounts {
         }
         RegisterCounts {
             at_start,
+            sets,
             honoured,
-            least,
         }
     }
 
+    /// The smallest count in the blocks that some definition of `tracked`
+    /// reaches or that hold one (`u32::MAX` where none does).
+    fn least_where_defined(
+        &self,
+        f: &Function,
+        cfg: &ControlFlowGraph,
+        tracked: &FxHashSet<VReg>,
+    ) -> u32 {
+        let mut reached: SecondaryMap<Block, bool> = SecondaryMap::new();
+        for &b in cfg.rpo() {
+            reached[b] = f.layout.block_insts(b).iter().any(|&i| {
+                let mut any = false;
+                f.insts[i].for_each_def(|r| any |= tracked.contains(&r));
+                any
+            });
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in cfg.rpo() {
+                if !reached[b] && cfg.preds(b).iter().any(|&p| reached[p]) {
+                    reached[b] = true;
+                    changed = true;
+                }
+            }
+        }
+        let mut least = u32::MAX;
+        for &b in cfg.rpo().iter().filter(|&&b| reached[b]) {
+            least = least.min(self.at(b, 0));
+            let set = self.sets[b]
+                .iter()
+                .map(|&(_, n)| n)
+                .filter(|_| self.honoured);
+            least = least.min(set.min().unwrap_or(u32::MAX));
+        }
+        least
+    }
+
     /// The count before the `k`th instruction of block `b`.
-    fn at(&self, f: &Function, b: Block, k: usize) -> u32 {
+    fn at(&self, b: Block, k: usize) -> u32 {
         let start = self.at_start[b].unwrap_or(u32::MAX);
         if !self.honoured {
             return start;
         }
-        f.layout.block_insts(b)[..k]
-            .iter()
-            .filter_map(|&i| setmaxnreg_count(&f.insts[i]))
-            .last()
-            .unwrap_or(start)
+        let set = self.sets[b].iter().take_while(|(at, _)| *at < k).last();
+        set.map_or(start, |&(_, n)| n)
     }
 }
 

@@ -71,7 +71,10 @@ impl KnownValues {
         }
         let a = self.integer(f, &d.slots[1].op)?;
         let b = self.integer(f, &d.slots[2].op)?;
-        let unsigned = d.mods.iter().any(|m| m.starts_with('u') || m.starts_with('b'));
+        let unsigned = d
+            .mods
+            .iter()
+            .any(|m| m.starts_with('u') || m.starts_with('b'));
         let (ua, ub) = (a as u64, b as u64);
         let holds = match d.mods.first().map(|m| &**m)? {
             "eq" => a == b,

@@ -20,15 +20,72 @@ use fxhash::{FxHashMap, FxHashSet};
 use ori_ir::{Block, ControlFlowGraph, Function, Inst, VReg};
 use smallvec::SmallVec;
 
+/// A set of tracked registers, by their dense index: a few words where a
+/// hash set hashed every register of every block's set in each round.
+#[derive(Clone, Default, PartialEq, Eq)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn insert(&mut self, k: usize) -> bool {
+        let (w, b) = (k / 64, 1u64 << (k % 64));
+        if self.0.len() <= w {
+            self.0.resize(w + 1, 0);
+        }
+        let fresh = self.0[w] & b == 0;
+        self.0[w] |= b;
+        fresh
+    }
+
+    fn remove(&mut self, k: usize) -> bool {
+        let (w, b) = (k / 64, 1u64 << (k % 64));
+        let held = self.contains(k);
+        if held {
+            self.0[w] &= !b;
+        }
+        held
+    }
+
+    fn contains(&self, k: usize) -> bool {
+        self.0
+            .get(k / 64)
+            .is_some_and(|w| w & (1u64 << (k % 64)) != 0)
+    }
+
+    fn union(&mut self, other: &Bits) {
+        if self.0.len() < other.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a |= b;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(w, &word)| {
+            (0..64)
+                .filter(move |b| word & (1u64 << b) != 0)
+                .map(move |b| w * 64 + b)
+        })
+    }
+}
+
 /// The tracked registers' liveness in `f`, per block.
 pub(super) struct Pressure<'a> {
     f: &'a Function,
     tracked: &'a FxHashSet<VReg>,
+    /// Each tracked register's dense index (`u32::MAX`: not tracked).
+    index: SecondaryMap<VReg, u32>,
     known: KnownValues,
-    live_in: SecondaryMap<Block, FxHashSet<VReg>>,
-    defined_out: SecondaryMap<Block, FxHashSet<VReg>>,
+    live_in: SecondaryMap<Block, Bits>,
+    defined_out: SecondaryMap<Block, Bits>,
     pending_out: SecondaryMap<Block, Option<Pending>>,
 }
+
+type Regs = SmallVec<[usize; 8]>;
 
 impl<'a> Pressure<'a> {
     /// Solve liveness and reaching definitions of `tracked` over `cfg`.
@@ -37,9 +94,16 @@ impl<'a> Pressure<'a> {
         cfg: &ControlFlowGraph,
         tracked: &'a FxHashSet<VReg>,
     ) -> Self {
+        let mut index = SecondaryMap::with_default(u32::MAX);
+        let mut sorted: Vec<VReg> = tracked.iter().copied().collect();
+        sorted.sort_unstable();
+        for (k, r) in sorted.into_iter().enumerate() {
+            index[r] = k as u32;
+        }
         let mut p = Pressure {
             f,
             tracked,
+            index,
             known: KnownValues::of(f),
             live_in: SecondaryMap::new(),
             defined_out: SecondaryMap::new(),
@@ -51,34 +115,51 @@ impl<'a> Pressure<'a> {
         p
     }
 
+    fn idx(&self, r: VReg) -> Option<usize> {
+        let k = self.index[r];
+        (k != u32::MAX).then_some(k as usize)
+    }
+
+    /// The tracked registers `i` defines, by index.
+    fn defs(&self, i: Inst) -> Regs {
+        let mut out = Regs::new();
+        self.f.insts[i].for_each_def(|r| out.extend(self.idx(r)));
+        out
+    }
+
     /// The tracked registers `i` kills (unguarded definitions) and reads.
-    fn effect(&self, i: Inst) -> (SmallVec<[VReg; 8]>, SmallVec<[VReg; 8]>) {
+    fn effect(&self, i: Inst) -> (Regs, Regs) {
         let d = &self.f.insts[i];
-        let keep = |r: &VReg| self.tracked.contains(r);
         let kills = match d.guard {
-            Some(_) => SmallVec::new(),
-            None => d.defs().into_iter().filter(keep).collect(),
+            Some(_) => Regs::new(),
+            None => self.defs(i),
         };
-        let mut uses: SmallVec<[VReg; 8]> = d.uses().into_iter().filter(keep).collect();
-        if self.known.scale_d_is_zero(self.f, i) {
-            let acc = super::super::walk::accumulator_regs(d);
+        let mut uses = Regs::new();
+        d.for_each_use(|r| uses.extend(self.idx(r)));
+        if !uses.is_empty() && self.known.scale_d_is_zero(self.f, i) {
+            let acc: Regs = super::super::walk::accumulator_regs(d)
+                .into_iter()
+                .filter_map(|r| self.idx(r))
+                .collect();
             uses.retain(|r| !acc.contains(r));
         }
         (kills, uses)
     }
 
-    fn step(&self, live: &mut FxHashSet<VReg>, i: Inst) {
+    fn step(&self, live: &mut Bits, i: Inst) {
         let (kills, uses) = self.effect(i);
         for r in kills {
-            live.remove(&r);
+            live.remove(r);
         }
-        live.extend(uses);
+        for r in uses {
+            live.insert(r);
+        }
     }
 
-    fn live_out(&self, cfg: &ControlFlowGraph, b: Block) -> FxHashSet<VReg> {
-        let mut live = FxHashSet::default();
+    fn live_out(&self, cfg: &ControlFlowGraph, b: Block) -> Bits {
+        let mut live = Bits::default();
         for &s in cfg.succs(b) {
-            live.extend(self.live_in[s].iter().copied());
+            live.union(&self.live_in[s]);
         }
         live
     }
@@ -102,10 +183,10 @@ impl<'a> Pressure<'a> {
         }
     }
 
-    fn defined_in(&self, cfg: &ControlFlowGraph, b: Block) -> FxHashSet<VReg> {
-        let mut defined = FxHashSet::default();
+    fn defined_in(&self, cfg: &ControlFlowGraph, b: Block) -> Bits {
+        let mut defined = Bits::default();
         for &p in cfg.preds(b) {
-            defined.extend(self.defined_out[p].iter().copied());
+            defined.union(&self.defined_out[p]);
         }
         defined
     }
@@ -118,11 +199,9 @@ impl<'a> Pressure<'a> {
             for &b in cfg.rpo() {
                 let mut defined = self.defined_in(cfg, b);
                 for &i in self.f.layout.block_insts(b) {
-                    self.f.insts[i].for_each_def(|r| {
-                        if self.tracked.contains(&r) {
-                            defined.insert(r);
-                        }
-                    });
+                    for r in self.defs(i) {
+                        defined.insert(r);
+                    }
                 }
                 if defined.len() != self.defined_out[b].len() {
                     self.defined_out[b] = defined;
@@ -131,7 +210,6 @@ impl<'a> Pressure<'a> {
             }
         }
     }
-
     fn pending_in(&self, cfg: &ControlFlowGraph, b: Block) -> Pending {
         let mut pending = Pending::default();
         for &p in cfg.preds(b) {
@@ -181,8 +259,8 @@ impl<'a> Pressure<'a> {
     }
 
     /// Calls `visit(b, k, n)` at each point of each reachable block: `n`
-    /// tracked registers live and defined before the block's `k`th
-    /// instruction (`k` = its length: at its end).
+    /// tracked registers live and defined, or held by a wgmma in flight,
+    /// before the block's `k`th instruction (`k` = its length: at its end).
     pub(super) fn for_each_point(
         &self,
         cfg: &ControlFlowGraph,
@@ -190,35 +268,13 @@ impl<'a> Pressure<'a> {
     ) {
         for &b in cfg.rpo() {
             let insts = self.f.layout.block_insts(b);
-            let defined = self.defined_in(cfg, b);
-            // Where in the block each register is first defined.
-            let mut first: FxHashMap<VReg, usize> = FxHashMap::default();
-            for (k, &i) in insts.iter().enumerate() {
-                self.f.insts[i].for_each_def(|r| {
-                    if self.tracked.contains(&r) {
-                        first.entry(r).or_insert(k);
-                    }
-                });
-            }
-            let pending = self.pending_in_block(cfg, b);
-            let count = |live: &FxHashSet<VReg>, k: usize| {
-                let defined_live = live
-                    .iter()
-                    .filter(|r| defined.contains(r) || first.get(r).is_some_and(|&at| at < k))
-                    .count();
-                let mut held: SmallVec<[VReg; 16]> = SmallVec::new();
-                for &r in pending[k].iter().flatten() {
-                    if !live.contains(&r) && !held.contains(&r) {
-                        held.push(r);
-                    }
-                }
-                defined_live + held.len()
-            };
+            let scan = BlockScan::new(self, cfg, b);
             let mut live = self.live_out(cfg, b);
-            visit(b, insts.len(), count(&live, insts.len()));
+            let mut n = live.iter().filter(|&r| scan.counts(r, insts.len())).count();
+            visit(b, insts.len(), n + scan.held(&live, insts.len()));
             for (k, &i) in insts.iter().enumerate().rev() {
-                self.step(&mut live, i);
-                visit(b, k, count(&live, k));
+                n = scan.step_back(&mut live, n, k, i);
+                visit(b, k, n + scan.held(&live, k));
             }
         }
     }
@@ -228,5 +284,78 @@ impl<'a> Pressure<'a> {
         let mut most = 0;
         self.for_each_point(cfg, |_, _, n| most = most.max(n));
         most
+    }
+}
+
+/// One block's backward scan: the registers defined before it, where in it
+/// each is first defined, and the fragments in flight at each point.
+struct BlockScan<'p, 'a> {
+    p: &'p Pressure<'a>,
+    defined: Bits,
+    first: FxHashMap<usize, usize>,
+    pending: Vec<Option<Vec<VReg>>>,
+}
+
+impl<'p, 'a> BlockScan<'p, 'a> {
+    fn new(p: &'p Pressure<'a>, cfg: &ControlFlowGraph, b: Block) -> Self {
+        let mut first: FxHashMap<usize, usize> = FxHashMap::default();
+        for (k, &i) in p.f.layout.block_insts(b).iter().enumerate() {
+            for r in p.defs(i) {
+                first.entry(r).or_insert(k);
+            }
+        }
+        BlockScan {
+            p,
+            defined: p.defined_in(cfg, b),
+            first,
+            pending: p.pending_in_block(cfg, b),
+        }
+    }
+
+    /// Whether live register `r` takes a register before instruction `k`:
+    /// some definition reaches it there.
+    fn counts(&self, r: usize, k: usize) -> bool {
+        self.defined.contains(r) || self.first.get(&r).is_some_and(|&at| at < k)
+    }
+
+    /// The fragments in flight before instruction `k` that are not live.
+    fn held(&self, live: &Bits, k: usize) -> usize {
+        let Some(pending) = &self.pending[k] else {
+            return 0;
+        };
+        let mut held: SmallVec<[usize; 16]> = SmallVec::new();
+        for r in pending.iter().filter_map(|&r| self.p.idx(r)) {
+            if !live.contains(r) && !held.contains(&r) {
+                held.push(r);
+            }
+        }
+        held.len()
+    }
+
+    /// From the point after instruction `i` (the `k`th) to the point
+    /// before it: `live` and its count `n` of registers that take one.
+    fn step_back(&self, live: &mut Bits, mut n: usize, k: usize, i: Inst) -> usize {
+        let (kills, uses) = self.p.effect(i);
+        for r in kills {
+            if live.remove(r) && self.counts(r, k + 1) {
+                n -= 1;
+            }
+        }
+        // Live across their first definition (a guarded one): undefined
+        // before it.
+        let mut born: Regs = Regs::new();
+        for r in self.p.defs(i) {
+            let first_here = self.first.get(&r) == Some(&k);
+            if first_here && live.contains(r) && !self.defined.contains(r) && !born.contains(&r) {
+                born.push(r);
+            }
+        }
+        n -= born.len();
+        for r in uses {
+            if live.insert(r) && self.counts(r, k) {
+                n += 1;
+            }
+        }
+        n
     }
 }
