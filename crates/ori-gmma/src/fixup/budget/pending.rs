@@ -86,3 +86,31 @@ impl Pending {
         self.open.is_empty() && self.groups.iter().all(Vec::is_empty)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_entity::EntityRef;
+
+    fn regs(ks: &[usize]) -> Vec<VReg> {
+        ks.iter().map(|&k| VReg::new(k)).collect()
+    }
+
+    #[test]
+    fn paths_that_meet_hold_the_larger_state_not_both() {
+        let one = Pending {
+            groups: vec![regs(&[1, 2, 3, 4])],
+            open: Vec::new(),
+        };
+        let other = Pending {
+            groups: vec![regs(&[5, 6])],
+            open: Vec::new(),
+        };
+        let (mut a, mut b) = (one.clone(), other.clone());
+        a.join(&other);
+        b.join(&one);
+        assert_eq!((&a, &b), (&one, &one));
+        assert_eq!(a.regs().count(), 4);
+        assert!(one.exceeds(&other) && !other.exceeds(&one) && !one.exceeds(&one));
+    }
+}
