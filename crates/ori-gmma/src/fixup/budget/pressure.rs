@@ -60,6 +60,12 @@ impl Bits {
         }
     }
 
+    fn subtract(&mut self, other: &Bits) {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a &= !b;
+        }
+    }
+
     fn len(&self) -> usize {
         self.0.iter().map(|w| w.count_ones() as usize).sum()
     }
@@ -146,16 +152,6 @@ impl<'a> Pressure<'a> {
         (kills, uses)
     }
 
-    fn step(&self, live: &mut Bits, i: Inst) {
-        let (kills, uses) = self.effect(i);
-        for r in kills {
-            live.remove(r);
-        }
-        for r in uses {
-            live.insert(r);
-        }
-    }
-
     fn live_out(&self, cfg: &ControlFlowGraph, b: Block) -> Bits {
         let mut live = Bits::default();
         for &s in cfg.succs(b) {
@@ -165,16 +161,32 @@ impl<'a> Pressure<'a> {
     }
 
     /// Backward liveness to the fixpoint (sets only grow: a size compare
-    /// tells a change).
+    /// tells a change), each block summed up once as `live_in = gen ∪
+    /// (live_out − kill)`.
     fn solve_liveness(&mut self, cfg: &ControlFlowGraph) {
+        let mut summary: SecondaryMap<Block, (Bits, Bits)> = SecondaryMap::new();
+        for &b in cfg.rpo() {
+            let (mut gen, mut kill) = (Bits::default(), Bits::default());
+            for &i in self.f.layout.block_insts(b).iter().rev() {
+                let (kills, uses) = self.effect(i);
+                for r in kills {
+                    gen.remove(r);
+                    kill.insert(r);
+                }
+                for r in uses {
+                    gen.insert(r);
+                }
+            }
+            summary[b] = (gen, kill);
+        }
         let mut changed = true;
         while changed {
             changed = false;
             for &b in cfg.rpo().iter().rev() {
+                let (gen, kill) = &summary[b];
                 let mut live = self.live_out(cfg, b);
-                for &i in self.f.layout.block_insts(b).iter().rev() {
-                    self.step(&mut live, i);
-                }
+                live.subtract(kill);
+                live.union(gen);
                 if live.len() != self.live_in[b].len() {
                     self.live_in[b] = live;
                     changed = true;
@@ -193,16 +205,20 @@ impl<'a> Pressure<'a> {
 
     /// Forward: the tracked registers some definition may reach.
     fn solve_definitions(&mut self, cfg: &ControlFlowGraph) {
+        let mut defines: SecondaryMap<Block, Bits> = SecondaryMap::new();
+        for &b in cfg.rpo() {
+            for &i in self.f.layout.block_insts(b) {
+                for r in self.defs(i) {
+                    defines[b].insert(r);
+                }
+            }
+        }
         let mut changed = true;
         while changed {
             changed = false;
             for &b in cfg.rpo() {
                 let mut defined = self.defined_in(cfg, b);
-                for &i in self.f.layout.block_insts(b) {
-                    for r in self.defs(i) {
-                        defined.insert(r);
-                    }
-                }
+                defined.union(&defines[b]);
                 if defined.len() != self.defined_out[b].len() {
                     self.defined_out[b] = defined;
                     changed = true;
@@ -210,6 +226,7 @@ impl<'a> Pressure<'a> {
             }
         }
     }
+
     fn pending_in(&self, cfg: &ControlFlowGraph, b: Block) -> Pending {
         let mut pending = Pending::default();
         for &p in cfg.preds(b) {
