@@ -77,18 +77,44 @@ fn advisory(code: u32) -> Diagnostic {
 /// Registers in one SM's register file (sm_90).
 const SM_REGISTERS: u64 = 65_536;
 
+/// The most registers a thread may have (sm_90).
+const MAX_REGISTERS_PER_THREAD: u64 = 255;
+
+/// The per-thread register count `kernel` starts with, when ptxas knows
+/// it: the lower of `.maxnreg` and `-maxrregcount`, else what its launch
+/// bounds leave each thread of `.minnctapersm` CTAs (one, when only one
+/// fits: [`one_cta_per_sm`]) sharing the SM's registers in whole warps,
+/// rounded down to 8 and at most 255 (384 threads: 168; 256: 255).
+/// `setmaxnreg` moves the count from there (R-function-pressure).
+pub fn count_at_entry(kernel: &Function, maxrregcount: Option<u32>) -> Option<u32> {
+    if let Some(n) = [kernel.max_regs, maxrregcount].into_iter().flatten().min() {
+        return Some(n);
+    }
+    let threads = launch_bound(kernel, "reqntid").or_else(|| launch_bound(kernel, "maxntid"))?;
+    let ctas = match launch_bound(kernel, "minnctapersm") {
+        Some(n) => n.max(1),
+        None if one_cta_per_sm(kernel) => 1,
+        None => return None,
+    };
+    let per_thread = SM_REGISTERS / (threads.div_ceil(32) * 32 * ctas).max(1);
+    Some((per_thread / 8 * 8).min(MAX_REGISTERS_PER_THREAD) as u32)
+}
+
+/// The product of a launch-bound directive's dimensions.
+fn launch_bound(kernel: &Function, name: &str) -> Option<u64> {
+    kernel
+        .launch_bounds
+        .iter()
+        .find(|(n, _)| &**n == name)
+        .map(|(_, v)| v.iter().map(|&x| u64::from(x)).product::<u64>())
+}
+
 /// Whether `kernel`'s thread count alone leaves room for only one CTA per
 /// SM, by the registers ori counts for its wgmma code
 /// ([`crate::fixup::budget::wgmma_register_need`]); without a wgmma ori
 /// cannot tell, and says no.
 fn one_cta_per_sm(kernel: &Function) -> bool {
-    let bound = |name: &str| {
-        kernel
-            .launch_bounds
-            .iter()
-            .find(|(n, _)| &**n == name)
-            .map(|(_, v)| v.iter().map(|&x| u64::from(x)).product::<u64>())
-    };
+    let bound = |name: &str| launch_bound(kernel, name);
     let Some(threads) = bound("reqntid").or_else(|| bound("maxntid")) else {
         return false;
     };

@@ -4,10 +4,16 @@
 //! R-function-pressure). Both are limits ptxas's register allocator imposes,
 //! measured on ptxas 13.0.88, not ISA rules.
 
+mod known_values;
+mod pending;
+mod pressure;
+
 use super::walk::a_fragment_regs;
+use crate::register_budget::WGMMA_REGISTER_OVERHEAD;
 use cranelift_entity::SecondaryMap;
 use fxhash::FxHashSet;
-use ori_ir::{AccumSetPool, Block, ControlFlowGraph, Function, Inst, Opcode, Operand, VReg};
+use ori_ir::{AccumSetPool, Block, ControlFlowGraph, Function, Opcode, Operand, VReg};
+use pressure::Pressure;
 use smallvec::SmallVec;
 
 /// ptxas's per-thread register ceiling on sm_90 when neither `.maxnreg`
@@ -26,7 +32,8 @@ pub const DEFAULT_REGISTER_LIMIT: u32 = 255;
 /// and no other: 1 would let 254 pass, 3 would stop 198.
 pub const IN_FLIGHT_MARGIN: usize = 2;
 
-/// The per-thread register limit the wgmma code runs under: the lowest of
+/// The per-thread register limit the in-flight budget (C7511) runs under:
+/// the lowest of
 /// ptxas's ceiling, `.maxnreg` and `-maxrregcount`, raised to the largest
 /// `setmaxnreg.inc` of the function (R-setmaxnreg: warp-specialized
 /// kernels declare a small `.maxnreg` for their producer warps and raise
@@ -42,43 +49,56 @@ fn register_limit(f: &Function, maxrregcount: Option<u32>) -> u32 {
         .layout
         .all_insts()
         .filter(|i| &*f.insts[*i].name == "setmaxnreg" && f.insts[*i].has_mod("inc"))
-        .filter_map(|i| match f.insts[i].slots.first().map(|s| &s.op) {
-            Some(Operand::Imm(n)) => n.as_i64().and_then(|n| u32::try_from(n).ok()),
-            _ => None,
-        })
+        .filter_map(|i| setmaxnreg_count(&f.insts[i]))
         .max();
     raised.map_or(limit, |r| r.max(limit))
 }
 
+/// The count `setmaxnreg.inc/dec N` sets (`None` for another instruction).
+fn setmaxnreg_count(d: &ori_ir::InstData) -> Option<u32> {
+    if &*d.name != "setmaxnreg" {
+        return None;
+    }
+    match d.slots.first().map(|s| &s.op) {
+        Some(Operand::Imm(n)) => n.as_i64().and_then(|n| u32::try_from(n).ok()),
+        _ => None,
+    }
+}
+
 /// **R-function-pressure** (C7512, seed 003 case 4: "the function's
-/// overall register pressure"): under `.maxnreg` / `-maxrregcount`, the
-/// accumulator and A-fragment registers live at once (backward liveness,
-/// [`max_live`]) plus the 26 a wgmma needs beside its accumulators
-/// (`register_budget`) must fit the limit. Found on
-/// `tests/real/triton*/maxnreg128_attn_fwd_*`: S 32, O 64 and P 16 live
-/// together, with 26 that is 138, over 128. The serialized form of
-/// `c7511_maxrreg200_2x_n256` (two n256 sets, 282 over 200) is C7512 too;
-/// one n256 set under 168 (154) is not (`attempt_c7512_maxrreg168_n256`).
-/// ptxas applies the same check under its default limit of 255
-/// (`c7512_default_limit_232_live`), but ori's live count is an upper
-/// bound of ptxas's (it does not rematerialize or reload A fragments): under
-/// the default limit it would serialize 19 real kernels ptxas compiles
-/// clean (Triton's tf32x3 GEMMs, FMHA and FlexAttention backward passes)
-/// to gain 3, so the rule waits for an explicit limit.
-/// Checked after the walk, so the budget's C7511 comes first; a wgmma that
-/// does not fit at all is C7602's.
+/// overall register pressure"): wherever accumulator or A-fragment
+/// registers are live, those live at once ([`Pressure`]) plus the 26 a
+/// wgmma needs beside its accumulators (`register_budget`) must fit the
+/// per-thread register count in effect there ([`RegisterCounts`]).
+/// Found on `tests/real/triton*/maxnreg128_attn_fwd_*`: S 32 and O 64 live
+/// beside the P fragment (16) the P*V wgmma still holds in flight, with 26
+/// that is 138, over `.maxnreg 128`. The serialized
+/// form of `c7511_maxrreg200_2x_n256` (two n256 sets, 282 over 200) is
+/// C7512 too; one n256 set under 168 (154) is not
+/// (`attempt_c7512_maxrreg168_n256`). Under `setmaxnreg` the count is the
+/// one the consumer's path set: 222 fits `setmaxnreg.inc 224` and 226 does
+/// not, whatever the count at entry or on other paths
+/// (`c7512_setmaxnreg_inc224_*`, `clean_setmaxnreg_inc224_*`); quack's e4m3
+/// GEMMs hold 256 (two 64-register sets and their fp32 promotion copies)
+/// under 240. Without launch bounds or a limit, ptxas checks against its
+/// ceiling of 255 too (`c7512_default_limit_232_live`); ori waits for a
+/// count it can derive there, since its live count is an upper bound of
+/// ptxas's allocation (19 real kernels ptxas compiles clean would be
+/// serialized, to gain 3). Checked after the walk, so the budget's C7511
+/// comes first; a wgmma that does not fit at all is C7602's.
 pub(super) fn over_function_limit(
     f: &Function,
     sets: &AccumSetPool,
-    maxrregcount: Option<u32>,
+    cfg: &ControlFlowGraph,
+    (maxrregcount, compile_only): (Option<u32>, bool),
 ) -> bool {
     if in_flight_budget(f, maxrregcount) == usize::MAX {
         return false;
     }
-    if f.max_regs.is_none() && maxrregcount.is_none() {
+    let Some(entry) = crate::setmaxnreg::count_at_entry(f, maxrregcount) else {
         return false;
-    }
-    let limit = register_limit(f, maxrregcount);
+    };
+    let counts = RegisterCounts::compute(f, cfg, entry, !compile_only);
     let mut tracked: FxHashSet<VReg> = sets.iter().flat_map(|(_, r)| r).copied().collect();
     for i in f.layout.all_insts() {
         let d = &f.insts[i];
@@ -86,7 +106,115 @@ pub(super) fn over_function_limit(
             tracked.extend(a_fragment_regs(d));
         }
     }
-    max_live(f, &tracked) as u32 + crate::register_budget::WGMMA_REGISTER_OVERHEAD > limit
+    // Cheap first: all of them live at once fit the smallest count where
+    // any of them is defined (elsewhere none counts as live).
+    let least = counts.least_where_defined(f, cfg, &tracked);
+    if tracked.len() as u32 + WGMMA_REGISTER_OVERHEAD <= least {
+        return false;
+    }
+    let pressure = Pressure::compute(f, cfg, &tracked);
+    let mut over = false;
+    pressure.for_each_point(cfg, |b, k, live| {
+        over |= live > 0 && live as u32 + WGMMA_REGISTER_OVERHEAD > counts.at(b, k);
+    });
+    over
+}
+
+/// The per-thread register count in effect at each point of a function:
+/// the count at entry, then the `N` of the last `setmaxnreg.inc/dec N` on
+/// the way there (where ptxas honours them). Where paths with different
+/// counts meet, the larger holds: ptxas gives a warpgroup the registers it
+/// raised to (Triton's `ws_*` consumers loop back through their producer's
+/// `setmaxnreg.dec`).
+pub(super) struct RegisterCounts {
+    at_start: SecondaryMap<Block, Option<u32>>,
+    /// Each block's `setmaxnreg`s: (position, count).
+    sets: SecondaryMap<Block, SmallVec<[(usize, u32); 2]>>,
+    honoured: bool,
+}
+
+impl RegisterCounts {
+    fn compute(f: &Function, cfg: &ControlFlowGraph, entry: u32, honoured: bool) -> Self {
+        let mut sets: SecondaryMap<Block, SmallVec<[(usize, u32); 2]>> = SecondaryMap::new();
+        for &b in cfg.rpo() {
+            let insts = f.layout.block_insts(b).iter().enumerate();
+            sets[b] = insts
+                .filter_map(|(k, &i)| Some((k, setmaxnreg_count(&f.insts[i])?)))
+                .collect();
+        }
+        let mut at_start: SecondaryMap<Block, Option<u32>> = SecondaryMap::new();
+        let mut at_end: SecondaryMap<Block, Option<u32>> = SecondaryMap::new();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (n, &b) in cfg.rpo().iter().enumerate() {
+                let from_preds = cfg.preds(b).iter().filter_map(|&p| at_end[p]).max();
+                let Some(start) = (if n == 0 { Some(entry) } else { from_preds }) else {
+                    continue;
+                };
+                let start = from_preds.map_or(start, |p| p.max(start));
+                let set = sets[b].last().filter(|_| honoured);
+                let end = set.map_or(start, |&(_, n)| n);
+                if at_start[b] != Some(start) || at_end[b] != Some(end) {
+                    (at_start[b], at_end[b]) = (Some(start), Some(end));
+                    changed = true;
+                }
+            }
+        }
+        RegisterCounts {
+            at_start,
+            sets,
+            honoured,
+        }
+    }
+
+    /// The smallest count in the blocks that some definition of `tracked`
+    /// reaches or that hold one (`u32::MAX` where none does).
+    fn least_where_defined(
+        &self,
+        f: &Function,
+        cfg: &ControlFlowGraph,
+        tracked: &FxHashSet<VReg>,
+    ) -> u32 {
+        let mut reached: SecondaryMap<Block, bool> = SecondaryMap::new();
+        for &b in cfg.rpo() {
+            reached[b] = f.layout.block_insts(b).iter().any(|&i| {
+                let mut any = false;
+                f.insts[i].for_each_def(|r| any |= tracked.contains(&r));
+                any
+            });
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in cfg.rpo() {
+                if !reached[b] && cfg.preds(b).iter().any(|&p| reached[p]) {
+                    reached[b] = true;
+                    changed = true;
+                }
+            }
+        }
+        let mut least = u32::MAX;
+        for &b in cfg.rpo().iter().filter(|&&b| reached[b]) {
+            least = least.min(self.at(b, 0));
+            let set = self.sets[b]
+                .iter()
+                .map(|&(_, n)| n)
+                .filter(|_| self.honoured);
+            least = least.min(set.min().unwrap_or(u32::MAX));
+        }
+        least
+    }
+
+    /// The count before the `k`th instruction of block `b`.
+    fn at(&self, b: Block, k: usize) -> u32 {
+        let start = self.at_start[b].unwrap_or(u32::MAX);
+        if !self.honoured {
+            return start;
+        }
+        let set = self.sets[b].iter().take_while(|(at, _)| *at < k).last();
+        set.map_or(start, |&(_, n)| n)
+    }
 }
 
 /// The registers `f`'s wgmma code needs, as ori counts them for
@@ -107,66 +235,9 @@ pub(crate) fn wgmma_register_need(f: &Function) -> Option<u32> {
     if tracked.is_empty() {
         return None;
     }
-    Some(max_live(f, &tracked) as u32 + crate::register_budget::WGMMA_REGISTER_OVERHEAD)
-}
-
-/// The most registers of `tracked` live at once anywhere in `f` (backward
-/// liveness to the fixpoint, then one scan of each block). Warp-specialized
-/// kernels give each role its own accumulator registers, which are never
-/// live together (Triton's `ws_tma_device_*`: two 128-register sets, clean).
-fn max_live(f: &Function, tracked: &FxHashSet<VReg>) -> usize {
     let cfg = ControlFlowGraph::compute(f);
-    let relevant = |v: SmallVec<[VReg; 8]>| -> SmallVec<[VReg; 8]> {
-        v.into_iter().filter(|r| tracked.contains(r)).collect()
-    };
-    // Per instruction: (defs that kill, uses), of tracked registers only.
-    let effect = |i: Inst| {
-        let d = &f.insts[i];
-        let kills = if d.guard.is_some() {
-            SmallVec::new()
-        } else {
-            relevant(d.defs())
-        };
-        (kills, relevant(d.uses()))
-    };
-    let mut live_in: SecondaryMap<Block, FxHashSet<VReg>> = SecondaryMap::new();
-    let step = |live: &mut FxHashSet<VReg>, i: Inst| {
-        let (kills, uses) = effect(i);
-        for r in kills {
-            live.remove(&r);
-        }
-        live.extend(uses);
-    };
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in cfg.rpo().iter().rev() {
-            let mut live: FxHashSet<VReg> = FxHashSet::default();
-            for &s in cfg.succs(b) {
-                live.extend(live_in[s].iter().copied());
-            }
-            for &i in f.layout.block_insts(b).iter().rev() {
-                step(&mut live, i);
-            }
-            if live.len() != live_in[b].len() {
-                live_in[b] = live;
-                changed = true;
-            }
-        }
-    }
-    let mut most = 0;
-    for &b in cfg.rpo() {
-        let mut live: FxHashSet<VReg> = FxHashSet::default();
-        for &s in cfg.succs(b) {
-            live.extend(live_in[s].iter().copied());
-        }
-        most = most.max(live.len());
-        for &i in f.layout.block_insts(b).iter().rev() {
-            step(&mut live, i);
-            most = most.max(live.len());
-        }
-    }
-    most
+    let live = Pressure::compute(f, &cfg, &tracked).max(&cfg);
+    Some(live as u32 + WGMMA_REGISTER_OVERHEAD)
 }
 
 /// When some wgmma of `f` does not fit under the limit at all, register

@@ -16,7 +16,7 @@ rules! {
         "registers are a per-thread resource";
     /// Live accumulator and fragment registers over the function's limit.
     FunctionPressure => "R-function-pressure", Some(C7512_FUNCTION_REGISTERS),
-        "serializes when accumulator and A-fragment registers live at once plus the 26 a wgmma needs exceed .maxnreg/-maxrregcount (raised by setmaxnreg.inc)",
+        "serializes when accumulator and A-fragment registers live (and defined) at once plus the 26 a wgmma needs exceed the register count in effect there: .maxnreg/-maxrregcount, else the launch bounds' count, then the setmaxnreg on the path",
         "corpus/c7512_two_sets_live_under_maxrreg140",
         "registers are a per-thread resource";
 }
@@ -35,7 +35,12 @@ impl Walker<'_> {
     /// unless the pipeline is serialized already.
     pub(in crate::fixup) fn function_pressure(&self, plan: &mut Plan, maxrregcount: Option<u32>) {
         if plan.failure().is_none()
-            && crate::fixup::budget::over_function_limit(self.f, self.sets, maxrregcount)
+            && crate::fixup::budget::over_function_limit(
+                self.f,
+                self.sets,
+                &self.an.cfg,
+                (maxrregcount, self.module.compile_only),
+            )
         {
             plan.fail(RuleId::FunctionPressure, None, None, None);
         }
