@@ -80,12 +80,13 @@ fn setmaxnreg_count(d: &ori_ir::InstData) -> Option<u32> {
 /// not, whatever the count at entry or on other paths
 /// (`c7512_setmaxnreg_inc224_*`, `clean_setmaxnreg_inc224_*`); quack's e4m3
 /// GEMMs hold 256 (two 64-register sets and their fp32 promotion copies)
-/// under 240. Without launch bounds or a limit, ptxas checks against its
-/// ceiling of 255 too (`c7512_default_limit_232_live`); ori waits for a
-/// count it can derive there, since its live count is an upper bound of
-/// ptxas's allocation (19 real kernels ptxas compiles clean would be
-/// serialized, to gain 3). Checked after the walk, so the budget's C7511
-/// comes first; a wgmma that does not fit at all is C7602's.
+/// under 240. Without launch bounds or a limit the count is ptxas's ceiling
+/// of 255 (`c7512_default_limit_232_live`: 232 live are C7512,
+/// `clean_default_limit_228_live`: 228 fit), unless the function holds a
+/// `setmaxnreg`, which ptxas then ignores (C7508, R-setmaxnreg-ignored)
+/// and checks nothing more (ThunderKittens' educational GEMM, level 8).
+/// Checked after the walk, so the budget's C7511 comes first; a wgmma that
+/// does not fit at all is C7602's.
 pub(super) fn over_function_limit(
     f: &Function,
     sets: &AccumSetPool,
@@ -95,8 +96,11 @@ pub(super) fn over_function_limit(
     if in_flight_budget(f, maxrregcount) == usize::MAX {
         return false;
     }
-    let Some(entry) = crate::setmaxnreg::count_at_entry(f, maxrregcount) else {
-        return false;
+    let entry = match crate::setmaxnreg::count_at_entry(f, maxrregcount) {
+        Some(count) => count,
+        // ptxas ignores the `setmaxnreg` (C7508) and checks nothing more.
+        None if crate::setmaxnreg::has_setmaxnreg(f) => return false,
+        None => DEFAULT_REGISTER_LIMIT,
     };
     let counts = RegisterCounts::compute(f, cfg, entry, !compile_only);
     let mut tracked: FxHashSet<VReg> = sets.iter().flat_map(|(_, r)| r).copied().collect();

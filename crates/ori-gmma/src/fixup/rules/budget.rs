@@ -16,7 +16,7 @@ rules! {
         "registers are a per-thread resource";
     /// Live accumulator and fragment registers over the function's limit.
     FunctionPressure => "R-function-pressure", Some(C7512_FUNCTION_REGISTERS),
-        "serializes when accumulator and A-fragment registers live (and defined) at once plus the 26 a wgmma needs exceed the register count in effect there: .maxnreg/-maxrregcount, else the launch bounds' count, then the setmaxnreg on the path",
+        "serializes when accumulator and A-fragment registers live (and defined) at once plus the 26 a wgmma needs exceed the register count in effect there: .maxnreg/-maxrregcount, else the launch bounds' count, else 255 (none with an ignored setmaxnreg), then the setmaxnreg on the path",
         "corpus/c7512_two_sets_live_under_maxrreg140",
         "registers are a per-thread resource";
 }
