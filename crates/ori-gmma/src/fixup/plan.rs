@@ -262,7 +262,18 @@ impl Plan {
     /// Whether a failure of `rule` ends ptxas's walk: those the walk finds
     /// itself, not the later checks' nor a wait's failed hoist.
     fn ends_walk(rule: RuleId) -> bool {
-        !Plan::is_late_code(rule) && rule != RuleId::DivergentHoist
+        !Plan::is_late_code(rule) && !Plan::arrives_go_on(rule)
+    }
+
+    /// The failures after which the walk still injects arrives.
+    fn arrives_go_on(rule: RuleId) -> bool {
+        rule == RuleId::DivergentHoist
+    }
+
+    /// The failures a walk failure met later replaces: a failed hoist, and
+    /// an extern call (C7509; `c7520_divergent_arrive_after_extern_call`).
+    fn replaceable(rule: RuleId) -> bool {
+        matches!(rule, RuleId::DivergentHoist | RuleId::ExternCall)
     }
 
     /// A plan whose decisions are not kept (see `scratch`).
@@ -321,6 +332,17 @@ impl Plan {
     /// An arrive before `i`.
     pub(super) fn arrive(&mut self, i: Inst, rule: RuleId) {
         self.asked += 1;
+        // R-arrive-after-extern-call: after an extern call the arrive is a
+        // C7520 failure (`c7520_arrive_after_extern_call`); one decided
+        // before the call stands (`c7509_arrive_before_extern_call`).
+        let after_call = self
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.rule == RuleId::ExternCall);
+        if after_call && !self.has_arrive(i) {
+            self.fail(RuleId::ArriveAfterExternCall, Some(i), None, None);
+            return;
+        }
         if self.record(Seen::Arrive, i) {
             self.arrives.push((i, rule));
         }
@@ -400,7 +422,7 @@ impl Plan {
         let hoist_recorded = self
             .failure
             .as_ref()
-            .is_some_and(|f| f.rule == RuleId::DivergentHoist);
+            .is_some_and(|f| Plan::replaceable(f.rule));
         let replaces = (late_recorded && !Plan::is_late_code(rule))
             || (hoist_recorded && Plan::ends_walk(rule));
         if self.failure.is_none() || replaces {
