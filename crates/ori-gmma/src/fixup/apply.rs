@@ -40,6 +40,7 @@ pub(super) fn apply(
     plan.ub_writes
         .sort_by_key(|(i, _, _)| f.layout.order_key(*i));
     plan.ub_arrives.sort_by_key(|i| f.layout.order_key(*i));
+    plan.drop_hoisted_waits(|i| hoist_to_uniform(f, an, i) != i);
     report_order(f, an, &mut plan);
     let mut diags = advisories(f, &plan, wgmmas);
     let notes = notes(f, &plan, mode);

@@ -228,10 +228,52 @@ impl Plan {
     /// accumulator-read failures (C7511, C7514, C7515) come from the later
     /// validation steps, after every injection of the walk was made and
     /// announced; so does C7510, which ptxas finds on the inlined callee.
+    ///
+    /// **R-hoist-failure-continues**: a wait that cannot be hoisted to
+    /// uniform code (R-divergent-hoist) ends the waits' injection only: ptxas
+    /// still announces the walk's later arrives
+    /// (`c7518_divergent_loop_read_then_arrive_at_join`), not its later waits.
     pub(super) fn injecting(&self) -> bool {
         self.failure
             .as_ref()
+            .is_none_or(|f| !Plan::ends_walk(f.rule))
+    }
+
+    /// Whether the walk still records waits (see [`Plan::injecting`]).
+    fn injecting_waits(&self) -> bool {
+        self.failure
+            .as_ref()
             .is_none_or(|f| Plan::is_late_code(f.rule))
+    }
+
+    /// **R-hoisted-wait-after-walk.** ptxas places the waits it hoists out
+    /// of divergent code after its walk, so a failure the walk finds itself
+    /// or a failed hoist leaves them unannounced
+    /// (`c7520_divergent_read_then_arrive`), where a wait before a reader in
+    /// uniform code still is (`c7520_uniform_read_then_divergent_arrive`).
+    /// `hoisted` says whether a wait decided before an instruction goes
+    /// elsewhere.
+    pub(super) fn drop_hoisted_waits(&mut self, hoisted: impl Fn(Inst) -> bool) {
+        if !self.injecting_waits() {
+            self.waits.retain(|w| !hoisted(w.at));
+        }
+    }
+
+    /// Whether a failure of `rule` ends ptxas's walk: those the walk finds
+    /// itself, not the later checks' nor a wait's failed hoist.
+    fn ends_walk(rule: RuleId) -> bool {
+        !Plan::is_late_code(rule) && !Plan::arrives_go_on(rule)
+    }
+
+    /// The failures after which the walk still injects arrives.
+    fn arrives_go_on(rule: RuleId) -> bool {
+        rule == RuleId::DivergentHoist
+    }
+
+    /// The failures a walk failure met later replaces: a failed hoist, and
+    /// an extern call (C7509; `c7520_divergent_arrive_after_extern_call`).
+    fn replaceable(rule: RuleId) -> bool {
+        matches!(rule, RuleId::DivergentHoist | RuleId::ExternCall)
     }
 
     /// A plan whose decisions are not kept (see `scratch`).
@@ -290,6 +332,17 @@ impl Plan {
     /// An arrive before `i`.
     pub(super) fn arrive(&mut self, i: Inst, rule: RuleId) {
         self.asked += 1;
+        // R-arrive-after-extern-call: after an extern call the arrive is a
+        // C7520 failure (`c7520_arrive_after_extern_call`); one decided
+        // before the call stands (`c7509_arrive_before_extern_call`).
+        let after_call = self
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.rule == RuleId::ExternCall);
+        if after_call && !self.has_arrive(i) {
+            self.fail(RuleId::ArriveAfterExternCall, Some(i), None, None);
+            return;
+        }
         if self.record(Seen::Arrive, i) {
             self.arrives.push((i, rule));
         }
@@ -301,7 +354,7 @@ impl Plan {
     /// commit it then needs: a wait covers committed groups only.
     pub(super) fn wait(&mut self, at: Inst, close: Close, line: Option<u32>, rule: RuleId) {
         self.asked += 1;
-        if self.injecting() && self.first_at(Seen::Wait, at, self.waits.len()) {
+        if self.injecting_waits() && self.first_at(Seen::Wait, at, self.waits.len()) {
             self.waits.push(WaitAt {
                 at,
                 close,
@@ -360,9 +413,19 @@ impl Plan {
         // its walk, and C7510/C7511/C7513-C7515 in the checks after it, so a
         // walk failure anywhere replaces a late-check failure the walk met
         // first (`c7520_after_join_read_of_unsure_group`).
-        let late_recorded = self.injecting() && self.failure.is_some();
-        let walk_kind = !Plan::is_late_code(rule);
-        if self.failure.is_none() || (late_recorded && walk_kind) {
+        // A walk failure also replaces a failed hoist met first
+        // (`c7520_divergent_loop_read_then_arrive`).
+        let late_recorded = self
+            .failure
+            .as_ref()
+            .is_some_and(|f| Plan::is_late_code(f.rule));
+        let hoist_recorded = self
+            .failure
+            .as_ref()
+            .is_some_and(|f| Plan::replaceable(f.rule));
+        let replaces = (late_recorded && !Plan::is_late_code(rule))
+            || (hoist_recorded && Plan::ends_walk(rule));
+        if self.failure.is_none() || replaces {
             self.set_failure(Some(Failure {
                 rule,
                 inst,

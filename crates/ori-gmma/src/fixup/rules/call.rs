@@ -32,6 +32,11 @@ rules! {
         "serializes with C7520 (not C7509) a function calling an external function between two wgmma of an open stage",
         "corpus/c7520_extern_call_in_pipeline",
         "wgmma pipelines may not cross calls the compiler cannot see";
+    /// An arrive needed after an extern call.
+    ArriveAfterExternCall => "R-arrive-after-extern-call", Some(C7520_WGAR_DIVERGENT),
+        "serializes with C7520 (not C7509) a function that needs an arrive after an extern call (under -c, any call), in uniform code too; an arrive needed before the call is injected (C7519)",
+        "corpus/c7520_arrive_after_extern_call",
+        "wgmma pipelines may not cross calls the compiler cannot see";
     /// A callee with a pipeline of its own.
     CallCrossesPipeline => "R-call-crosses-pipeline", Some(C7510_CROSSES_CALL),
         "serializes a caller whose inlined callee holds a wgmma, commit or wait; the callee's commits close the caller's stage",

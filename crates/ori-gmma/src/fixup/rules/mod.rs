@@ -183,6 +183,7 @@ rule_ids! {
     budget::InFlightBudget,
     call::ExternCall,
     call::ExternCallInStage,
+    call::ArriveAfterExternCall,
     call::CallCrossesPipeline,
     wait::UnrolledLoopWait,
     budget::FunctionPressure,
@@ -253,6 +254,7 @@ pub const PRECEDENCE: &[(Point, &[RuleId])] = &[
         Point::Sync,
         &[
             RuleId::DivergentArrive,
+            RuleId::ArriveAfterExternCall,
             RuleId::EmptyGroup,
             RuleId::ImplicitCommit,
         ],
