@@ -46,7 +46,7 @@ pub use instructions::{
 pub use layout::Layout;
 pub use modifiers::ModList;
 pub use parse::{parse_module, parse_module_verified, TextError};
-pub use pass::{DumpOptions, ModuleInfo, Pass, PassContext, PassManager, PipelineError};
+pub use pass::{DumpOptions, FuncFacts, ModuleInfo, Pass, PassContext, PassManager, PipelineError};
 pub use register_names::RegisterNames;
 pub use serialization::SerializationCode;
 pub use source_map::{Origin, SourceMap};

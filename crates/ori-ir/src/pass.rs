@@ -18,8 +18,8 @@ pub struct ModuleInfo {
     pub arch: String,
     /// Whether the target has wgmma.
     pub has_wgmma: bool,
-    /// Per function name: (has a body, holds a wgmma or a commit: [`holds_pipeline_ops`]).
-    pub funcs: NameMap<String, (bool, bool)>,
+    /// Per function name, what a caller's pass may ask of it.
+    pub funcs: NameMap<String, FuncFacts>,
     /// `ptxas -c`: every callee is treated as external.
     pub compile_only: bool,
     /// `ptxas -maxrregcount=N`.
@@ -32,7 +32,13 @@ impl ModuleInfo {
         let funcs = m
             .funcs
             .values()
-            .map(|f| (f.name.to_string(), (f.has_body, holds_pipeline_ops(f))))
+            .map(|f| {
+                let facts = FuncFacts {
+                    has_body: f.has_body,
+                    holds_pipeline_ops: holds_pipeline_ops(f),
+                };
+                (f.name.to_string(), facts)
+            })
             .collect();
         ModuleInfo {
             arch: m.arch().to_string(),
@@ -42,6 +48,15 @@ impl ModuleInfo {
             maxrregcount: None,
         }
     }
+}
+
+/// What the rest of a module may know of one function.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FuncFacts {
+    /// Defined in the module (not an `.extern` declaration).
+    pub has_body: bool,
+    /// Holds a wgmma or a commit ([`holds_pipeline_ops`]).
+    pub holds_pipeline_ops: bool,
 }
 
 /// Whether `f` holds a wgmma or a commit: what makes a call to it cross a

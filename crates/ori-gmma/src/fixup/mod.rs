@@ -105,7 +105,7 @@ fn needs_fixup(f: &Function, module: &ModuleInfo) -> bool {
         && f.insts.values().any(|d| {
             d.opcode == Opcode::Call
                 && d.slots.iter().any(|s| {
-                    matches!(&s.op, Operand::Sym(n) if module.funcs.get(&**n).is_some_and(|x| x.1))
+                    matches!(&s.op, Operand::Sym(n) if module.funcs.get(&**n).is_some_and(|x| x.holds_pipeline_ops))
                 })
         })
 }

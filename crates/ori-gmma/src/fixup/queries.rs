@@ -230,7 +230,7 @@ impl Walker<'_> {
         d.opcode == Opcode::Call
             && d.slots.iter().any(|s| {
                 matches!(&s.op, ori_ir::Operand::Sym(n)
-                    if self.module.funcs.get(&**n).is_some_and(|x| x.1))
+                    if self.module.funcs.get(&**n).is_some_and(|x| x.holds_pipeline_ops))
             })
     }
 

@@ -60,7 +60,7 @@ impl Walker<'_> {
             _ => None,
         });
         let info = callee.and_then(|n| self.module.funcs.get(n).copied());
-        let defined = matches!(info, Some((true, _)));
+        let defined = info.is_some_and(|x| x.has_body);
         let inlined = defined && !self.module.compile_only;
         let all = st.pipe.all();
         let passes_in_flight = self
@@ -101,7 +101,7 @@ impl Walker<'_> {
                 RuleId::ExternCallInStage
             };
             plan.fail(rule, Some(i), None, None);
-        } else if info == Some((true, true)) {
+        } else if info.is_some_and(|x| x.has_body && x.holds_pipeline_ops) {
             // R-call-crosses-pipeline: ptxas inlines the callee, whose commits
             // and waits close this block's stage, so a commit after the call
             // is empty (`c7510_call_pipeline_func_inside_pipeline`).
