@@ -212,101 +212,6 @@ fn inst_sources_divergent(d: &InstData, div: &impl Fn(VReg) -> bool, c31: &Clamp
     any
 }
 
-/// Immediate post-dominators, from the dominator algorithm on the reversed CFG.
-fn post_dominators(f: &Function, cfg: &ControlFlowGraph) -> SecondaryMap<Block, Option<Block>> {
-    let exits: Vec<Block> = cfg
-        .rpo()
-        .iter()
-        .copied()
-        .filter(|b| cfg.succs(*b).is_empty())
-        .collect();
-    let order = reversed_rpo(cfg, &exits);
-    let mut index: SecondaryMap<Block, u32> = SecondaryMap::with_default(u32::MAX);
-    for (k, b) in order.iter().enumerate() {
-        index[*b] = k as u32 + 1; // 0 is the virtual exit
-    }
-    // ipdom as index into `order` (+1), 0 = virtual exit.
-    let mut ipdom: SecondaryMap<Block, Option<u32>> = SecondaryMap::new();
-    for &e in &exits {
-        ipdom[e] = Some(0);
-    }
-    let node = |i: u32| {
-        if i == 0 {
-            None
-        } else {
-            order.get(i as usize - 1).copied()
-        }
-    };
-    let intersect = |ipdom: &SecondaryMap<Block, Option<u32>>, mut a: u32, mut b: u32| {
-        while a != b {
-            while a > b {
-                a = node(a).and_then(|n| ipdom[n]).unwrap_or(0);
-            }
-            while b > a {
-                b = node(b).and_then(|n| ipdom[n]).unwrap_or(0);
-            }
-        }
-        a
-    };
-    let mut changed = true;
-    let mut rounds = 0;
-    while changed && rounds < 1000 {
-        changed = false;
-        rounds += 1;
-        for &b in &order {
-            if cfg.succs(b).is_empty() {
-                continue;
-            }
-            let mut new: Option<u32> = None;
-            for &s in cfg.succs(b) {
-                if index[s] == u32::MAX || ipdom[s].is_none() {
-                    continue;
-                }
-                new = Some(match new {
-                    None => index[s],
-                    Some(c) => intersect(&ipdom, index[s], c),
-                });
-            }
-            if new.is_some() && ipdom[b] != new {
-                ipdom[b] = new;
-                changed = true;
-            }
-        }
-    }
-    let mut out: SecondaryMap<Block, Option<Block>> = SecondaryMap::new();
-    for &b in f.layout.blocks() {
-        out[b] = ipdom[b].and_then(node);
-    }
-    out
-}
-
-/// Reverse postorder of the reversed graph, from a virtual exit joining
-/// every block of `exits`.
-fn reversed_rpo(cfg: &ControlFlowGraph, exits: &[Block]) -> Vec<Block> {
-    let mut order: Vec<Block> = Vec::new();
-    let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
-    for &e in exits {
-        if seen[e] {
-            continue;
-        }
-        seen[e] = true;
-        let mut stack = vec![(e, 0usize)];
-        while let Some((b, k)) = stack.pop() {
-            if let Some(&p) = cfg.preds(b).get(k) {
-                stack.push((b, k + 1));
-                if !seen[p] {
-                    seen[p] = true;
-                    stack.push((p, 0));
-                }
-            } else {
-                order.push(b);
-            }
-        }
-    }
-    order.reverse();
-    order
-}
-
 impl Uniformity {
     /// Analyse `f`.
     pub fn compute(f: &Function, cfg: &ControlFlowGraph) -> Uniformity {
@@ -321,7 +226,7 @@ impl Uniformity {
         u.divergent_registers(f, &c31);
         u.guards_at_use(f, cfg, &c31);
         // Blocks: control dependence on divergent branches.
-        let ipdom = post_dominators(f, cfg);
+        let ipdom = ori_ir::PostDominatorTree::compute(f, cfg).into_map();
         u.ipdom = ipdom.clone();
         for &b in cfg.rpo() {
             let Some(&last) = f.layout.block_insts(b).last() else {

@@ -228,7 +228,7 @@ pub(super) fn run_cluster(
         shared: Shared::new(size),
         global,
         wg: Warpgroup::default(),
-        pdom: PostDominators::compute(p.f),
+        pdom: PostDominators::compute(p.f, &ori_ir::ControlFlowGraph::compute(p.f)),
         lane_ops,
         lane_scratch: Box::new([[0; WARPGROUP]; 4]),
         stats: RunStats::default(),
