@@ -125,31 +125,7 @@ fn verify_blocks(
                     "{i} is listed in {b} but the layout places it elsewhere"
                 ));
             }
-            if d.opcode.is_terminator() && k + 1 != insts.len() {
-                err(format!(
-                    "terminator '{}' is not the last instruction of its block",
-                    d.mnemonic()
-                ));
-            }
-            if d.opcode == Opcode::Branch {
-                match d.branch_target() {
-                    Some(t) if f.blocks.is_valid(t) && f.layout.is_block_laid_out(t) => {}
-                    _ => err("branch target is not a laid-out block".into()),
-                }
-            }
-            if d.opcode == Opcode::IndexedBranch {
-                verify_indexed_branch(f, d, &mut err);
-            }
-            if let Some(g) = d.guard {
-                if !f.vregs.is_valid(g.reg) {
-                    err("guard names an undeclared register".into());
-                } else if f.vregs[g.reg].class != RegClass::Pred {
-                    err(format!(
-                        "guard '{}' is not a predicate",
-                        f.vregs[g.reg].name
-                    ));
-                }
-            }
+            verify_control(f, d, k + 1 == insts.len(), &mut err);
             if d.slots.iter().any(|s| !regs_ok(f, &s.op)) {
                 err("operand names an undeclared register".into());
                 continue;
@@ -167,6 +143,42 @@ fn verify_blocks(
         }
     }
     errs
+}
+
+/// An instruction's control flow: a terminator ends its block (`last`:
+/// the instruction is its block's last), a branch goes to laid-out blocks,
+/// a guard is a declared predicate.
+fn verify_control(
+    f: &Function,
+    d: &crate::instructions::InstData,
+    last: bool,
+    err: &mut impl FnMut(String),
+) {
+    if d.opcode.is_terminator() && !last {
+        err(format!(
+            "terminator '{}' is not the last instruction of its block",
+            d.mnemonic()
+        ));
+    }
+    if d.opcode == Opcode::Branch {
+        match d.branch_target() {
+            Some(t) if f.blocks.is_valid(t) && f.layout.is_block_laid_out(t) => {}
+            _ => err("branch target is not a laid-out block".into()),
+        }
+    }
+    if d.opcode == Opcode::IndexedBranch {
+        verify_indexed_branch(f, d, err);
+    }
+    if let Some(g) = d.guard {
+        if !f.vregs.is_valid(g.reg) {
+            err("guard names an undeclared register".into());
+        } else if f.vregs[g.reg].class != RegClass::Pred {
+            err(format!(
+                "guard '{}' is not a predicate",
+                f.vregs[g.reg].name
+            ));
+        }
+    }
 }
 
 fn verify_signature(f: &Function, d: &crate::instructions::InstData, err: &mut impl FnMut(String)) {
