@@ -242,15 +242,7 @@ impl Races {
         ) else {
             return [None; N];
         };
-        let clocks = &self.clocks;
-        let nows = whos.map(|who| {
-            let clock = &clocks[usize::from(who.agent)];
-            let now = Access {
-                clock: clock.get(who.agent.into()),
-                ..who
-            };
-            (now, clock)
-        });
+        let nows = stamped(&self.clocks, whos);
         shadow.read_granule(addr, nows)
     }
 
@@ -272,15 +264,7 @@ impl Races {
         };
         // Past the end of shared memory is not tracked.
         let tracked = addrs.partition_point(|a| u64::from(*a) + 16 <= self.shared as u64);
-        let clocks = &self.clocks;
-        let nows = whos.map(|who| {
-            let clock = &clocks[usize::from(who.agent)];
-            let now = Access {
-                clock: clock.get(who.agent.into()),
-                ..who
-            };
-            (now, clock)
-        });
+        let nows = stamped(&self.clocks, whos);
         shadow.read_granules(&addrs[..tracked], &nows, found);
     }
 
@@ -382,6 +366,19 @@ impl Races {
         let from = self.clocks[issuer].clone();
         self.clocks[engine].join(&from);
     }
+}
+
+/// Each of `whos` with its agent's clock now: the access as the shadow
+/// records it, and the clock it is judged against.
+fn stamped<const N: usize>(clocks: &[VClock], whos: [Access; N]) -> [(Access, &VClock); N] {
+    whos.map(|who| {
+        let clock = &clocks[usize::from(who.agent)];
+        let now = Access {
+            clock: clock.get(who.agent.into()),
+            ..who
+        };
+        (now, clock)
+    })
 }
 
 #[cfg(test)]
