@@ -246,6 +246,7 @@ impl Shadow {
     /// `now` accesses the bytes `[addr, addr + len)` (`len` at least 1; a
     /// write or a read), its agent's clock being `clock`: the first race
     /// it makes, in address order, if any. The access is kept.
+    #[inline]
     pub fn access(
         &mut self,
         (addr, len): (u64, u64),
@@ -260,6 +261,21 @@ impl Shadow {
                 return w.access_whole(addr, write, now, clock);
             }
         }
+        self.access_by_granules((addr, len), write, now, clock)
+    }
+
+    /// [`Shadow::access`] of any bytes, granule by granule (the shadow
+    /// grown to hold them): apart from the whole uniform granule, which
+    /// stays inline in the caller, so that a copy's access does not pay
+    /// for this one's frame.
+    #[inline(never)]
+    fn access_by_granules(
+        &mut self,
+        (addr, len): (u64, u64),
+        write: bool,
+        now: Access,
+        clock: &VClock,
+    ) -> Option<Race> {
         let end = addr + len;
         let (first, last) = ((addr / 16) as usize, ((end - 1) / 16) as usize);
         if self.granules.len() <= last {
