@@ -89,6 +89,7 @@ impl Machine<'_> {
     /// shared memory of CTA rank `peer` (`None`: the running CTA), unless
     /// it is a read of what a TMA load wrote before its mbarrier phase was
     /// seen: the TMA check reports that, with the phase.
+    #[inline]
     fn race_found(&mut self, thread: u32, peer: Option<usize>, race: Option<Race>) -> Res<()> {
         let Some(race) = race else {
             return Ok(());
