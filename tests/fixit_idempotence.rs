@@ -12,20 +12,6 @@
 
 mod common;
 
-/// Cases whose fix-it no wait can settle: ptxas pairs two conversions of
-/// the accumulators of a wgmma that reads none and places the pair after
-/// the instruction following that wgmma, before any wait the fix-it writes
-/// (`ori_gmma::paired_conversions`), so ori, as ptxas on the recorded
-/// round trip (`tests/corpus/roundtrip_known_differences.txt`), injects
-/// its wait again. A listed case that settles fails until taken off.
-const UNSETTLED_PAIRS: [&str; 5] = [
-    "c7517_loaded_acc_scale_d0_selp_cvt_pair_packed.ptx",
-    "c7517_two_zero_acc_wgmma_cvt_pair.ptx",
-    "c7517_zero_acc_commit_then_insns_cvt_pair.ptx",
-    "c7517_zero_acc_insns_before_commit_cvt_pair.ptx",
-    "c7517_zero_acc_selp_cvt_pair_packed.ptx",
-];
-
 #[test]
 fn emitted_ptx_needs_no_more_injections() {
     let mut checked = 0;
@@ -62,7 +48,7 @@ fn emitted_ptx_needs_no_more_injections() {
         let again = ori::compile_ptx(&name, &fixed, &opts);
         checked += 1;
         let left = again.diags.iter().filter(|d| ori::fixit_removes(d));
-        if UNSETTLED_PAIRS.contains(&name.as_str()) {
+        if common::UNSETTLED_PAIRS.contains(&name.as_str()) {
             if left.count() == 0 {
                 bad.push(format!("{name}: settles now: take it off UNSETTLED_PAIRS"));
             }
