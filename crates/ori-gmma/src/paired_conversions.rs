@@ -363,3 +363,76 @@ fn loop_body(f: &Function, cfg: &ControlFlowGraph, latch: Block, header: Block) 
     }
     body
 }
+
+#[cfg(test)]
+mod tests {
+    use super::pair_conversions;
+    use ori_ir::Function;
+
+    /// fla's loop exit, reduced: an instruction ahead of the wait, then the
+    /// conversions and `tail`.
+    fn loop_exit(tail: &str) -> Function {
+        let src = format!(
+            ".version 8.7\n.target sm_90a\n.address_size 64\n\
+             .visible .entry k(.param .u64 p_out, .param .u32 p_n)\n{{\n\
+             .reg .f32 b<4>;\n.reg .b32 n, i, x, tid;\n.reg .b16 s<4>;\n\
+             .reg .b64 da, out;\n.reg .pred p;\n\
+             ld.param.u64 out, [p_out];\nld.param.u32 n, [p_n];\n\
+             mov.u32 tid, %tid.x;\nmov.b64 da, 4611686293305294848;\nmov.u32 i, 0;\n\
+             $L:\nwgmma.fence.sync.aligned;\n\
+             wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {{b0,b1,b2,b3}}, da, da, 1, 1, 1, 0, 0;\n\
+             wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 1;\n\
+             add.u32 i, i, 1;\nsetp.lt.u32 p, i, n;\n@p bra $L;\n\
+             and.b32 x, tid, 96;\nwgmma.wait_group.sync.aligned 0;\n{tail}\
+             st.global.u32 [out+1024], x;\nret;\n}}\n"
+        );
+        let (ast, diags) = ori_ptx::parse_with_diags("t.ptx", &src);
+        assert!(diags.is_empty(), "{diags:?}");
+        let (m, diags) = ori_ptx::lower::lower_module_owned("t.ptx", ast);
+        assert!(diags.iter().all(|d| !d.severity.is_error()), "{diags:?}");
+        m.funcs.values().next().unwrap().clone()
+    }
+
+    /// The exit block's mnemonics after pairing, from the `and` on.
+    fn exit_order(mut f: Function) -> Vec<String> {
+        pair_conversions(&mut f);
+        assert!(ori_ir::verify::verify_function(&f).is_empty());
+        let names: Vec<String> = f
+            .layout
+            .all_insts()
+            .map(|i| f.insts[i].name.to_string())
+            .collect();
+        let from = names.iter().position(|n| n == "and").unwrap();
+        names[from..].to_vec()
+    }
+
+    #[test]
+    fn a_pair_moves_ahead_of_the_wait() {
+        let f = loop_exit(
+            "cvt.rn.bf16.f32 s0, b0;\ncvt.rn.bf16.f32 s1, b1;\n\
+             st.global.u16 [out], s0;\nst.global.u16 [out+64], s1;\n",
+        );
+        assert_eq!(
+            exit_order(f)[..4],
+            ["and", "cvt", "cvt", "wgmma"].map(String::from)
+        );
+    }
+
+    #[test]
+    fn a_pair_whose_result_is_read_before_it_stays() {
+        let f = loop_exit(
+            "st.global.u16 [out+8], s0;\ncvt.rn.bf16.f32 s0, b0;\ncvt.rn.bf16.f32 s1, b1;\n\
+             st.global.u16 [out], s0;\nst.global.u16 [out+64], s1;\n",
+        );
+        assert_eq!(exit_order(f)[..3], ["and", "wgmma", "st"].map(String::from));
+    }
+
+    #[test]
+    fn a_lone_conversion_stays() {
+        let f = loop_exit("cvt.rn.bf16.f32 s0, b0;\nst.global.u16 [out], s0;\n");
+        assert_eq!(
+            exit_order(f)[..3],
+            ["and", "wgmma", "cvt"].map(String::from)
+        );
+    }
+}
