@@ -1,46 +1,55 @@
 //! ptxas's paired conversions, placed where ptxas places them before phase 85.
 //!
-//! ptxas 13.0.88 fuses two conversions of `f32` values to the same 16-bit
+//! ptxas 13.0.88 fuses two conversions of accumulators to the same 16-bit
 //! type with the same rounding (`cvt.rn.bf16.f32`, `cvt.rn.f16.f32`,
 //! `cvt.rz...`) into one paired conversion (SASS `F2FP.*.PACK_AB`), whatever
-//! reads their results: a select and a pack (fla's epilogue), a direct pack,
-//! two stores, apart or not (`cvts_apart`, `stores_apart` probes). Before
-//! phase 85 it places that conversion early, and where the place is ahead
-//! of a `wgmma.wait_group` the conversion reads accumulators still in
-//! flight, which phase 87 then waits for (C7517) or serializes (C7514).
-//! This module moves each such pair of conversions to that place, so that
-//! phase 87 sees the reads ptxas's does. Two cases are modelled, each from
-//! probes of accumulator pairs:
+//! reads their results (a select and a pack as in fla's epilogue, stores
+//! apart) and whatever stands between them
+//! (`c7514_loop_exit_cvt_pair_stores_apart`, `c7514_loop_exit_cvt_pair_apart`,
+//! `c7514_loop_exit_f16_cvt_pair`, `c7514_loop_exit_rz_cvt_pair`). It
+//! places the pair early, before phase 85: where that is ahead of a
+//! `wgmma.wait_group`, the pair reads accumulators in flight and phase 87
+//! waits for it (C7517) or serializes (C7514). This module moves each such
+//! pair there, so that phase 87 sees the reads ptxas's does. Two places,
+//! each from probes:
 //!
-//! - **At a loop's exit.** Accumulators of a wgmma inside a loop ptxas keeps
-//!   (not unrolled in full), converted in the block the loop exits to: the
-//!   pair goes after that block's first instruction. With another
-//!   instruction ahead of the block's `wgmma.wait_group` that is before the
-//!   wait (C7514: corpus `c7514_loop_exit_insn_before_wait_selp_cvt_pair_packed`,
-//!   `c7514_loop_exit_insn_before_wait_cvt_pair_stored`,
-//!   `c7514_fla_exit_block_insn_before_wait`, `c7514_loop_exit_wait1_then_wait0`);
-//!   with the wait first it is after it (clean:
+//! - **After the first instruction of a loop's exit block**, for
+//!   accumulators of a wgmma in a loop ptxas keeps (not unrolled in full):
+//!   ahead of the exit block's wait when an instruction stands before it
+//!   (C7514: `c7514_loop_exit_insn_before_wait_selp_cvt_pair_packed`,
+//!   `c7514_fla_exit_block_insn_before_wait`,
+//!   `c7514_loop_exit_cvt_pair_five_insns_after_wait`, even a
+//!   `wgmma.wait_group 1`: `c7514_loop_exit_wait1_then_wait0_cvt_pair`),
+//!   after it when the wait comes first (clean:
 //!   `clean_loop_exit_wait_first_selp_cvt_pair_packed`,
-//!   `clean_loop_exit_two_wait0_and_between`). A copy ptxas folds away
-//!   (`mov` of a register or an immediate) is no first instruction
-//!   (`clean_loop_exit_mov_before_wait`).
-//! - **After a wgmma that does not read its accumulators** (`scale-d` 0, or
-//!   accumulators that hold zero): the pair goes after the instruction that
-//!   follows that wgmma, and C7517 names that instruction's line
+//!   `clean_loop_exit_two_wait0_and_between_cvt_pair`). What ptxas folds
+//!   away is no first instruction: a `mov` of a register or an immediate
+//!   (`clean_loop_exit_mov_before_wait_cvt_pair`), a load of a kernel
+//!   parameter (`clean_loop_exit_ld_param_before_wait_cvt_pair`). The exit
+//!   block is ptxas's, with the short branches it if-converts
+//!   (`c7514_loop_exit_join_insn_before_wait_cvt_pair`).
+//! - **After the instruction that follows a wgmma that reads no
+//!   accumulators** (`scale-d` 0, or accumulators set to zero in its
+//!   block), under that instruction's line, which C7517 names
 //!   (`c7517_zero_acc_selp_cvt_pair_packed`,
 //!   `c7517_loaded_acc_scale_d0_selp_cvt_pair_packed`,
-//!   `c7517_zero_acc_insns_before_commit_cvt_pair`). A wgmma that reads
-//!   its accumulators leaves its conversions unpaired and in place
-//!   (`clean_loaded_acc_selp_cvt_pair_packed`, `clean_one_acc_selp_cvt_pair_packed`).
+//!   `c7517_zero_acc_insns_before_commit_cvt_pair`,
+//!   `c7517_two_zero_acc_wgmma_cvt_pair`). Conversions of a wgmma that
+//!   reads its accumulators are not paired
+//!   (`clean_one_acc_selp_cvt_pair_packed`, `clean_loaded_acc_spin_loop_cvt_pair`).
 //!
-//! A conversion pair mixing types (`clean_loop_exit_insn_before_wait_cvt_pair_mixed_kinds`),
-//! or an accumulator with another value (`clean_loop_exit_cvt_acc_with_loaded`)
-//! is not fused. A pair whose results go straight into one `mov.b32 {lo, hi}`
-//! is fused at that pack, after the wait
-//! (`clean_loop_exit_insn_before_wait_cvt_pair_packed_directly`), and is
-//! left in place. Only pairs that the move takes across a
-//! `wgmma.wait_group` are moved: elsewhere the place changes nothing phase
-//! 87 sees.
+//! Not paired: mixed types (`clean_loop_exit_insn_before_wait_cvt_pair_mixed_kinds`),
+//! an accumulator with another value (`clean_loop_exit_cvt_acc_with_loaded`),
+//! one register twice (`clean_loop_exit_cvt_pair_same_source`), `.relu`
+//! (`clean_loop_exit_relu_cvt_pair`), results converted back
+//! (`clean_loop_exit_cvt_pair_converted_back`). A pair packed by one
+//! `mov.b32 {lo, hi}`, directly or through copies, is fused at the pack,
+//! after the wait (`clean_loop_exit_insn_before_wait_cvt_pair_packed_directly`,
+//! `c7514_loop_exit_two_pairs_one_packed_directly`). Only pairs the move
+//! takes across a `wgmma.wait_group` are moved: elsewhere the place changes
+//! nothing phase 87 sees. Not modelled (listed known differences): guarded
+//! conversions, a pair taken back across a loop to a zero-accumulator
+//! wgmma, accumulators zeroed in another block.
 
 use crate::block_merging::PtxasBlocks;
 use crate::loops::fully_unrolled_back_edges;
@@ -69,7 +78,7 @@ pub fn pair_conversions(f: &mut Function) {
 /// The blocks as ptxas sees them ([`PtxasBlocks`]: a PTX block merged into
 /// its predecessor, a branch around a few instructions if-converted), each
 /// as its first PTX block and its instructions in layout order
-/// (`c7514_loop_exit_join_insn_before_wait` pairs across such a join).
+/// (`c7514_loop_exit_join_insn_before_wait_cvt_pair` pairs across such a join).
 fn segments(f: &Function, ptxas_blocks: &PtxasBlocks) -> Vec<(Block, Vec<Inst>)> {
     let mut out: Vec<(Block, Vec<Inst>)> = Vec::new();
     for &b in f.layout.blocks() {
@@ -300,9 +309,9 @@ fn copies(f: &Function, insts: &[Inst], r: VReg) -> Vec<VReg> {
 }
 
 /// Whether ptxas folds `i` away before pairing: an unguarded `mov` of a
-/// register or an immediate (`clean_loop_exit_mov_before_wait`), or a
+/// register or an immediate (`clean_loop_exit_mov_before_wait_cvt_pair`), or a
 /// load of a parameter, which becomes a constant-bank operand
-/// (`clean_loop_exit_ld_param_before_wait`).
+/// (`clean_loop_exit_ld_param_before_wait_cvt_pair`).
 fn folded_copy(f: &Function, i: Inst) -> bool {
     let d = &f.insts[i];
     let copy = &*d.name == "mov"
