@@ -29,8 +29,10 @@
 //!   block is ptxas's, with the short branches it if-converts
 //!   (`c7514_loop_exit_join_insn_before_wait_cvt_pair`).
 //! - **After the instruction that follows a wgmma that reads no
-//!   accumulators** (`scale-d` 0, or accumulators set to zero in its
-//!   block), under that instruction's line, which C7517 names
+//!   accumulators** (`scale-d` 0, or accumulators that hold zero, set
+//!   in its block or before it outside any loop:
+//!   `c7517_zero_acc_mov_before_spin_loop_cvt_pair`), under that
+//!   instruction's line, which C7517 names
 //!   (`c7517_zero_acc_selp_cvt_pair_packed`,
 //!   `c7517_loaded_acc_scale_d0_selp_cvt_pair_packed`,
 //!   `c7517_zero_acc_insns_before_commit_cvt_pair`,
@@ -48,8 +50,9 @@
 //! `c7514_loop_exit_two_pairs_one_packed_directly`). Only pairs the move
 //! takes across a `wgmma.wait_group` are moved: elsewhere the place changes
 //! nothing phase 87 sees. Not modelled (listed known differences): guarded
-//! conversions, a pair taken back across a loop to a zero-accumulator
-//! wgmma, accumulators zeroed in another block.
+//! conversions (ptxas converts unconditionally and selects:
+//! `c7514_loop_exit_guarded_cvt_pair`), a pair taken back across a loop to
+//! a zero-accumulator wgmma (`c7517_zero_acc_spin_loop_cvt_pair`).
 
 use crate::block_merging::PtxasBlocks;
 use crate::loops::fully_unrolled_back_edges;
@@ -65,10 +68,11 @@ pub fn pair_conversions(f: &mut Function) {
     let dt = DominatorTree::compute(&cfg);
     let unrolled = fully_unrolled_back_edges(f, &cfg, &dt);
     let ptxas_blocks = PtxasBlocks::compute_from(f, &cfg, &unrolled);
+    let zeroed = zeroed_registers(f, &cfg, &dt);
     let mut moves = Vec::new();
     for (first, insts) in segments(f, &ptxas_blocks) {
         let exited = exited_loop(f, &cfg, &dt, &unrolled, first);
-        moves.extend(pairs_in(f, &insts, exited.as_deref()));
+        moves.extend(pairs_in(f, &insts, exited.as_deref(), &zeroed));
     }
     for (pair, anchor) in moves {
         move_pair(f, pair, anchor);
@@ -113,12 +117,17 @@ struct Conversion {
 
 /// The pairs of one of ptxas's blocks (`insts`) to move, each with the
 /// instruction it goes after.
-fn pairs_in(f: &Function, insts: &[Inst], exited: Option<&[Block]>) -> Vec<([Inst; 2], Inst)> {
+fn pairs_in(
+    f: &Function,
+    insts: &[Inst],
+    exited: Option<&[Block]>,
+    zeroed: &SecondaryMap<VReg, bool>,
+) -> Vec<([Inst; 2], Inst)> {
     let mut pending: Vec<Conversion> = Vec::new();
     let mut out = Vec::new();
     for (k, &i) in insts.iter().enumerate() {
         let Some(c) = conversion(f, i).and_then(|(dst, src, kind)| {
-            let origin = origin(f, &insts[..k], src, exited)?;
+            let origin = origin(f, &insts[..k], src, exited, zeroed)?;
             Some(Conversion {
                 at: i,
                 dst,
@@ -169,14 +178,20 @@ fn conversion(f: &Function, i: Inst) -> Option<(VReg, VReg, (bool, bool))> {
 /// Where `src`, read after `before` in its block, comes from: a wgmma in the
 /// loop the block exits (`exited`, its body), or a wgmma earlier in the
 /// block that does not read it; `None` for anything else.
-fn origin(f: &Function, before: &[Inst], src: VReg, exited: Option<&[Block]>) -> Option<Origin> {
+fn origin(
+    f: &Function,
+    before: &[Inst],
+    src: VReg,
+    exited: Option<&[Block]>,
+    zeroed: &SecondaryMap<VReg, bool>,
+) -> Option<Origin> {
     let writer = before
         .iter()
         .rev()
         .find(|&&j| f.insts[j].defs().contains(&src));
     match writer {
         Some(&w) => (f.insts[w].opcode == Opcode::WgmmaMmaAsync
-            && reads_no_accumulators(f, before, w))
+            && reads_no_accumulators(f, before, w, zeroed))
         .then_some(Origin::Wgmma(w)),
         None => exited?
             .iter()
@@ -189,10 +204,17 @@ fn origin(f: &Function, before: &[Inst], src: VReg, exited: Option<&[Block]>) ->
 }
 
 /// Whether wgmma `w` (in `before`, its block's instructions ahead of a
-/// read) does not read its accumulators: `scale-d` is 0, or each was last
-/// set to zero by a `mov` in the block (ptxas folds `D + A*B` with a zero
-/// D to `A*B`: `c7517_zero_acc_selp_cvt_pair_packed`).
-fn reads_no_accumulators(f: &Function, before: &[Inst], w: Inst) -> bool {
+/// read) does not read its accumulators: `scale-d` is 0, or each holds
+/// zero, last set by a `mov` in the block or [`zeroed_registers`] (ptxas
+/// folds `D + A*B` with a zero D to `A*B`:
+/// `c7517_zero_acc_selp_cvt_pair_packed`,
+/// `c7517_zero_acc_mov_before_spin_loop_cvt_pair`).
+fn reads_no_accumulators(
+    f: &Function,
+    before: &[Inst],
+    w: Inst,
+    zeroed: &SecondaryMap<VReg, bool>,
+) -> bool {
     let Some(ops) = f.insts[w].wgmma_operands() else {
         return false;
     };
@@ -201,13 +223,76 @@ fn reads_no_accumulators(f: &Function, before: &[Inst], w: Inst) -> bool {
     }
     let k = before.iter().position(|&j| j == w).unwrap_or(0);
     ops.d.iter().all(|o| match o {
-        Operand::Reg(r) => before[..k]
-            .iter()
-            .rev()
-            .find(|&&j| f.insts[j].defs().contains(r))
-            .is_some_and(|&j| zero_mov(f, j)),
+        Operand::Reg(r) => {
+            before[..k]
+                .iter()
+                .rev()
+                .find(|&&j| f.insts[j].defs().contains(r))
+                .is_some_and(|&j| zero_mov(f, j))
+                || zeroed[*r]
+        }
         _ => false,
     })
+}
+
+/// Registers that hold zero when their one wgmma reads them: written only
+/// by a `mov` of zero and by that wgmma, the `mov` ahead of it on every
+/// path, and the wgmma in no loop (so the `mov` is all that reaches it).
+fn zeroed_registers(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+) -> SecondaryMap<VReg, bool> {
+    let in_loop = loop_blocks(f, cfg, dt);
+    let mut defs: SecondaryMap<VReg, (u32, Option<Inst>, Option<Inst>)> = SecondaryMap::new();
+    for i in f.layout.all_insts() {
+        let wgmma = f.insts[i].opcode == Opcode::WgmmaMmaAsync;
+        f.insts[i].for_each_def(|r| {
+            let e = &mut defs[r];
+            e.0 += 1;
+            if wgmma {
+                e.2 = Some(i);
+            } else if zero_mov(f, i) {
+                e.1 = Some(i);
+            }
+        });
+    }
+    let mut out = SecondaryMap::new();
+    for (r, &(n, z, w)) in defs.iter() {
+        let (Some(z), Some(w)) = (z, w) else {
+            continue;
+        };
+        let (bz, bw) = (f.layout.inst_block(z), f.layout.inst_block(w));
+        let (Some(bz), Some(bw)) = (bz, bw) else {
+            continue;
+        };
+        let ahead = if bz == bw {
+            f.layout.precedes(z, w)
+        } else {
+            dt.dominates(bz, bw)
+        };
+        out[r] = n == 2 && ahead && !in_loop[bw];
+    }
+    out
+}
+
+/// The blocks of every natural loop.
+fn loop_blocks(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+) -> SecondaryMap<Block, bool> {
+    let mut out = SecondaryMap::new();
+    for &latch in f.layout.blocks() {
+        for &header in cfg.succs(latch) {
+            if dt.dominates(header, latch) {
+                for b in loop_body(f, cfg, latch, header) {
+                    out[b] = true;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Whether `i` is an unguarded `mov` of the immediate zero.
