@@ -47,7 +47,14 @@ fn emitted_ptx_needs_no_more_injections() {
         };
         let again = ori::compile_ptx(&name, &fixed, &opts);
         checked += 1;
-        for d in again.diags.iter().filter(|d| ori::fixit_removes(d)) {
+        let left = again.diags.iter().filter(|d| ori::fixit_removes(d));
+        if common::UNSETTLED_PAIRS.contains(&name.as_str()) {
+            if left.count() == 0 {
+                bad.push(format!("{name}: settles now: take it off UNSETTLED_PAIRS"));
+            }
+            continue;
+        }
+        for d in left {
             bad.push(format!("{name}: {}", ori::ir::render::render_ptxas(d)));
         }
     }

@@ -103,7 +103,11 @@ fn fixit_is_valid_for_any_layout() {
                 ));
                 continue;
             }
-            // Only what no rewrite of the wgmma code removes may be left.
+            // Only what no rewrite of the wgmma code removes may be left
+            // (and the pairs no wait settles, as `fixit_idempotence` checks).
+            if common::UNSETTLED_PAIRS.contains(&name.as_str()) {
+                continue;
+            }
             for d in again.diags.iter().filter(|d| ori::fixit_removes(d)) {
                 bad.push(format!(
                     "{name} ({what}): the fix-it still gets {:?} {}",

@@ -131,7 +131,7 @@ const SILENT_KNOWN: [&str; 1] = ["c7514_c7519_f16acc_loop_unpack_then_other_set_
 /// R-unwaited-sets-in-flight), or for a read its own scheduling moved
 /// before the wait: a wait of its own, with no hazard in the input for the
 /// checker to find.
-const CAUTIOUS_WAITS: [&str; 15] = [
+const CAUTIOUS_WAITS: [&str; 20] = [
     "c7517_read_future_acc_loaded_before_wgmma.ptx",
     "c7517_c7519_copy_future_acc_between_wgmma.ptx",
     "c7517_c7519_copy_future_acc_other_constant.ptx",
@@ -150,6 +150,11 @@ const CAUTIOUS_WAITS: [&str; 15] = [
     // it: the input reads nothing in flight.
     "c7517_zero_acc_selp_cvt_pair_packed.ptx",
     "c7517_loaded_acc_scale_d0_selp_cvt_pair_packed.ptx",
+    "c7517_two_zero_acc_wgmma_cvt_pair.ptx",
+    "c7517_zero_acc_commit_then_insns_cvt_pair.ptx",
+    "c7517_zero_acc_insns_before_commit_cvt_pair.ptx",
+    "c7517_zero_acc_mov_before_spin_loop_cvt_pair.ptx",
+    "c7517_zero_acc_spin_loop_cvt_pair.ptx",
 ];
 
 /// The checker is not vacuous: on the input of every case where ptxas

@@ -21,6 +21,21 @@ fn ptx_files(subdir: &str) -> Vec<PathBuf> {
     v
 }
 
+/// Cases whose fix-it no wait can settle: ptxas pairs two conversions of
+/// the accumulators of a wgmma that reads none and places the pair after
+/// the instruction following that wgmma, before any wait the fix-it writes
+/// (`ori_gmma::paired_conversions`), so ori, as ptxas on the recorded
+/// round trip (`tests/corpus/roundtrip_known_differences.txt`), injects
+/// its wait again. A listed case that settles fails `fixit_idempotence` until taken off.
+pub const UNSETTLED_PAIRS: [&str; 6] = [
+    "c7517_loaded_acc_scale_d0_selp_cvt_pair_packed.ptx",
+    "c7517_two_zero_acc_wgmma_cvt_pair.ptx",
+    "c7517_zero_acc_commit_then_insns_cvt_pair.ptx",
+    "c7517_zero_acc_insns_before_commit_cvt_pair.ptx",
+    "c7517_zero_acc_mov_before_spin_loop_cvt_pair.ptx",
+    "c7517_zero_acc_selp_cvt_pair_packed.ptx",
+];
+
 /// `tests/corpus`.
 pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -17,6 +17,7 @@ pub mod fnv1a;
 pub mod in_flight;
 pub mod loops;
 pub mod messages;
+pub mod paired_conversions;
 pub mod propagate_gmma;
 pub mod register_budget;
 pub mod report_order;

@@ -38,6 +38,9 @@ impl Pass for OriPropagateGmma {
         if !cx.module.has_wgmma {
             return;
         }
+        // ptxas pairs conversions before this phase; phase 85 and 87 see
+        // them where ptxas placed them.
+        crate::paired_conversions::pair_conversions(f);
         let facts = propagate(f);
         if facts.max_active > MAX_ACTIVE_GMMA_LIVE_RANGES {
             let mut d = Diagnostic::new(
