@@ -591,7 +591,9 @@ impl Walker<'_> {
         // (The ISA still wants a fence between the write and a later wgmma
         // that reads it: R-undefined-arrive announces it.)
         let sunk = sunk_kill && self.mode == Mode::Ptxas;
-        if sunk {
+        // The ISA still wants a fence between the copy and a wgmma taking
+        // its destination: R-undefined-arrive notes it.
+        if sunk || plain_copy {
             st.read_touched
                 .extend(acc.defs.iter().copied().filter(watched));
         }

@@ -17,7 +17,7 @@
 //! wait and before the stage's next wgmma are covered by it.
 
 use super::read::ReadRule;
-use super::{RuleId, ISA_ASYNC_ACCESS};
+use super::{Mode, RuleId, ISA_ASYNC_ACCESS};
 use crate::fixup::plan::Close;
 use crate::fixup::rules::read::ReadAt;
 use crate::fixup::walk::Walker;
@@ -47,6 +47,13 @@ impl ReadRule for ReadChainedCommitted {
 
     fn act(&self, w: &Walker<'_>, at: &mut ReadAt<'_>, rule: RuleId, r: VReg) -> bool {
         at.plan.lift_read_between(at.i);
+        if w.mode == Mode::IsaStrict {
+            // The ISA wants the open stage retired too: commit and wait.
+            return w.wait_for_read(at, rule, r);
+        }
+        // The open stage's write stays in flight: ori notes the read
+        // (R-undefined-write), as ptxas leaves it.
+        at.plan.undefined_write(at.i, r, Close::CommitBatch);
         if w.chained_wait_before(at) {
             return true;
         }
