@@ -121,10 +121,9 @@ fn ptxas_mode_announces_every_hazard_it_leaves() {
 }
 
 /// Cases where ori leaves a hazard unannounced because it misses what
-/// ptxas does there, each listed in `tests/corpus/known_differences.txt`:
-/// an f16 accumulator repacked (`mov.b32 r, {h0, h1}`) after the fence and
-/// before its wgmma gets an arrive from ptxas (C7519), none from ori.
-const SILENT_KNOWN: [&str; 1] = ["c7514_c7519_f16acc_loop_unpack_then_other_set_wgmma_wait0.ptx"];
+/// ptxas does there, each listed in `tests/corpus/known_differences.txt`
+/// (none left: the list can only shrink).
+const SILENT_KNOWN: [&str; 0] = [];
 
 /// Cases where ptxas waits before reading a register no wgmma has in
 /// flight (a later wgmma's accumulator, set before the one in flight:

@@ -129,6 +129,12 @@ fn carries_gsb0(f: &Function, blocks: &PtxasBlocks, b: Block, k: usize) -> bool 
             if op == Opcode::WgmmaMmaAsync {
                 return false;
             }
+            // An injected wait with no commit before it waits for the
+            // committed groups only: the stage runs on past it
+            // (R-read-chained-committed).
+            if op == Opcode::WarpgroupWait {
+                continue;
+            }
             if op.is_commit() || op.is_wait() || op.is_arrive() {
                 return true;
             }
@@ -291,7 +297,9 @@ fn generic_text(f: &Function, d: &InstData) -> String {
 pub const EMPTY_GROUP_HGMMA: &str = "HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT, gsb0";
 
 /// Whether a wgmma precedes instruction `k` of block `b` since the last
-/// commit or wait (a wait closes the open stage, as in ptxas: probe n10),
+/// commit or user wait (a wait closes the open stage, as in ptxas: probe
+/// n10; an injected wait has its commit before it, or leaves the stage
+/// open: R-read-chained-committed),
 /// within the block as ptxas sees it (PTX blocks it merged count as one).
 fn wgmma_since_commit(f: &Function, blocks: &PtxasBlocks, b: Block, k: usize) -> bool {
     let order = f.layout.blocks();
@@ -306,7 +314,7 @@ fn wgmma_since_commit(f: &Function, blocks: &PtxasBlocks, b: Block, k: usize) ->
             }
             // A call ends ptxas's block (R-call-ends-block): the commit
             // after it closes an empty group.
-            if op.is_commit() || op.is_wait() || op == Opcode::Call {
+            if op.is_commit() || op == Opcode::WgmmaWaitGroup || op == Opcode::Call {
                 return false;
             }
         }

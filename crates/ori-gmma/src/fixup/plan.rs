@@ -456,6 +456,20 @@ impl Plan {
             })
     }
 
+    /// **R-read-chained-committed**: ptxas checks reads between wgmma
+    /// after its walk, so a wait the converged visit injects before the
+    /// reader `at` lifts the R-read-between-wgmma that the first pass (no
+    /// committed group in flight yet at the loop header) found there.
+    pub(super) fn lift_read_between(&mut self, at: Inst) {
+        let found_here = self
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.rule == RuleId::ReadBetweenWgmma && f.inst == Some(at));
+        if found_here {
+            self.set_failure(None);
+        }
+    }
+
     /// **R-in-flight-budget.** Too many accumulator registers in flight
     /// (C7511): ptxas's register check comes before its check of reads
     /// between wgmma, so this C7511 replaces a C7514 found earlier in the

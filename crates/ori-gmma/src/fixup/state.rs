@@ -237,6 +237,16 @@ impl State {
         self.end_unwaited();
     }
 
+    /// A wait for the committed groups only (R-read-chained-committed): the
+    /// open stage stays in flight.
+    pub(super) fn retire_committed(&mut self) {
+        self.pipe.groups.clear();
+        self.partial_wait = false;
+        let open = &self.pipe.open;
+        self.mixed.retain(|s| open.contains(s));
+        self.end_unwaited();
+    }
+
     /// A wait of any level ends R-unwaited-sets-in-flight.
     pub(super) fn end_unwaited(&mut self) {
         self.unwaited = false;

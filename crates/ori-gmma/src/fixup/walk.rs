@@ -22,7 +22,7 @@ use cranelift_entity::{EntityRef, SecondaryMap};
 use fxhash::FxHashSet;
 use ori_ir::{
     AccumSet, AccumSetPool, Block, ControlFlowGraph, DominatorTree, Function, Inst, InstData,
-    Opcode, Operand, RegClass, VReg,
+    Opcode, Operand, RegClass, Role, VReg,
 };
 use smallvec::SmallVec;
 
@@ -555,6 +555,9 @@ impl Walker<'_> {
     /// registers not written since the last arrive gives its destination no
     /// new value; ptxas coalesces it, and a wgmma taking it (CUTLASS's
     /// sparse metadata) needs no arrive (`tests/real/cutlass/sparse_*`).
+    /// **R-pack-is-a-write**: a pack (`mov.b32 r, {h0, h1}`) into an
+    /// accumulator register is a new value, halves unchanged or not
+    /// (`c7519_f16acc_pack_after_fence_*`).
     fn plain_touches(
         &self,
         bx: &mut BlockCx,
@@ -580,14 +583,17 @@ impl Walker<'_> {
             && acc
                 .uses
                 .iter()
-                .all(|u| !st.touched.contains(u) && !tensor(u));
+                .all(|u| !st.touched.contains(u) && !tensor(u))
+            && !(is_pack(d) && acc.defs.iter().any(tensor));
         // ptxas sinks the kill past the wait, so it touches nothing before
         // the next wgmma; ISA-strict mode waits before the write instead,
         // which then needs the arrive like any other write.
         // (The ISA still wants a fence between the write and a later wgmma
         // that reads it: R-undefined-arrive announces it.)
         let sunk = sunk_kill && self.mode == Mode::Ptxas;
-        if sunk {
+        // The ISA still wants a fence between the copy and a wgmma taking
+        // its destination: R-undefined-arrive notes it.
+        if sunk || plain_copy {
             st.read_touched
                 .extend(acc.defs.iter().copied().filter(watched));
         }
@@ -602,6 +608,13 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// Whether `d` packs registers into one (`mov.b32 r, {h0, h1}`).
+fn is_pack(d: &InstData) -> bool {
+    d.slots
+        .iter()
+        .any(|s| s.role == Role::Use && matches!(s.op, Operand::Vector(_)))
 }
 
 /// How a call moves the state: the callee's body ends ptxas's block and

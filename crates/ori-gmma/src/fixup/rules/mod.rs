@@ -93,6 +93,7 @@ macro_rules! rules {
 mod arrive;
 mod budget;
 mod call;
+mod chained;
 mod divergence;
 mod kill;
 pub(super) mod read;
@@ -165,6 +166,7 @@ rule_ids! {
     wait::JoinWaitLevels,
     wait::ImplicitCommit,
     read::ReadBeforeRmw,
+    chained::ReadChainedCommitted,
     read::CopyPropagation,
     read::ReadBetweenWgmma,
     read::ReadUnsureGroup,

@@ -4,6 +4,7 @@
 //! asks them through that list (`read_rules`), so a read rule is asked
 //! exactly where it is placed.
 
+use super::chained::ReadChainedCommitted;
 use super::divergence::DivergentStoreRun;
 use super::wait::WaitBeforeRead;
 use super::{Rule, RuleId, ISA_ASYNC_ACCESS};
@@ -94,6 +95,7 @@ macro_rules! read_precedence {
 
 read_precedence![
     ReadBeforeRmw,
+    ReadChainedCommitted,
     ReadBetweenWgmma,
     UndefinedWrite,
     ReadUnsureGroup,
@@ -276,6 +278,11 @@ impl Walker<'_> {
         let Some((dsts, src, end, to_wait)) = copy else {
             return false;
         };
+        // A wgmma of the open stage between the copy and the wait keeps it
+        // from sinking there: it is a read (`c7514_c7519_f16acc_loop_unpack_then_other_set_wgmma_wait0`).
+        if to_wait && acc.between.is_some() {
+            return false;
+        }
         let rule = if to_wait {
             RuleId::UnpackSinksToWait
         } else {

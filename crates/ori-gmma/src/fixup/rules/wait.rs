@@ -140,7 +140,7 @@ impl Walker<'_> {
             bx.close_stage();
             Close::CommitBatch
         };
-        plan.wait(i, close, None, rule);
+        plan.wait(i, close, self.unpack_line(bx.b, i), rule);
         st.retire_all();
     }
 
