@@ -404,6 +404,79 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// Integer lists: the elements of a `{...}` initializer read straight from
+/// the source, with no token each.
+impl Lexer<'_> {
+    /// Go back to just after `t`, a one-character punctuation token this
+    /// lexer returned (a list's `{` or `,`), forgetting what was lexed
+    /// past it: the tokens, and an unterminated comment's error.
+    pub(crate) fn resume_after(&mut self, t: Token) {
+        debug_assert!(matches!(t.kind, TokKind::Punct(_)) && t.span.hi == t.span.lo + 1);
+        self.cur.pos = t.span.hi as usize;
+        self.cur.line = t.span.line;
+        self.cur.col = t.span.col + 1;
+        self.ws = false;
+        self.errors.retain(|e| e.span.lo < t.span.hi);
+    }
+
+    /// Read list elements `N ,` (blanks and newlines around them), each `N`
+    /// a decimal literal with no sign or suffix, as the tokens `Int ,`
+    /// would be read, and append their values to `out`. Stops before the
+    /// first element that is anything else or not followed by a comma (the
+    /// last one, before `}`, or a comment): the lexer goes on from there.
+    /// Octal (`017`), hex, `U` and literals of 20 digits or more are left
+    /// to [`Lexer::next_token`].
+    pub(crate) fn int_elements(&mut self, out: &mut Vec<crate::ast::Imm>) {
+        use crate::ast::Imm;
+        let b = self.cur.b;
+        let (mut pos, mut line, mut col) = (self.cur.pos, self.cur.line, self.cur.col);
+        loop {
+            // Blanks, the literal, blanks, the comma.
+            let (mut p, mut l, mut c) = (pos, line, col);
+            skip_blanks(b, &mut p, &mut l, &mut c);
+            let start = p;
+            let first = b.get(p).copied().unwrap_or(0);
+            let digits = match first {
+                b'0' => 1,
+                b'1'..=b'9' => b[p..].iter().take_while(|d| d.is_ascii_digit()).count(),
+                _ => break,
+            };
+            if digits > 19 {
+                break;
+            }
+            p += digits;
+            c += digits as u32;
+            skip_blanks(b, &mut p, &mut l, &mut c);
+            if b.get(p) != Some(&b',') {
+                break;
+            }
+            let value = b[start..start + digits]
+                .iter()
+                .fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
+            out.push(i64::try_from(value).map_or(Imm::UInt(value), Imm::Int));
+            (pos, line, col) = (p + 1, l, c + 1);
+        }
+        (self.cur.pos, self.cur.line, self.cur.col) = (pos, line, col);
+    }
+}
+
+/// Advance over spaces, tabs, carriage returns and newlines (the blanks
+/// between list elements), keeping the line and column.
+#[inline]
+fn skip_blanks(b: &[u8], pos: &mut usize, line: &mut u32, col: &mut u32) {
+    while let Some(&c) = b.get(*pos) {
+        match c {
+            b' ' | b'\t' | b'\r' => *col += 1,
+            b'\n' => {
+                *line += 1;
+                *col = 1;
+            }
+            _ => return,
+        }
+        *pos += 1;
+    }
+}
+
 fn lex_one(cur: &mut Cursor<'_>) -> TokKind {
     let c = cur.peek(0);
     if is_ident_start(c) {
