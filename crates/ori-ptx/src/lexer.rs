@@ -429,51 +429,75 @@ impl Lexer<'_> {
     pub(crate) fn int_elements(&mut self, out: &mut Vec<crate::ast::Imm>) {
         use crate::ast::Imm;
         let b = self.cur.b;
-        let (mut pos, mut line, mut col) = (self.cur.pos, self.cur.line, self.cur.col);
+        let from = self.cur.pos;
+        // `taken`: the end of the last element taken, with the newlines
+        // before it (and where its line starts); `at`: the scan.
+        let mut taken = Blanks {
+            pos: from,
+            newlines: 0,
+            line_start: None,
+        };
+        let mut at = taken;
         loop {
-            // Blanks, the literal, blanks, the comma.
-            let (mut p, mut l, mut c) = (pos, line, col);
-            skip_blanks(b, &mut p, &mut l, &mut c);
-            let start = p;
-            let first = b.get(p).copied().unwrap_or(0);
-            let digits = match first {
-                b'0' => 1,
-                b'1'..=b'9' => b[p..].iter().take_while(|d| d.is_ascii_digit()).count(),
-                _ => break,
-            };
-            if digits > 19 {
+            at.skip(b);
+            let literal = at.pos;
+            let mut value: u64 = 0;
+            while let Some(d) = b.get(at.pos).map(|c| c.wrapping_sub(b'0')) {
+                if d > 9 {
+                    break;
+                }
+                // At most 19 digits are taken: no overflow.
+                value = value.wrapping_mul(10).wrapping_add(u64::from(d));
+                at.pos += 1;
+            }
+            let digits = at.pos - literal;
+            if digits == 0 || digits > 19 || (digits > 1 && b[literal] == b'0') {
                 break;
             }
-            p += digits;
-            c += digits as u32;
-            skip_blanks(b, &mut p, &mut l, &mut c);
-            if b.get(p) != Some(&b',') {
+            at.skip(b);
+            if b.get(at.pos) != Some(&b',') {
                 break;
             }
-            let value = b[start..start + digits]
-                .iter()
-                .fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
+            at.pos += 1;
             out.push(i64::try_from(value).map_or(Imm::UInt(value), Imm::Int));
-            (pos, line, col) = (p + 1, l, c + 1);
+            taken = at;
         }
-        (self.cur.pos, self.cur.line, self.cur.col) = (pos, line, col);
+        // Every byte taken is ASCII: a column is a byte.
+        self.cur.pos = taken.pos;
+        self.cur.line += taken.newlines;
+        self.cur.col = match taken.line_start {
+            Some(s) => 1 + (taken.pos - s) as u32,
+            None => self.cur.col + (taken.pos - from) as u32,
+        };
     }
 }
 
-/// Advance over spaces, tabs, carriage returns and newlines (the blanks
-/// between list elements), keeping the line and column.
-#[inline]
-fn skip_blanks(b: &[u8], pos: &mut usize, line: &mut u32, col: &mut u32) {
-    while let Some(&c) = b.get(*pos) {
-        match c {
-            b' ' | b'\t' | b'\r' => *col += 1,
-            b'\n' => {
-                *line += 1;
-                *col = 1;
+/// A position in a list's elements, with the newlines passed since the
+/// scan began.
+#[derive(Clone, Copy)]
+struct Blanks {
+    pos: usize,
+    newlines: u32,
+    /// The byte after the last newline passed.
+    line_start: Option<usize>,
+}
+
+impl Blanks {
+    /// Advance over spaces, tabs, carriage returns and newlines (the
+    /// blanks between list elements).
+    #[inline]
+    fn skip(&mut self, b: &[u8]) {
+        while let Some(&c) = b.get(self.pos) {
+            match c {
+                b' ' | b'\t' | b'\r' => {}
+                b'\n' => {
+                    self.newlines += 1;
+                    self.line_start = Some(self.pos + 1);
+                }
+                _ => return,
             }
-            _ => return,
+            self.pos += 1;
         }
-        *pos += 1;
     }
 }
 

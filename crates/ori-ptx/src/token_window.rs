@@ -91,7 +91,8 @@ impl<'a> TokWindow<'a> {
             return;
         };
         // Past the lexed tokens, the source decides alone.
-        if next.is_some() && !(int(next) && (comma(self.buf.get(k + 2)) || k + 2 >= self.buf.len())) {
+        if next.is_some() && !(int(next) && (comma(self.buf.get(k + 2)) || k + 2 >= self.buf.len()))
+        {
             return;
         }
         self.buf.truncate(k + 1);

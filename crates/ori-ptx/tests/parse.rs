@@ -145,7 +145,12 @@ fn module_vars() {
     match &vs[0].init {
         Some(Init::List(l)) => assert_eq!(
             l,
-            &vec![Init::Ints(vec![Imm::Int(1), Imm::Int(2), Imm::Int(3), Imm::Int(4)])]
+            &vec![Init::Ints(vec![
+                Imm::Int(1),
+                Imm::Int(2),
+                Imm::Int(3),
+                Imm::Int(4)
+            ])]
         ),
         i => panic!("{i:?}"),
     }
