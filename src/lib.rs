@@ -468,13 +468,53 @@ where
 pub fn compile_ptx(file: &str, src: &str, opts: &Options) -> Compilation {
     let (module, locs) = ptx_to_ir_warned_mapped(file, src, opts.arch.as_deref());
     let c = match module {
-        Ok((m, warnings)) => with_warnings(run_passes(m, opts), warnings),
+        Ok((m, warnings)) => match address_of_extern(&m, file, opts) {
+            Some(fatal) => Compilation {
+                diags: vec![fatal],
+                ..Compilation::default()
+            },
+            None => with_warnings(run_passes(m, opts), warnings),
+        },
         Err(diags) => Compilation {
             diags,
             ..Compilation::default()
         },
     };
     Compilation { locs, ..c }
+}
+
+/// ptxas 13.0.88 compiles a whole program unless `-c`: there, taking the
+/// address of a function the module only declares is fatal, with no line
+/// (`tests/bad_input/icall_address_of_extern_func*`). ori names the
+/// instruction that takes it, where one does.
+fn address_of_extern(m: &Module, file: &str, opts: &Options) -> Option<Diagnostic> {
+    if opts.compile_only {
+        return None;
+    }
+    let taken = ori_ir::pass::address_taken(m);
+    let f = m
+        .funcs
+        .values()
+        .find(|f| !f.has_body && taken.contains(&*f.name))?;
+    let msg = format!("Cannot take address of function '{}'", f.name);
+    let mut d = Diagnostic::new(Severity::Fatal, None, msg);
+    d.file = Some(file.to_string());
+    d.culprit = m.funcs.values().find_map(|g| {
+        let i = g.layout.all_insts().find(|&i| {
+            let d = &g.insts[i];
+            d.opcode != ori_ir::Opcode::Call
+                && d.slots
+                    .iter()
+                    .any(|s| matches!(&s.op, ori_ir::Operand::Sym(n) if **n == *f.name))
+        })?;
+        Some(ori_ir::Note {
+            line: g.insts[i].line,
+            inst: None,
+            span: g.insts[i].src,
+            text: "takes the address of a function the module only declares".into(),
+        })
+    });
+    Some(d)
 }
 
 /// `c` with the front end's `warnings` before its messages, where ptxas
@@ -551,10 +591,11 @@ pub fn fixit_ptx(file: &str, src: &str, c: &Compilation, opts: &Options) -> Opti
 
 /// Whether the fix-it must remove `d` from its output: a message ptxas
 /// prints, other than C7509 (a call to a function without a body), C7512
-/// (the register limit), and C7504 and C7508 (`setmaxnreg` ignored under
-/// `-c` or for want of launch bounds, which are the author's choice), which
-/// no rewrite of the wgmma code removes, and the warnings (ignored
-/// performance directives and pragmas, `ori_ptx::directive_warnings`).
+/// (the register limit), C7504 and C7508 (`setmaxnreg` ignored under `-c`
+/// or for want of launch bounds, which are the author's choice) and the
+/// C7510 of an indirect call (R-indirect-call), which no rewrite of the
+/// wgmma code removes, and the warnings (ignored performance directives and
+/// pragmas, `ori_ptx::directive_warnings`).
 pub fn fixit_removes(d: &Diagnostic) -> bool {
     use ori_ir::consts::*;
     let kept = [
@@ -563,9 +604,11 @@ pub fn fixit_removes(d: &Diagnostic) -> bool {
         C7509_EXTERN_CALLS,
         C7512_FUNCTION_REGISTERS,
     ];
+    let indirect = ori_gmma::fixup::rules::RuleId::IndirectCall.name();
     ori_ir::render::ptxas_prints(d)
         && d.severity != Severity::Warning
         && !d.code.is_some_and(|c| kept.contains(&c))
+        && d.rule != Some(indirect)
 }
 
 /// What ori would still make explicit in the text `c` compiled: its first

@@ -47,7 +47,7 @@ use ori_ir::consts::{
     C7515_DEFINES_ACCUMULATORS, C7517_WAIT_INJECTED, C7518_WGDP_DIVERGENT, C7519_ARRIVE_INJECTED,
     C7520_WGAR_DIVERGENT,
 };
-use ori_ir::{Diagnostic, FuncKind, Module, Opcode, Operand};
+use ori_ir::{Diagnostic, FuncKind, Module, Opcode};
 
 /// Reorders (and, per kernel, repeats or drops) the pipeline's messages as
 /// ptxas prints them. `diags` are the pipeline's, each naming its function;
@@ -213,12 +213,7 @@ fn unit_failure(d: &Diagnostic, kernel: &ori_ir::Function) -> Diagnostic {
 /// Whether `f` issues a wgmma or a commit after (in layout order) its first
 /// call to `callee`.
 fn pipeline_after_call(f: &ori_ir::Function, callee: &str) -> bool {
-    let calls = |d: &ori_ir::InstData| {
-        d.opcode == Opcode::Call
-            && d.slots
-                .iter()
-                .any(|s| matches!(&s.op, Operand::Sym(n) if &**n == callee))
-    };
+    let calls = |d: &ori_ir::InstData| d.direct_callee().is_some_and(|n| &**n == callee);
     let mut called = false;
     for &b in f.layout.blocks() {
         for &i in f.layout.block_insts(b) {
@@ -289,13 +284,7 @@ impl<'m> CallGraph<'m> {
                     .blocks()
                     .iter()
                     .flat_map(|&b| f.layout.block_insts(b).iter().copied())
-                    .filter(|&i| f.insts[i].opcode == Opcode::Call)
-                    .filter_map(|i| {
-                        f.insts[i].slots.iter().find_map(|s| match &s.op {
-                            Operand::Sym(n) => index.get(&**n).copied(),
-                            _ => None,
-                        })
-                    })
+                    .filter_map(|i| index.get(&**f.insts[i].direct_callee()?).copied())
                     .collect()
             })
             .collect();

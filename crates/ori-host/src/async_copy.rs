@@ -76,16 +76,25 @@ impl AsyncCopies {
     /// `cp.async.wait_group n`: the copies of every group but the `n` most
     /// recent, oldest first, for the caller to write.
     pub fn wait(&mut self, n: usize) -> Vec<PendingCopy> {
-        if self.committed.len() == n + 1 {
-            return self.committed.pop_front().unwrap_or_default();
-        }
-        let mut done = Vec::new();
-        while self.committed.len() > n {
-            let g = self.committed.pop_front().unwrap_or_default();
+        let mut done = self.retire_oldest(n).unwrap_or_default();
+        while let Some(g) = self.retire_oldest(n) {
             done.extend_from_slice(&g);
             self.recycle(g);
         }
         done
+    }
+
+    /// One step of `cp.async.wait_group n`: the oldest committed group,
+    /// while more than `n` are committed (else `None`). Calling it until
+    /// `None` lands the same copies in the same order as
+    /// [`AsyncCopies::wait`], a group at a time, without gathering them
+    /// into one list; give each group back with [`AsyncCopies::recycle`].
+    pub fn retire_oldest(&mut self, n: usize) -> Option<Vec<PendingCopy>> {
+        if self.committed.len() > n {
+            self.committed.pop_front()
+        } else {
+            None
+        }
     }
 
     /// Every copy, committed or not, that a thread `of` says issued (in

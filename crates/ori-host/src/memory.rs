@@ -362,10 +362,17 @@ impl Shared {
     pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
         let r = self.range(addr, bytes.len())?;
         self.version += 1;
+        let dst = &mut self.bytes[r];
         match <&[u8; 16]>::try_from(bytes) {
-            // A cp.async record: a fixed-size move, not a call.
-            Ok(b16) => self.bytes[r].copy_from_slice(b16),
-            Err(_) => self.bytes[r].copy_from_slice(bytes),
+            // A cp.async record: a fixed-size move, not a call (both
+            // sides must have a length known at compile time; `dst` has
+            // the 16 bytes of `bytes`).
+            Ok(b16) => {
+                if let Some(d16) = dst.first_chunk_mut::<16>() {
+                    *d16 = *b16;
+                }
+            }
+            Err(_) => dst.copy_from_slice(bytes),
         }
         Ok(())
     }

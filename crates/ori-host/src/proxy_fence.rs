@@ -92,6 +92,18 @@ impl GenericWrites {
             barriers: self.barriers,
             copy,
         };
+        if len == GRANULE as usize && addr.is_multiple_of(GRANULE) {
+            // One whole granule (a `cp.async` copy's) already tracked.
+            let g = (addr / GRANULE) as usize;
+            if let Some(slot) = self.granules.get_mut(g) {
+                if slot.is_none() {
+                    self.live += 1;
+                    self.written.push(g as u32);
+                }
+                *slot = Some(w);
+                return;
+            }
+        }
         for g in self.range_to_write(addr, len) {
             if self.granules[g].is_none() {
                 self.live += 1;

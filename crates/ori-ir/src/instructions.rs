@@ -542,6 +542,35 @@ impl InstData {
         out
     }
 
+    /// What a `call` calls: the operand after its return list (a symbol
+    /// for a direct call, a register for an indirect one); `None` for
+    /// another instruction.
+    pub fn callee_operand(&self) -> Option<&Operand> {
+        if self.opcode != Opcode::Call {
+            return None;
+        }
+        self.slots
+            .iter()
+            .find(|s| !(matches!(s.op, Operand::Args(_)) && s.role == Role::Def))
+            .map(|s| &s.op)
+    }
+
+    /// The function a direct `call` names (`call (r), f, (a)`); `None` for
+    /// an indirect call or another instruction.
+    pub fn direct_callee(&self) -> Option<&Symbol> {
+        match self.callee_operand()? {
+            Operand::Sym(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an indirect `call`: through a register, naming a
+    /// `.calltargets` list (kept as a vector of the functions) or a
+    /// `.callprototype` (kept as its name) last.
+    pub fn is_indirect_call(&self) -> bool {
+        matches!(self.callee_operand(), Some(Operand::Reg(_)))
+    }
+
     /// Whether this is a sparse `wgmma.mma_async.sp`.
     pub fn is_sparse_wgmma(&self) -> bool {
         self.opcode == Opcode::WgmmaMmaAsync

@@ -29,6 +29,7 @@ pub struct ModuleInfo {
 impl ModuleInfo {
     /// Gather the module facts passes consult.
     pub fn of(m: &Module) -> Self {
+        let taken = address_taken(m);
         let funcs = m
             .funcs
             .values()
@@ -36,6 +37,7 @@ impl ModuleInfo {
                 let facts = FuncFacts {
                     has_body: f.has_body,
                     holds_pipeline_ops: holds_pipeline_ops(f),
+                    address_taken: taken.contains(&*f.name),
                 };
                 (f.name.to_string(), facts)
             })
@@ -57,6 +59,56 @@ pub struct FuncFacts {
     pub has_body: bool,
     /// Holds a wgmma or a commit ([`holds_pipeline_ops`]).
     pub holds_pipeline_ops: bool,
+    /// Its address is taken somewhere in the module ([`address_taken`]).
+    pub address_taken: bool,
+}
+
+/// The functions whose address the module takes: named by an instruction
+/// other than as a direct call's callee or in an indirect call's
+/// `.calltargets` list (`mov.u64 %rd, f`), or in a module-scope
+/// variable's initializer (`.global .u64 tbl[2] = {f, g};`). ptxas 13.0.88
+/// does not inline such a function: a direct call to it is an extern call
+/// (C7509) even when the address goes unused
+/// (`corpus/c7509_call_to_address_taken_func*`), while a function only
+/// listed in `.calltargets` is inlined as any other
+/// (`corpus/clean_call_to_func_in_calltargets`).
+pub fn address_taken(m: &Module) -> fxhash::FxHashSet<Box<str>> {
+    let defined: fxhash::FxHashSet<&str> = m.funcs.values().map(|f| &*f.name).collect();
+    let mut out = fxhash::FxHashSet::default();
+    let mut note = |n: &str| {
+        if defined.contains(n) {
+            out.insert(Box::<str>::from(n));
+        }
+    };
+    // A call names functions as its callee or its `.calltargets` list:
+    // neither takes an address.
+    let insts = m.funcs.values().flat_map(|f| f.insts.values());
+    for d in insts.filter(|d| d.opcode != crate::Opcode::Call) {
+        for s in &d.slots {
+            named_symbols(&s.op, &mut note);
+        }
+    }
+    for g in &m.globals {
+        if let Some((_, init)) = g.split_once('=') {
+            init.split(|c: char| !(c.is_ascii_alphanumeric() || "_$%".contains(c)))
+                .for_each(&mut note);
+        }
+    }
+    out
+}
+
+/// Calls `note` on every symbol `op` names (as a value or an address base).
+fn named_symbols(op: &crate::Operand, note: &mut impl FnMut(&str)) {
+    use crate::{AddrBase, Operand};
+    match op {
+        Operand::Sym(n)
+        | Operand::Addr {
+            base: AddrBase::Sym(n),
+            ..
+        } => note(n),
+        Operand::Vector(v) | Operand::Args(v) => v.iter().for_each(|o| named_symbols(o, note)),
+        _ => {}
+    }
 }
 
 /// Whether `f` holds a wgmma or a commit: what makes a call to it cross a

@@ -224,9 +224,13 @@ fn inlined_body(src: &str, callee: &Function, s: &CallSite, n: usize) -> Option<
 fn collect_labels(body: &[Stmt], out: &mut Vec<String>) {
     for s in body {
         match s {
-            // A `.branchtargets` list is named like a label: inlined
-            // twice, its name would be defined twice.
-            Stmt::Label { name, .. } | Stmt::BranchTargets { name, .. } => out.push(name.clone()),
+            // A `.branchtargets` or `.calltargets` list and a
+            // `.callprototype` are named like a label: inlined twice, the
+            // name would be defined twice.
+            Stmt::Label { name, .. }
+            | Stmt::BranchTargets { name, .. }
+            | Stmt::CallTargets { name, .. }
+            | Stmt::CallPrototype { name, .. } => out.push(name.clone()),
             Stmt::Scope { body, .. } => collect_labels(body, out),
             _ => {}
         }

@@ -41,6 +41,18 @@ pub fn write_module(m: &Module) -> Result<String, NotWritable> {
     }
     for f in m.funcs.values() {
         for i in f.layout.all_insts() {
+            let d = &f.insts[i];
+            if d.is_indirect_call()
+                && !matches!(
+                    d.slots.last().map(|s| &s.op),
+                    Some(ori_ir::Operand::Vector(_))
+                )
+            {
+                return Err(NotWritable(format!(
+                    "line {}: the .callprototype of an indirect call in '{}' is not kept in the IR",
+                    d.line, f.name
+                )));
+            }
             let local_param = f.insts[i].slots.iter().any(|s| match &s.op {
                 ori_ir::Operand::Args(a) => a.iter().any(|o| matches!(o, ori_ir::Operand::Sym(_))),
                 _ => false,
@@ -137,6 +149,11 @@ pub fn write_function(out: &mut String, f: &Function) {
                 lists += 1;
                 continue;
             }
+            if f.insts[i].is_indirect_call() {
+                write_indirect_call(out, f, &f.insts[i], lists);
+                lists += 1;
+                continue;
+            }
             out.push('\t');
             write_inst(out, f, &f.insts[i]);
             out.push_str(";\n");
@@ -183,6 +200,36 @@ fn write_indexed_branch(out: &mut String, f: &Function, d: &InstData, n: usize) 
     d.write_mnemonic(out);
     out.push(' ');
     if let Some(s) = d.slots.first() {
+        write_operand(out, f, &s.op);
+    }
+    let _ = writeln!(out, ", {name};");
+}
+
+/// An indirect `call` (the function's `n`th list) with the `.calltargets`
+/// list of its functions declared right before it (the IR keeps the list
+/// as a vector of their names as the call's last operand).
+fn write_indirect_call(out: &mut String, f: &Function, d: &InstData, n: usize) {
+    let name = format!("$ori_calls_{n}");
+    let Some((list, rest)) = d.slots.split_last() else {
+        return;
+    };
+    let _ = write!(out, "\t{name}: .calltargets ");
+    if let ori_ir::Operand::Vector(funcs) = &list.op {
+        for (k, o) in funcs.iter().enumerate() {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            write_operand(out, f, o);
+        }
+    }
+    out.push_str(";\n\t");
+    if let Some(g) = d.guard {
+        let bang = if g.negated { "!" } else { "" };
+        let _ = write!(out, "@{bang}{} ", f.vregs[g.reg].name);
+    }
+    d.write_mnemonic(out);
+    for (k, s) in rest.iter().enumerate() {
+        out.push_str(if k == 0 { " " } else { ", " });
         write_operand(out, f, &s.op);
     }
     let _ = writeln!(out, ", {name};");

@@ -200,6 +200,29 @@ pub enum Stmt {
         /// From the list's name to the `;`.
         span: Span,
     },
+    /// `name: .calltargets f1, f2, ...;`: the functions an indirect `call`
+    /// naming the list may reach.
+    CallTargets {
+        /// The list's name (what the `call` names last).
+        name: String,
+        /// The functions in order, each with its span.
+        funcs: Vec<(String, Span)>,
+        /// From the list's name to the `;`.
+        span: Span,
+    },
+    /// `name: .callprototype [(ret)] _ [(params)];`: the signature of the
+    /// functions an indirect `call` naming it may reach (its parameter
+    /// names are `_`).
+    CallPrototype {
+        /// The prototype's name (what the `call` names last).
+        name: String,
+        /// The return parameter, if any.
+        ret_params: Vec<Param>,
+        /// The parameters.
+        params: Vec<Param>,
+        /// From the prototype's name to the `;`.
+        span: Span,
+    },
     /// An instruction, e.g. `@%p1 bra $L__BB0_2;`.
     Inst(Instruction),
     /// A nested `{ ... }` block (its own register scope).
@@ -234,7 +257,7 @@ pub enum Stmt {
         /// From `.loc` to its last number or name (`.loc` has no `;`).
         span: Span,
     },
-    /// Other directives kept verbatim (e.g. `proto: .callprototype ...;`).
+    /// Other directives kept verbatim (e.g. `.section`).
     Directive(Directive),
 }
 

@@ -1294,7 +1294,8 @@ impl<'a> Parser<'a> {
     }
 
     /// `name:` at token `t`: a label (a second one of the same name in a
-    /// scope is an error), or a named `.callprototype` / `.branchtargets`.
+    /// scope is an error), or a named `.callprototype`, `.calltargets` or
+    /// `.branchtargets`.
     fn label_stmt(&mut self, t: Token, out: &mut Vec<Stmt>) -> PResult<()> {
         let name = self.text_of(&t).to_string();
         self.bump();
@@ -1302,22 +1303,75 @@ impl<'a> Parser<'a> {
         if self.is_dotted(".branchtargets") {
             return self.branch_targets(name, t.span, out);
         }
-        // `proto: .callprototype ...;`
-        if self.is_dotted(".callprototype") {
-            let mut dir = self.verbatim_to_semi()?;
-            dir.span = t.span.to(dir.span);
-            dir.name = format!("{} {}", dir.name, name);
-            out.push(Stmt::Directive(dir));
-            return Ok(());
+        if self.is_dotted(".calltargets") {
+            return self.call_targets(name, t.span, out);
         }
+        if self.is_dotted(".callprototype") {
+            return self.call_prototype(name, t.span, out);
+        }
+        self.define_label(&name, t.span);
+        out.push(Stmt::Label { name, span: t.span });
+        Ok(())
+    }
+
+    /// A label, a `.branchtargets` / `.calltargets` list or a
+    /// `.callprototype` named `name` in the innermost scope: a second
+    /// definition of the name there is an error.
+    fn define_label(&mut self, name: &str, at: Span) {
         let fresh = self
             .scopes
             .last_mut()
-            .is_none_or(|sc| sc.labels.insert(name.clone()));
+            .is_none_or(|sc| sc.labels.insert(name.to_string()));
         if !fresh {
-            self.error(t.span, format!("Duplicate definition of label '{name}'"));
+            self.error(at, format!("Duplicate definition of label '{name}'"));
         }
-        out.push(Stmt::Label { name, span: t.span });
+    }
+
+    /// `NAME: .calltargets f1, f2, ...;` after `NAME:` (at least one
+    /// function: ptxas 13.0.88 takes an empty list for a syntax error).
+    fn call_targets(&mut self, name: String, at: Span, out: &mut Vec<Stmt>) -> PResult<()> {
+        self.bump();
+        let mut funcs = Vec::new();
+        loop {
+            funcs.push(self.expect_ident()?);
+            if !self.eat_punct(',') {
+                break;
+            }
+        }
+        let end = self.expect_punct(';')?;
+        self.define_label(&name, at);
+        out.push(Stmt::CallTargets {
+            name,
+            funcs,
+            span: at.to(end),
+        });
+        Ok(())
+    }
+
+    /// `NAME: .callprototype [(ret)] _ [(params)];` after `NAME:` (PTX
+    /// ISA, `call`: the prototype's own name is `_`).
+    fn call_prototype(&mut self, name: String, at: Span, out: &mut Vec<Stmt>) -> PResult<()> {
+        self.bump();
+        let mut ret_params = Vec::new();
+        if self.is_punct('(') {
+            ret_params = self.param_list()?;
+        }
+        if self.text() != "_" {
+            return self.syntax_error();
+        }
+        self.bump();
+        let mut params = Vec::new();
+        if self.is_punct('(') {
+            params = self.param_list()?;
+        }
+        let end = self.expect_punct(';')?;
+        self.define_label(&name, at);
+        out.push(Stmt::CallPrototype {
+            name,
+            ret_params,
+            params,
+            span: at.to(end),
+        });
         Ok(())
     }
 
@@ -1335,13 +1389,7 @@ impl<'a> Parser<'a> {
             }
         }
         let end = self.expect_punct(';')?;
-        let fresh = self
-            .scopes
-            .last_mut()
-            .is_none_or(|sc| sc.labels.insert(name.clone()));
-        if !fresh {
-            self.error(at, format!("Duplicate definition of label '{name}'"));
-        }
+        self.define_label(&name, at);
         out.push(Stmt::BranchTargets {
             name,
             labels,

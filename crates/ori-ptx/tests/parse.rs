@@ -530,7 +530,25 @@ fn calls() {
     let i = inst("call (r), fptr, (a), proto;");
     assert_eq!(i.operands.len(), 4);
     let b = body("proto : .callprototype (.param .b32 _) _ (.param .b32 _);\nret;");
-    assert!(matches!(&b[0], Stmt::Directive(d) if d.name.starts_with("callprototype")));
+    match &b[0] {
+        Stmt::CallPrototype {
+            name,
+            ret_params,
+            params,
+            ..
+        } => {
+            assert_eq!(name, "proto");
+            assert_eq!((ret_params.len(), params.len()), (1, 1));
+            assert_eq!(
+                (params[0].space.as_str(), params[0].ty.as_str()),
+                ("param", "b32")
+            );
+        }
+        other => panic!("not a prototype: {other:?}"),
+    }
+    let b = body("fl: .calltargets f, g;\nret;");
+    assert!(matches!(&b[0], Stmt::CallTargets { name, funcs, .. }
+        if name == "fl" && funcs.iter().map(|(f, _)| f.as_str()).eq(["f", "g"])));
 }
 
 #[test]

@@ -246,10 +246,11 @@ fn serialization_diagnostic(f: &Function, fail: &super::plan::Failure) -> Diagno
             text: "in flight from this wgmma".into(),
         });
     }
-    let help = if fail.shared_accumulators() {
-        messages::C7511_SHARED_SET_HELP
-    } else {
-        code.help()
+    let help = match fail.rule {
+        RuleId::IndirectCall => messages::INDIRECT_CALL_HELP,
+        RuleId::AddressTakenCallee => messages::ADDRESS_TAKEN_HELP,
+        _ if fail.shared_accumulators() => messages::C7511_SHARED_SET_HELP,
+        _ => code.help(),
     };
     d.help = Some(help.into());
     d.rule = Some(fail.rule.name());

@@ -21,6 +21,7 @@ impl Walker<'_> {
         self.hoisted_waits_commit(&sol.outs, plan);
         self.check_unrolled_loop_waits(plan);
         self.function_pressure(plan, maxrregcount);
+        self.address_taken_callee(plan);
     }
 
     /// **R-hoisted-wait-commits**: a wait hoisted out of a divergent

@@ -53,7 +53,7 @@ pub use plan::Failure;
 pub use rules::{Mode, RuleId, RuleInfo};
 
 use ori_ir::consts::PHASE_FIXUP_GMMA_SEQUENCE;
-use ori_ir::{Diagnostic, Function, ModuleInfo, Opcode, Operand, Pass, PassContext, Severity};
+use ori_ir::{Diagnostic, Function, ModuleInfo, Pass, PassContext, Severity};
 
 /// The pass, as ptxas 13.0.88 runs it: where ptxas leaves an access that
 /// the PTX ISA calls undefined (a write to a register of a wgmma still in
@@ -103,10 +103,8 @@ fn needs_fixup(f: &Function, module: &ModuleInfo) -> bool {
     }
     !module.compile_only
         && f.insts.values().any(|d| {
-            d.opcode == Opcode::Call
-                && d.slots.iter().any(|s| {
-                    matches!(&s.op, Operand::Sym(n) if module.funcs.get(&**n).is_some_and(|x| x.holds_pipeline_ops))
-                })
+            d.direct_callee()
+                .is_some_and(|n| module.funcs.get(&**n).is_some_and(|x| x.holds_pipeline_ops))
         })
 }
 

@@ -273,7 +273,10 @@ impl Plan {
     /// The failures a walk failure met later replaces: a failed hoist, and
     /// an extern call (C7509; `c7520_divergent_arrive_after_extern_call`).
     fn replaceable(rule: RuleId) -> bool {
-        matches!(rule, RuleId::DivergentHoist | RuleId::ExternCall)
+        matches!(
+            rule,
+            RuleId::DivergentHoist | RuleId::ExternCall | RuleId::IndirectCall
+        )
     }
 
     /// A plan whose decisions are not kept (see `scratch`).
@@ -338,7 +341,7 @@ impl Plan {
         let after_call = self
             .failure
             .as_ref()
-            .is_some_and(|f| f.rule == RuleId::ExternCall);
+            .is_some_and(|f| matches!(f.rule, RuleId::ExternCall | RuleId::IndirectCall));
         if after_call && !self.has_arrive(i) {
             self.fail(RuleId::ArriveAfterExternCall, Some(i), None, None);
             return;

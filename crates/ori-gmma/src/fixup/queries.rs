@@ -227,11 +227,12 @@ impl Walker<'_> {
 
     /// Whether `d` calls a function that has a wgmma pipeline.
     fn calls_pipeline(&self, d: &InstData) -> bool {
-        d.opcode == Opcode::Call
-            && d.slots.iter().any(|s| {
-                matches!(&s.op, ori_ir::Operand::Sym(n)
-                    if self.module.funcs.get(&**n).is_some_and(|x| x.holds_pipeline_ops))
-            })
+        d.direct_callee().is_some_and(|n| {
+            self.module
+                .funcs
+                .get(&**n)
+                .is_some_and(|x| x.holds_pipeline_ops)
+        })
     }
 
     /// The first `wait_group 0` after the copy `at` in block `b`, with

@@ -470,7 +470,7 @@ impl Machine<'_> {
     pub(super) fn async_copy(&mut self, d: &InstData, act: &[bool]) -> Res<()> {
         let what = d.mods.get(1).map_or("", |m| &**m);
         let everyone = self.all_live(act);
-        let landed = match what {
+        let retire_to = match what {
             "commit_group" | "wait_group" | "wait_all" if !everyone => {
                 return Err(fault!(
                     "{} with some threads of the warpgroup inactive: the host backend keeps one group list per warpgroup",
@@ -486,41 +486,29 @@ impl Machine<'_> {
                     Operand::Imm(i) => i.as_i64().filter(|n| *n >= 0),
                     _ => None,
                 };
-                let n = n.ok_or("cp.async.wait_group takes a non-negative immediate")?;
-                self.wg.copies.wait(n as usize)
+                n.ok_or("cp.async.wait_group takes a non-negative immediate")? as usize
             }
-            "wait_all" => self.wg.copies.wait_all(),
+            "wait_all" => {
+                self.wg.copies.commit();
+                0
+            }
             // `cp.async.mbarrier.arrive.b64 [mbar]`: the mbarrier sees an
             // arrive when this thread's earlier copies complete; without
             // `.noinc` the pending count was raised by one first, so the
             // arrive changes nothing (PTX ISA 9.7.9.25.3.3). The copies
             // may complete at any point from their issue on: here, now.
-            "mbarrier" if d.has_mod("noinc") => {
-                return Err(Fault::Unsupported(format!(
-                    "{} is not supported by the host backend",
-                    d.mnemonic()
-                )))
-            }
-            "mbarrier" => {
+            "mbarrier" if !d.has_mod("noinc") => {
                 let base = (self.wg.index * WARPGROUP) as u32;
-                self.wg
+                let landed = self
+                    .wg
                     .copies
-                    .take_threads(|t| t >= base && act[(t - base) as usize])
+                    .take_threads(|t| t >= base && act[(t - base) as usize]);
+                self.sync_proxy_order();
+                let done = self.land_copies(&landed);
+                self.wg.copies.recycle(landed);
+                return done;
             }
-            "ca" | "cg" => {
-                let shape = CopyShape::of(self.f, d)?;
-                // Every thread's source line asked for first, so that the
-                // reads below overlap their cache misses.
-                for t in (0..WARPGROUP).filter(|t| act[*t]) {
-                    if let Ok((_, src)) = self.address(t, shape.src) {
-                        self.global.prefetch(src);
-                    }
-                }
-                for t in (0..WARPGROUP).filter(|t| act[*t]) {
-                    self.read_copy(t, &shape)?;
-                }
-                return Ok(());
-            }
+            "ca" | "cg" => return self.issue_copies(&CopyShape::of(self.f, d)?, act),
             _ => {
                 return Err(Fault::Unsupported(format!(
                     "{} is not supported by the host backend",
@@ -528,30 +516,73 @@ impl Machine<'_> {
                 )))
             }
         };
+        // `wait_group n` / `wait_all`: the groups but the newest `n` land,
+        // oldest first, each where it is (no gathering into one list).
         self.sync_proxy_order();
-        let line = self.line;
-        for c in &landed {
-            // A write of the issuing warp, at the copy's line.
-            self.line = c.line;
-            let raced = self.race_access(c.thread, false, (c.dst, c.bytes().len()), true);
-            self.line = line;
-            raced?;
-            self.shared.write_bytes(c.dst, c.bytes())?;
-            // cp.async writes through the generic proxy.
-            self.fills.overwritten(c.dst, c.bytes().len());
-            self.proxy
-                .generic_write(c.dst, c.bytes().len(), c.line, c.thread, true);
+        while let Some(group) = self.wg.copies.retire_oldest(retire_to) {
+            let done = self.land_copies(&group);
+            self.wg.copies.recycle(group);
+            done?;
         }
-        self.wg.copies.recycle(landed);
+        Ok(())
+    }
+
+    /// The copies `landed` write shared memory, in order: each a write by
+    /// its issuing thread at its line (the race detector, the TMA-fill
+    /// and proxy checks see it as such).
+    fn land_copies(&mut self, landed: &[PendingCopy]) -> Res<()> {
+        let line = self.line;
+        for c in landed {
+            let bytes = c.bytes();
+            if self.races.is_some() {
+                // A write of the issuing warp, at the copy's line.
+                self.line = c.line;
+                let raced = self.race_access(c.thread, false, (c.dst, bytes.len()), true);
+                self.line = line;
+                raced?;
+            }
+            self.shared.write_bytes(c.dst, bytes)?;
+            // cp.async writes through the generic proxy.
+            self.fills.overwritten(c.dst, bytes.len());
+            self.proxy
+                .generic_write(c.dst, bytes.len(), c.line, c.thread, true);
+        }
+        Ok(())
+    }
+
+    /// `cp.async.{ca,cg}` by the threads in `act`: each thread's copy read
+    /// and issued into the warpgroup's open group. Every thread's source
+    /// address is found once, and its line asked for before any is read,
+    /// so that the reads overlap their cache misses.
+    fn issue_copies(&mut self, shape: &CopyShape<'_>, act: &[bool]) -> Res<()> {
+        let mut srcs = [None; WARPGROUP];
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            if let Ok((_, src)) = self.address(t, shape.src) {
+                self.global.prefetch(src);
+                srcs[t] = Some(src);
+            }
+        }
+        for t in (0..WARPGROUP).filter(|t| act[*t]) {
+            self.read_copy(t, shape, srcs[t])?;
+        }
         Ok(())
     }
 
     /// Thread `t`'s `cp.async.{ca,cg}.shared.global [dst], [src], cp-size
     /// {, src-size | ignore-src}`: its bytes, read from global memory now,
-    /// issued into the warpgroup's open group.
-    pub(super) fn read_copy(&mut self, t: usize, shape: &CopyShape<'_>) -> Res<()> {
+    /// issued into the warpgroup's open group (`src`: the source address,
+    /// where it was found already).
+    pub(super) fn read_copy(
+        &mut self,
+        t: usize,
+        shape: &CopyShape<'_>,
+        src: Option<u64>,
+    ) -> Res<()> {
         let (_, dst) = self.address(t, shape.dst)?;
-        let (_, src) = self.address(t, shape.src)?;
+        let src = match src {
+            Some(s) => s,
+            None => self.address(t, shape.src)?.1,
+        };
         let size = shape.size;
         let read = match shape.limit {
             None => size,

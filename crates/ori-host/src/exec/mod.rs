@@ -797,7 +797,7 @@ impl Machine<'_> {
 
     /// An address operand: a kernel parameter's value (with the offset
     /// into it), or a memory address.
-    #[inline]
+    #[inline(always)]
     fn address(&self, t: usize, op: &Operand) -> Res<(Option<u64>, u64)> {
         match op {
             Operand::Addr { base, offset } => Ok(match base {

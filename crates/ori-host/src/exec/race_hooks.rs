@@ -42,6 +42,7 @@ impl Machine<'_> {
     /// CTA thread `thread` of the running CTA (`engine`: its copy engine,
     /// for a copy that thread issued) accesses `len` bytes of shared memory
     /// at `addr` (a shared::cta, shared::cluster or generic address).
+    #[inline]
     pub(super) fn race_access(
         &mut self,
         thread: u32,
@@ -88,6 +89,7 @@ impl Machine<'_> {
     /// shared memory of CTA rank `peer` (`None`: the running CTA), unless
     /// it is a read of what a TMA load wrote before its mbarrier phase was
     /// seen: the TMA check reports that, with the phase.
+    #[inline]
     fn race_found(&mut self, thread: u32, peer: Option<usize>, race: Option<Race>) -> Res<()> {
         let Some(race) = race else {
             return Ok(());
@@ -234,10 +236,12 @@ impl Machine<'_> {
         if self.races.is_none() {
             return Ok(());
         }
-        // Offsets of the running CTA's shared memory locate to themselves.
+        // Offsets of the running CTA's shared memory locate to themselves:
+        // those below the first shared::cluster window. The granules are
+        // in increasing order, so the last says for all.
         let own = granules
-            .iter()
-            .all(|&g| matches!(self.locate(u64::from(g)), Ok((None, off)) if off == u64::from(g)));
+            .last()
+            .is_none_or(|&g| u64::from(g) >> cluster::WINDOW_SHIFT == 0);
         match own {
             true => self.race_own_granules(granules),
             false => self.race_granules_one_by_one(granules),

@@ -59,16 +59,25 @@ pub fn add_signature(
             format!("Duplicate definition of function '{}'", f.name),
         ));
     }
-    let sig = |ps: &[ast::Param]| {
-        ps.iter()
-            .map(|p| (p.name.clone(), param_bytes(p)))
-            .collect()
-    };
-    out.entry(f.name.clone()).or_insert(Signature {
-        is_entry: f.is_entry,
-        params: sig(&f.params),
-        ret_params: sig(&f.ret_params),
-    });
+    out.entry(f.name.clone())
+        .or_insert_with(|| Signature::of(f.is_entry, &f.ret_params, &f.params));
+}
+
+impl Signature {
+    /// The signature of a function (or of a `.callprototype`) with these
+    /// return parameters and parameters.
+    pub fn of(is_entry: bool, ret_params: &[ast::Param], params: &[ast::Param]) -> Signature {
+        let sizes = |ps: &[ast::Param]| {
+            ps.iter()
+                .map(|p| (p.name.clone(), param_bytes(p)))
+                .collect()
+        };
+        Signature {
+            is_entry,
+            params: sizes(params),
+            ret_params: sizes(ret_params),
+        }
+    }
 }
 
 /// `.align N` with N not a power of two.
@@ -138,8 +147,27 @@ pub fn check_call(
         ));
         return;
     }
-    let formals = callee.ret_params.iter().chain(&callee.params);
-    for ((name, want), got) in formals.zip(rets.iter().chain(args)) {
+    check_formals(file, span, &callee.ret_params, rets, diags);
+    check_formals(file, span, &callee.params, args, diags);
+}
+
+/// One side of an indirect call (its return list or its arguments, sizes
+/// in bytes) against the formals of one target: a count that differs is
+/// `Call has wrong number of parameters`, each argument of another size a
+/// type and an alignment error naming the formal.
+pub fn check_formals(
+    file: &str,
+    span: Span,
+    formals: &[(String, Option<u64>)],
+    actual: &[Option<u64>],
+    diags: &mut Vec<Diag>,
+) {
+    if formals.len() != actual.len() {
+        let msg = "Call has wrong number of parameters";
+        diags.push(Diag::new(file, span, Severity::Error, msg));
+        return;
+    }
+    for ((name, want), got) in formals.iter().zip(actual) {
         if let (Some(w), Some(g)) = (want, got) {
             if w != g {
                 for what in ["Type", "Alignment"] {

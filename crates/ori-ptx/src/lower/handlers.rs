@@ -40,7 +40,7 @@ pub fn handler_table() -> HandlerTable {
     t.insert("bra", super::generic::lower_branch as Handler);
     t.insert("ret", super::generic::lower_return as Handler);
     t.insert("exit", super::generic::lower_return as Handler);
-    t.insert("call", super::generic::lower_call as Handler);
+    t.insert("call", super::indirect_call::lower_call as Handler);
     t.insert(
         "brx",
         super::indexed_branch::lower_indexed_branch as Handler,

@@ -94,7 +94,9 @@ fn target_list(cx: &mut LowerCx<'_>, op: &ast::Operand) -> Option<Box<[Operand]>
 /// symbol 'NAME'".
 pub(super) fn undeclared_lists(cx: &mut LowerCx<'_>) {
     for (name, span) in std::mem::take(&mut cx.list_refs) {
-        if cx.branch_lists.contains_key(name.as_str()) {
+        let declared = cx.branch_lists.contains_key(name.as_str())
+            || cx.call_lists.contains_key(name.as_str());
+        if declared {
             cx.diags.push(crate::diag::Diag::new(
                 cx.file,
                 span,

@@ -12,6 +12,7 @@ mod float_literals;
 mod generic;
 mod handlers;
 mod indexed_branch;
+mod indirect_call;
 mod mov_types;
 mod streamed;
 mod table_forms;
@@ -53,6 +54,9 @@ pub struct LowerCx<'a> {
     undefined: Vec<(String, Span)>,
     /// The function's `.branchtargets` lists declared so far, by name.
     pub(super) branch_lists: NameMap<String, Box<[Operand]>>,
+    /// The function's `.calltargets` lists and `.callprototype`s declared
+    /// so far, by name.
+    pub(super) call_lists: NameMap<String, (usize, indirect_call::CallList)>,
     /// `brx.idx` lists named before any declaration of theirs: judged at
     /// the end of the function ([`indexed_branch::undeclared_lists`]).
     pub(super) list_refs: Vec<(String, Span)>,
@@ -483,10 +487,47 @@ pub fn var_decl_text(v: &ast::VarDecl) -> String {
             None => s.push_str("[]"),
         }
     }
-    if v.init.is_some() {
-        s.push_str(" = ...");
+    // Symbols (a table of function or variable addresses) are kept: passes
+    // read them (`ori_ir::pass::address_taken`). Numbers are not (tables
+    // can be large).
+    if let Some(init) = &v.init {
+        match init_text(init).filter(|_| names_symbols(init)) {
+            Some(t) => s.push_str(&format!(" = {t}")),
+            None => s.push_str(" = ..."),
+        }
     }
     s
+}
+
+/// Whether an initializer names a symbol.
+fn names_symbols(init: &ast::Init) -> bool {
+    match init {
+        ast::Init::Expr(o) => matches!(
+            o.kind,
+            ast::OperandKind::Symbol(_) | ast::OperandKind::SymOffset(..)
+        ),
+        ast::Init::List(items) => items.iter().any(names_symbols),
+    }
+}
+
+/// An initializer as PTX: `None` if it holds what is neither a symbol
+/// (with an offset) nor a number.
+fn init_text(init: &ast::Init) -> Option<String> {
+    Some(match init {
+        ast::Init::List(items) => {
+            let items: Option<Vec<String>> = items.iter().map(init_text).collect();
+            format!("{{{}}}", items?.join(", "))
+        }
+        ast::Init::Expr(o) => match &o.kind {
+            ast::OperandKind::Symbol(n) => n.to_string(),
+            ast::OperandKind::SymOffset(n, off) => format!("{n}{off:+}"),
+            ast::OperandKind::Imm(ast::Imm::Int(v)) => format!("{v}"),
+            ast::OperandKind::Imm(ast::Imm::UInt(v)) => format!("{v}U"),
+            ast::OperandKind::Imm(ast::Imm::F32(b)) => format!("0f{b:08X}"),
+            ast::OperandKind::Imm(ast::Imm::F64(b)) => format!("0d{b:016X}"),
+            _ => return None,
+        },
+    })
 }
 
 /// Lower a parsed module. Returns the module and every diagnostic found.
@@ -922,6 +963,15 @@ fn lower_stmts(cx: &mut LowerCx<'_>, stmts: &mut [ast::Stmt], table: &HandlerTab
             ast::Stmt::BranchTargets { name, labels, .. } => {
                 indexed_branch::declare_list(cx, name, labels);
             }
+            ast::Stmt::CallTargets { name, funcs, .. } => {
+                indirect_call::declare_targets(cx, name, funcs);
+            }
+            ast::Stmt::CallPrototype {
+                name,
+                ret_params,
+                params,
+                ..
+            } => indirect_call::declare_prototype(cx, name, ret_params, params),
             ast::Stmt::Inst(i) => {
                 cx.resolved.clear();
                 if !cx.vector_widths.is_empty() {
@@ -1039,6 +1089,7 @@ fn function_cx<'a>(
         next_scope: 0,
         undefined: Vec::new(),
         branch_lists: NameMap::default(),
+        call_lists: NameMap::default(),
         list_refs: Vec::new(),
         symbols: Rc::clone(symbols),
         locals: NameMap::default(),

@@ -8,7 +8,7 @@ use crate::fixup::plan::{Close, Plan};
 use crate::fixup::state::State;
 use crate::fixup::walk::{BlockCx, Walker};
 use ori_ir::consts::*;
-use ori_ir::{Inst, Operand};
+use ori_ir::Inst;
 
 rules! {
     /// A wait at a call passing accumulators in flight to an inlined callee.
@@ -26,6 +26,16 @@ rules! {
     ExternCall => "R-extern-call", Some(C7509_EXTERN_CALLS),
         "serializes a function calling an external (or, under -c, any) function outside an open stage",
         "corpus/c7509_extern_call_after_wait",
+        "wgmma pipelines may not cross calls the compiler cannot see";
+    /// An indirect call.
+    IndirectCall => "R-indirect-call", Some(C7510_CROSSES_CALL),
+        "serializes a function making an indirect call (through a register, with a .calltargets list or a .callprototype) outside an open stage, as for an extern call but with C7510; inside an open stage it answers C7520, and an arrive needed after the call is C7520 too",
+        "corpus/c7510_indirect_call_after_wait",
+        "wgmma pipelines may not cross calls the compiler cannot see";
+    /// A call to a function whose address is taken.
+    AddressTakenCallee => "R-address-taken-callee", Some(C7509_EXTERN_CALLS),
+        "does not inline a function whose address the module takes (mov of its name, a table initializer; not a .calltargets list), even when the address goes unused: its walk treats a direct call to it as an inlined one (arrives after it are injected, C7519), then serializes the caller as for an extern call",
+        "corpus/c7519_c7509_call_to_address_taken_func_in_stage",
         "wgmma pipelines may not cross calls the compiler cannot see";
     /// An extern call inside an open stage.
     ExternCallInStage => "R-extern-call-in-stage", Some(C7520_WGAR_DIVERGENT),
@@ -55,12 +65,12 @@ impl Walker<'_> {
         i: Inst,
     ) {
         let d = &self.f.insts[i];
-        let callee = d.slots.iter().find_map(|s| match &s.op {
-            Operand::Sym(n) => Some(&**n),
-            _ => None,
-        });
-        let info = callee.and_then(|n| self.module.funcs.get(n).copied());
+        let info = d
+            .direct_callee()
+            .and_then(|n| self.module.funcs.get(&**n).copied());
         let defined = info.is_some_and(|x| x.has_body);
+        // A callee whose address is taken is walked as an inlined one
+        // (R-address-taken-callee serializes after the walk).
         let inlined = defined && !self.module.compile_only;
         let all = st.pipe.all();
         let passes_in_flight = self
@@ -93,26 +103,50 @@ impl Walker<'_> {
             plan.wait(i, close, None, RuleId::WaitAtCall);
             st.retire_all();
         }
-        if !inlined {
-            // R-extern-call: inside an open stage ptxas answers C7520.
-            let rule = if st.pipe.open.is_empty() {
-                RuleId::ExternCall
-            } else {
-                RuleId::ExternCallInStage
-            };
-            plan.fail(rule, Some(i), None, None);
-        } else if info.is_some_and(|x| x.has_body && x.holds_pipeline_ops) {
+        if inlined && info.is_some_and(|x| x.holds_pipeline_ops) {
             // R-call-crosses-pipeline: ptxas inlines the callee, whose commits
             // and waits close this block's stage, so a commit after the call
             // is empty (`c7510_call_pipeline_func_inside_pipeline`).
             let rule = RuleId::CallCrossesPipeline;
             plan.fail(rule, Some(i), None, st.last_wgmma);
             bx.close_stage();
+        } else if !inlined {
+            // R-extern-call, R-indirect-call: inside an open stage ptxas
+            // answers C7520.
+            let rule = if !st.pipe.open.is_empty() {
+                RuleId::ExternCallInStage
+            } else if d.is_indirect_call() {
+                RuleId::IndirectCall
+            } else {
+                RuleId::ExternCall
+            };
+            plan.fail(rule, Some(i), None, None);
         } else {
             // R-call-ends-block: the inlined body ends ptxas's block even
             // when it has no pipeline, so a commit right after the call
             // closes an empty group (`c7519_commit_after_inlined_call`).
             bx.close_stage();
+        }
+    }
+}
+
+impl Walker<'_> {
+    /// **R-address-taken-callee**, after the walk: a direct call to a
+    /// function whose address the module takes serializes the caller
+    /// (C7509) unless the walk failed first. Not under `-c`, where every
+    /// call is extern already.
+    pub(in crate::fixup) fn address_taken_callee(&self, plan: &mut Plan) {
+        if plan.failure().is_some() || self.module.compile_only {
+            return;
+        }
+        let taken = |i: &Inst| {
+            self.f.insts[*i]
+                .direct_callee()
+                .and_then(|n| self.module.funcs.get(&**n))
+                .is_some_and(|x| x.has_body && x.address_taken && !x.holds_pipeline_ops)
+        };
+        if let Some(i) = self.f.layout.all_insts().find(taken) {
+            plan.fail(RuleId::AddressTakenCallee, Some(i), None, None);
         }
     }
 }

@@ -182,6 +182,8 @@ rule_ids! {
     kill::LoopCarriedFragment,
     budget::InFlightBudget,
     call::ExternCall,
+    call::IndirectCall,
+    call::AddressTakenCallee,
     call::ExternCallInStage,
     call::ArriveAfterExternCall,
     call::CallCrossesPipeline,
@@ -268,9 +270,10 @@ pub const PRECEDENCE: &[(Point, &[RuleId])] = &[
         &[
             RuleId::CallAfterPartialWait,
             RuleId::WaitAtCall,
-            RuleId::ExternCall,
-            RuleId::ExternCallInStage,
             RuleId::CallCrossesPipeline,
+            RuleId::ExternCallInStage,
+            RuleId::IndirectCall,
+            RuleId::ExternCall,
         ],
     ),
     (
@@ -291,6 +294,7 @@ pub const PRECEDENCE: &[(Point, &[RuleId])] = &[
         Point::Late,
         &[
             RuleId::FunctionPressure,
+            RuleId::AddressTakenCallee,
             RuleId::WaitAtExit,
             RuleId::UnrolledLoopWait,
             RuleId::ZeroTripJoin,
