@@ -111,16 +111,16 @@ fn launch_bound(kernel: &Function, name: &str) -> Option<u64> {
 
 /// Whether `kernel`'s thread count alone leaves room for only one CTA per
 /// SM, by the registers ori counts for its wgmma code
-/// ([`crate::fixup::budget::wgmma_register_need`]); without a wgmma ori
+/// ([`crate::fixup::budget::wgmma_register_need_over`]); without a wgmma ori
 /// cannot tell, and says no.
 fn one_cta_per_sm(kernel: &Function) -> bool {
     let bound = |name: &str| launch_bound(kernel, name);
     let Some(threads) = bound("reqntid").or_else(|| bound("maxntid")) else {
         return false;
     };
-    let Some(need) = crate::fixup::budget::wgmma_register_need(kernel) else {
-        return false;
+    let over = |need: u32| {
+        let per_thread = u64::from(need).div_ceil(8) * 8;
+        2 * threads.div_ceil(32) * 32 * per_thread > SM_REGISTERS
     };
-    let per_thread = u64::from(need).div_ceil(8) * 8;
-    2 * threads.div_ceil(32) * 32 * per_thread > SM_REGISTERS
+    crate::fixup::budget::wgmma_register_need_over(kernel, over).unwrap_or(false)
 }

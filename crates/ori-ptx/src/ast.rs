@@ -146,6 +146,23 @@ pub enum Init {
     Expr(Operand),
     /// A braced list (possibly nested for multi-dimensional arrays).
     List(Vec<Init>),
+    /// Elements of the enclosing [`Init::List`] in a row that are each one
+    /// integer literal, kept as their values only (with no span each): the
+    /// tables cuRAND puts in CUTLASS kernels run to 200,000 of them. Each
+    /// value is one element, as an [`Init::Expr`] of an [`Imm`] would be;
+    /// the parser keeps such a run whole (never two runs side by side).
+    Ints(Vec<Imm>),
+}
+
+impl Init {
+    /// How many elements of the enclosing list this is (a run's length;
+    /// 1 for a value or a nested list).
+    pub fn element_count(&self) -> usize {
+        match self {
+            Init::Ints(v) => v.len(),
+            Init::Expr(_) | Init::List(_) => 1,
+        }
+    }
 }
 
 /// A statement inside a function body.

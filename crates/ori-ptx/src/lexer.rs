@@ -404,6 +404,103 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// Integer lists: the elements of a `{...}` initializer read straight from
+/// the source, with no token each.
+impl Lexer<'_> {
+    /// Go back to just after `t`, a one-character punctuation token this
+    /// lexer returned (a list's `{` or `,`), forgetting what was lexed
+    /// past it: the tokens, and an unterminated comment's error.
+    pub(crate) fn resume_after(&mut self, t: Token) {
+        debug_assert!(matches!(t.kind, TokKind::Punct(_)) && t.span.hi == t.span.lo + 1);
+        self.cur.pos = t.span.hi as usize;
+        self.cur.line = t.span.line;
+        self.cur.col = t.span.col + 1;
+        self.ws = false;
+        self.errors.retain(|e| e.span.lo < t.span.hi);
+    }
+
+    /// Read list elements `N ,` (blanks and newlines around them), each `N`
+    /// a decimal literal with no sign or suffix, as the tokens `Int ,`
+    /// would be read, and append their values to `out`. Stops before the
+    /// first element that is anything else or not followed by a comma (the
+    /// last one, before `}`, or a comment): the lexer goes on from there.
+    /// Octal (`017`), hex, `U` and literals of 20 digits or more are left
+    /// to [`Lexer::next_token`].
+    pub(crate) fn int_elements(&mut self, out: &mut Vec<crate::ast::Imm>) {
+        use crate::ast::Imm;
+        let b = self.cur.b;
+        let from = self.cur.pos;
+        // `taken`: the end of the last element taken, with the newlines
+        // before it (and where its line starts); `at`: the scan.
+        let mut taken = Blanks {
+            pos: from,
+            newlines: 0,
+            line_start: None,
+        };
+        let mut at = taken;
+        loop {
+            at.skip(b);
+            let literal = at.pos;
+            let mut value: u64 = 0;
+            while let Some(d) = b.get(at.pos).map(|c| c.wrapping_sub(b'0')) {
+                if d > 9 {
+                    break;
+                }
+                // At most 19 digits are taken: no overflow.
+                value = value.wrapping_mul(10).wrapping_add(u64::from(d));
+                at.pos += 1;
+            }
+            let digits = at.pos - literal;
+            if digits == 0 || digits > 19 || (digits > 1 && b[literal] == b'0') {
+                break;
+            }
+            at.skip(b);
+            if b.get(at.pos) != Some(&b',') {
+                break;
+            }
+            at.pos += 1;
+            out.push(i64::try_from(value).map_or(Imm::UInt(value), Imm::Int));
+            taken = at;
+        }
+        // Every byte taken is ASCII: a column is a byte.
+        self.cur.pos = taken.pos;
+        self.cur.line += taken.newlines;
+        self.cur.col = match taken.line_start {
+            Some(s) => 1 + (taken.pos - s) as u32,
+            None => self.cur.col + (taken.pos - from) as u32,
+        };
+    }
+}
+
+/// A position in a list's elements, with the newlines passed since the
+/// scan began.
+#[derive(Clone, Copy)]
+struct Blanks {
+    pos: usize,
+    newlines: u32,
+    /// The byte after the last newline passed.
+    line_start: Option<usize>,
+}
+
+impl Blanks {
+    /// Advance over spaces, tabs, carriage returns and newlines (the
+    /// blanks between list elements).
+    #[inline]
+    fn skip(&mut self, b: &[u8]) {
+        while let Some(&c) = b.get(self.pos) {
+            match c {
+                b' ' | b'\t' | b'\r' => {}
+                b'\n' => {
+                    self.newlines += 1;
+                    self.line_start = Some(self.pos + 1);
+                }
+                _ => return,
+            }
+            self.pos += 1;
+        }
+    }
+}
+
 fn lex_one(cur: &mut Cursor<'_>) -> TokKind {
     let c = cur.peek(0);
     if is_ident_start(c) {

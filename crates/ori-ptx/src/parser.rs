@@ -1080,33 +1080,56 @@ impl<'a> Parser<'a> {
 
     fn init(&mut self, depth: usize) -> PResult<Init> {
         if self.is_punct('{') {
-            if depth >= MAX_DEPTH {
-                return self.syntax_error();
-            }
-            self.bump();
-            let mut v = Vec::new();
-            if self.eat_punct('}') {
-                return Ok(Init::List(v));
-            }
-            loop {
-                v.push(self.init(depth + 1)?);
-                if self.eat_punct('}') {
-                    return Ok(Init::List(v));
-                }
-                self.expect_punct(',')?;
-            }
-        }
-        if let Some(e) = self.plain_int_element() {
-            return Ok(e);
+            return self.init_list(depth);
         }
         Ok(Init::Expr(self.operand(false)?))
     }
 
-    /// A list element that is one integer literal (`{202, 29, 180, ...}`:
-    /// cuRAND's tables in CUTLASS kernels run to 200,000 of them), taken
-    /// as [`Parser::operand`] takes it, without the walk through the
-    /// constant-expression grammar; `None` for anything else.
-    fn plain_int_element(&mut self) -> Option<Init> {
+    /// A braced list, at its `{`. Elements that are one integer literal
+    /// each are kept as runs of values ([`Init::Ints`]); most of them are
+    /// read from the source with no token each
+    /// ([`TokWindow::int_elements_after`]), the others as tokens, without
+    /// the walk through the constant-expression grammar.
+    fn init_list(&mut self, depth: usize) -> PResult<Init> {
+        if depth >= MAX_DEPTH {
+            return self.syntax_error();
+        }
+        let mut items = Vec::new();
+        let mut run = Vec::new();
+        self.win.get_mut().int_elements_after(self.pos, &mut run);
+        self.bump();
+        if run.is_empty() && self.eat_punct('}') {
+            return Ok(Init::List(items));
+        }
+        loop {
+            match self.plain_int_element() {
+                Some(v) => run.push(v),
+                None => {
+                    if !run.is_empty() {
+                        items.push(Init::Ints(std::mem::take(&mut run)));
+                    }
+                    items.push(self.init(depth + 1)?);
+                }
+            }
+            if self.eat_punct('}') {
+                break;
+            }
+            if !self.is_punct(',') {
+                return self.syntax_error();
+            }
+            self.win.get_mut().int_elements_after(self.pos, &mut run);
+            self.bump();
+        }
+        if !run.is_empty() {
+            items.push(Init::Ints(run));
+        }
+        Ok(Init::List(items))
+    }
+
+    /// A list element that is one integer literal (`{202, 29, 180, ...}`),
+    /// its value as [`Parser::operand`] would fold it; `None` for anything
+    /// else.
+    fn plain_int_element(&mut self) -> Option<Imm> {
         let TokKind::Int {
             value,
             unsigned,
@@ -1118,12 +1141,8 @@ impl<'a> Parser<'a> {
         if !matches!(self.nth(1).kind, TokKind::Punct(',' | '}')) {
             return None;
         }
-        let span = self.span();
         self.bump();
-        Some(Init::Expr(Operand {
-            kind: OperandKind::Imm(fold_int(i128::from(value), unsigned)),
-            span,
-        }))
+        Some(fold_int(i128::from(value), unsigned))
     }
 
     // ------------------------------------------------------------ statements

@@ -75,6 +75,32 @@ impl<'a> TokWindow<'a> {
         }
     }
 
+    /// The integer elements `N ,` that follow token `i` (a list's `{` or
+    /// `,`), read by [`Lexer::int_elements`] with no token each and
+    /// appended to `out`; the token after `i` is then the first element
+    /// not taken. Only when the tokens after `i` begin with `N ,` (a list
+    /// of other values is left to the tokens): those lexed past `i` are
+    /// dropped, and lexed again after the elements.
+    pub(crate) fn int_elements_after(&mut self, i: usize, out: &mut Vec<crate::ast::Imm>) {
+        let Some(k) = i.checked_sub(self.base) else {
+            return;
+        };
+        let int = |t: Option<&Token>| matches!(t.map(|t| t.kind), Some(TokKind::Int { .. }));
+        let comma = |t: Option<&Token>| matches!(t.map(|t| t.kind), Some(TokKind::Punct(',')));
+        let (Some(&t), next) = (self.buf.get(k), self.buf.get(k + 1)) else {
+            return;
+        };
+        // Past the lexed tokens, the source decides alone.
+        if next.is_some() && !(int(next) && (comma(self.buf.get(k + 2)) || k + 2 >= self.buf.len()))
+        {
+            return;
+        }
+        self.buf.truncate(k + 1);
+        self.eof = None;
+        self.lexer.resume_after(t);
+        self.lexer.int_elements(out);
+    }
+
     /// Forgets the tokens before index `i`: the parser will not go back
     /// that far (they are dropped [`RELEASE_BATCH`] at a time).
     pub(crate) fn release_before(&mut self, i: usize) {

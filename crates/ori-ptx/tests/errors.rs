@@ -316,6 +316,16 @@ $L: ;
 "#,
         r#"ptxas p6.ptx, line 8; fatal   : Parsing error near ';': syntax error"#,
     ),
+    (
+        "list6.ptx",
+        ".version 8.5\n.target sm_90a\n.address_size 64\n.global .b8 t[8] = {1, 2,\n  3, 4,\n  5 6, 7, 8};\n.visible .entry k() { ret; }\n",
+        r#"ptxas list6.ptx, line 6; fatal   : Parsing error near '6': syntax error"#,
+    ),
+    (
+        "list8.ptx",
+        ".version 8.5\n.target sm_90a\n.address_size 64\n.global .b8 t[4] = {1, 2, /* c */ 3, 0x4, 5,};\n.visible .entry k() { ret; }\n",
+        r#"ptxas list8.ptx, line 4; fatal   : Parsing error near '}': syntax error"#,
+    ),
 ];
 
 #[test]
@@ -407,6 +417,12 @@ fn columns() {
         &format!("{HDR}.entry k()\n{{\n  @!%p1 frob;\n}}\n"),
     );
     assert_eq!((d[0].line, d[0].col), (6, 9));
+    // In an initializer list read past its lines and comments.
+    let d = diags(
+        "c.ptx",
+        &format!("{HDR}.global .b8 t[9] = {{1, 2,\r\n  3 /* 4 */, 4,\n\t5, 6 7, 8}};\n"),
+    );
+    assert_eq!((d[0].line, d[0].col), (6, 7));
 }
 
 #[test]

@@ -143,7 +143,24 @@ fn module_vars() {
     assert_eq!(vs[0].align, Some(4));
     assert_eq!(vs[0].dims, vec![Some(4)]);
     match &vs[0].init {
-        Some(Init::List(l)) => assert_eq!(l.len(), 4),
+        Some(Init::List(l)) => assert_eq!(
+            l,
+            &vec![Init::Ints(vec![
+                Imm::Int(1),
+                Imm::Int(2),
+                Imm::Int(3),
+                Imm::Int(4)
+            ])]
+        ),
+        i => panic!("{i:?}"),
+    }
+    match &vs[5].init {
+        Some(Init::List(rows)) => assert_eq!(
+            rows,
+            &[1, 4]
+                .map(|a| Init::List(vec![Init::Ints((a..a + 3).map(Imm::Int).collect())]))
+                .to_vec()
+        ),
         i => panic!("{i:?}"),
     }
     assert_eq!(vs[1].linkage.as_deref(), Some("extern"));
@@ -169,6 +186,51 @@ fn module_vars() {
         matches!(&vs[7].init, Some(Init::Expr(o)) if o.kind == OperandKind::SymOffset("gtab".into(), 8))
     );
     assert_eq!(vs[8].vector, Some(4));
+}
+
+/// The elements of an initializer list, read as the tokens would read
+/// them however they are written: decimal literals in runs of values
+/// (across lines, and around comments), octal, hex, `U` and the largest
+/// literals, and other values between them.
+#[test]
+fn initializer_lists() {
+    let m = ok(&format!(
+        "{HDR}.global .b64 t[13] = {{ 0, 017, 0x1F, 5U,\n\
+         18446744073709551615 ,9223372036854775808, 9223372036854775807 /* c */,\n\
+         7 // c\n, -3, 4, 1e0, 6 }};\n\
+         .global .b8 u[3] = {{1,\r\n2\t,3}};\n"
+    ));
+    let lists: Vec<&Init> = m
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Var(v) => v.init.as_ref(),
+            _ => None,
+        })
+        .collect();
+    let Init::List(items) = lists[0] else {
+        panic!("{:?}", lists[0])
+    };
+    use Imm::{Int, UInt};
+    let ints = |v: &[Imm]| Init::Ints(v.to_vec());
+    assert_eq!(
+        items[0],
+        ints(&[
+            Int(0),
+            Int(0o17),
+            Int(0x1F),
+            UInt(5),
+            UInt(u64::MAX),
+            UInt(1 << 63),
+            Int(i64::MAX),
+            Int(7),
+        ])
+    );
+    assert!(matches!(&items[1], Init::Expr(o) if o.kind == OperandKind::Imm(Int(-3))));
+    assert_eq!(items[2], ints(&[Int(4)]));
+    assert!(matches!(&items[3], Init::Expr(o) if matches!(o.kind, OperandKind::Imm(Imm::F64(_)))));
+    assert_eq!(items[4], ints(&[Int(6)]));
+    assert_eq!(*lists[1], Init::List(vec![ints(&[Int(1), Int(2), Int(3)])]));
 }
 
 #[test]

@@ -221,13 +221,18 @@ impl RegisterCounts {
     }
 }
 
-/// The registers `f`'s wgmma code needs, as ori counts them for
+/// Whether the registers `f`'s wgmma code needs are too many for `over`
+/// (`None` without a wgmma). The need, as ori counts it for
 /// R-function-pressure: the accumulator and A-fragment registers live at
-/// once plus the 26 a wgmma needs beside them (`None` without a wgmma).
-/// ptxas 13.0.88 reports exactly this many used registers for a
-/// warp-specialized GEMM whose other values are few
-/// (`tests/corpus/c7508_setmaxnreg_maxntid_two_ctas_fit`).
-pub(crate) fn wgmma_register_need(f: &Function) -> Option<u32> {
+/// once plus the 26 a wgmma needs beside them. ptxas 13.0.88 reports
+/// exactly this many used registers for a warp-specialized GEMM whose
+/// other values are few (`tests/corpus/c7508_setmaxnreg_maxntid_two_ctas_fit`).
+///
+/// `over` must also say yes to any count above one it says yes to: the
+/// need is at most all those registers at once (plus the 26), so when that
+/// many are not too many, no liveness is computed (a small kernel's launch
+/// bounds leave room for far more).
+pub(crate) fn wgmma_register_need_over(f: &Function, over: impl Fn(u32) -> bool) -> Option<bool> {
     let mut tracked: FxHashSet<VReg> = FxHashSet::default();
     for i in f.layout.all_insts() {
         let d = &f.insts[i];
@@ -239,9 +244,12 @@ pub(crate) fn wgmma_register_need(f: &Function) -> Option<u32> {
     if tracked.is_empty() {
         return None;
     }
+    if !over(tracked.len() as u32 + WGMMA_REGISTER_OVERHEAD) {
+        return Some(false);
+    }
     let cfg = ControlFlowGraph::compute(f);
     let live = Pressure::compute(f, &cfg, &tracked).max(&cfg);
-    Some(live as u32 + WGMMA_REGISTER_OVERHEAD)
+    Some(over(live as u32 + WGMMA_REGISTER_OVERHEAD))
 }
 
 /// When some wgmma of `f` does not fit under the limit at all, register

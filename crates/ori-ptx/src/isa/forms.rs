@@ -319,37 +319,13 @@ fn fits(want: OperandKind, op: &ast::OperandKind) -> bool {
     }
 }
 
-/// The table's named sets, parsed, and its form lines with their line
-/// numbers, left as text: a form is parsed when an instruction of its
-/// opcode first needs it ([`super::Table::form`]).
-pub(crate) fn split_table(text: &'static str) -> Result<(SetList, FormLines), String> {
+/// The table's named sets, parsed from their lines (`set NAME = a|b|...
+/// ! MESSAGE`).
+pub(crate) fn parse_sets(lines: &[super::index::Line]) -> Result<SetList, String> {
     let mut sets: SetList = Vec::new();
-    let mut lines = Vec::new();
-    // Every process reads the table once, before its first instruction:
-    // the lines and comments are found with a vector search, not a
-    // character at a time.
-    let mut rest = text;
-    let mut n = 0;
-    while !rest.is_empty() {
-        let (line, next) = match crate::lexer::find_byte(b'\n', rest.as_bytes()) {
-            Some(k) => (&rest[..k], &rest[k + 1..]),
-            None => (rest, ""),
-        };
-        rest = next;
-        n += 1;
-        let line = match crate::lexer::find_byte(b'#', line.as_bytes()) {
-            Some(k) => &line[..k],
-            None => line,
-        };
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Some(def) = line.strip_prefix("set ") else {
-            lines.push((n, line));
-            continue;
-        };
-        let at = |e: &str| format!("line {n}: {e}");
+    for line in lines {
+        let at = |e: &str| format!("line {}: {e}", line.number);
+        let def = line.text().strip_prefix("set").unwrap_or("");
         let (name, words) = def.split_once('=').ok_or_else(|| at("set without ="))?;
         let (words, missing) = match words.split_once('!') {
             Some((w, m)) => (w, Some(m.trim())),
@@ -358,28 +334,11 @@ pub(crate) fn split_table(text: &'static str) -> Result<(SetList, FormLines), St
         let words = words.split('|').map(str::trim).collect();
         sets.push((name.trim(), words, missing));
     }
-    Ok((sets, lines))
+    Ok(sets)
 }
 
 /// The named sets, in the table's order.
 pub(crate) type SetList = Vec<(&'static str, Vec<&'static str>, Option<&'static str>)>;
-
-/// The form lines of the table: (line number, text).
-pub(crate) type FormLines = Vec<(usize, &'static str)>;
-
-/// The family a form line is of: its first word (`cp.async.bulk`). The
-/// table is ASCII (a unit test checks it), so the word ends at the first
-/// ASCII blank.
-pub(crate) fn family_of_line(line: &'static str) -> &'static str {
-    let end = line.bytes().position(|b| b.is_ascii_whitespace());
-    &line[..end.unwrap_or(line.len())]
-}
-
-/// The opcode a form line is of (its first word up to the first `.`).
-pub(crate) fn opcode_of_line(line: &'static str) -> &'static str {
-    let family = family_of_line(line);
-    &family[..family.find('.').unwrap_or(family.len())]
-}
 
 /// The named sets: name, words, and the message for a slot left empty.
 type Sets = [(&'static str, Vec<&'static str>, Option<&'static str>)];

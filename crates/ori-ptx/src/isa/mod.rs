@@ -19,6 +19,7 @@
 //! on a reduce-store is "State space incorrect").
 
 mod forms;
+mod index;
 mod opcodes;
 mod specials;
 
@@ -33,23 +34,16 @@ use std::sync::OnceLock;
 /// The table's source text.
 pub const TABLE_TEXT: &str = include_str!("table.txt");
 
-/// The table: its sets parsed, its forms parsed on first use. A process
-/// that compiles one small kernel needs the forms of a few opcodes only;
-/// parsing all of them was a sixth of such a run.
+/// The table: its lines told apart at compile time ([`index`]), its sets
+/// and forms parsed on first use. A process that compiles one small kernel
+/// needs the forms of a few opcodes only; parsing all of them was a sixth
+/// of such a run.
 #[derive(Debug)]
 pub struct Table {
-    sets: forms::SetList,
-    /// Every form line, in the table's order: (opcode, family, line
-    /// number, text); the family is the line's first word, which a
-    /// parsed form also names ([`Form::family`]).
-    lines: Vec<(&'static str, &'static str, usize, &'static str)>,
+    /// The named sets, parsed with the first form.
+    sets: OnceLock<forms::SetList>,
     /// The forms parsed so far, by [`FormId`].
-    parsed: Vec<OnceLock<Form>>,
-    /// Every form's (hash of its opcode, id), sorted: the forms of an
-    /// opcode are found by a binary search, not a pass over the table per
-    /// instruction. (Sorting by the hash compares integers, not strings;
-    /// two opcodes of one hash would share a run, which `ids_of` filters.)
-    by_opcode: Vec<(u64, FormId)>,
+    parsed: [OnceLock<Form>; index::FORM_COUNT],
 }
 
 /// Why an opcode and its modifiers fit no form of the table.
@@ -110,57 +104,37 @@ impl Mismatch {
 pub type FormId = usize;
 
 impl Table {
-    /// The table, read from [`TABLE_TEXT`] on first use.
+    /// The table.
     pub fn get() -> &'static Table {
-        static TABLE: OnceLock<Table> = OnceLock::new();
-        TABLE.get_or_init(|| match forms::split_table(TABLE_TEXT) {
-            Ok((sets, lines)) => Table::new(sets, lines),
-            // The text is part of the crate and a unit test reads it:
-            // a malformed line cannot reach a user.
-            Err(e) => panic!("isa/table.txt: {e}"),
-        })
-    }
-
-    fn new(sets: forms::SetList, lines: forms::FormLines) -> Table {
-        let lines: Vec<_> = lines
-            .into_iter()
-            .map(|(n, line)| {
-                let family = forms::family_of_line(line);
-                (forms::opcode_of_line(line), family, n, line)
-            })
-            .collect();
-        let mut by_opcode: Vec<_> = lines
-            .iter()
-            .enumerate()
-            .map(|(k, l)| (opcode_hash(l.0), k))
-            .collect();
-        by_opcode.sort_unstable();
-        Table {
-            sets,
-            parsed: lines.iter().map(|_| OnceLock::new()).collect(),
-            lines,
-            by_opcode,
-        }
+        static TABLE: Table = Table {
+            sets: OnceLock::new(),
+            parsed: [const { OnceLock::new() }; index::FORM_COUNT],
+        };
+        &TABLE
     }
 
     /// The form `k`, parsed on first use.
     pub fn form(&self, k: FormId) -> &Form {
         self.parsed[k].get_or_init(|| {
-            let (_, _, n, line) = self.lines[k];
-            // As above: a unit test parses every form.
-            forms::parse_form(line, &self.sets)
-                .unwrap_or_else(|e| panic!("isa/table.txt: line {n}: {e}"))
+            let line = index::FORMS[k];
+            // The text is part of the crate and a unit test parses every
+            // form: a malformed line cannot reach a user.
+            let sets = self.sets.get_or_init(|| {
+                forms::parse_sets(&index::SETS).unwrap_or_else(|e| panic!("isa/table.txt: {e}"))
+            });
+            forms::parse_form(line.text(), sets)
+                .unwrap_or_else(|e| panic!("isa/table.txt: line {}: {e}", line.number))
         })
     }
 
     /// How many forms the table has.
     pub fn len(&self) -> usize {
-        self.lines.len()
+        index::FORM_COUNT
     }
 
     /// Whether the table has no forms.
     pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
+        index::FORM_COUNT == 0
     }
 
     /// Every form, in the table's order (all parsed).
@@ -168,15 +142,18 @@ impl Table {
         (0..self.len()).map(|k| self.form(k))
     }
 
-    /// The ids of the forms of `opcode`.
-    fn ids_of<'t>(&'t self, opcode: &'t str) -> impl Iterator<Item = FormId> + 't {
-        let h = opcode_hash(opcode);
-        let first = self.by_opcode.partition_point(|&(x, _)| x < h);
-        self.by_opcode[first..]
-            .iter()
-            .take_while(move |&&(x, _)| x == h)
-            .map(|&(_, k)| k)
-            .filter(move |&k| self.lines[k].0 == opcode)
+    /// The ids of the forms of `opcode`, in the table's order.
+    fn ids_of(&self, opcode: &str) -> impl Iterator<Item = FormId> + '_ {
+        let of = |&k: &u16| index::FORMS[usize::from(k)].opcode();
+        let first = index::BY_OPCODE.partition_point(|k| of(k) < opcode);
+        let run = &index::BY_OPCODE[first..];
+        let n = run.partition_point(|k| of(k) == opcode);
+        run[..n].iter().map(|&k| usize::from(k))
+    }
+
+    /// The line of form `k`.
+    fn line(&self, k: FormId) -> index::Line {
+        index::FORMS[k]
     }
 
     /// The forms of the longest family that `opcode` and the first of
@@ -193,7 +170,7 @@ impl Table {
         // Families are told apart by name, before any form is parsed.
         let mut best: Option<(&'static str, usize)> = None;
         for k in self.ids_of(opcode) {
-            let family = self.lines[k].1;
+            let family = self.line(k).family();
             let prefix = family.split('.').skip(1);
             let len = prefix.clone().count();
             if len > mods.len().min(joined) {
@@ -212,7 +189,7 @@ impl Table {
         let (family, n) = best?;
         let ids = self
             .ids_of(opcode)
-            .filter(|&k| self.lines[k].1 == family)
+            .filter(|&k| self.line(k).family() == family)
             .collect();
         Some((family, n, ids))
     }
@@ -291,14 +268,6 @@ impl Table {
     }
 }
 
-/// The key [`Table::ids_of`] searches by.
-fn opcode_hash(opcode: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = fxhash::FxHasher64::default();
-    opcode.hash(&mut h);
-    h.finish()
-}
-
 /// A type modifier: `b32`, `u16`, `f16x2`, `bf16`, `e4m3`, `tf32`, ...
 fn is_type_word(m: &str) -> bool {
     let digits = m.find(|c: char| c.is_ascii_digit()).unwrap_or(m.len());
@@ -308,10 +277,9 @@ fn is_type_word(m: &str) -> bool {
 /// The table's own spelling of an opcode (a `'static` string).
 fn opcode_static(opcode: &str) -> &'static str {
     Table::get()
-        .lines
-        .iter()
-        .find(|(op, ..)| *op == opcode)
-        .map_or("", |(op, ..)| op)
+        .ids_of(opcode)
+        .next()
+        .map_or("", |k| index::FORMS[k].opcode())
 }
 
 #[cfg(test)]

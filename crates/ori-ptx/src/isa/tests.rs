@@ -27,12 +27,31 @@ fn lines_name_the_family_their_form_parses() {
     assert!(TABLE_TEXT.is_ascii());
     let t = Table::get();
     for k in 0..t.len() {
-        let (opcode, family, ..) = t.lines[k];
+        let (opcode, family) = (t.line(k).opcode(), t.line(k).family());
         assert_eq!((t.form(k).opcode, t.form(k).family), (opcode, family));
-        let linear: Vec<FormId> = (0..t.len()).filter(|&j| t.lines[j].0 == opcode).collect();
+        let linear: Vec<FormId> = (0..t.len())
+            .filter(|&j| t.line(j).opcode() == opcode)
+            .collect();
         assert_eq!(t.ids_of(opcode).collect::<Vec<_>>(), linear, "{opcode}");
     }
     assert_eq!(t.ids_of("no_such_opcode").count(), 0);
+    // Every line of the text that is not blank or a comment is a form or
+    // a set, with its own number and text.
+    let read: Vec<(u32, &str)> = TABLE_TEXT
+        .lines()
+        .enumerate()
+        .map(|(n, l)| (n as u32 + 1, l.split('#').next().unwrap_or("").trim()))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    let indexed: Vec<(u32, &str)> = index::FORMS
+        .iter()
+        .chain(index::SETS.iter())
+        .map(|l| (l.number, l.text()))
+        .collect();
+    let mut indexed_sorted = indexed.clone();
+    indexed_sorted.sort();
+    assert_eq!(indexed_sorted, read);
+    assert!(index::SETS.iter().all(|l| l.text().starts_with("set ")));
 }
 
 #[test]

@@ -111,8 +111,8 @@ pub fn check_var(file: &str, v: &ast::VarDecl, diags: &mut Vec<Diag>) {
 fn too_many_elements(init: &ast::Init, dims: &[Option<u64>]) -> bool {
     match (init, dims.split_first()) {
         (ast::Init::List(items), Some((d, rest))) => {
-            d.is_some_and(|n| items.len() as u64 > n)
-                || items.iter().any(|i| too_many_elements(i, rest))
+            let count: usize = items.iter().map(ast::Init::element_count).sum();
+            d.is_some_and(|n| count as u64 > n) || items.iter().any(|i| too_many_elements(i, rest))
         }
         // A list for a scalar is a vector's or a struct's: not counted here.
         _ => false,

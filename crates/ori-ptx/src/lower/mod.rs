@@ -507,6 +507,7 @@ fn names_symbols(init: &ast::Init) -> bool {
             ast::OperandKind::Symbol(_) | ast::OperandKind::SymOffset(..)
         ),
         ast::Init::List(items) => items.iter().any(names_symbols),
+        ast::Init::Ints(_) => false,
     }
 }
 
@@ -518,16 +519,25 @@ fn init_text(init: &ast::Init) -> Option<String> {
             let items: Option<Vec<String>> = items.iter().map(init_text).collect();
             format!("{{{}}}", items?.join(", "))
         }
+        // A run of elements of the enclosing list: written as they are.
+        ast::Init::Ints(values) => values.iter().map(imm_text).collect::<Vec<_>>().join(", "),
         ast::Init::Expr(o) => match &o.kind {
             ast::OperandKind::Symbol(n) => n.to_string(),
             ast::OperandKind::SymOffset(n, off) => format!("{n}{off:+}"),
-            ast::OperandKind::Imm(ast::Imm::Int(v)) => format!("{v}"),
-            ast::OperandKind::Imm(ast::Imm::UInt(v)) => format!("{v}U"),
-            ast::OperandKind::Imm(ast::Imm::F32(b)) => format!("0f{b:08X}"),
-            ast::OperandKind::Imm(ast::Imm::F64(b)) => format!("0d{b:016X}"),
+            ast::OperandKind::Imm(imm) => imm_text(imm),
             _ => return None,
         },
     })
+}
+
+/// A number of an initializer as PTX.
+fn imm_text(imm: &ast::Imm) -> String {
+    match imm {
+        ast::Imm::Int(v) => format!("{v}"),
+        ast::Imm::UInt(v) => format!("{v}U"),
+        ast::Imm::F32(b) => format!("0f{b:08X}"),
+        ast::Imm::F64(b) => format!("0d{b:016X}"),
+    }
 }
 
 /// Lower a parsed module. Returns the module and every diagnostic found.
@@ -1118,4 +1128,31 @@ fn function_cx<'a>(
         }
     }
     cx
+}
+
+#[cfg(test)]
+mod tests {
+    /// A table of addresses keeps its symbols and the numbers among them,
+    /// runs of numbers included, in order; a table of numbers only does not.
+    #[test]
+    fn var_decl_text_keeps_symbol_tables() {
+        let src = ".version 8.5\n.target sm_90a\n.address_size 64\n\
+                   .global .u64 t[5] = {f, 1, 2, g+8, 0x10};\n\
+                   .global .b8 n[3] = {1, 2, 3};\n";
+        let m = crate::parse("t.ptx", src).expect("parses");
+        let texts: Vec<String> = m
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                crate::ast::Item::Var(v) => Some(super::var_decl_text(v)),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            texts[0].ends_with("t[5] = {f, 1, 2, g+8, 16}"),
+            "{}",
+            texts[0]
+        );
+        assert!(texts[1].ends_with("n[3] = ..."), "{}", texts[1]);
+    }
 }
