@@ -38,6 +38,9 @@ impl Pass for OriPropagateGmma {
         if !cx.module.has_wgmma {
             return;
         }
+        // R-dead-wgmma: ptxas's optimizer deleted the wgmma whose results
+        // nothing reads before this pass.
+        crate::dead_wgmma::remove_dead_wgmmas(f);
         let facts = propagate(f);
         if facts.max_active > MAX_ACTIVE_GMMA_LIVE_RANGES {
             let mut d = Diagnostic::new(
