@@ -123,19 +123,29 @@ impl Walker<'_> {
         let d = &self.f.insts[i];
         let mut regs: SmallVec<[VReg; 8]> = accs.iter().copied().collect();
         regs.extend(self.tables.regs.frags(i).iter().copied());
+        // R-arrive-after-write counts the registers the wgmma reads: a
+        // write of D before a scale-d 0 wgmma, which does not read D, needs
+        // no arrive (`c7519_scale_d_zero_after_write_no_arrive`).
+        let reads_d = !d.wgmma_operands().is_some_and(|w| w.scale_d_is_zero());
+        let read_regs = if reads_d {
+            &regs[..]
+        } else {
+            &regs[accs.len()..]
+        };
         // A write of any accumulator register after a wgmma of this arrive's
         // stage also needs a new arrive, whatever registers the next wgmma
         // uses (`heldout4_38`: an add into D between D's last wgmma and E's).
-        let touched = regs.iter().any(|r| st.touched.contains(r))
+        let touched = read_regs.iter().any(|r| st.touched.contains(r))
             || (st.wgmma_since_arrive && st.touched.iter().any(|r| self.tables.kinds.tensor(*r)));
         // What the ISA also orders and ptxas 13.0.88 does not: a plain read
-        // of the registers since the last arrive, or an accumulator last used
-        // by a wgmma of another shape ("except when these are accumulator
-        // register accesses across multiple wgmma.mma_async instructions of
-        // the same shape").
+        // of the registers since the last arrive, a write of D before a
+        // scale-d 0 wgmma, or an accumulator last used by a wgmma of another
+        // shape ("except when these are accumulator register accesses
+        // across multiple wgmma.mma_async instructions of the same shape").
         let shape = wgmma_shape(d);
         let isa_only = !(st.no_arrive || touched)
             && (regs.iter().any(|r| st.read_touched.contains(r))
+                || accs.iter().any(|r| st.touched.contains(r))
                 || accs
                     .iter()
                     .any(|r| shape_of(&st.shapes, *r).is_some_and(|s| s != shape)));
