@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 rules! {
     /// An arrive before a wgmma whose registers were written since the last arrive.
     ArriveAfterWrite => "R-arrive-after-write", Some(C7519_ARRIVE_INJECTED),
-        "injects warpgroup.arrive before a wgmma when its accumulator or A-fragment registers, or any accumulator after a wgmma of the stage, were written since the last arrive; reads do not count",
+        "injects warpgroup.arrive before a wgmma when the registers it reads (its A fragments, and its accumulators unless scale-d is 0), or any accumulator after a wgmma of the stage, were written since the last arrive; reads do not count",
         "corpus/c7519_def_other_set_between_mma",
         "wgmma.fence is required before a wgmma whose registers were modified",
         culprit: "this wgmma uses registers accessed since the last warpgroup arrive";
@@ -31,7 +31,7 @@ rules! {
         culprit: "this commit closes a group with no wgmma: ptxas gives it a dummy wgmma, fenced here";
     /// A fence the ISA wants and ptxas does not give.
     UndefinedArrive (isa_strict_only) => "R-undefined-arrive", None,
-        "gives no arrive before a wgmma whose registers were only read, or used by a wgmma of another shape, since the last arrive; ori notes it, and arrives in ISA-strict mode",
+        "gives no arrive before a wgmma whose registers were only read, or used by a wgmma of another shape, since the last arrive, nor before a scale-d 0 wgmma whose accumulators were written; ori notes it, and arrives in ISA-strict mode",
         "corpus/c7517_read_after_commit_no_arrive",
         ISA_FENCE;
 }
