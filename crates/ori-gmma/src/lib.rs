@@ -12,6 +12,7 @@ pub mod accumulator_sets;
 pub mod block_merging;
 pub mod block_order;
 pub mod dataflow;
+pub mod dead_wgmma;
 pub mod fixup;
 pub mod fnv1a;
 pub mod in_flight;

@@ -148,6 +148,22 @@ impl Loops {
     }
 }
 
+/// The bodies of the loops ptxas unrolls by four with a remainder
+/// (`NaturalLoop::unrolled`), each with its header first. After that
+/// unrolling some path runs past the body without entering it, which its
+/// dead-code elimination sees (R-dead-wgmma, `crate::dead_wgmma`).
+pub fn remainder_unrolled_bodies(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+) -> Vec<Vec<Block>> {
+    natural_loops(f, cfg, dt)
+        .into_iter()
+        .filter(NaturalLoop::unrolled)
+        .map(|l| l.body)
+        .collect()
+}
+
 /// The back edges `(latch, header)` of the loops ptxas unrolls in full: a
 /// constant bound within [`MAX_FULL_UNROLL`].
 pub fn fully_unrolled_back_edges(

@@ -38,6 +38,9 @@ impl Pass for OriPropagateGmma {
         if !cx.module.has_wgmma {
             return;
         }
+        // R-dead-wgmma: ptxas's optimizer deleted the wgmma whose results
+        // nothing reads before this pass.
+        crate::dead_wgmma::remove_dead_wgmmas(f);
         // ptxas pairs conversions before this phase; phase 85 and 87 see
         // them where ptxas placed them.
         crate::paired_conversions::pair_conversions(f);

@@ -240,13 +240,17 @@ impl Planner<'_> {
     }
 
     /// Source instructions the passes removed (a serialized function's own
-    /// fences, commits and waits) are commented out.
+    /// fences, commits and waits, and the wgmmas whose results nothing
+    /// reads, R-dead-wgmma) are commented out.
     fn drop_removed_sync_ops(&self, e: &mut Edits) {
         let placed: BTreeSet<Inst> = self.order.iter().copied().collect();
         for (i, d) in self.f.insts.iter() {
             let from_source = injected_text(self.f, i).is_none();
             if let (Some((lo, hi)), true) = (d.src, from_source && !placed.contains(&i)) {
-                if d.opcode.is_gmma_family() {
+                if d.opcode == Opcode::WgmmaMmaAsync {
+                    e.drop
+                        .insert(lo, (hi, "removed as dead code (nothing reads its results)"));
+                } else if d.opcode.is_gmma_family() {
                     e.drop.insert(lo, (hi, "removed by serialization"));
                 }
             }

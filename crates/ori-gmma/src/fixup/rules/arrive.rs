@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 rules! {
     /// An arrive before a wgmma whose registers were written since the last arrive.
     ArriveAfterWrite => "R-arrive-after-write", Some(C7519_ARRIVE_INJECTED),
-        "injects warpgroup.arrive before a wgmma when its accumulator or A-fragment registers, or any accumulator after a wgmma of the stage, were written since the last arrive; reads do not count",
+        "injects warpgroup.arrive before a wgmma when the registers it reads (its A fragments, and its accumulators unless scale-d is 0), or any accumulator after a wgmma of the stage, were written since the last arrive; reads do not count",
         "corpus/c7519_def_other_set_between_mma",
         "wgmma.fence is required before a wgmma whose registers were modified",
         culprit: "this wgmma uses registers accessed since the last warpgroup arrive";
@@ -31,7 +31,7 @@ rules! {
         culprit: "this commit closes a group with no wgmma: ptxas gives it a dummy wgmma, fenced here";
     /// A fence the ISA wants and ptxas does not give.
     UndefinedArrive (isa_strict_only) => "R-undefined-arrive", None,
-        "gives no arrive before a wgmma whose registers were only read, or used by a wgmma of another shape, since the last arrive; ori notes it, and arrives in ISA-strict mode",
+        "gives no arrive before a wgmma whose registers were only read, or used by a wgmma of another shape, since the last arrive, nor before a scale-d 0 wgmma whose accumulators were written; ori notes it, and arrives in ISA-strict mode",
         "corpus/c7517_read_after_commit_no_arrive",
         ISA_FENCE;
 }
@@ -123,19 +123,29 @@ impl Walker<'_> {
         let d = &self.f.insts[i];
         let mut regs: SmallVec<[VReg; 8]> = accs.iter().copied().collect();
         regs.extend(self.tables.regs.frags(i).iter().copied());
+        // R-arrive-after-write counts the registers the wgmma reads: a
+        // write of D before a scale-d 0 wgmma, which does not read D, needs
+        // no arrive (`c7519_scale_d_zero_after_write_no_arrive`).
+        let reads_d = !d.wgmma_operands().is_some_and(|w| w.scale_d_is_zero());
+        let read_regs = if reads_d {
+            &regs[..]
+        } else {
+            &regs[accs.len()..]
+        };
         // A write of any accumulator register after a wgmma of this arrive's
         // stage also needs a new arrive, whatever registers the next wgmma
         // uses (`heldout4_38`: an add into D between D's last wgmma and E's).
-        let touched = regs.iter().any(|r| st.touched.contains(r))
+        let touched = read_regs.iter().any(|r| st.touched.contains(r))
             || (st.wgmma_since_arrive && st.touched.iter().any(|r| self.tables.kinds.tensor(*r)));
         // What the ISA also orders and ptxas 13.0.88 does not: a plain read
-        // of the registers since the last arrive, or an accumulator last used
-        // by a wgmma of another shape ("except when these are accumulator
-        // register accesses across multiple wgmma.mma_async instructions of
-        // the same shape").
+        // of the registers since the last arrive, a write of D before a
+        // scale-d 0 wgmma, or an accumulator last used by a wgmma of another
+        // shape ("except when these are accumulator register accesses
+        // across multiple wgmma.mma_async instructions of the same shape").
         let shape = wgmma_shape(d);
         let isa_only = !(st.no_arrive || touched)
             && (regs.iter().any(|r| st.read_touched.contains(r))
+                || accs.iter().any(|r| st.touched.contains(r))
                 || accs
                     .iter()
                     .any(|r| shape_of(&st.shapes, *r).is_some_and(|s| s != shape)));

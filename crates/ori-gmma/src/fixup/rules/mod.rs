@@ -443,6 +443,16 @@ pub const BLOCK_ORDER: RuleInfo = RuleInfo {
     isa: "-",
 };
 
+/// ptxas's dead-code elimination of wgmma before its GMMA passes
+/// (`crate::dead_wgmma`).
+pub const DEAD_WGMMA: RuleInfo = RuleInfo {
+    name: "R-dead-wgmma",
+    code: None,
+    ptxas: "deletes before its GMMA passes a wgmma none of whose accumulators is read before being written again (a scale-d 0 wgmma or plain writes), on every path, counting a path past each loop it unrolls by four with a remainder; the deleted wgmma gets no arrive or wait, and its commit may close an empty group",
+    example: "corpus/c7519_dead_wgmma_chain_before_scale_d_zero",
+    isa: "a wgmma whose results are never read has no effect on the registers; the PTX ISA does not say a compiler keeps it",
+};
+
 /// When ptxas ignores `setmaxnreg` (`crate::setmaxnreg`).
 pub const SETMAXNREG_IGNORED: RuleInfo = RuleInfo {
     name: "R-setmaxnreg-ignored",
@@ -456,7 +466,7 @@ pub const SETMAXNREG_IGNORED: RuleInfo = RuleInfo {
 /// others are asked: the solver's, the loop analysis's, the uniformity
 /// analysis's, and those of inlined calls, hoisted waits and failure
 /// precedence.
-pub const ANALYSIS_RULES: [RuleInfo; 11] = [
+pub const ANALYSIS_RULES: [RuleInfo; 12] = [
     FIRST_VISIT,
     NOUNROLL,
     UNIFORM_AT_USE,
@@ -468,6 +478,7 @@ pub const ANALYSIS_RULES: [RuleInfo; 11] = [
     SETMAXNREG_IGNORED,
     BLOCK_ORDER,
     UNWAITED_SETS,
+    DEAD_WGMMA,
 ];
 
 #[cfg(test)]
