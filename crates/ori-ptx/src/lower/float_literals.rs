@@ -60,7 +60,7 @@ fn source_type<'m>(opcode: &str, mods: &[&'m str], k: usize) -> Option<&'m str> 
 }
 
 /// A type modifier: b/s/u/f followed by a width (`f32`, `bf16x2`, `e4m3x2`).
-fn is_type(m: &str) -> bool {
+pub(super) fn is_type(m: &str) -> bool {
     let digits = m.find(|c: char| c.is_ascii_digit()).unwrap_or(m.len());
     matches!(&m[..digits], "b" | "s" | "u" | "f" | "bf" | "e" | "tf") && digits < m.len()
 }

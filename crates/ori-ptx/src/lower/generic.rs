@@ -236,6 +236,13 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
         );
         return None;
     }
+    if closed.is_none()
+        && !(super::instruction_types::instruction_types_fit(cx, i)
+            && (i.opcode != "cvt" || super::cvt_forms::cvt_fits(cx, i))
+            && super::operand_sizes::operand_sizes_fit(cx, i))
+    {
+        return None;
+    }
     if i.opcode == "mov" && !super::mov_types::mov_types_fit(cx, i) {
         return None;
     }
