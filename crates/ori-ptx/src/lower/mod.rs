@@ -14,6 +14,7 @@ mod generic;
 mod handlers;
 mod indexed_branch;
 mod instruction_types;
+mod memory_forms;
 mod mov_types;
 mod operand_sizes;
 mod streamed;
