@@ -13,7 +13,8 @@
 //!   takes a float rounding or none; any other pair takes none
 //!   ("Rounding modifier required", "Illegal rounding modifier");
 //! * `.ftz` only where `.f32` is one of the types; `.relu` never with
-//!   `.sat`;
+//!   `.sat`; `.sat` neither into `.bf16` nor between integers where the
+//!   destination holds every source value;
 //! * the packed forms from two `.f32` (`.f16x2`, `.bf16x2`, `.e4m3x2`,
 //!   `.e5m2x2`) take three operands, the others two; they need `.rn`
 //!   (or `.rz` into 16-bit floats), the fp8 ones also `.satfinite`; a
@@ -72,6 +73,22 @@ pub(super) fn cvt_fits(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
     }
 }
 
+/// Whether `.sat` means something on `cvt.d.a`: not into `.bf16` (it
+/// has `.relu` and `.satfinite`), not between integers where `d` holds
+/// every value of `a` (`cvt.sat.s32.u16`, `cvt.sat.s64.s64`).
+fn saturates(d: &str, a: &str) -> bool {
+    if d.starts_with("bf") {
+        return false;
+    }
+    if is_float(d) || is_float(a) {
+        return true;
+    }
+    let signed = |t: &str| t.starts_with('s');
+    let holds = (signed(d) == signed(a) && bits(d) >= bits(a))
+        || (signed(d) && !signed(a) && bits(d) > bits(a));
+    !holds
+}
+
 /// ptxas's first error on a `cvt` with `mods` and `n` operands.
 fn cvt_error(mods: &[&str], n: usize) -> Option<String> {
     let types: smallvec::SmallVec<[&str; 2]> = mods
@@ -108,6 +125,9 @@ fn cvt_error(mods: &[&str], n: usize) -> Option<String> {
         return Some(format!(
             "'.satfinite' modifier required for instruction 'cvt' with destination type '.{d}'"
         ));
+    }
+    if has("sat") && !saturates(d, a) {
+        return Some("Illegal modifier '.sat' for instruction 'cvt'".into());
     }
     if has("ftz") && d != "f32" && a != "f32" {
         return Some("Modifier '.ftz' does not apply to this type of convert operation".into());

@@ -105,10 +105,67 @@ pub(super) fn instruction_types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) 
         );
         return false;
     }
+    if let Some(e) = modifier_error(opcode, &mods, ty) {
+        cx.error(i.span, e);
+        return false;
+    }
     if opcode == "setp" {
+        let boolean = mods.iter().any(|m| matches!(*m, "and" | "or" | "xor"));
+        if i.operands.len() != 3 + usize::from(boolean) {
+            cx.error(i.span, "Arguments mismatch for instruction 'setp'");
+            return false;
+        }
         return comparison_fits(cx, i, &mods, ty);
     }
     true
+}
+
+/// The words other than types each family takes (PTX ISA 9.0): roundings,
+/// `.ftz`, `.sat`, `.cc`, `.lo`/`.hi`/`.wide`, `.relu`, `.NaN`, ...
+fn words_of(opcode: &str) -> &'static [&'static str] {
+    const ROUND: &[&str] = &["rn", "rz", "rm", "rp", "ftz", "sat", "cc"];
+    match opcode {
+        "add" | "sub" => ROUND,
+        "mul" | "mad" => &[
+            "rn", "rz", "rm", "rp", "ftz", "sat", "cc", "lo", "hi", "wide",
+        ],
+        "fma" => &["rn", "rz", "rm", "rp", "ftz", "sat", "relu", "oob"],
+        "div" => &["rn", "rz", "rm", "rp", "ftz", "approx", "full"],
+        "min" | "max" => &["ftz", "NaN", "xorsign", "abs", "relu"],
+        "neg" | "abs" => &["ftz"],
+        "setp" => &[
+            "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu",
+            "gtu", "geu", "num", "nan", "and", "or", "xor", "ftz",
+        ],
+        _ => &[],
+    }
+}
+
+/// A word `opcode` does not take, or takes not with type `ty`: a
+/// rounding on an integer type, `.ftz` but on `.f32` and 16-bit floats
+/// (not `.bf16`), `.NaN` on `.f64` or an integer.
+fn modifier_error(opcode: &str, mods: &[&str], ty: &str) -> Option<String> {
+    let words = words_of(opcode);
+    if let Some(m) = mods.iter().find(|m| !is_type(m) && !words.contains(m)) {
+        return Some(format!(
+            "Illegal modifier '.{m}' for instruction '{opcode}'"
+        ));
+    }
+    let float = FLOAT.contains(&ty);
+    let rounding = mods.iter().any(|m| matches!(*m, "rn" | "rz" | "rm" | "rp"));
+    if rounding && !float {
+        return Some(format!(
+            "Illegal rounding modifier for instruction '{opcode}'"
+        ));
+    }
+    let ftz_ok = matches!(ty, "f32" | "f16" | "f16x2");
+    let nan_ok = float && ty != "f64";
+    let bad = mods
+        .iter()
+        .find(|m| (**m == "ftz" && !ftz_ok) || (**m == "NaN" && !nan_ok))?;
+    Some(format!(
+        "Illegal modifier '.{bad}' for instruction '{opcode}'"
+    ))
 }
 
 /// `setp`'s comparison: present, and one its type takes.

@@ -14,7 +14,11 @@
 //!   load `.v8.b32` or `.v4.b64`;
 //! * `atom` and `red` need an operation, `red` takes neither `.cas` nor
 //!   `.exch`, and a 16-bit float (`.f16`, `.bf16`, their pairs) needs
-//!   `.noftz`.
+//!   `.noftz`; a load does not release, a store or a reduction does not
+//!   acquire;
+//! * `ld` and `red` take two operands, `atom` three (`.cas` four), one
+//!   more with `.L2::cache_hint`; ptxas also takes a fourth on a 32-bit
+//!   bitwise or exchange `atom`.
 
 use super::LowerCx;
 use crate::ast;
@@ -59,7 +63,11 @@ pub(super) fn memory_modifiers_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) -
     if mods.iter().any(|m| matches!(*m, "async" | "bulk")) {
         return true;
     }
-    match memory_error(i.opcode.as_str(), &mods) {
+    let error = memory_error(i.opcode.as_str(), &mods).or_else(|| {
+        (!count_fits(i.opcode.as_str(), &mods, i.operands.len()))
+            .then(|| format!("Arguments mismatch for instruction '{}'", i.opcode))
+    });
+    match error {
         None => true,
         Some(e) => {
             cx.error(i.span, e);
@@ -102,10 +110,43 @@ fn memory_error(opcode: &str, mods: &[&str]) -> Option<String> {
             }
         }
     }
+    // A load does not release, a store or a reduction does not acquire.
+    let foreign = match opcode {
+        "ld" => &["release", "acq_rel"][..],
+        "st" | "red" => &["acquire", "acq_rel"][..],
+        _ => &[][..],
+    };
+    if let Some(m) = mods.iter().find(|m| foreign.contains(m)) {
+        return Some(format!(
+            "Illegal modifier '.{m}' for instruction '{opcode}'"
+        ));
+    }
     if matches!(opcode, "atom" | "red") {
         return atomic_error(opcode, mods, ty);
     }
     None
+}
+
+/// The operand count of `ld` (2), `atom` (3, 4 for `.cas`) and `red`
+/// (2), one more with `.L2::cache_hint`; `st` has its own check.
+fn count_fits(opcode: &str, mods: &[&str], n: usize) -> bool {
+    let base = match opcode {
+        "ld" | "red" => 2,
+        "atom" if mods.contains(&"cas") => 4,
+        "atom" => 3,
+        _ => return true,
+    };
+    let n_want = base + usize::from(mods.contains(&"L2::cache_hint"));
+    // ptxas 13.0.88 also takes a fourth operand on a 32-bit bitwise or
+    // exchange `atom` without a cache hint (found by the grammar fuzzer:
+    // `atom.or.b32 d, [a], b, c`; not on `.b64`, not on arithmetic).
+    let extra = opcode == "atom"
+        && n_want == 3
+        && mods.contains(&"b32")
+        && mods
+            .iter()
+            .any(|m| matches!(*m, "and" | "or" | "xor" | "exch"));
+    n == n_want || (extra && n == 4)
 }
 
 /// The state-space rules of the cache words, prefetch sizes, `.volatile`
