@@ -67,13 +67,11 @@ pub(super) fn memory_modifiers_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) -
         (!count_fits(i.opcode.as_str(), &mods, i.operands.len()))
             .then(|| format!("Arguments mismatch for instruction '{}'", i.opcode))
     });
-    match error {
-        None => true,
-        Some(e) => {
-            cx.error(i.span, e);
-            false
-        }
+    // ptxas gives some errors as several lines.
+    for line in error.iter().flat_map(|e| e.lines()) {
+        cx.error(i.span, line.to_string());
     }
+    error.is_none()
 }
 
 /// ptxas's first error on `opcode` with `mods`.
@@ -187,10 +185,17 @@ fn space_error(opcode: &str, mods: &[&str]) -> Option<String> {
 /// floats.
 fn atomic_error(opcode: &str, mods: &[&str], ty: &str) -> Option<String> {
     let Some(op) = mods.iter().find(|m| OPERATIONS.contains(m)) else {
-        return Some(format!("Illegal operation '' for instruction '{opcode}'"));
+        return Some(format!(
+            "Illegal operation '' for instruction '{opcode}'\n\
+             Operation  requires  type for instruction '{opcode}'\n\
+             Reduction operation is required for instruction '{opcode}'"
+        ));
     };
     if opcode == "red" && matches!(*op, "cas" | "exch") {
-        return Some(format!("Illegal operation '.{op}' for instruction 'red'"));
+        return Some(format!(
+            "Illegal operation '.{op}' for instruction 'red'\n\
+             Operation .{op} requires  type for instruction 'red'"
+        ));
     }
     let half = matches!(ty, "f16" | "bf16" | "f16x2" | "bf16x2");
     if half && !mods.contains(&"noftz") {

@@ -16,9 +16,10 @@
 //!   never narrower and never a predicate; `atom` and `red` take the
 //!   type's size exactly; a vector is checked element by element;
 //! * an address (`[a]`) stands only where the instruction reads or writes
-//!   memory: elsewhere ptxas says "Argument K of instruction 'OP': must be
-//!   register", and a register where `ld`/`st`/`atom`/`red` want their
-//!   address is "Arguments mismatch".
+//!   memory: elsewhere it is a 64-bit value to ptxas, "Argument K of
+//!   instruction 'OP': must be register" where a 64-bit register would
+//!   fit and "Arguments mismatch" where not; a register where
+//!   `ld`/`st`/`atom`/`red` want their address is "Arguments mismatch".
 
 use super::LowerCx;
 use crate::ast;
@@ -149,7 +150,9 @@ fn misfit(cx: &mut LowerCx<'_>, w: Want, op: &ast::OperandKind) -> Option<bool> 
     match (w, op) {
         (Want::Address, K::Address { .. } | K::AddressList(_)) => None,
         (Want::Address, _) => Some(false),
-        (_, K::Address { .. }) => Some(true),
+        // An address is a 64-bit value to ptxas: where one fits, it is
+        // "must be register"; elsewhere the sizes mismatch first.
+        (_, K::Address { .. }) => Some(w.fits(RegClass::R64)),
         (_, K::Reg(n)) => match cx.reg_class(n) {
             Some(c) if !w.fits(c) => Some(false),
             _ => None,
@@ -192,10 +195,11 @@ pub(super) fn operand_sizes_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> b
                 return false;
             }
             Some(_) => {
-                let name = if wide && matches!(opcode, "mul" | "mad") {
-                    format!("{opcode}.wide")
-                } else {
-                    opcode.to_string()
+                // ptxas names `mul` and `mad` with their mode.
+                let mode = ["wide", "lo", "hi"].into_iter().find(|m| has(m));
+                let name = match mode {
+                    Some(m) if matches!(opcode, "mul" | "mad") => format!("{opcode}.{m}"),
+                    _ => opcode.to_string(),
                 };
                 cx.error(
                     i.span,
