@@ -113,6 +113,11 @@ fn cvt_error(mods: &[&str], n: usize) -> Option<String> {
     if (d == "tf32" && a != "f32") || a == "tf32" || other_pair {
         return Some("Unexpected instruction types specified for 'cvt'".into());
     }
+    // `.bf16` from an 8-bit integer is no conversion ptxas has.
+    let byte = |t: &str| bits(t) == 8 && !is_float(t);
+    if (d == "bf16" && byte(a)) || (a == "bf16" && byte(d)) {
+        return Some("Arguments mismatch for instruction 'cvt'".into());
+    }
     let packed = d.ends_with("x2") && a == "f32";
     if n != if packed { 3 } else { 2 } {
         return Some("Arguments mismatch for instruction 'cvt'".into());

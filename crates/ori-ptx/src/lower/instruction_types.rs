@@ -81,6 +81,13 @@ fn comparisons_of(ty: &str) -> &'static [&'static str] {
 pub(super) fn instruction_types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
     let opcode = i.opcode.as_str();
     let mods: smallvec::SmallVec<[&str; 6]> = i.modifiers.iter().map(|m| m.as_str()).collect();
+    if let Some(n) = operand_count(opcode, &mods) {
+        if n != i.operands.len() {
+            let msg = format!("Arguments mismatch for instruction '{opcode}'");
+            cx.error(i.span, msg);
+            return false;
+        }
+    }
     let Some(sets) = single_type_sets(opcode, &mods) else {
         return true;
     };
@@ -110,14 +117,23 @@ pub(super) fn instruction_types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) 
         return false;
     }
     if opcode == "setp" {
-        let boolean = mods.iter().any(|m| matches!(*m, "and" | "or" | "xor"));
-        if i.operands.len() != 3 + usize::from(boolean) {
-            cx.error(i.span, "Arguments mismatch for instruction 'setp'");
-            return false;
-        }
         return comparison_fits(cx, i, &mods, ty);
     }
     true
+}
+
+/// The operand count of `setp` and `set` (three, four with a boolean
+/// operation) and of `min`/`max` (three; sm_90a has no three-input form
+/// but for `.f32`, left to ptxas's target check).
+fn operand_count(opcode: &str, mods: &[&str]) -> Option<usize> {
+    match opcode {
+        "setp" | "set" => {
+            let boolean = mods.iter().any(|m| matches!(*m, "and" | "or" | "xor"));
+            Some(3 + usize::from(boolean))
+        }
+        "min" | "max" if !mods.contains(&"f32") => Some(3),
+        _ => None,
+    }
 }
 
 /// The words other than types each family takes (PTX ISA 9.0): roundings,

@@ -13,8 +13,10 @@
 //!   bits; a comparison's result and a select's selector are predicates);
 //! * `ld`'s result and `st`'s value, and `cvt`'s operands, may be wider
 //!   than the type (PTX ISA: so narrow values live in ordinary registers),
-//!   never narrower and never a predicate; `atom` and `red` take the
-//!   type's size exactly; a vector is checked element by element;
+//!   never narrower and never a predicate (`cvt` to or from `.bf16`,
+//!   `.bf16x2` or the fp8 kinds: exactly); `atom` and `red` take the type's size exactly; a
+//!   vector is checked element by element, and `mov` packs one into a bit
+//!   type only;
 //! * an address (`[a]`) stands only where the instruction reads or writes
 //!   memory: elsewhere it is a 64-bit value to ptxas, "Argument K of
 //!   instruction 'OP': must be register" where a 64-bit register would
@@ -34,6 +36,8 @@ enum Want {
     AtLeast(u32),
     /// A memory address.
     Address,
+    /// A register of any size, an immediate or a vector: no address.
+    Value,
 }
 
 /// The bits of a type modifier (`None`: not a type).
@@ -70,9 +74,10 @@ const SAME_TYPE: &[&str] = &[
 ];
 
 /// What operand `k` of an instruction of `opcode` with type words `types`
-/// and `wide` (`.wide`) must be; `None` when the instruction is not
-/// checked here.
-fn want(opcode: &str, types: &[u32], wide: bool, k: usize) -> Option<Want> {
+/// and `wide` (`.wide`) must be (`exact`: a `cvt` whose operands must be
+/// of their types' sizes); `None` when the instruction is not checked
+/// here.
+fn want(opcode: &str, types: &[u32], wide: bool, exact: bool, k: usize) -> Option<Want> {
     let one = match types {
         [t] => Some(*t),
         _ => None,
@@ -110,9 +115,11 @@ fn want(opcode: &str, types: &[u32], wide: bool, k: usize) -> Option<Want> {
             _ => return None,
         },
         "cvt" => match types {
+            [d, a] if exact => Want::Exact(if k == 0 { *d } else { *a }),
             [d, a] => Want::AtLeast(if k == 0 { *d } else { *a }),
             _ => return None,
         },
+        "mov" => Want::Value,
         o if SAME_TYPE.contains(&o) => Want::Exact(one?),
         _ => return None,
     })
@@ -137,7 +144,7 @@ impl Want {
             Want::Exact(1) => bits == 1,
             Want::Exact(b) => bits == b.max(16),
             Want::AtLeast(b) => bits != 1 && bits >= b,
-            Want::Address => true,
+            Want::Address | Want::Value => true,
         }
     }
 }
@@ -150,6 +157,8 @@ fn misfit(cx: &mut LowerCx<'_>, w: Want, op: &ast::OperandKind) -> Option<bool> 
     match (w, op) {
         (Want::Address, K::Address { .. } | K::AddressList(_)) => None,
         (Want::Address, _) => Some(false),
+        (Want::Value, K::Address { .. }) => Some(false),
+        (Want::Value, _) => None,
         // An address is a 64-bit value to ptxas: where one fits, it is
         // "must be register"; elsewhere the sizes mismatch first.
         (_, K::Address { .. }) => Some(w.fits(RegClass::R64)),
@@ -176,13 +185,35 @@ pub(super) fn operand_sizes_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> b
         return true;
     }
     let wide = has("wide");
+    // `cvt` to or from `.bf16`, `.bf16x2` or the fp8 kinds takes
+    // registers of the types' sizes only (`cvt.rni.s64.bf16 %rd, %r` is
+    // refused; `cvt.rn.f16x2.f32 %r, %r, %rd` is taken).
+    let exact = opcode == "cvt"
+        && i.modifiers
+            .iter()
+            .any(|m| m.starts_with("bf") || m.starts_with("e4") || m.starts_with("e5"));
+    let vector_move = has("v2") || has("v4");
+    // `mov` packs a vector into a bit type only (`mov.u32 r, {h, h}` is
+    // refused, `mov.b32 r, {h, h}` taken).
+    let bits_type = i
+        .modifiers
+        .iter()
+        .any(|m| m.starts_with('b') && !m.starts_with("bf"));
+    let packs = i
+        .operands
+        .iter()
+        .any(|o| matches!(o.kind, ast::OperandKind::Vector(_)));
+    if opcode == "mov" && packs && !bits_type && !vector_move {
+        cx.error(i.span, "Arguments mismatch for instruction 'mov'");
+        return false;
+    }
     // The cache policy of `.L2::cache_hint` is the last operand, 64 bits.
     let policy = has("L2::cache_hint").then(|| i.operands.len().saturating_sub(1));
     for (k, op) in i.operands.iter().enumerate() {
         let w = if policy == Some(k) {
             Some(Want::Exact(64))
         } else {
-            want(opcode, &types, wide, k)
+            want(opcode, &types, wide, exact, k)
         };
         let Some(w) = w else {
             continue;
