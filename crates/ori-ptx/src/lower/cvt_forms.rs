@@ -12,8 +12,8 @@
 //!   float from one of another type of its size, or widened from `.bf16`,
 //!   takes a float rounding or none; any other pair takes none
 //!   ("Rounding modifier required", "Illegal rounding modifier");
-//! * `.ftz` only where `.f32` is one of the types; `.relu` never with
-//!   `.sat`; `.sat` neither into `.bf16` nor between integers where the
+//! * `.ftz` only where `.f32` is one of the types; `.relu` only into
+//!   16-bit floats or their pairs from `.f32`, never with `.sat`; `.sat` neither into `.bf16` nor between integers where the
 //!   destination holds every source value;
 //! * the packed forms from two `.f32` (`.f16x2`, `.bf16x2`, `.e4m3x2`,
 //!   `.e5m2x2`) take three operands, the others two; they need `.rn`
@@ -123,6 +123,11 @@ fn cvt_error(mods: &[&str], n: usize) -> Option<String> {
         return Some("Arguments mismatch for instruction 'cvt'".into());
     }
     let has = |w: &str| mods.contains(&w);
+    // `.relu` is for 16-bit floats (and their pairs) made from `.f32`.
+    let half = matches!(d, "f16" | "bf16") || packed;
+    if has("relu") && !(half && a == "f32") {
+        return Some("Unexpected instruction types specified for 'cvt'".into());
+    }
     if has("relu") && has("sat") {
         return Some("Modifier '.relu' cannot be combined with modifier '.sat'".into());
     }

@@ -5,7 +5,8 @@
 //!
 //! It exists because these families are open in the instruction table,
 //! so a type they do not take (`add.s8`, `mul.u32` without `.lo`/`.hi`/
-//! `.wide`, `cnot.pred`, `shl.u32`), a missing or second type, or a
+//! `.wide`, `cnot.pred`, `shl.u32`, `mov.u8`, `set.eq.f32.bf16`), a
+//! missing or second type, or a
 //! comparison of another kind of type (`setp.hs.s32`, `setp.lt.b32`)
 //! lowered as if valid. ptxas says "Unexpected instruction types
 //! specified for 'OP'", "Comparison modifier required for instruction
@@ -50,6 +51,7 @@ fn single_type_sets(opcode: &str, mods: &[&str]) -> Option<&'static [&'static [&
         "shr" => &[BITS, INT],
         "selp" => &[BITS, INT, F32_F64],
         "setp" => &[BITS, INT, FLOAT],
+        "mov" => &[BITS, INT, F32_F64, PRED, &["b128"]],
         _ => return None,
     })
 }
@@ -88,6 +90,13 @@ pub(super) fn instruction_types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) 
             return false;
         }
     }
+    if matches!(opcode, "set" | "slct") && !two_types_fit(opcode, &mods) {
+        cx.error(
+            i.span,
+            format!("Unexpected instruction types specified for '{opcode}'"),
+        );
+        return false;
+    }
     let Some(sets) = single_type_sets(opcode, &mods) else {
         return true;
     };
@@ -112,6 +121,10 @@ pub(super) fn instruction_types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) 
         );
         return false;
     }
+    // `mov`'s words are checked with its operands (`mov_types`).
+    if opcode == "mov" {
+        return true;
+    }
     if let Some(e) = modifier_error(opcode, &mods, ty) {
         cx.error(i.span, e);
         return false;
@@ -120,6 +133,24 @@ pub(super) fn instruction_types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) 
         return comparison_fits(cx, i, &mods, ty);
     }
     true
+}
+
+/// `set` and `slct` name two types, the result's first: `set` makes a
+/// `.u32`, `.s32` or `.f32` from a comparison of bit, integer, `.f32` or
+/// `.f64` values (an integer also from `.f16` or `.bf16` ones); `slct` selects bit, integer, `.f32` or `.f64` values by
+/// an `.s32` or `.f32`.
+fn two_types_fit(opcode: &str, mods: &[&str]) -> bool {
+    let types: smallvec::SmallVec<[&str; 2]> =
+        mods.iter().copied().filter(|m| is_type(m)).collect();
+    let values = |t: &str| BITS.contains(&t) || INT.contains(&t) || F32_F64.contains(&t);
+    match (opcode, types.as_slice()) {
+        ("set", [d, a]) => {
+            let half = matches!(*a, "f16" | "bf16");
+            matches!(*d, "u32" | "s32" | "f32") && (values(a) || (half && *d != "f32"))
+        }
+        ("slct", [d, c]) => values(d) && matches!(*c, "s32" | "f32"),
+        _ => false,
+    }
 }
 
 /// The operand count of `setp` and `set` (three, four with a boolean
