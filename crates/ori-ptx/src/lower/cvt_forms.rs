@@ -73,11 +73,11 @@ pub(super) fn cvt_fits(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
     }
 }
 
-/// Whether `.sat` means something on `cvt.d.a`: not into `.bf16` (it
-/// has `.relu` and `.satfinite`), not between integers where `d` holds
+/// Whether `.sat` means something on `cvt.d.a`: not to or from `.bf16`
+/// nor into pairs (they have `.relu` and `.satfinite`), not between integers where `d` holds
 /// every value of `a` (`cvt.sat.s32.u16`, `cvt.sat.s64.s64`).
 fn saturates(d: &str, a: &str) -> bool {
-    if d.starts_with("bf") {
+    if d.starts_with("bf") || a == "bf16" || d.ends_with("x2") {
         return false;
     }
     if is_float(d) || is_float(a) {

@@ -90,12 +90,18 @@ pub(super) fn instruction_types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) 
             return false;
         }
     }
-    if matches!(opcode, "set" | "slct") && !two_types_fit(opcode, &mods) {
-        cx.error(
-            i.span,
-            format!("Unexpected instruction types specified for '{opcode}'"),
-        );
-        return false;
+    if matches!(opcode, "set" | "slct") {
+        let error = if two_types_fit(opcode, &mods) {
+            foreign_word(opcode, &mods)
+        } else {
+            Some(format!(
+                "Unexpected instruction types specified for '{opcode}'"
+            ))
+        };
+        if let Some(e) = &error {
+            cx.error(i.span, e.clone());
+        }
+        return error.is_none();
     }
     let Some(sets) = single_type_sets(opcode, &mods) else {
         return true;
@@ -121,9 +127,13 @@ pub(super) fn instruction_types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) 
         );
         return false;
     }
-    // `mov`'s words are checked with its operands (`mov_types`).
+    // `mov`'s sizes are checked with its operands (`mov_types`).
     if opcode == "mov" {
-        return true;
+        let error = foreign_word(opcode, &mods);
+        if let Some(e) = &error {
+            cx.error(i.span, e.clone());
+        }
+        return error.is_none();
     }
     if let Some(e) = modifier_error(opcode, &mods, ty) {
         cx.error(i.span, e);
@@ -179,8 +189,9 @@ fn words_of(opcode: &str) -> &'static [&'static str] {
         "fma" => &["rn", "rz", "rm", "rp", "ftz", "sat", "relu", "oob"],
         "div" => &["rn", "rz", "rm", "rp", "ftz", "approx", "full"],
         "min" | "max" => &["ftz", "NaN", "xorsign", "abs", "relu"],
-        "neg" | "abs" => &["ftz"],
-        "setp" => &[
+        "neg" | "abs" | "slct" => &["ftz"],
+        "mov" => &["v2", "v4"],
+        "setp" | "set" => &[
             "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu",
             "gtu", "geu", "num", "nan", "and", "or", "xor", "ftz",
         ],
@@ -188,19 +199,29 @@ fn words_of(opcode: &str) -> &'static [&'static str] {
     }
 }
 
+/// The first word of `mods`, not a type, that `opcode` does not take.
+fn foreign_word(opcode: &str, mods: &[&str]) -> Option<String> {
+    let words = words_of(opcode);
+    let m = mods.iter().find(|m| !is_type(m) && !words.contains(m))?;
+    Some(format!(
+        "Illegal modifier '.{m}' for instruction '{opcode}'"
+    ))
+}
+
 /// A word `opcode` does not take, or takes not with type `ty`: a
-/// rounding on an integer type, `.ftz` but on `.f32` and 16-bit floats
+/// rounding on an integer type, but `.rn` on half precision, `.ftz` but on `.f32` and 16-bit floats
 /// (not `.bf16`), `.NaN` on `.f64` or an integer.
 fn modifier_error(opcode: &str, mods: &[&str], ty: &str) -> Option<String> {
-    let words = words_of(opcode);
-    if let Some(m) = mods.iter().find(|m| !is_type(m) && !words.contains(m)) {
-        return Some(format!(
-            "Illegal modifier '.{m}' for instruction '{opcode}'"
-        ));
+    if let Some(e) = foreign_word(opcode, mods) {
+        return Some(e);
     }
     let float = FLOAT.contains(&ty);
-    let rounding = mods.iter().any(|m| matches!(*m, "rn" | "rz" | "rm" | "rp"));
-    if rounding && !float {
+    let rounding = mods
+        .iter()
+        .find(|m| matches!(**m, "rn" | "rz" | "rm" | "rp"));
+    // Half precision rounds to nearest only (`add.rp.f16x2` is refused).
+    let half = float && !F32_F64.contains(&ty);
+    if rounding.is_some_and(|r| !float || (half && *r != "rn")) {
         return Some(format!(
             "Illegal rounding modifier for instruction '{opcode}'"
         ));

@@ -14,8 +14,9 @@
 //!   load `.v8.b32` or `.v4.b64`;
 //! * `atom` and `red` need an operation, `red` takes neither `.cas` nor
 //!   `.exch`, and a 16-bit float (`.f16`, `.bf16`, their pairs) needs
-//!   `.noftz`; a load does not release, a store or a reduction does not
-//!   acquire;
+//!   `.noftz` (and no other type takes it); they take only spaces,
+//!   orders, scopes, vectors and a cache hint besides (not on `.cas`); a
+//!   load does not release, a store or a reduction does not acquire;
 //! * `ld` and `red` take two operands, `atom` three (`.cas` four), one
 //!   more with `.L2::cache_hint`; ptxas also takes a fourth on a 32-bit
 //!   bitwise or exchange `atom`.
@@ -198,6 +199,37 @@ fn atomic_error(opcode: &str, mods: &[&str], ty: &str) -> Option<String> {
         ));
     }
     let half = matches!(ty, "f16" | "bf16" | "f16x2" | "bf16x2");
+    let foreign = mods.iter().find(|m| {
+        !(super::float_literals::is_type(m)
+            || SPACES.contains(m)
+            || OPERATIONS.contains(m)
+            || matches!(
+                **m,
+                "relaxed"
+                    | "acquire"
+                    | "release"
+                    | "acq_rel"
+                    | "cta"
+                    | "cluster"
+                    | "gpu"
+                    | "sys"
+                    | "v2"
+                    | "v4"
+                    | "v8"
+                    | "L2::cache_hint"
+            )
+            || (**m == "noftz" && half))
+    });
+    if let Some(m) = foreign {
+        return Some(format!(
+            "Illegal modifier '.{m}' for instruction '{opcode}'"
+        ));
+    }
+    if *op == "cas" && mods.contains(&"L2::cache_hint") {
+        return Some(format!(
+            "Illegal modifier '.L2::cache_hint' for instruction '{opcode}'"
+        ));
+    }
     if half && !mods.contains(&"noftz") {
         return Some(format!(
             "'.noftz' modifier required for instruction '{opcode}' with type '.{ty}'"
