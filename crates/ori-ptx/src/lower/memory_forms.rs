@@ -12,6 +12,10 @@
 //!   `.release`, `.acq_rel`) are not for `.local`, `.const` or `.param`;
 //! * `.mmio` takes no vector; an `ld` with an L2 eviction priority must
 //!   load `.v8.b32` or `.v4.b64`;
+//! * one state space and one scope at most; on `ld` and `st` a scope
+//!   comes with a memory order (not with `.volatile`), `.nc` with no
+//!   order, `.weak` or `.volatile`, an L1 eviction priority with no cache
+//!   operator;
 //! * `atom` and `red` need an operation, `red` takes neither `.cas` nor
 //!   `.exch`, and a 16-bit float (`.f16`, `.bf16`, their pairs) needs
 //!   `.noftz` (and no other type takes it); they take only spaces,
@@ -87,7 +91,7 @@ fn memory_error(opcode: &str, mods: &[&str]) -> Option<String> {
             "Unexpected instruction types specified for '{opcode}'"
         ));
     }
-    if let Some(e) = space_error(opcode, mods) {
+    if let Some(e) = combination_error(opcode, mods).or_else(|| space_error(opcode, mods)) {
         return Some(e);
     }
     let has = |w: &str| mods.contains(&w);
@@ -146,6 +150,57 @@ fn count_fits(opcode: &str, mods: &[&str], n: usize) -> bool {
             .iter()
             .any(|m| matches!(*m, "and" | "or" | "xor" | "exch"));
     n == n_want || (extra && n == 4)
+}
+
+/// The combinations ptxas refuses: two state spaces or two scopes; on
+/// `ld` and `st`, a scope without a memory order or with `.volatile`, an
+/// order or `.weak`/`.volatile` with `.nc`, an L1 eviction priority with
+/// a cache operator.
+fn combination_error(opcode: &str, mods: &[&str]) -> Option<String> {
+    let count = |set: &[&str]| mods.iter().filter(|m| set.contains(m)).count();
+    if count(SPACES) > 1 {
+        return Some(format!(
+            "Unexpected number of state spaces specified in instruction '{opcode}'"
+        ));
+    }
+    const SCOPES: &[&str] = &["cta", "cluster", "gpu", "sys"];
+    if count(SCOPES) > 1 {
+        return Some("Multiple scope modifiers specified".into());
+    }
+    if !matches!(opcode, "ld" | "st") {
+        return None;
+    }
+    let find = |set: &[&str]| mods.iter().copied().find(|m| set.contains(m));
+    let order = find(&["relaxed", "acquire", "release"]);
+    if let Some(scope) = find(SCOPES) {
+        if mods.contains(&"volatile") {
+            return Some(format!(
+                "Modifier '.volatile' cannot be combined with modifier '.{scope}'"
+            ));
+        }
+        if order.is_none() {
+            return Some(format!(
+                "Modifier '.{scope}' requires memory order with '{opcode}' instruction"
+            ));
+        }
+    }
+    let unordered = find(&["relaxed", "acquire", "release", "weak", "volatile"]);
+    if let (Some(m), true) = (unordered, mods.contains(&"nc")) {
+        return Some(format!(
+            "Modifier '.{m}' cannot be combined with modifier '.nc'"
+        ));
+    }
+    let evict = mods
+        .iter()
+        .find(|m| m.starts_with("L1::evict_") || **m == "L1::no_allocate");
+    let cop = find(&["ca", "cg", "cs", "lu", "cv", "wb", "wt"]);
+    match (evict, cop) {
+        (Some(e), Some(c)) => Some(format!(
+            "Modifier '.{}' cannot be combined with modifier '.{c}'",
+            cache_name(e)
+        )),
+        _ => None,
+    }
 }
 
 /// The state-space rules of the cache words, prefetch sizes, `.volatile`
