@@ -147,7 +147,8 @@ pub(super) fn instruction_types_fit(cx: &mut LowerCx<'_>, i: &ast::Instruction) 
 
 /// `set` and `slct` name two types, the result's first: `set` makes a
 /// `.u32`, `.s32` or `.f32` from a comparison of bit, integer, `.f32` or
-/// `.f64` values (an integer also from `.f16` or `.bf16` ones); `slct` selects bit, integer, `.f32` or `.f64` values by
+/// `.f64` values, an integer or its own type from half-precision ones
+/// (`set.gt.f16x2.f16x2`, `set.eq.u32.bf16`, not `set.eq.f32.bf16`); `slct` selects bit, integer, `.f32` or `.f64` values by
 /// an `.s32` or `.f32`.
 fn two_types_fit(opcode: &str, mods: &[&str]) -> bool {
     let types: smallvec::SmallVec<[&str; 2]> =
@@ -155,8 +156,9 @@ fn two_types_fit(opcode: &str, mods: &[&str]) -> bool {
     let values = |t: &str| BITS.contains(&t) || INT.contains(&t) || F32_F64.contains(&t);
     match (opcode, types.as_slice()) {
         ("set", [d, a]) => {
-            let half = matches!(*a, "f16" | "bf16");
-            matches!(*d, "u32" | "s32" | "f32") && (values(a) || (half && *d != "f32"))
+            let half = matches!(*a, "f16" | "bf16" | "f16x2" | "bf16x2");
+            let int = matches!(*d, "u32" | "s32");
+            (values(a) && (int || *d == "f32")) || (half && (int || d == a))
         }
         ("slct", [d, c]) => values(d) && matches!(*c, "s32" | "f32"),
         _ => false,
