@@ -111,6 +111,7 @@ pub fn function(rng: &mut Rng, forms: &[&'static Form], k: usize) -> Statement {
     Statement {
         text,
         how,
+        family: "function",
         function: true,
     }
 }

@@ -23,6 +23,7 @@ mod dist;
 mod docs;
 mod fuzz_functions;
 mod fuzz_grammar;
+mod fuzz_open;
 mod gen_pipelines;
 mod isa_coverage;
 mod oracle;

@@ -18,8 +18,9 @@
 //! says "Arguments mismatch for instruction" (probed, recorded in
 //! `tests/bad_input/grammar_literal_*`): an `.fN` operand takes only
 //! floating-point literals (`add.f32 d, a, 1` is rejected); an `.sN`/`.uN`
-//! or half-precision (`.f16`, `.bf16`, `.f16x2`, ...) operand takes none
-//! (`add.s32 d, a, 0.5`, `add.f16 d, a, 0f3F800000`); a `.bN` operand takes
+//! operand takes none (`add.s32 d, a, 0.5`), a half-precision one (`.f16`,
+//! `.bf16`, `.f16x2`, `.bf16x2`) no literal at all (`add.f16 d, a,
+//! 0f3F800000`, `add.bf16 d, 11, b`); a `.bN` operand takes
 //! a floating-point literal of its width only (`mov.b32 r, 0f3F800000` and
 //! `mov.b64 rd, 0.1` are accepted, `mov.b32 r, 0.1` and `mov.b64 rd,
 //! 0f3F800000` are not).
@@ -60,7 +61,7 @@ fn source_type<'m>(opcode: &str, mods: &[&'m str], k: usize) -> Option<&'m str> 
 }
 
 /// A type modifier: b/s/u/f followed by a width (`f32`, `bf16x2`, `e4m3x2`).
-fn is_type(m: &str) -> bool {
+pub(super) fn is_type(m: &str) -> bool {
     let digits = m.find(|c: char| c.is_ascii_digit()).unwrap_or(m.len());
     matches!(&m[..digits], "b" | "s" | "u" | "f" | "bf" | "e" | "tf") && digits < m.len()
 }
@@ -128,8 +129,11 @@ fn literal_fits(ty: &str, lit: Literal) -> bool {
         "b64" => lit != Literal::Single,
         _ if ty.starts_with('b') && !ty.starts_with("bf") => !float,
         _ if ty.starts_with('s') || ty.starts_with('u') => !float,
-        // Half precision and narrower float kinds take no float literal;
-        // what they make of an integer one is not probed: let it through.
+        // Half precision takes no literal at all (the grammar fuzzer:
+        // `add.bf16 d, 11, b`, `setp.gtu.f16 p, 6, b` are rejected).
+        "f16" | "bf16" | "f16x2" | "bf16x2" => false,
+        // What the narrower float kinds make of an integer literal is not
+        // probed: let it through.
         _ => !float,
     }
 }
@@ -162,7 +166,13 @@ pub(super) fn literals_fit(cx: &mut super::LowerCx<'_>, i: &ast::Instruction) ->
             .all(|o| matches!(literal_of(&o.kind), None | Some(Literal::Integer))),
         k => matches!(literal_of(k), None | Some(Literal::Integer)),
     });
-    if only_integers && !i.modifiers.iter().any(|m| m == "f32" || m == "f64") {
+    let float_type = |m: &ori_ir::Symbol| {
+        matches!(
+            m.as_str(),
+            "f32" | "f64" | "f16" | "bf16" | "f16x2" | "bf16x2"
+        )
+    };
+    if only_integers && !i.modifiers.iter().any(float_type) {
         return true;
     }
     let mods: SmallVec<[&str; 8]> = i.modifiers.iter().map(|m| m.as_str()).collect();

@@ -205,6 +205,17 @@ fn memory_modifiers_known(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
     false
 }
 
+/// The checks of the open families (no closed form of the table): their
+/// types and comparisons, `cvt`'s forms, the memory families' modifiers,
+/// their operands' sizes and kinds. The first that fails reports.
+fn open_family_fits(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
+    let memory = matches!(i.opcode.as_str(), "ld" | "st" | "atom" | "red");
+    super::instruction_types::instruction_types_fit(cx, i)
+        && (i.opcode != "cvt" || super::cvt_forms::cvt_fits(cx, i))
+        && (!memory || super::memory_forms::memory_modifiers_fit(cx, i))
+        && super::operand_sizes::operand_sizes_fit(cx, i)
+}
+
 /// Any instruction without a handler of its own.
 pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
     let form = table_forms::form_of(cx, i)?;
@@ -234,6 +245,9 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
             i.span,
             format!("Arguments mismatch for instruction '{}'", i.opcode),
         );
+        return None;
+    }
+    if closed.is_none() && !open_family_fits(cx, i) {
         return None;
     }
     if i.opcode == "mov" && !super::mov_types::mov_types_fit(cx, i) {

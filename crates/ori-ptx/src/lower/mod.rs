@@ -7,13 +7,17 @@
 //! and calls the handler of each instruction. Every problem becomes a `Diag`
 //! in ptxas's wording and layout, and lowering goes on to find the next one.
 
+mod cvt_forms;
 pub mod declarations;
 mod float_literals;
 mod generic;
 mod handlers;
 mod indexed_branch;
 mod indirect_call;
+mod instruction_types;
+mod memory_forms;
 mod mov_types;
+mod operand_sizes;
 mod streamed;
 mod table_forms;
 mod vectors;
