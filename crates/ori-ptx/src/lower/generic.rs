@@ -208,12 +208,23 @@ fn memory_modifiers_known(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
 /// The checks of the open families (no closed form of the table): their
 /// types and comparisons, `cvt`'s forms, the memory families' modifiers,
 /// their operands' sizes and kinds. The first that fails reports.
+/// The checks of types, comparisons and modifiers read only the opcode,
+/// the modifiers and the operand count: a combination that passed once is
+/// not checked again (a kernel repeats a few dozen of them thousands of
+/// times); one that fails is checked, and reported, every time.
 fn open_family_fits(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
-    let memory = matches!(i.opcode.as_str(), "ld" | "st" | "atom" | "red");
-    super::instruction_types::instruction_types_fit(cx, i)
-        && (i.opcode != "cvt" || super::cvt_forms::cvt_fits(cx, i))
-        && (!memory || super::memory_forms::memory_modifiers_fit(cx, i))
-        && super::operand_sizes::operand_sizes_fit(cx, i)
+    let key = (i.opcode, i.modifiers, i.operands.len());
+    if !cx.open_forms_fit.contains(&key) {
+        let memory = matches!(i.opcode.as_str(), "ld" | "st" | "atom" | "red");
+        let fits = super::instruction_types::instruction_types_fit(cx, i)
+            && (i.opcode != "cvt" || super::cvt_forms::cvt_fits(cx, i))
+            && (!memory || super::memory_forms::memory_modifiers_fit(cx, i));
+        if !fits {
+            return false;
+        }
+        cx.open_forms_fit.insert(key);
+    }
+    super::operand_sizes::operand_sizes_fit(cx, i)
 }
 
 /// Any instruction without a handler of its own.

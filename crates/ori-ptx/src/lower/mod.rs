@@ -61,6 +61,9 @@ pub struct LowerCx<'a> {
     /// The function's `.calltargets` lists and `.callprototype`s declared
     /// so far, by name.
     pub(super) call_lists: NameMap<String, (usize, indirect_call::CallList)>,
+    /// The (opcode, modifiers, operand count) of open-family instructions
+    /// whose types and modifiers passed their checks (`generic::open_family_fits`).
+    pub(super) open_forms_fit: fxhash::FxHashSet<(ori_ir::Symbol, ori_ir::ModList, usize)>,
     /// `brx.idx` lists named before any declaration of theirs: judged at
     /// the end of the function ([`indexed_branch::undeclared_lists`]).
     pub(super) list_refs: Vec<(String, Span)>,
@@ -1104,6 +1107,7 @@ fn function_cx<'a>(
         undefined: Vec::new(),
         branch_lists: NameMap::default(),
         call_lists: NameMap::default(),
+        open_forms_fit: Default::default(),
         list_refs: Vec::new(),
         symbols: Rc::clone(symbols),
         locals: NameMap::default(),
