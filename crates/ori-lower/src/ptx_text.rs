@@ -186,23 +186,33 @@ fn list_name(n: usize) -> String {
 fn write_indexed_branch(out: &mut String, f: &Function, d: &InstData, n: usize) {
     let name = list_name(n);
     let _ = write!(out, "\t{name}: .branchtargets ");
-    for (k, o) in d.indexed_targets().unwrap_or_default().iter().enumerate() {
-        if k > 0 {
-            out.push_str(", ");
-        }
-        write_operand(out, f, o);
-    }
+    write_list(out, f, d.indexed_targets().unwrap_or_default());
     out.push_str(";\n\t");
-    if let Some(g) = d.guard {
-        let bang = if g.negated { "!" } else { "" };
-        let _ = write!(out, "@{bang}{} ", f.vregs[g.reg].name);
-    }
-    d.write_mnemonic(out);
+    write_guarded_mnemonic(out, f, d);
     out.push(' ');
     if let Some(s) = d.slots.first() {
         write_operand(out, f, &s.op);
     }
     let _ = writeln!(out, ", {name};");
+}
+
+/// `ops` separated by commas.
+fn write_list(out: &mut String, f: &Function, ops: &[ori_ir::Operand]) {
+    for (k, o) in ops.iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        write_operand(out, f, o);
+    }
+}
+
+/// `d`'s guard (`@p `, `@!p `), if any, and its mnemonic.
+fn write_guarded_mnemonic(out: &mut String, f: &Function, d: &InstData) {
+    if let Some(g) = d.guard {
+        let bang = if g.negated { "!" } else { "" };
+        let _ = write!(out, "@{bang}{} ", f.vregs[g.reg].name);
+    }
+    d.write_mnemonic(out);
 }
 
 /// An indirect `call` (the function's `n`th list) with the `.calltargets`
@@ -215,19 +225,10 @@ fn write_indirect_call(out: &mut String, f: &Function, d: &InstData, n: usize) {
     };
     let _ = write!(out, "\t{name}: .calltargets ");
     if let ori_ir::Operand::Vector(funcs) = &list.op {
-        for (k, o) in funcs.iter().enumerate() {
-            if k > 0 {
-                out.push_str(", ");
-            }
-            write_operand(out, f, o);
-        }
+        write_list(out, f, funcs);
     }
     out.push_str(";\n\t");
-    if let Some(g) = d.guard {
-        let bang = if g.negated { "!" } else { "" };
-        let _ = write!(out, "@{bang}{} ", f.vregs[g.reg].name);
-    }
-    d.write_mnemonic(out);
+    write_guarded_mnemonic(out, f, d);
     for (k, s) in rest.iter().enumerate() {
         out.push_str(if k == 0 { " " } else { ", " });
         write_operand(out, f, &s.op);
@@ -241,15 +242,7 @@ pub fn write_inst(out: &mut String, f: &Function, d: &InstData) {
         out.push_str(&t);
         return;
     }
-    if let Some(g) = d.guard {
-        let _ = write!(
-            out,
-            "@{}{} ",
-            if g.negated { "!" } else { "" },
-            f.vregs[g.reg].name
-        );
-    }
-    d.write_mnemonic(out);
+    write_guarded_mnemonic(out, f, d);
     for (k, s) in d.slots.iter().enumerate() {
         out.push_str(if k == 0 { " " } else { ", " });
         match &s.op {

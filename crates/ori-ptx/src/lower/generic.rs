@@ -230,46 +230,10 @@ fn open_family_fits(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> bool {
 /// Any instruction without a handler of its own.
 pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstData> {
     let form = table_forms::form_of(cx, i)?;
-    let closed = form.filter(|f| !f.open);
-    if let Some(f) = closed {
-        if !table_forms::version_fits(cx, i, f) || !table_forms::operands_fit(cx, i, f) {
-            return None;
-        }
-    }
-    // A closed form of the table (`st.async`) has had its modifiers checked.
-    let open_memory = (i.opcode == "ld" || i.opcode == "st") && closed.is_none();
-    if open_memory && !memory_modifiers_known(cx, i) {
-        return None;
-    }
-    if i.opcode == "st" && !check_st_arity(cx, i) {
+    if !form_fits(cx, i, form.filter(|f| !f.open)) {
         return None;
     }
     let arity = fixed_arity(&i.opcode);
-    if arity.is_some() {
-        if let Some(m) = first_non_arithmetic(cx, i.modifiers) {
-            cx.error(i.span, format!("Unknown modifier '.{m}'"));
-            return None;
-        }
-    }
-    if arity.is_some_and(|n| n != i.operands.len()) {
-        cx.error(
-            i.span,
-            format!("Arguments mismatch for instruction '{}'", i.opcode),
-        );
-        return None;
-    }
-    if closed.is_none() && !open_family_fits(cx, i) {
-        return None;
-    }
-    if i.opcode == "mov" && !super::mov_types::mov_types_fit(cx, i) {
-        return None;
-    }
-    if !super::vectors::vector_sizes_fit(cx, i) {
-        return None;
-    }
-    if !super::float_literals::literals_fit(cx, i) {
-        return None;
-    }
     if (arity.is_some() || i.opcode == "st") && has_unknown_operand(cx, i) {
         // ptxas 13.0.88 types the operands before it resolves them: an
         // unknown name is an operand of no type, so the instruction's
@@ -309,6 +273,57 @@ pub fn lower_generic(cx: &mut LowerCx<'_>, i: &ast::Instruction) -> Option<InstD
         slots,
         i.span.line,
     ))
+}
+
+/// Whether `i` fits its form of the table (a closed one's, `closed`) and
+/// the checks of its family: modifiers, operand count, types, operand
+/// kinds and sizes, vectors and literals; reports ptxas's first error and
+/// returns false when not.
+fn form_fits(
+    cx: &mut LowerCx<'_>,
+    i: &ast::Instruction,
+    closed: Option<&crate::isa::Form>,
+) -> bool {
+    if let Some(f) = closed {
+        if !table_forms::version_fits(cx, i, f) || !table_forms::operands_fit(cx, i, f) {
+            return false;
+        }
+    }
+    // A closed form of the table (`st.async`) has had its modifiers checked.
+    let open_memory = (i.opcode == "ld" || i.opcode == "st") && closed.is_none();
+    if open_memory && !memory_modifiers_known(cx, i) {
+        return false;
+    }
+    if i.opcode == "st" && !check_st_arity(cx, i) {
+        return false;
+    }
+    let arity = fixed_arity(&i.opcode);
+    if arity.is_some() {
+        if let Some(m) = first_non_arithmetic(cx, i.modifiers) {
+            cx.error(i.span, format!("Unknown modifier '.{m}'"));
+            return false;
+        }
+    }
+    if arity.is_some_and(|n| n != i.operands.len()) {
+        cx.error(
+            i.span,
+            format!("Arguments mismatch for instruction '{}'", i.opcode),
+        );
+        return false;
+    }
+    if closed.is_none() && !open_family_fits(cx, i) {
+        return false;
+    }
+    if i.opcode == "mov" && !super::mov_types::mov_types_fit(cx, i) {
+        return false;
+    }
+    if !super::vectors::vector_sizes_fit(cx, i) {
+        return false;
+    }
+    if !super::float_literals::literals_fit(cx, i) {
+        return false;
+    }
+    true
 }
 
 /// `bra LABEL`.
